@@ -1,0 +1,194 @@
+//! Argument parsing shared by every command: pure, no FFI, unit-tested.
+//!
+//! A command is `NAME key positional... [OPTION value | FLAG]...`. Options may
+//! come in any order; each may appear once. Every error names the argument.
+
+use std::fmt;
+
+/// Why a command was refused. Replied as an error; the command changed nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CmdError {
+    /// Wrong number of arguments: the standard Redis arity error.
+    Arity,
+    /// The key holds a value of another type.
+    WrongType,
+    /// Anything else: the text after `ERR `.
+    Invalid(String),
+}
+
+impl CmdError {
+    pub fn invalid(msg: impl Into<String>) -> Self {
+        CmdError::Invalid(msg.into())
+    }
+}
+
+impl fmt::Display for CmdError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CmdError::Arity => f.write_str("ERR wrong number of arguments"),
+            CmdError::WrongType => {
+                f.write_str("WRONGTYPE Operation against a key holding the wrong kind of value")
+            }
+            CmdError::Invalid(msg) => write!(f, "ERR {msg}"),
+        }
+    }
+}
+
+/// How a keyword is used: followed by one value, or alone.
+#[derive(Clone, Copy)]
+pub enum Takes {
+    Value,
+    Nothing,
+}
+
+/// A keyword a command accepts, e.g. `("MAXLEN", Takes::Value)`.
+pub type OptionSpec = (&'static str, Takes);
+
+/// Parses `tokens` as options against `specs`. Slot `i` of the result holds the
+/// value of `specs[i]` (an empty slice for a flag that is present).
+pub fn parse_options<'a, const N: usize>(
+    tokens: &[&'a [u8]],
+    specs: &[OptionSpec; N],
+) -> Result<[Option<&'a [u8]>; N], CmdError> {
+    let mut found: [Option<&'a [u8]>; N] = [None; N];
+    let mut i = 0;
+    while i < tokens.len() {
+        let token = tokens[i];
+        let slot = specs
+            .iter()
+            .position(|(name, _)| token.eq_ignore_ascii_case(name.as_bytes()))
+            .ok_or_else(|| CmdError::invalid(format!("unknown option '{}'", printable(token))))?;
+        let (name, takes) = specs[slot];
+        if found[slot].is_some() {
+            return Err(CmdError::invalid(format!("{name} given more than once")));
+        }
+        found[slot] = Some(match takes {
+            Takes::Nothing => &[],
+            Takes::Value => {
+                i += 1;
+                *tokens
+                    .get(i)
+                    .ok_or_else(|| CmdError::invalid(format!("{name} needs a value")))?
+            }
+        });
+        i += 1;
+    }
+    Ok(found)
+}
+
+/// A decimal integer in `min..=max`, written as Redis writes integers (an
+/// optional `-`, then digits; no spaces, no `+`).
+pub fn int_in(name: &str, value: &[u8], min: i64, max: i64) -> Result<i64, CmdError> {
+    let digits = value.strip_prefix(b"-").unwrap_or(value);
+    let parsed = if !digits.is_empty() && digits.iter().all(u8::is_ascii_digit) {
+        std::str::from_utf8(value)
+            .ok()
+            .and_then(|s| s.parse::<i64>().ok())
+    } else {
+        None
+    };
+    match parsed {
+        Some(n) if (min..=max).contains(&n) => Ok(n),
+        _ => Err(CmdError::invalid(format!(
+            "{name} must be an integer between {min} and {max}"
+        ))),
+    }
+}
+
+/// An optional integer option: `None` when the option was not given.
+pub fn opt_int_in(
+    name: &str,
+    value: Option<&[u8]>,
+    min: i64,
+    max: i64,
+) -> Result<Option<i64>, CmdError> {
+    value.map(|v| int_in(name, v, min, max)).transpose()
+}
+
+/// Largest Unix time in ms we accept: times are sorted-set scores (doubles),
+/// exact up to 2^53.
+pub const MAX_TIME_MS: i64 = 1 << 53;
+
+/// Largest TTL in seconds (about 31 years); keeps `time + ttl` far from overflow.
+pub const MAX_TTL_S: i64 = 1_000_000_000;
+
+/// Largest length cap (MAXLEN and its configs).
+pub const MAX_LEN: i64 = 1_000_000_000;
+
+/// A client's bytes made safe to quote in an error line.
+pub fn printable(bytes: &[u8]) -> String {
+    let text: String = String::from_utf8_lossy(bytes)
+        .chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .take(64)
+        .collect();
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SPECS: [OptionSpec; 3] = [
+        ("AT", Takes::Value),
+        ("MAXLEN", Takes::Value),
+        ("WITHSCORES", Takes::Nothing),
+    ];
+
+    fn toks<'a>(s: &'a [&'a str]) -> Vec<&'a [u8]> {
+        s.iter().map(|t| t.as_bytes()).collect()
+    }
+
+    #[test]
+    fn options_any_order_and_case() {
+        let t = toks(&["withscores", "maxlen", "5", "At", "10"]);
+        let got = parse_options(&t, &SPECS).unwrap();
+        assert_eq!(got[0], Some(&b"10"[..]));
+        assert_eq!(got[1], Some(&b"5"[..]));
+        assert_eq!(got[2], Some(&b""[..]));
+        let none = parse_options(&[], &SPECS).unwrap();
+        assert_eq!(none, [None, None, None]);
+    }
+
+    #[test]
+    fn options_errors_name_the_argument() {
+        let err = |s: &[&str]| parse_options(&toks(s), &SPECS).unwrap_err().to_string();
+        assert_eq!(err(&["AT"]), "ERR AT needs a value");
+        assert_eq!(err(&["AT", "1", "at", "2"]), "ERR AT given more than once");
+        assert_eq!(err(&["BOGUS"]), "ERR unknown option 'BOGUS'");
+        assert_eq!(err(&["MAXLEN", "1", "x\r\n"]), "ERR unknown option 'x??'");
+    }
+
+    #[test]
+    fn integers_are_strict_and_bounded() {
+        assert_eq!(int_in("N", b"42", 0, 100), Ok(42));
+        assert_eq!(int_in("N", b"-3", -5, 5), Ok(-3));
+        assert_eq!(int_in("N", b"0", 0, 0), Ok(0));
+        for bad in [
+            &b""[..],
+            b"-",
+            b"+1",
+            b" 1",
+            b"1 ",
+            b"1.5",
+            b"nan",
+            b"inf",
+            b"0x10",
+            b"101",
+            b"-6",
+            b"99999999999999999999",
+            b"\x001",
+        ] {
+            let e = int_in("MAXLEN", bad, -5, 100).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                "ERR MAXLEN must be an integer between -5 and 100"
+            );
+        }
+        assert_eq!(
+            int_in("N", b"9223372036854775807", 0, i64::MAX),
+            Ok(i64::MAX)
+        );
+        assert_eq!(opt_int_in("N", None, 0, 1), Ok(None));
+    }
+}

@@ -1,0 +1,244 @@
+//! An open key, closed on drop, with the sorted-set and list operations the
+//! families need through the low-level key API (no `RM_Call`).
+
+use super::{api, Ctx, RStr};
+use redis_module::raw;
+use std::os::raw::{c_int, c_long};
+
+/// What a key holds, as far as our commands care.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum KeyKind {
+    Empty,
+    Zset,
+    List,
+    Module,
+    Other,
+}
+
+/// An open key. A read-only open of a missing key has a null handle: it
+/// reads as empty, and write operations are only ever called on write opens.
+pub struct Key {
+    ctx: Ctx,
+    ptr: *mut raw::RedisModuleKey,
+}
+
+/// A member read out of a sorted set or list, freed on drop.
+pub struct OwnedStr {
+    ctx: Ctx,
+    pub ptr: RStr,
+}
+
+impl OwnedStr {
+    pub fn bytes(&self) -> &[u8] {
+        bytes_of(self.ptr)
+    }
+}
+
+impl Drop for OwnedStr {
+    fn drop(&mut self) {
+        api!(RedisModule_FreeString(self.ctx.0, self.ptr));
+    }
+}
+
+/// The bytes of a Redis string; valid while the string is.
+pub fn bytes_of<'a>(s: RStr) -> &'a [u8] {
+    let mut len = 0usize;
+    let p = api!(RedisModule_StringPtrLen(s, &mut len));
+    // Sound: Redis returns a pointer to `len` bytes owned by `s`, which the
+    // caller keeps alive for 'a (an argument of the running command or an
+    // `OwnedStr` it holds).
+    unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len) }
+}
+
+impl Key {
+    pub fn open(ctx: Ctx, name: RStr, write: bool) -> Key {
+        let mode = if write {
+            raw::REDISMODULE_READ | raw::REDISMODULE_WRITE
+        } else {
+            raw::REDISMODULE_READ
+        };
+        let ptr = api!(RedisModule_OpenKey(ctx.0, name, mode as c_int)).cast();
+        Key { ctx, ptr }
+    }
+
+    fn raw(&self) -> *mut raw::RedisModuleKey {
+        self.ptr
+    }
+
+    pub fn kind(&self) -> KeyKind {
+        if self.ptr.is_null() {
+            return KeyKind::Empty;
+        }
+        match api!(RedisModule_KeyType(self.raw())) as isize {
+            raw::REDISMODULE_KEYTYPE_EMPTY => KeyKind::Empty,
+            raw::REDISMODULE_KEYTYPE_ZSET => KeyKind::Zset,
+            raw::REDISMODULE_KEYTYPE_LIST => KeyKind::List,
+            raw::REDISMODULE_KEYTYPE_MODULE => KeyKind::Module,
+            _ => KeyKind::Other,
+        }
+    }
+
+    /// Entries of a sorted set or list (0 for an empty key).
+    pub fn len(&self) -> usize {
+        if self.ptr.is_null() {
+            return 0;
+        }
+        api!(RedisModule_ValueLength(self.raw()))
+    }
+
+    /// Absolute expiry in Unix ms, if the key has one.
+    pub fn expire_at(&self) -> Option<i64> {
+        if self.ptr.is_null() {
+            return None;
+        }
+        let at = api!(RedisModule_GetAbsExpire(self.raw()));
+        (at >= 0).then_some(at)
+    }
+
+    pub fn set_expire_at(&self, at_ms: i64) {
+        api!(RedisModule_SetAbsExpire(self.raw(), at_ms));
+    }
+
+    pub fn delete(&self) {
+        api!(RedisModule_DeleteKey(self.raw()));
+    }
+
+    // ---- sorted sets ----
+
+    /// `ZADD key GT score member`: returns true when the set changed.
+    pub fn zadd_gt(&self, score: f64, member: RStr) -> bool {
+        let mut flags = raw::REDISMODULE_ZADD_GT as c_int;
+        api!(RedisModule_ZsetAdd(self.raw(), score, member, &mut flags));
+        flags & (raw::REDISMODULE_ZADD_ADDED | raw::REDISMODULE_ZADD_UPDATED) as c_int != 0
+    }
+
+    /// Removes a member; true if it was there. An emptied set is deleted by Redis.
+    pub fn zrem(&self, member: RStr) -> bool {
+        let mut deleted: c_int = 0;
+        api!(RedisModule_ZsetRem(self.raw(), member, &mut deleted));
+        deleted != 0
+    }
+
+    /// Visits members with score >= `min`, highest score first (ties in
+    /// reverse member order, as ZREVRANGE), until `visit` returns false.
+    pub fn zrev_each(&self, min: f64, mut visit: impl FnMut(&OwnedStr, f64) -> bool) {
+        self.zscan(true, min, &mut visit);
+    }
+
+    /// Visits members lowest score first until `visit` returns false.
+    pub fn zfwd_each(&self, mut visit: impl FnMut(&OwnedStr, f64) -> bool) {
+        self.zscan(false, f64::NEG_INFINITY, &mut visit);
+    }
+
+    fn zscan(&self, reverse: bool, min: f64, visit: &mut dyn FnMut(&OwnedStr, f64) -> bool) {
+        let k = self.raw();
+        if k.is_null() {
+            return;
+        }
+        let started = if reverse {
+            api!(RedisModule_ZsetLastInScoreRange(
+                k,
+                min,
+                f64::INFINITY,
+                0,
+                0
+            ))
+        } else {
+            api!(RedisModule_ZsetFirstInScoreRange(
+                k,
+                min,
+                f64::INFINITY,
+                0,
+                0
+            ))
+        };
+        if started != raw::REDISMODULE_OK as c_int {
+            return;
+        }
+        while api!(RedisModule_ZsetRangeEndReached(k)) == 0 {
+            let mut score = 0f64;
+            let ptr = api!(RedisModule_ZsetRangeCurrentElement(k, &mut score));
+            if ptr.is_null() {
+                break;
+            }
+            let member = OwnedStr { ctx: self.ctx, ptr };
+            if !visit(&member, score) {
+                break;
+            }
+            let more = if reverse {
+                api!(RedisModule_ZsetRangePrev(k))
+            } else {
+                api!(RedisModule_ZsetRangeNext(k))
+            };
+            if more == 0 {
+                break;
+            }
+        }
+        api!(RedisModule_ZsetRangeStop(k));
+    }
+
+    /// Score of the highest-scored member.
+    pub fn zmax_score(&self) -> Option<f64> {
+        let mut max = None;
+        self.zrev_each(f64::NEG_INFINITY, |_, score| {
+            max = Some(score);
+            false
+        });
+        max
+    }
+
+    /// Removes the `count` lowest-scored members; returns how many went.
+    pub fn ztrim_lowest(&self, count: usize) -> usize {
+        let mut doomed = Vec::with_capacity(count);
+        // Collect first: the range iterator must not see the set change.
+        self.zfwd_each(|member, _| {
+            doomed.push(OwnedStr {
+                ctx: self.ctx,
+                ptr: api!(RedisModule_HoldString(self.ctx.0, member.ptr)),
+            });
+            doomed.len() < count
+        });
+        doomed.iter().filter(|m| self.zrem(m.ptr)).count()
+    }
+
+    // ---- lists ----
+
+    pub fn list_push_head(&self, item: RStr) {
+        api!(RedisModule_ListPush(
+            self.raw(),
+            raw::REDISMODULE_LIST_HEAD as c_int,
+            item
+        ));
+    }
+
+    /// Item at `index` (0 = head).
+    pub fn list_get(&self, index: usize) -> Option<OwnedStr> {
+        let ptr = api!(RedisModule_ListGet(self.raw(), index as c_long));
+        (!ptr.is_null()).then_some(OwnedStr { ctx: self.ctx, ptr })
+    }
+
+    pub fn list_delete(&self, index: usize) {
+        api!(RedisModule_ListDelete(self.raw(), index as c_long));
+    }
+
+    /// Drops the tail item.
+    pub fn list_pop_tail(&self) -> bool {
+        let ptr = api!(RedisModule_ListPop(
+            self.raw(),
+            raw::REDISMODULE_LIST_TAIL as c_int
+        ));
+        let popped = !ptr.is_null();
+        if popped {
+            drop(OwnedStr { ctx: self.ctx, ptr });
+        }
+        popped
+    }
+}
+
+impl Drop for Key {
+    fn drop(&mut self) {
+        if !self.ptr.is_null() {
+            api!(RedisModule_CloseKey(self.ptr));
+        }
+    }
+}

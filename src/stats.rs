@@ -1,0 +1,41 @@
+//! Counters shown by `INFO recipes`. Relaxed atomics: Redis runs commands on
+//! one thread; atomics only make the statics safe to declare.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+pub struct Stat {
+    pub name: &'static str,
+    value: AtomicU64,
+}
+
+impl Stat {
+    pub const fn new(name: &'static str) -> Self {
+        Stat {
+            name,
+            value: AtomicU64::new(0),
+        }
+    }
+    pub fn add(&self, n: u64) {
+        self.value.fetch_add(n, Ordering::Relaxed);
+    }
+    pub fn get(&self) -> u64 {
+        self.value.load(Ordering::Relaxed)
+    }
+}
+
+pub static RV_ADD_CALLS: Stat = Stat::new("rv_add_calls");
+pub static RV_GET_CALLS: Stat = Stat::new("rv_get_calls");
+pub static RV_REM_CALLS: Stat = Stat::new("rv_rem_calls");
+pub static RV_LEN_CALLS: Stat = Stat::new("rv_len_calls");
+pub static RV_TRIMS: Stat = Stat::new("rv_trims");
+pub static RV_ERRORS: Stat = Stat::new("rv_errors");
+
+/// Every counter, in the order INFO prints them.
+pub static ALL: &[&Stat] = &[
+    &RV_ADD_CALLS,
+    &RV_GET_CALLS,
+    &RV_REM_CALLS,
+    &RV_LEN_CALLS,
+    &RV_TRIMS,
+    &RV_ERRORS,
+];
