@@ -8,3 +8,10 @@ pub static RV_DEFAULT_MAXLEN: AtomicI64 = AtomicI64::new(0);
 pub fn rv_default_maxlen() -> i64 {
     RV_DEFAULT_MAXLEN.load(Ordering::Relaxed)
 }
+
+pub static TL_DEFAULT_MAXLEN: AtomicI64 = AtomicI64::new(0);
+
+/// `recipes.tl-default-maxlen`: cap for TL.PUSH without MAXLEN (0 = none).
+pub fn tl_default_maxlen() -> i64 {
+    TL_DEFAULT_MAXLEN.load(Ordering::Relaxed)
+}

@@ -11,6 +11,7 @@ mod info;
 mod rv;
 mod server;
 mod stats;
+mod tl;
 
 use redis_module::{configuration::ConfigurationFlags, redis_module, Context, RedisString, Status};
 
@@ -42,6 +43,7 @@ redis_module! {
     configurations: [
         i64: [
             ["rv-default-maxlen", &config::RV_DEFAULT_MAXLEN, 0, 0, args::MAX_LEN, ConfigurationFlags::DEFAULT, None],
+            ["tl-default-maxlen", &config::TL_DEFAULT_MAXLEN, 0, 0, args::MAX_LEN, ConfigurationFlags::DEFAULT, None],
         ],
         string: [],
         bool: [],

@@ -30,6 +30,13 @@ pub static RV_LEN_CALLS: Stat = Stat::new("rv_len_calls");
 pub static RV_TRIMS: Stat = Stat::new("rv_trims");
 pub static RV_ERRORS: Stat = Stat::new("rv_errors");
 
+pub static TL_PUSH_CALLS: Stat = Stat::new("tl_push_calls");
+pub static TL_RANGE_CALLS: Stat = Stat::new("tl_range_calls");
+pub static TL_REM_CALLS: Stat = Stat::new("tl_rem_calls");
+pub static TL_LEN_CALLS: Stat = Stat::new("tl_len_calls");
+pub static TL_TRIMS: Stat = Stat::new("tl_trims");
+pub static TL_ERRORS: Stat = Stat::new("tl_errors");
+
 /// Every counter, in the order INFO prints them.
 pub static ALL: &[&Stat] = &[
     &RV_ADD_CALLS,
@@ -38,4 +45,10 @@ pub static ALL: &[&Stat] = &[
     &RV_LEN_CALLS,
     &RV_TRIMS,
     &RV_ERRORS,
+    &TL_PUSH_CALLS,
+    &TL_RANGE_CALLS,
+    &TL_REM_CALLS,
+    &TL_LEN_CALLS,
+    &TL_TRIMS,
+    &TL_ERRORS,
 ];

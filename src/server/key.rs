@@ -221,17 +221,16 @@ impl Key {
         api!(RedisModule_ListDelete(self.raw(), index as c_long));
     }
 
-    /// Drops the tail item.
-    pub fn list_pop_tail(&self) -> bool {
+    /// Drops the tail item. (Popping, not `ListDelete(-1)`: repeated tail
+    /// deletes trip an iterator assertion in Redis 7.0's module.c.)
+    pub fn list_pop_tail(&self) {
         let ptr = api!(RedisModule_ListPop(
             self.raw(),
             raw::REDISMODULE_LIST_TAIL as c_int
         ));
-        let popped = !ptr.is_null();
-        if popped {
+        if !ptr.is_null() {
             drop(OwnedStr { ctx: self.ctx, ptr });
         }
-        popped
     }
 }
 

@@ -86,6 +86,10 @@ impl Ctx {
         ));
     }
 
+    pub fn reply_null(self) {
+        api!(RedisModule_ReplyWithNull(self.0));
+    }
+
     pub fn reply_ok(self) {
         api!(RedisModule_ReplyWithSimpleString(self.0, c"OK".as_ptr()));
     }
