@@ -1,0 +1,48 @@
+# recipes: Redis module (Rust cdylib)
+#   make run    build (release) and run redis-server with the module, foreground
+#   make test   cargo test --all-targets (unit + integration, real redis-server)
+#   make bench  cargo run --release --example bench
+# Missing system packages (redis-server, redis-tools, libclang-dev) are installed
+# with apt-get, only when missing.
+
+SHELL := /bin/bash
+PORT ?= 6399
+CARGO ?= cargo
+RUST_TEST_THREADS ?= 4
+export RUST_TEST_THREADS
+
+SUDO := $(shell if [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1; then echo sudo; fi)
+
+.PHONY: all deps build run test bench fmt clean
+
+all: build
+
+deps:
+	@missing=""; \
+	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
+	command -v redis-cli >/dev/null 2>&1 || missing="$$missing redis-tools"; \
+	dpkg -s libclang-dev >/dev/null 2>&1 || missing="$$missing libclang-dev"; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		$(SUDO) apt-get update -q && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
+	fi
+
+build: deps
+	$(CARGO) build --release
+
+run: build
+	@echo "connect with: redis-cli -p $(PORT)"
+	redis-server redis.conf.example --port $(PORT)
+
+test: deps
+	$(CARGO) test --all-targets
+
+bench: build
+	$(CARGO) run --release --example bench
+
+fmt:
+	$(CARGO) fmt
+
+clean:
+	$(CARGO) clean
