@@ -15,3 +15,18 @@ pub static TL_DEFAULT_MAXLEN: AtomicI64 = AtomicI64::new(0);
 pub fn tl_default_maxlen() -> i64 {
     TL_DEFAULT_MAXLEN.load(Ordering::Relaxed)
 }
+
+pub static TOPN_DEFAULT_BUCKET: AtomicI64 = AtomicI64::new(3600);
+pub static TOPN_DEFAULT_WINDOW: AtomicI64 = AtomicI64::new(24);
+
+/// `recipes.topn-default-bucket`: bucket width in seconds for TOPN keys
+/// created without BUCKET.
+pub fn topn_default_bucket() -> i64 {
+    TOPN_DEFAULT_BUCKET.load(Ordering::Relaxed)
+}
+
+/// `recipes.topn-default-window`: buckets per window for TOPN keys created
+/// without WINDOW.
+pub fn topn_default_window() -> i64 {
+    TOPN_DEFAULT_WINDOW.load(Ordering::Relaxed)
+}

@@ -11,7 +11,7 @@ pub extern "C" fn info(ctx: *mut raw::RedisModuleInfoCtx, _for_crash_report: c_i
     for stat in stats::ALL {
         // Names are static ASCII without NUL, so CString::new cannot fail.
         if let Ok(name) = CString::new(stat.name) {
-            api!(RedisModule_InfoAddFieldULongLong(
+            api!(RedisModule_InfoAddFieldLongLong(
                 ctx,
                 name.as_ptr(),
                 stat.get()

@@ -1,24 +1,25 @@
 //! Counters shown by `INFO recipes`. Relaxed atomics: Redis runs commands on
 //! one thread; atomics only make the statics safe to declare.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, Ordering};
 
 pub struct Stat {
     pub name: &'static str,
-    value: AtomicU64,
+    value: AtomicI64,
 }
 
 impl Stat {
     pub const fn new(name: &'static str) -> Self {
         Stat {
             name,
-            value: AtomicU64::new(0),
+            value: AtomicI64::new(0),
         }
     }
-    pub fn add(&self, n: u64) {
+    /// Counters only grow; gauges (members held) also shrink.
+    pub fn add(&self, n: i64) {
         self.value.fetch_add(n, Ordering::Relaxed);
     }
-    pub fn get(&self) -> u64 {
+    pub fn get(&self) -> i64 {
         self.value.load(Ordering::Relaxed)
     }
 }
@@ -37,6 +38,15 @@ pub static TL_LEN_CALLS: Stat = Stat::new("tl_len_calls");
 pub static TL_TRIMS: Stat = Stat::new("tl_trims");
 pub static TL_ERRORS: Stat = Stat::new("tl_errors");
 
+pub static TOPN_CREATE_CALLS: Stat = Stat::new("topn_create_calls");
+pub static TOPN_INCR_CALLS: Stat = Stat::new("topn_incr_calls");
+pub static TOPN_TOP_CALLS: Stat = Stat::new("topn_top_calls");
+pub static TOPN_COUNT_CALLS: Stat = Stat::new("topn_count_calls");
+pub static TOPN_INFO_CALLS: Stat = Stat::new("topn_info_calls");
+pub static TOPN_EXPIRED_BUCKETS: Stat = Stat::new("topn_expired_buckets");
+pub static TOPN_MEMBERS: Stat = Stat::new("topn_members");
+pub static TOPN_ERRORS: Stat = Stat::new("topn_errors");
+
 /// Every counter, in the order INFO prints them.
 pub static ALL: &[&Stat] = &[
     &RV_ADD_CALLS,
@@ -51,4 +61,12 @@ pub static ALL: &[&Stat] = &[
     &TL_LEN_CALLS,
     &TL_TRIMS,
     &TL_ERRORS,
+    &TOPN_CREATE_CALLS,
+    &TOPN_INCR_CALLS,
+    &TOPN_TOP_CALLS,
+    &TOPN_COUNT_CALLS,
+    &TOPN_INFO_CALLS,
+    &TOPN_EXPIRED_BUCKETS,
+    &TOPN_MEMBERS,
+    &TOPN_ERRORS,
 ];

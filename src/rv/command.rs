@@ -39,7 +39,7 @@ pub fn add(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     len -= trimmed;
     ctx.notify(Class::Zset, c"rv.add", name);
     if trimmed > 0 {
-        stats::RV_TRIMS.add(trimmed as u64);
+        stats::RV_TRIMS.add(trimmed as i64);
         ctx.notify(Class::Zset, c"rv.trim", name);
     }
 

@@ -35,10 +35,38 @@ pub type Handler = fn(Ctx, &Args) -> Result<(), CmdError>;
 pub struct Command {
     pub name: &'static CStr,
     pub flags: &'static CStr,
-    /// First key, last key, step, as `COMMAND INFO` reports them.
-    pub keys: (i32, i32, i32),
+    /// Redis arity: n = exactly n arguments with the name, -n = at least n.
+    pub arity: i32,
+    /// Key-spec flags of the one key (argument 1): `REDISMODULE_CMD_KEY_*`.
+    pub key_flags: u32,
+    pub summary: &'static CStr,
     pub entry: raw::RedisModuleCmdFunc,
 }
+
+/// A row of the command table; the arity feeds both Redis' command info and
+/// our own check in [`run`].
+macro_rules! command {
+    ($name:literal, $flags:literal, $arity:literal, $key_flags:expr, $handler:path, $calls:path, $errors:path, $summary:literal) => {
+        $crate::server::command::Command {
+            name: $name,
+            flags: $flags,
+            arity: $arity,
+            key_flags: $key_flags,
+            summary: $summary,
+            entry: $crate::server::command::entry!($handler, $arity, $calls, $errors),
+        }
+    };
+}
+pub(crate) use command;
+
+/// Read-only key access flags, for the command table.
+pub const KEY_READ: u32 = raw::REDISMODULE_CMD_KEY_RO | raw::REDISMODULE_CMD_KEY_ACCESS;
+/// Writes that change values in place (ZADD-like), for the command table.
+pub const KEY_UPDATE: u32 = raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_UPDATE;
+/// Writes that add data (LPUSH-like).
+pub const KEY_INSERT: u32 = raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_INSERT;
+/// Writes that remove data (ZREM-like).
+pub const KEY_DELETE: u32 = raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_DELETE;
 
 /// Runs `handler` for one call: counts it, checks arity, catches panics and
 /// turns errors into error replies.
@@ -106,20 +134,51 @@ macro_rules! entry {
 }
 pub(crate) use entry;
 
-/// Registers every command of the table; false if Redis refused one.
+/// Registers every command of the table, each with a Redis 7 key spec (key
+/// at argument 1) and its arity; false if Redis refused one.
 pub fn register_all(ctx: *mut raw::RedisModuleCtx, table: &[Command]) -> bool {
     table.iter().all(|cmd| {
-        let (first, last, step) = cmd.keys;
-        api!(RedisModule_CreateCommand(
+        let created = api!(RedisModule_CreateCommand(
             ctx,
             cmd.name.as_ptr(),
             cmd.entry,
             cmd.flags.as_ptr(),
-            first,
-            last,
-            step
-        )) == raw::REDISMODULE_OK as c_int
+            1,
+            1,
+            1
+        )) == raw::REDISMODULE_OK as c_int;
+        created && set_command_info(ctx, cmd)
     })
+}
+
+fn set_command_info(ctx: *mut raw::RedisModuleCtx, cmd: &Command) -> bool {
+    let command = api!(RedisModule_GetCommand(ctx, cmd.name.as_ptr()));
+    if command.is_null() {
+        return false;
+    }
+    let version = raw::RedisModuleCommandInfoVersion {
+        version: 1,
+        sizeof_historyentry: std::mem::size_of::<raw::RedisModuleCommandHistoryEntry>(),
+        sizeof_keyspec: std::mem::size_of::<raw::RedisModuleCommandKeySpec>(),
+        sizeof_arg: std::mem::size_of::<raw::RedisModuleCommandArg>(),
+    };
+    // Sound: an all-zero key spec is the array terminator Redis expects, and
+    // an all-zero info has null pointers for every optional field.
+    let mut specs: [raw::RedisModuleCommandKeySpec; 2] = unsafe { std::mem::zeroed() };
+    specs[0].flags = cmd.key_flags as u64;
+    specs[0].begin_search_type = raw::RedisModuleKeySpecBeginSearchType_REDISMODULE_KSPEC_BS_INDEX;
+    specs[0].bs.index.pos = 1;
+    specs[0].find_keys_type = raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_RANGE;
+    specs[0].fk.range.lastkey = 0;
+    specs[0].fk.range.keystep = 1;
+    specs[0].fk.range.limit = 0;
+    let mut info: raw::RedisModuleCommandInfo = unsafe { std::mem::zeroed() };
+    info.version = &version;
+    info.summary = cmd.summary.as_ptr();
+    info.arity = cmd.arity;
+    info.key_specs = specs.as_mut_ptr();
+    // Redis copies what it needs before returning.
+    api!(RedisModule_SetCommandInfo(command, &info)) == raw::REDISMODULE_OK as c_int
 }
 
 /// Logs panics to the Redis log instead of stderr, which is often closed.

@@ -61,7 +61,7 @@ impl Key {
         Key { ctx, ptr }
     }
 
-    fn raw(&self) -> *mut raw::RedisModuleKey {
+    pub(super) fn raw(&self) -> *mut raw::RedisModuleKey {
         self.ptr
     }
 

@@ -9,6 +9,7 @@
 
 pub mod command;
 pub mod key;
+pub mod module_type;
 
 use redis_module::raw;
 use std::ffi::CStr;
@@ -45,6 +46,13 @@ impl Ctx {
     /// The server's clock, Unix ms.
     pub fn now_ms(self) -> i64 {
         api!(RedisModule_Milliseconds())
+    }
+
+    /// True while applying the master's stream or loading AOF/RDB: such
+    /// writes must reproduce the master, never decide anything by the clock.
+    pub fn is_replicated_or_loading(self) -> bool {
+        let flags = api!(RedisModule_GetContextFlags(self.0)) as u32;
+        flags & (raw::REDISMODULE_CTX_FLAGS_REPLICATED | raw::REDISMODULE_CTX_FLAGS_LOADING) != 0
     }
 
     pub fn open(self, name: RStr, write: bool) -> Key {

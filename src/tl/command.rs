@@ -34,7 +34,7 @@ pub fn push(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     }
     ctx.notify(Class::List, c"tl.push", name);
     if trim > 0 {
-        stats::TL_TRIMS.add(trim as u64);
+        stats::TL_TRIMS.add(trim as i64);
         ctx.notify(Class::List, c"tl.trim", name);
     }
     replicate!(

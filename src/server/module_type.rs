@@ -1,0 +1,197 @@
+//! Rust values stored in module keys: the Redis type callbacks (RDB, AOF
+//! rewrite, MEMORY USAGE, COPY, free, free effort) generated once for any
+//! type implementing [`ModuleValue`], so a family only writes pure encoding
+//! and rewrite logic.
+//!
+//! Soundness: Redis hands every callback the `value` pointer it got from
+//! [`Key::set_value`] (a `Box<T>` turned raw) or from our `rdb_load`/`copy`,
+//! for the type those callbacks were registered with, so casting it back to
+//! `T` is sound; it is freed exactly once, by `free`.
+
+use super::{api, Key, KeyKind, RStr};
+use crate::args::CmdError;
+use redis_module::native_types::RedisType;
+use redis_module::raw;
+use std::ffi::{c_void, CStr};
+use std::os::raw::c_int;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// A value kept in a module key.
+pub trait ModuleValue: Clone + Sized {
+    /// Versioned bytes for RDB (and so DUMP/RESTORE/MIGRATE, replica sync).
+    fn encode(&self) -> Vec<u8>;
+    /// The inverse of `encode`; `None` for bytes it cannot trust.
+    fn decode(bytes: &[u8]) -> Option<Self>;
+    /// Heap bytes held, for MEMORY USAGE.
+    fn mem_usage(&self) -> usize;
+    /// About how many allocations freeing it takes (Redis frees large values
+    /// lazily in a background thread).
+    fn free_effort(&self) -> usize;
+    /// Emits the commands that rebuild this value into `aof`.
+    fn rewrite(&self, aof: &AofWriter);
+}
+
+/// The AOF being rewritten, with the key whose commands it is receiving.
+pub struct AofWriter {
+    io: *mut raw::RedisModuleIO,
+    key: RStr,
+}
+
+impl AofWriter {
+    /// Appends `cmd key args...` to the AOF.
+    pub fn emit(&self, cmd: &CStr, args: &[&[u8]]) {
+        let mut strings: Vec<RStr> = args
+            .iter()
+            .map(|a| {
+                api!(RedisModule_CreateString(
+                    std::ptr::null_mut(),
+                    a.as_ptr().cast(),
+                    a.len()
+                ))
+            })
+            .collect();
+        // Sound: `s` is a Redis string and `v` a vector of `len` Redis
+        // strings, as the format string says.
+        unsafe {
+            raw::RedisModule_EmitAOF.unwrap()(
+                self.io,
+                cmd.as_ptr(),
+                c"sv".as_ptr(),
+                self.key,
+                strings.as_mut_ptr(),
+                strings.len(),
+            );
+        }
+        for s in strings {
+            api!(RedisModule_FreeString(std::ptr::null_mut(), s));
+        }
+    }
+}
+
+/// The type callbacks for `T`, for `RedisType::new`.
+pub const fn type_methods<T: ModuleValue>() -> raw::RedisModuleTypeMethods {
+    raw::RedisModuleTypeMethods {
+        // Version 4 is what Redis 7.0 knows; later fields stay unset.
+        version: 4,
+        rdb_load: Some(rdb_load::<T>),
+        rdb_save: Some(rdb_save::<T>),
+        aof_rewrite: Some(aof_rewrite::<T>),
+        mem_usage: Some(mem_usage::<T>),
+        digest: None,
+        free: Some(free::<T>),
+        aux_load: None,
+        aux_save: None,
+        aux_save_triggers: 0,
+        free_effort: Some(free_effort::<T>),
+        unlink: None,
+        copy: Some(copy::<T>),
+        defrag: None,
+        mem_usage2: None,
+        free_effort2: None,
+        unlink2: None,
+        copy2: None,
+        aux_save2: None,
+    }
+}
+
+/// The encoding version Redis stores beside each value (ours also lives
+/// inside the encoded bytes).
+pub const ENCODING_VERSION: c_int = 1;
+
+/// Runs a callback body; a panic becomes `fallback` instead of unwinding into Redis.
+fn guarded<R>(fallback: R, body: impl FnOnce() -> R) -> R {
+    catch_unwind(AssertUnwindSafe(body)).unwrap_or(fallback)
+}
+
+unsafe fn value_ref<'a, T>(value: *const c_void) -> &'a T {
+    &*value.cast::<T>()
+}
+
+extern "C" fn rdb_save<T: ModuleValue>(rdb: *mut raw::RedisModuleIO, value: *mut c_void) {
+    guarded((), || {
+        let bytes = unsafe { value_ref::<T>(value) }.encode();
+        api!(RedisModule_SaveStringBuffer(
+            rdb,
+            bytes.as_ptr().cast(),
+            bytes.len()
+        ));
+    })
+}
+
+extern "C" fn rdb_load<T: ModuleValue>(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *mut c_void {
+    guarded(std::ptr::null_mut(), || {
+        if encver != ENCODING_VERSION {
+            return std::ptr::null_mut();
+        }
+        let mut len = 0usize;
+        let buf = api!(RedisModule_LoadStringBuffer(rdb, &mut len));
+        if buf.is_null() || api!(RedisModule_IsIOError(rdb)) != 0 {
+            return std::ptr::null_mut();
+        }
+        // Sound: Redis returned `len` bytes it allocated for us; we free them below.
+        let bytes = unsafe { std::slice::from_raw_parts(buf.cast::<u8>(), len) };
+        let value = T::decode(bytes);
+        api!(RedisModule_Free(buf.cast()));
+        value.map_or(std::ptr::null_mut(), |v| Box::into_raw(Box::new(v)).cast())
+    })
+}
+
+extern "C" fn aof_rewrite<T: ModuleValue>(
+    aof: *mut raw::RedisModuleIO,
+    key: RStr,
+    value: *mut c_void,
+) {
+    guarded((), || {
+        unsafe { value_ref::<T>(value) }.rewrite(&AofWriter { io: aof, key })
+    })
+}
+
+extern "C" fn mem_usage<T: ModuleValue>(value: *const c_void) -> usize {
+    guarded(0, || {
+        std::mem::size_of::<T>() + unsafe { value_ref::<T>(value) }.mem_usage()
+    })
+}
+
+extern "C" fn free_effort<T: ModuleValue>(_key: RStr, value: *const c_void) -> usize {
+    guarded(1, || unsafe { value_ref::<T>(value) }.free_effort())
+}
+
+extern "C" fn copy<T: ModuleValue>(_from: RStr, _to: RStr, value: *const c_void) -> *mut c_void {
+    guarded(std::ptr::null_mut(), || {
+        Box::into_raw(Box::new(unsafe { value_ref::<T>(value) }.clone())).cast()
+    })
+}
+
+extern "C" fn free<T: ModuleValue>(value: *mut c_void) {
+    // Sound: see the module doc; Redis calls free once per value.
+    guarded((), || drop(unsafe { Box::from_raw(value.cast::<T>()) }))
+}
+
+impl Key {
+    /// The value of a module key of type `ty`: `None` for an empty key,
+    /// WRONGTYPE for anything else.
+    pub fn value<T: ModuleValue>(&self, ty: &RedisType) -> Result<Option<&mut T>, CmdError> {
+        match self.kind() {
+            KeyKind::Empty => Ok(None),
+            KeyKind::Module
+                if api!(RedisModule_ModuleTypeGetType(self.raw())) == *ty.raw_type.borrow() =>
+            {
+                let ptr = api!(RedisModule_ModuleTypeGetValue(self.raw())).cast::<T>();
+                // Sound: the key holds a `T` of our type (checked above) and
+                // this handle is its only user during the command.
+                Ok(unsafe { ptr.as_mut() })
+            }
+            _ => Err(CmdError::WrongType),
+        }
+    }
+
+    /// Stores `value` in this (write-opened) key, replacing what was there.
+    pub fn set_value<T: ModuleValue>(&self, ty: &RedisType, value: T) {
+        let ptr = Box::into_raw(Box::new(value));
+        api!(RedisModule_ModuleTypeSetValue(
+            self.raw(),
+            *ty.raw_type.borrow(),
+            ptr.cast()
+        ));
+    }
+}

@@ -1,0 +1,206 @@
+//! TOPN command handlers.
+
+use super::parse::{buckets_in_24h, count_args, create_options, incr_options, top_options};
+use super::value::{TopnValue, TOPN_TYPE};
+use super::window::{Overflow, TopN};
+use crate::args::CmdError;
+use crate::config;
+use crate::server::command::Args;
+use crate::server::{replicate, Class, Ctx, Key};
+use crate::stats;
+
+fn open(ctx: Ctx, args: &Args, write: bool) -> Key {
+    ctx.open(args.raw(1), write)
+}
+
+/// `TOPN.CREATE key [BUCKET s] [WINDOW buckets]` -> OK; an error if the key
+/// exists. Deterministic once defaults are filled in, so replicated with them.
+pub fn create(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
+    let (bucket_s, window) = create_options(&args.bytes[2..])?;
+    let key = open(ctx, args, true);
+    if key.value::<TopnValue>(&TOPN_TYPE)?.is_some() {
+        return Err(CmdError::invalid("key already exists"));
+    }
+    let bucket_s = bucket_s.unwrap_or_else(config::topn_default_bucket);
+    let window = window.unwrap_or_else(config::topn_default_window);
+    key.set_value(
+        &TOPN_TYPE,
+        TopnValue::new(TopN::new(bucket_s * 1000, window as u32)),
+    );
+    let name = args.raw(1);
+    ctx.notify(Class::Module, c"topn.create", name);
+    replicate!(
+        ctx,
+        c"TOPN.CREATE",
+        c"sclcl",
+        name,
+        c"BUCKET".as_ptr(),
+        bucket_s,
+        c"WINDOW".as_ptr(),
+        window
+    );
+    ctx.reply_ok();
+    Ok(())
+}
+
+/// `TOPN.INCR key member [BY n] [AT ms]` -> the member's count over the window.
+///
+/// Replicated as `TOPN.INCR key member BY n AT ms` (explicit time), preceded
+/// by `TOPN.CREATE` with explicit shape when it created the key. The key's
+/// expiry (a whole window after its newest bucket) follows from the data, so
+/// every server sets the same one without a separate `PEXPIREAT`.
+pub fn incr(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
+    let (by, at) = incr_options(&args.bytes[3..])?;
+    let key = open(ctx, args, true);
+    let name = args.raw(1);
+    let now = ctx.now_ms();
+    let at = at.unwrap_or(now);
+    let mut created = false;
+    let value = match key.value::<TopnValue>(&TOPN_TYPE)? {
+        Some(value) => value,
+        None => {
+            let core = TopN::new(
+                config::topn_default_bucket() * 1000,
+                config::topn_default_window() as u32,
+            );
+            key.set_value(&TOPN_TYPE, TopnValue::new(core));
+            created = true;
+            key.value::<TopnValue>(&TOPN_TYPE)?
+                .ok_or_else(|| CmdError::invalid("could not create the key"))?
+        }
+    };
+    let outcome = value.update(|core| -> Result<_, Overflow> {
+        let count = core.incr(args.bytes[2], by, at)?;
+        Ok((count, core.expire_at_ms(), core.take_retired_buckets()))
+    });
+    let (count, expire_at, retired) = match outcome {
+        Ok(done) => done,
+        Err(overflow) => {
+            if created {
+                key.delete();
+            }
+            return Err(CmdError::invalid(format!("BY: {overflow}")));
+        }
+    };
+    stats::TOPN_EXPIRED_BUCKETS.add(retired as i64);
+    if created {
+        let (bucket_s, window) = (value.get().bucket_ms() / 1000, value.get().window() as i64);
+        replicate!(
+            ctx,
+            c"TOPN.CREATE",
+            c"sclcl",
+            name,
+            c"BUCKET".as_ptr(),
+            bucket_s,
+            c"WINDOW".as_ptr(),
+            window
+        );
+    }
+    let expire_at = expire_at.unwrap_or(now);
+    if expire_at <= now && !ctx.is_replicated_or_loading() {
+        // The whole window is already behind us: the key is gone, as a core
+        // write with an expiry in the past would leave it.
+        key.delete();
+        ctx.notify(Class::Generic, c"expired", name);
+        replicate!(ctx, c"DEL", c"s", name);
+        ctx.reply_int(0);
+        return Ok(());
+    }
+    key.set_expire_at(expire_at);
+    ctx.notify(Class::Module, c"topn.incr", name);
+    replicate!(
+        ctx,
+        c"TOPN.INCR",
+        c"ssclcl",
+        name,
+        args.raw(2),
+        c"BY".as_ptr(),
+        by,
+        c"AT".as_ptr(),
+        at
+    );
+    ctx.reply_int(count);
+    Ok(())
+}
+
+/// Replies with the top `n` of the window of `window` buckets ending at `at`.
+fn reply_top(
+    ctx: Ctx,
+    args: &Args,
+    window_of: fn(&TopN) -> Result<u32, CmdError>,
+) -> Result<(), CmdError> {
+    let opts = top_options(&args.bytes[2..])?;
+    let key = open(ctx, args, false);
+    let Some(value) = key.value::<TopnValue>(&TOPN_TYPE)? else {
+        ctx.reply_array(0);
+        return Ok(());
+    };
+    let core = value.get();
+    let window = window_of(core)?;
+    let at = opts.at.unwrap_or_else(|| ctx.now_ms());
+    let rows = core.top_in(opts.n.min(core.members()), at, window);
+    ctx.reply_array(if opts.with_counts {
+        rows.len() * 2
+    } else {
+        rows.len()
+    });
+    for (member, count) in rows {
+        ctx.reply_bytes(member);
+        if opts.with_counts {
+            ctx.reply_int(count);
+        }
+    }
+    Ok(())
+}
+
+/// `TOPN.TOP key [N] [AT ms] [WITHCOUNTS]` -> the N highest over the window.
+pub fn top(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
+    reply_top(ctx, args, |core| Ok(core.window()))
+}
+
+/// `TOPN.TOP24 key [N] [AT ms] [WITHCOUNTS]` -> the same over the trailing 24 hours.
+pub fn top24(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
+    reply_top(ctx, args, |core| {
+        buckets_in_24h(core.bucket_ms(), core.window()).ok_or_else(|| {
+            CmdError::invalid("TOP24 needs a window covering 24 hours in whole buckets")
+        })
+    })
+}
+
+/// `TOPN.COUNT key member [member ...] [AT ms]` -> each member's count.
+pub fn count(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
+    let (members, at) = count_args(&args.bytes[2..])?;
+    if members.is_empty() {
+        return Err(CmdError::Arity);
+    }
+    let key = open(ctx, args, false);
+    let value = key.value::<TopnValue>(&TOPN_TYPE)?;
+    let at = at.unwrap_or_else(|| ctx.now_ms());
+    ctx.reply_array(members.len());
+    for member in members {
+        ctx.reply_int(value.as_ref().map_or(0, |v| v.get().count(member, at)));
+    }
+    Ok(())
+}
+
+/// `TOPN.INFO key` -> map: bucket (s), window, members, buckets in use, memory.
+pub fn info(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
+    let key = open(ctx, args, false);
+    let value = key
+        .value::<TopnValue>(&TOPN_TYPE)?
+        .ok_or_else(|| CmdError::invalid("no such key"))?;
+    let core = value.get();
+    let fields: [(&[u8], i64); 5] = [
+        (b"bucket", core.bucket_ms() / 1000),
+        (b"window", core.window() as i64),
+        (b"members", core.members() as i64),
+        (b"buckets", core.buckets_in_use() as i64),
+        (b"memory", core.mem_usage() as i64),
+    ];
+    ctx.reply_map(fields.len());
+    for (name, n) in fields {
+        ctx.reply_bytes(name);
+        ctx.reply_int(n);
+    }
+    Ok(())
+}

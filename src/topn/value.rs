@@ -1,0 +1,82 @@
+//! The TOPN module type: a [`TopN`] in a key, with its persistence callbacks.
+
+use super::window::TopN;
+use crate::server::module_type::{type_methods, AofWriter, ModuleValue, ENCODING_VERSION};
+use crate::stats;
+use redis_module::native_types::RedisType;
+
+/// Registered as `recipesTN` (Redis type names are exactly 9 characters).
+pub static TOPN_TYPE: RedisType =
+    RedisType::new("recipesTN", ENCODING_VERSION, type_methods::<TopnValue>());
+
+/// A key's top-N. Keeps the `topn_members` gauge of INFO in step with the
+/// members it holds, from creation to free.
+pub struct TopnValue(TopN);
+
+impl TopnValue {
+    pub fn new(core: TopN) -> Self {
+        stats::TOPN_MEMBERS.add(core.members() as i64);
+        TopnValue(core)
+    }
+
+    pub fn get(&self) -> &TopN {
+        &self.0
+    }
+
+    /// Mutates the core, keeping the members gauge exact.
+    pub fn update<R>(&mut self, f: impl FnOnce(&mut TopN) -> R) -> R {
+        let before = self.0.members() as i64;
+        let out = f(&mut self.0);
+        stats::TOPN_MEMBERS.add(self.0.members() as i64 - before);
+        out
+    }
+}
+
+impl Clone for TopnValue {
+    fn clone(&self) -> Self {
+        TopnValue::new(self.0.clone())
+    }
+}
+
+impl Drop for TopnValue {
+    fn drop(&mut self) {
+        stats::TOPN_MEMBERS.add(-(self.0.members() as i64));
+    }
+}
+
+impl ModuleValue for TopnValue {
+    fn encode(&self) -> Vec<u8> {
+        self.0.encode()
+    }
+
+    fn decode(bytes: &[u8]) -> Option<Self> {
+        TopN::decode(bytes).ok().map(TopnValue::new)
+    }
+
+    fn mem_usage(&self) -> usize {
+        self.0.mem_usage()
+    }
+
+    fn free_effort(&self) -> usize {
+        self.0.free_effort()
+    }
+
+    /// `TOPN.CREATE` with the key's shape, then one `TOPN.INCR ... AT` per
+    /// live (bucket, member) count, oldest bucket first.
+    fn rewrite(&self, aof: &AofWriter) {
+        let core = &self.0;
+        let bucket_s = (core.bucket_ms() / 1000).to_string();
+        let window = core.window().to_string();
+        aof.emit(
+            c"TOPN.CREATE",
+            &[b"BUCKET", bucket_s.as_bytes(), b"WINDOW", window.as_bytes()],
+        );
+        for (member, by, at) in core.replay_events() {
+            let (by, at) = (by.to_string(), at.to_string());
+            aof.emit(
+                c"TOPN.INCR",
+                &[member, b"BY", by.as_bytes(), b"AT", at.as_bytes()],
+            );
+        }
+    }
+}

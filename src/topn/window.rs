@@ -1,0 +1,2137 @@
+//! TOPN's data structure: exact top-N over a sliding window of time buckets.
+//! Pure Rust, std only, no FFI.
+//!
+//! Design:
+//! - Time is cut into epoch-aligned buckets (`bucket = at_ms.div_euclid(bucket_ms)`). The key's
+//!   *clock* is the newest bucket ever written (monotone); *live* buckets are
+//!   `[clock - window + 1, clock]`. Writes older than that are ignored.
+//! - Members are interned once: a slot table (`id -> name, total, refs`) plus an open-addressing
+//!   lookup table of ids hashed by name. The name bytes live in one `Arc<[u8]>` shared by the
+//!   slot and the order index.
+//! - Each bucket is a flat open-addressing map `u32 id -> i64 count` (two plain vectors, so
+//!   dropping a bucket is two deallocations, whatever its size).
+//! - A running aggregate `total` per member covers every bucket still stored (live buckets and
+//!   stale ones not yet retired), with an order index `BTreeSet<(Reverse(total), name, id)>`.
+//! - Retirement is incremental: each `incr` subtracts at most `retire_budget` entries of stale
+//!   buckets from the aggregate, and reclaims a member when no stored bucket holds it any more
+//!   (`refs == 0`). When the clock jumps past the whole window, the entire old state is moved to
+//!   a "graveyard" that later writes free piecewise.
+//! - Reads are `&self`: they correct for the stored buckets outside the read window (stale ones,
+//!   or ones newer than `at_ms`) by walking the order index best-first, computing
+//!   `total - excluded contributions`, and stopping once the bound `total + negative slack`
+//!   of the next candidate cannot beat the n-th best. If the walk visits more candidates than
+//!   the read window holds entries, it falls back to summing the included buckets directly, so
+//!   a read never costs more than about the naive union of the window.
+
+use std::cmp::Reverse;
+use std::collections::hash_map::RandomState;
+use std::collections::{BTreeSet, BinaryHeap, HashMap, VecDeque};
+use std::fmt;
+use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
+use std::sync::Arc;
+
+/// Entries of stale buckets retired (or graveyard items freed) per `incr` call by default.
+pub const DEFAULT_RETIRE_BUDGET: usize = 128;
+
+/// Version byte that starts every encoding.
+pub const ENCODING_VERSION: u8 = 1;
+
+/// An increment would overflow a bucket count or a window total; nothing was changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Overflow;
+
+impl fmt::Display for Overflow {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("increment or decrement would overflow")
+    }
+}
+
+impl std::error::Error for Overflow {}
+
+/// Why `TopN::decode` refused its input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DecodeError {
+    /// The input ended early.
+    Truncated,
+    /// The first byte is not a known encoding version.
+    UnknownVersion(u8),
+    /// The input is structurally wrong (the text says how).
+    Invalid(&'static str),
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DecodeError::Truncated => f.write_str("truncated TOPN encoding"),
+            DecodeError::UnknownVersion(v) => write!(f, "unknown TOPN encoding version {v}"),
+            DecodeError::Invalid(why) => write!(f, "invalid TOPN encoding: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+const EMPTY: u32 = u32::MAX;
+
+#[cfg(test)]
+thread_local! {
+    /// Test-only path counters: [plain walks, corrected walks, direct fallbacks, buries].
+    static PATHS: std::cell::Cell<[usize; 4]> = const { std::cell::Cell::new([0; 4]) };
+}
+
+#[inline]
+fn note_path(_i: usize) {
+    #[cfg(test)]
+    PATHS.with(|p| {
+        let mut v = p.get();
+        v[_i] += 1;
+        p.set(v);
+    });
+}
+const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
+
+// ---------------------------------------------------------------------------------------------
+// One bucket: open-addressing map u32 id -> i64 count, linear probing, no deletion.
+
+#[derive(Clone)]
+struct Bucket {
+    idx: i64,
+    keys: Vec<u32>,
+    vals: Vec<i64>,
+    len: usize,
+    /// Lower bound of every count this bucket holds (min over all values ever stored, and 0).
+    min_val: i64,
+    shift: u32,
+}
+
+impl Bucket {
+    fn new(idx: i64) -> Bucket {
+        Bucket {
+            idx,
+            keys: Vec::new(),
+            vals: Vec::new(),
+            len: 0,
+            min_val: 0,
+            shift: 64,
+        }
+    }
+
+    #[inline]
+    fn home(&self, id: u32) -> usize {
+        ((id as u64).wrapping_mul(GOLDEN) >> self.shift) as usize
+    }
+
+    #[inline]
+    fn find(&self, id: u32) -> Option<usize> {
+        let cap = self.keys.len();
+        if cap == 0 {
+            return None;
+        }
+        let mask = cap - 1;
+        let mut i = self.home(id);
+        loop {
+            let k = self.keys[i];
+            if k == id {
+                return Some(i);
+            }
+            if k == EMPTY {
+                return None;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    #[inline]
+    fn get(&self, id: u32) -> i64 {
+        match self.find(id) {
+            Some(i) => self.vals[i],
+            None => 0,
+        }
+    }
+
+    /// Position of `id`, inserting it with count 0 if absent; `true` if inserted.
+    fn entry(&mut self, id: u32) -> (usize, bool) {
+        if (self.len + 1) * 4 > self.keys.len() * 3 {
+            self.grow();
+        }
+        let mask = self.keys.len() - 1;
+        let mut i = self.home(id);
+        loop {
+            let k = self.keys[i];
+            if k == id {
+                return (i, false);
+            }
+            if k == EMPTY {
+                self.keys[i] = id;
+                self.vals[i] = 0;
+                self.len += 1;
+                return (i, true);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    fn grow(&mut self) {
+        let new_cap = (self.keys.len() * 2).max(8);
+        let old_keys = std::mem::replace(&mut self.keys, vec![EMPTY; new_cap]);
+        let old_vals = std::mem::replace(&mut self.vals, vec![0; new_cap]);
+        self.shift = 64 - new_cap.trailing_zeros();
+        let mask = new_cap - 1;
+        for (k, v) in old_keys.into_iter().zip(old_vals) {
+            if k == EMPTY {
+                continue;
+            }
+            let mut i = self.home(k);
+            while self.keys[i] != EMPTY {
+                i = (i + 1) & mask;
+            }
+            self.keys[i] = k;
+            self.vals[i] = v;
+        }
+    }
+
+    fn set(&mut self, pos: usize, v: i64) {
+        self.vals[pos] = v;
+        if v < self.min_val {
+            self.min_val = v;
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (u32, i64)> + '_ {
+        self.keys
+            .iter()
+            .zip(self.vals.iter())
+            .filter(|(k, _)| **k != EMPTY)
+            .map(|(k, v)| (*k, *v))
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.keys.capacity() * 4 + self.vals.capacity() * 8
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Members.
+
+#[derive(Clone)]
+struct Slot {
+    /// `None` for a free slot.
+    name: Option<Arc<[u8]>>,
+    /// Sum of this member's counts over every stored (not yet retired) bucket.
+    total: i64,
+    /// Number of stored buckets holding an entry for this member.
+    refs: u32,
+    hash: u32,
+}
+
+/// Order index key: best first (highest total, then member ascending).
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct IndexKey {
+    neg: Reverse<i64>,
+    name: Arc<[u8]>,
+    id: u32,
+}
+
+/// Everything of a state the clock has entirely passed, freed piecewise by later writes.
+#[derive(Default)]
+struct Graveyard {
+    index: BTreeSet<IndexKey>,
+    slots: Vec<Slot>,
+    buckets: VecDeque<Bucket>,
+    lookup: Vec<u32>,
+    name_bytes: usize,
+}
+
+impl Graveyard {
+    fn is_empty(&self) -> bool {
+        self.index.is_empty()
+            && self.slots.is_empty()
+            && self.buckets.is_empty()
+            && self.lookup.capacity() == 0
+    }
+
+    /// Frees up to `budget` items; returns the work done.
+    fn step(&mut self, budget: usize) -> usize {
+        let mut done = 0;
+        while done < budget {
+            if self.index.pop_last().is_some() {
+            } else if let Some(s) = self.slots.pop() {
+                if let Some(n) = &s.name {
+                    self.name_bytes = self.name_bytes.saturating_sub(n.len());
+                }
+            } else if self.buckets.pop_front().is_some() {
+            } else {
+                self.slots = Vec::new();
+                self.buckets = VecDeque::new();
+                self.lookup = Vec::new();
+                done += 1;
+                break;
+            }
+            done += 1;
+        }
+        done
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.index.len() * INDEX_BYTES_PER_KEY
+            + self.slots.capacity() * std::mem::size_of::<Slot>()
+            + self.slots.len() * NAME_OVERHEAD
+            + self.name_bytes
+            + self
+                .buckets
+                .iter()
+                .map(|b| b.heap_bytes() + std::mem::size_of::<Bucket>())
+                .sum::<usize>()
+            + self.lookup.capacity() * 4
+    }
+
+    fn effort(&self) -> usize {
+        self.index.len() / 8 + self.slots.len() + self.buckets.len() * 2 + 3
+    }
+}
+
+/// Estimated heap bytes per order-index entry (key plus its share of B-tree nodes).
+const INDEX_BYTES_PER_KEY: usize = std::mem::size_of::<IndexKey>() * 3 / 2 + 8;
+/// Estimated heap bytes per interned name besides its bytes (Arc header, allocator rounding).
+const NAME_OVERHEAD: usize = 16 + 8;
+
+#[derive(Default, Clone, Copy)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ *b as u64).wrapping_mul(GOLDEN);
+        }
+    }
+    fn write_u32(&mut self, v: u32) {
+        self.0 = (v as u64).wrapping_mul(GOLDEN);
+    }
+}
+
+type IdMap<V> = HashMap<u32, V, BuildHasherDefault<IdHasher>>;
+
+// ---------------------------------------------------------------------------------------------
+
+/// Exact top-N over a sliding window of time buckets. See the module docs.
+pub struct TopN {
+    bucket_ms: i64,
+    window: u32,
+    /// Newest bucket ever written.
+    clock: Option<i64>,
+    slots: Vec<Slot>,
+    free_ids: Vec<u32>,
+    live_members: usize,
+    name_bytes: usize,
+    /// Open-addressing table of member ids, hashed by name; `EMPTY` marks a free cell.
+    lookup: Vec<u32>,
+    hasher: RandomState,
+    index: BTreeSet<IndexKey>,
+    /// Stored buckets, ascending index; the front ones may be stale (being retired).
+    buckets: VecDeque<Bucket>,
+    /// Retirement cursor into the front bucket when it is stale.
+    retire_pos: usize,
+    graveyards: Vec<Graveyard>,
+    retire_budget: usize,
+    last_retire_work: usize,
+    /// Buckets retired (or buried) since the last `take_retired_buckets`.
+    retired_buckets: usize,
+}
+
+impl Clone for TopN {
+    /// Copies the data; the graveyard (already unreachable state) is not copied.
+    fn clone(&self) -> TopN {
+        TopN {
+            bucket_ms: self.bucket_ms,
+            window: self.window,
+            clock: self.clock,
+            slots: self.slots.clone(),
+            free_ids: self.free_ids.clone(),
+            live_members: self.live_members,
+            name_bytes: self.name_bytes,
+            lookup: self.lookup.clone(),
+            hasher: self.hasher.clone(),
+            index: self.index.clone(),
+            buckets: self.buckets.clone(),
+            retire_pos: self.retire_pos,
+            graveyards: Vec::new(),
+            retire_budget: self.retire_budget,
+            last_retire_work: 0,
+            retired_buckets: 0,
+        }
+    }
+}
+
+impl fmt::Debug for TopN {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TopN")
+            .field("bucket_ms", &self.bucket_ms)
+            .field("window", &self.window)
+            .field("clock", &self.clock)
+            .field("members", &self.live_members)
+            .field("buckets", &self.buckets.len())
+            .finish()
+    }
+}
+
+#[inline]
+fn clamp_i64(v: i128) -> i64 {
+    if v > i64::MAX as i128 {
+        i64::MAX
+    } else if v < i64::MIN as i128 {
+        i64::MIN
+    } else {
+        v as i64
+    }
+}
+
+impl TopN {
+    /// An empty structure. `bucket_ms` must be >= 1 and `window` >= 1 (smaller values are
+    /// raised to 1; the caller validates user input).
+    pub fn new(bucket_ms: i64, window: u32) -> TopN {
+        TopN {
+            bucket_ms: bucket_ms.max(1),
+            window: window.max(1),
+            clock: None,
+            slots: Vec::new(),
+            free_ids: Vec::new(),
+            live_members: 0,
+            name_bytes: 0,
+            lookup: Vec::new(),
+            hasher: RandomState::new(),
+            index: BTreeSet::new(),
+            buckets: VecDeque::new(),
+            retire_pos: 0,
+            graveyards: Vec::new(),
+            retire_budget: DEFAULT_RETIRE_BUDGET,
+            last_retire_work: 0,
+            retired_buckets: 0,
+        }
+    }
+
+    pub fn bucket_ms(&self) -> i64 {
+        self.bucket_ms
+    }
+
+    pub fn window(&self) -> u32 {
+        self.window
+    }
+
+    /// Newest bucket index ever written (`None` before the first write).
+    pub fn clock(&self) -> Option<i64> {
+        self.clock
+    }
+
+    /// The bucket index holding `at_ms`.
+    pub fn bucket_of(&self, at_ms: i64) -> i64 {
+        at_ms.div_euclid(self.bucket_ms)
+    }
+
+    /// Retirement work allowed per `incr` (entries of stale buckets, or graveyard items). >= 1.
+    pub fn set_retire_budget(&mut self, budget: usize) {
+        self.retire_budget = budget.max(1);
+    }
+
+    pub fn retire_budget(&self) -> usize {
+        self.retire_budget
+    }
+
+    /// Retirement work units done by the last `incr` call.
+    pub fn last_retire_work(&self) -> usize {
+        self.last_retire_work
+    }
+
+    /// Number of buckets that left the window and were dropped (or handed to the graveyard)
+    /// since the last call; resets the counter. For INFO's expired-bucket statistics.
+    pub fn take_retired_buckets(&mut self) -> usize {
+        std::mem::take(&mut self.retired_buckets)
+    }
+
+    /// True when no stale bucket or graveyard is waiting to be retired.
+    pub fn is_settled(&self) -> bool {
+        self.graveyards.is_empty() && self.buckets.front().map_or(true, |b| !self.is_stale(b.idx))
+    }
+
+    /// Oldest live bucket for a clock.
+    #[inline]
+    fn live_lo(&self, clock: i64) -> i64 {
+        clock.saturating_sub(self.window as i64 - 1)
+    }
+
+    #[inline]
+    fn is_stale(&self, idx: i64) -> bool {
+        match self.clock {
+            Some(c) => idx < self.live_lo(c),
+            None => false,
+        }
+    }
+
+    // ----- member table ---------------------------------------------------------------------
+
+    #[inline]
+    fn hash_name(&self, name: &[u8]) -> u32 {
+        let mut h = self.hasher.build_hasher();
+        h.write(name);
+        (h.finish() >> 32) as u32
+    }
+
+    #[inline]
+    fn lookup_home(&self, hash: u32) -> usize {
+        let bits = self.lookup.len().trailing_zeros();
+        if bits == 0 {
+            0
+        } else {
+            ((hash as u64).wrapping_mul(GOLDEN) >> (64 - bits)) as usize
+        }
+    }
+
+    fn find_member(&self, name: &[u8], hash: u32) -> Option<u32> {
+        let cap = self.lookup.len();
+        if cap == 0 {
+            return None;
+        }
+        let mask = cap - 1;
+        let mut i = self.lookup_home(hash);
+        loop {
+            let id = self.lookup[i];
+            if id == EMPTY {
+                return None;
+            }
+            let s = &self.slots[id as usize];
+            if s.hash == hash && s.name.as_deref() == Some(name) {
+                return Some(id);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    fn lookup_insert(&mut self, id: u32) {
+        if (self.live_members + 1) * 4 > self.lookup.len() * 3 {
+            let new_cap = (self.lookup.len() * 2).max(8);
+            let old = std::mem::replace(&mut self.lookup, vec![EMPTY; new_cap]);
+            for other in old {
+                if other != EMPTY {
+                    self.lookup_place(other);
+                }
+            }
+        }
+        self.lookup_place(id);
+    }
+
+    fn lookup_place(&mut self, id: u32) {
+        let mask = self.lookup.len() - 1;
+        let mut i = self.lookup_home(self.slots[id as usize].hash);
+        while self.lookup[i] != EMPTY {
+            i = (i + 1) & mask;
+        }
+        self.lookup[i] = id;
+    }
+
+    /// Removes `id` from the lookup table (backward-shift deletion).
+    fn lookup_remove(&mut self, id: u32) {
+        let mask = self.lookup.len() - 1;
+        let mut i = self.lookup_home(self.slots[id as usize].hash);
+        while self.lookup[i] != id {
+            debug_assert!(self.lookup[i] != EMPTY);
+            i = (i + 1) & mask;
+        }
+        let mut j = i;
+        loop {
+            j = (j + 1) & mask;
+            let other = self.lookup[j];
+            if other == EMPTY {
+                break;
+            }
+            let k = self.lookup_home(self.slots[other as usize].hash);
+            let stays = if i <= j {
+                i < k && k <= j
+            } else {
+                i < k || k <= j
+            };
+            if !stays {
+                self.lookup[i] = other;
+                i = j;
+            }
+        }
+        self.lookup[i] = EMPTY;
+    }
+
+    /// Creates a member with total 0 and no refs, in the lookup table but not in the index.
+    fn intern_raw(&mut self, name: &[u8], hash: u32) -> u32 {
+        let slot = Slot {
+            name: Some(Arc::from(name)),
+            total: 0,
+            refs: 0,
+            hash,
+        };
+        let id = match self.free_ids.pop() {
+            Some(id) => {
+                self.slots[id as usize] = slot;
+                id
+            }
+            None => {
+                assert!(self.slots.len() < EMPTY as usize, "too many TOPN members");
+                self.slots.push(slot);
+                (self.slots.len() - 1) as u32
+            }
+        };
+        self.lookup_insert(id);
+        self.live_members += 1;
+        self.name_bytes += name.len();
+        id
+    }
+
+    fn intern(&mut self, name: &[u8], hash: u32) -> u32 {
+        let id = self.intern_raw(name, hash);
+        self.index.insert(self.index_key(id));
+        id
+    }
+
+    fn index_key(&self, id: u32) -> IndexKey {
+        let s = &self.slots[id as usize];
+        IndexKey {
+            neg: Reverse(s.total),
+            name: s.name.clone().expect("live member"),
+            id,
+        }
+    }
+
+    fn set_total(&mut self, id: u32, total: i64) {
+        let old = self.slots[id as usize].total;
+        if old == total {
+            return;
+        }
+        let mut key = self.index_key(id);
+        self.index.remove(&key);
+        key.neg = Reverse(total);
+        self.slots[id as usize].total = total;
+        self.index.insert(key);
+    }
+
+    fn free_member(&mut self, id: u32) {
+        let key = self.index_key(id);
+        self.index.remove(&key);
+        self.lookup_remove(id);
+        let s = &mut self.slots[id as usize];
+        self.name_bytes -= s.name.as_ref().map_or(0, |n| n.len());
+        s.name = None;
+        s.total = 0;
+        s.refs = 0;
+        self.free_ids.push(id);
+        self.live_members -= 1;
+    }
+
+    // ----- retirement -----------------------------------------------------------------------
+
+    /// Moves the whole state (every stored bucket is stale) to a graveyard.
+    fn bury(&mut self) {
+        note_path(3);
+        self.retired_buckets += self.buckets.len();
+        let g = Graveyard {
+            index: std::mem::take(&mut self.index),
+            slots: std::mem::take(&mut self.slots),
+            buckets: std::mem::take(&mut self.buckets),
+            lookup: std::mem::take(&mut self.lookup),
+            name_bytes: self.name_bytes,
+        };
+        self.free_ids = Vec::new();
+        self.live_members = 0;
+        self.name_bytes = 0;
+        self.retire_pos = 0;
+        if !g.is_empty() {
+            self.graveyards.push(g);
+        }
+    }
+
+    /// Does up to `budget` units of retirement work; returns the work done.
+    fn retire(&mut self, budget: usize) -> usize {
+        let mut done = 0;
+        // Empty cells visited count 1/8 of a unit.
+        let mut empty_visits = 0usize;
+        while done < budget {
+            if let Some(g) = self.graveyards.last_mut() {
+                done += g.step(budget - done);
+                if g.is_empty() {
+                    self.graveyards.pop();
+                }
+                continue;
+            }
+            let Some(front) = self.buckets.front() else {
+                break;
+            };
+            if !self.is_stale(front.idx) {
+                break;
+            }
+            let cap = front.keys.len();
+            if self.retire_pos >= cap {
+                self.buckets.pop_front();
+                self.retire_pos = 0;
+                self.retired_buckets += 1;
+                done += 1;
+                continue;
+            }
+            let pos = self.retire_pos;
+            self.retire_pos += 1;
+            let id = front.keys[pos];
+            if id == EMPTY {
+                empty_visits += 1;
+                if empty_visits % 8 == 0 {
+                    done += 1;
+                }
+                continue;
+            }
+            let c = front.vals[pos];
+            // Keep the key so lookups still probe past it; the count is now retired.
+            self.buckets[0].vals[pos] = 0;
+            done += 1;
+            let slot = &mut self.slots[id as usize];
+            slot.refs -= 1;
+            if slot.refs == 0 {
+                self.free_member(id);
+            } else if c != 0 {
+                let t = slot.total - c;
+                self.set_total(id, t);
+            }
+        }
+        done
+    }
+
+    /// Subtracts `id`'s counts in stale buckets from its total right away (used when the
+    /// aggregate would overflow while the window count would not). Entries stay, with count 0.
+    fn purge_stale(&mut self, id: u32) -> i128 {
+        let mut removed: i128 = 0;
+        let lo = self.live_lo(self.clock.expect("clock"));
+        for b in self.buckets.iter_mut() {
+            if b.idx >= lo {
+                break;
+            }
+            if let Some(p) = b.find(id) {
+                removed += b.vals[p] as i128;
+                b.vals[p] = 0;
+            }
+        }
+        removed
+    }
+
+    /// Sum of `id`'s counts in buckets older than `lo`.
+    fn stale_sum(&self, id: u32, lo: i64) -> i128 {
+        let mut s: i128 = 0;
+        for b in self.buckets.iter() {
+            if b.idx >= lo {
+                break;
+            }
+            s += b.get(id) as i128;
+        }
+        s
+    }
+
+    // ----- writes ---------------------------------------------------------------------------
+
+    /// Applies an increment at time `at_ms`. Returns the member's count over the window ending
+    /// at the key's clock (newest bucket ever written, which this call may advance). An event
+    /// older than the window changes nothing and returns the current window count. A zero `by`
+    /// stores nothing but still advances the clock. On overflow nothing changes.
+    pub fn incr(&mut self, member: &[u8], by: i64, at_ms: i64) -> Result<i64, Overflow> {
+        self.last_retire_work = 0;
+        let b = self.bucket_of(at_ms);
+        let (new_clock, advancing) = match self.clock {
+            None => (b, true),
+            Some(c) => {
+                if b < self.live_lo(c) {
+                    return Ok(self.count_at_clock(member));
+                }
+                (c.max(b), b > c)
+            }
+        };
+        let new_lo = self.live_lo(new_clock);
+        let all_stale = advancing && self.buckets.back().map_or(false, |bk| bk.idx < new_lo);
+        let hash = self.hash_name(member);
+        let id = if all_stale {
+            None
+        } else {
+            self.find_member(member, hash)
+        };
+        let (total, stale, entry) = match id {
+            None => (0i64, 0i128, 0i64),
+            Some(id) => {
+                let entry = match self.buckets.binary_search_by_key(&b, |bk| bk.idx) {
+                    Ok(i) => self.buckets[i].get(id),
+                    Err(_) => 0,
+                };
+                (
+                    self.slots[id as usize].total,
+                    self.stale_sum(id, new_lo),
+                    entry,
+                )
+            }
+        };
+        let new_live = total as i128 - stale + by as i128;
+        if new_live > i64::MAX as i128 || new_live < i64::MIN as i128 {
+            return Err(Overflow);
+        }
+        let new_entry = entry.checked_add(by).ok_or(Overflow)?;
+
+        // Commit.
+        if advancing {
+            if all_stale {
+                self.bury();
+            }
+            self.clock = Some(new_clock);
+        }
+        if by != 0 {
+            let id = match id {
+                Some(id) => id,
+                None => self.intern(member, hash),
+            };
+            let mut new_total = self.slots[id as usize].total as i128 + by as i128;
+            if new_total > i64::MAX as i128 || new_total < i64::MIN as i128 {
+                new_total -= self.purge_stale(id);
+            }
+            let bi = match self.buckets.binary_search_by_key(&b, |bk| bk.idx) {
+                Ok(i) => i,
+                Err(i) => {
+                    self.buckets.insert(i, Bucket::new(b));
+                    if i == 0 && self.retire_pos != 0 {
+                        // Cannot happen: new buckets are live, stale ones sort first.
+                        debug_assert!(false, "bucket inserted before a retiring bucket");
+                    }
+                    i
+                }
+            };
+            let bucket = &mut self.buckets[bi];
+            let (pos, inserted) = bucket.entry(id);
+            bucket.set(pos, new_entry);
+            if inserted {
+                self.slots[id as usize].refs += 1;
+            }
+            self.set_total(id, new_total as i64);
+        }
+        self.last_retire_work = self.retire(self.retire_budget);
+        Ok(new_live as i64)
+    }
+
+    // ----- reads ----------------------------------------------------------------------------
+
+    /// Count over the window ending at the clock.
+    fn count_at_clock(&self, member: &[u8]) -> i64 {
+        let Some(c) = self.clock else { return 0 };
+        let Some(id) = self.find_member(member, self.hash_name(member)) else {
+            return 0;
+        };
+        clamp_i64(self.slots[id as usize].total as i128 - self.stale_sum(id, self.live_lo(c)))
+    }
+
+    /// Deque positions `[i0, i1)` of the stored buckets inside the read window of `window`
+    /// buckets ending at `at_ms` (and inside the live window of the clock).
+    fn read_range(&self, at_ms: i64, window: u32) -> Option<(usize, usize)> {
+        let c = self.clock?;
+        if window == 0 {
+            return None;
+        }
+        let tb = self.bucket_of(at_ms);
+        let lo = tb.saturating_sub(window as i64 - 1).max(self.live_lo(c));
+        if lo > tb {
+            return None;
+        }
+        let i0 = self.buckets.partition_point(|b| b.idx < lo);
+        let i1 = self.buckets.partition_point(|b| b.idx <= tb);
+        if i0 >= i1 {
+            None
+        } else {
+            Some((i0, i1))
+        }
+    }
+
+    /// The member's count over the window ending at `at_ms`.
+    pub fn count(&self, member: &[u8], at_ms: i64) -> i64 {
+        self.count_in(member, at_ms, self.window)
+    }
+
+    /// The member's count over the last `window` buckets ending at `at_ms` (only buckets
+    /// inside the key's own window ever count, so a larger `window` acts as the key's).
+    pub fn count_in(&self, member: &[u8], at_ms: i64, window: u32) -> i64 {
+        let Some((i0, i1)) = self.read_range(at_ms, window) else {
+            return 0;
+        };
+        let Some(id) = self.find_member(member, self.hash_name(member)) else {
+            return 0;
+        };
+        let n = self.buckets.len();
+        let included = i1 - i0;
+        let s: i128 = if included <= n - included {
+            self.buckets.range(i0..i1).map(|b| b.get(id) as i128).sum()
+        } else {
+            let excl: i128 = self
+                .buckets
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i < i0 || *i >= i1)
+                .map(|(_, b)| b.get(id) as i128)
+                .sum();
+            self.slots[id as usize].total as i128 - excl
+        };
+        clamp_i64(s)
+    }
+
+    /// Exact top `n` over the window ending at `at_ms` (before or after the clock), highest
+    /// first, ties by member ascending; members whose count is 0 are left out.
+    pub fn top(&self, n: usize, at_ms: i64) -> Vec<(&[u8], i64)> {
+        self.top_in(n, at_ms, self.window)
+    }
+
+    /// `top` over the last `window` buckets ending at `at_ms` (e.g. TOP24 on a key whose
+    /// window is longer than 24 hours). Only buckets inside the key's own window count.
+    pub fn top_in(&self, n: usize, at_ms: i64, window: u32) -> Vec<(&[u8], i64)> {
+        if n == 0 {
+            return Vec::new();
+        }
+        let Some((i0, i1)) = self.read_range(at_ms, window) else {
+            return Vec::new();
+        };
+        let excluded: Vec<&Bucket> = self
+            .buckets
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i < i0 || *i >= i1)
+            .map(|(_, b)| b)
+            .collect();
+        let included = self.buckets.range(i0..i1);
+        let incl_has_neg = included.clone().any(|b| b.min_val < 0);
+        let slack: i128 = excluded.iter().map(|b| -(b.min_val.min(0) as i128)).sum();
+        let cap = if excluded.is_empty() {
+            usize::MAX
+        } else {
+            included.clone().map(|b| b.len).sum::<usize>()
+        };
+        let want = n.min(self.live_members);
+        note_path(if excluded.is_empty() { 0 } else { 1 });
+
+        // Max-heap on "worseness": the root is the current n-th best.
+        let mut heap: BinaryHeap<(Reverse<i128>, &[u8])> = BinaryHeap::with_capacity(want + 1);
+        for (steps, key) in self.index.iter().enumerate() {
+            if steps >= cap {
+                note_path(2);
+                return self.top_direct(n, i0, i1);
+            }
+            let total = key.neg.0 as i128;
+            let name: &[u8] = &key.name;
+            let bound = total + slack;
+            if heap.len() >= want {
+                let &(Reverse(wc), wn) = heap.peek().expect("non-empty");
+                if bound < wc || (bound == wc && name > wn) {
+                    break;
+                }
+            }
+            if bound <= 0 && !incl_has_neg {
+                break;
+            }
+            let mut cnt = total;
+            for b in &excluded {
+                cnt -= b.get(key.id) as i128;
+            }
+            if cnt == 0 {
+                continue;
+            }
+            if heap.len() < want {
+                heap.push((Reverse(cnt), name));
+            } else {
+                let mut worst = heap.peek_mut().expect("non-empty");
+                if (Reverse(cnt), name) < *worst {
+                    *worst = (Reverse(cnt), name);
+                }
+            }
+        }
+        heap.into_sorted_vec()
+            .into_iter()
+            .map(|(Reverse(c), m)| (m, clamp_i64(c)))
+            .collect()
+    }
+
+    /// Top `n` by summing the included buckets `[i0, i1)` directly.
+    fn top_direct(&self, n: usize, i0: usize, i1: usize) -> Vec<(&[u8], i64)> {
+        let mut acc: IdMap<i128> = IdMap::default();
+        for b in self.buckets.range(i0..i1) {
+            for (id, v) in b.iter() {
+                *acc.entry(id).or_insert(0) += v as i128;
+            }
+        }
+        let mut rows: Vec<(i128, &[u8])> = acc
+            .into_iter()
+            .filter(|(_, v)| *v != 0)
+            .map(|(id, v)| {
+                (
+                    v,
+                    self.slots[id as usize]
+                        .name
+                        .as_deref()
+                        .expect("live member"),
+                )
+            })
+            .collect();
+        let cmp = |a: &(i128, &[u8]), b: &(i128, &[u8])| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1));
+        if rows.len() > n {
+            rows.select_nth_unstable_by(n - 1, cmp);
+            rows.truncate(n);
+        }
+        rows.sort_unstable_by(cmp);
+        rows.into_iter().map(|(c, m)| (m, clamp_i64(c))).collect()
+    }
+
+    /// Distinct members currently stored (including ones only in buckets not yet retired).
+    pub fn members(&self) -> usize {
+        self.live_members
+    }
+
+    /// Live buckets (inside the window ending at the clock) that hold entries.
+    pub fn buckets_in_use(&self) -> usize {
+        self.buckets
+            .iter()
+            .filter(|b| !self.is_stale(b.idx))
+            .count()
+    }
+
+    /// Estimate of the heap bytes held.
+    pub fn mem_usage(&self) -> usize {
+        std::mem::size_of::<TopN>()
+            + self.slots.capacity() * std::mem::size_of::<Slot>()
+            + self.free_ids.capacity() * 4
+            + self.live_members * NAME_OVERHEAD
+            + self.name_bytes
+            + self.lookup.capacity() * 4
+            + self.index.len() * INDEX_BYTES_PER_KEY
+            + self.buckets.capacity() * std::mem::size_of::<Bucket>()
+            + self.buckets.iter().map(Bucket::heap_bytes).sum::<usize>()
+            + self
+                .graveyards
+                .iter()
+                .map(Graveyard::heap_bytes)
+                .sum::<usize>()
+    }
+
+    /// About the number of allocations freeing this structure takes.
+    pub fn free_effort(&self) -> usize {
+        1 + self.live_members
+            + self.index.len() / 8
+            + self.buckets.len() * 2
+            + self.graveyards.iter().map(Graveyard::effort).sum::<usize>()
+    }
+
+    /// When the whole window has passed with no writes: `(clock + window) * bucket_ms`
+    /// (saturating); `None` before the first write.
+    pub fn expire_at_ms(&self) -> Option<i64> {
+        let c = self.clock?;
+        Some(
+            c.saturating_add(self.window as i64)
+                .saturating_mul(self.bucket_ms),
+        )
+    }
+
+    // ----- persistence ----------------------------------------------------------------------
+
+    /// Live buckets with their nonzero entries, ascending.
+    fn live_buckets(&self) -> impl Iterator<Item = &Bucket> + '_ {
+        self.buckets.iter().filter(move |b| !self.is_stale(b.idx))
+    }
+
+    /// Versioned binary encoding (little endian):
+    /// `u8 version=1, i64 bucket_ms, u32 window, u8 has_clock, i64 clock,
+    ///  u32 nmembers, nmembers x (u32 len, bytes),
+    ///  u32 nbuckets, nbuckets x (i64 bucket, u32 nentries, nentries x (u32 member, i64 count))`.
+    /// Only live buckets and nonzero counts are written.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut renum: Vec<u32> = vec![EMPTY; self.slots.len()];
+        let mut names: Vec<&[u8]> = Vec::new();
+        let mut body: Vec<u8> = Vec::new();
+        let mut nbuckets: u32 = 0;
+        for b in self.live_buckets() {
+            let entries: Vec<(u32, i64)> = b.iter().filter(|(_, v)| *v != 0).collect();
+            if entries.is_empty() {
+                continue;
+            }
+            nbuckets += 1;
+            body.extend_from_slice(&b.idx.to_le_bytes());
+            body.extend_from_slice(&(entries.len() as u32).to_le_bytes());
+            for (id, v) in entries {
+                let r = &mut renum[id as usize];
+                if *r == EMPTY {
+                    *r = names.len() as u32;
+                    names.push(
+                        self.slots[id as usize]
+                            .name
+                            .as_deref()
+                            .expect("live member"),
+                    );
+                }
+                body.extend_from_slice(&r.to_le_bytes());
+                body.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+        let mut out =
+            Vec::with_capacity(30 + body.len() + names.iter().map(|n| n.len() + 4).sum::<usize>());
+        out.push(ENCODING_VERSION);
+        out.extend_from_slice(&self.bucket_ms.to_le_bytes());
+        out.extend_from_slice(&self.window.to_le_bytes());
+        out.push(self.clock.is_some() as u8);
+        out.extend_from_slice(&self.clock.unwrap_or(0).to_le_bytes());
+        out.extend_from_slice(&(names.len() as u32).to_le_bytes());
+        for n in &names {
+            out.extend_from_slice(&(n.len() as u32).to_le_bytes());
+            out.extend_from_slice(n);
+        }
+        out.extend_from_slice(&nbuckets.to_le_bytes());
+        out.extend_from_slice(&body);
+        out
+    }
+
+    /// Rebuilds a structure from `encode()` output. Rejects truncated or malformed input.
+    pub fn decode(bytes: &[u8]) -> Result<TopN, DecodeError> {
+        let mut r = Reader { buf: bytes };
+        let version = r.u8()?;
+        if version != ENCODING_VERSION {
+            return Err(DecodeError::UnknownVersion(version));
+        }
+        let bucket_ms = r.i64()?;
+        if bucket_ms < 1 {
+            return Err(DecodeError::Invalid("bucket_ms"));
+        }
+        let window = r.u32()?;
+        if window < 1 {
+            return Err(DecodeError::Invalid("window"));
+        }
+        let has_clock = match r.u8()? {
+            0 => false,
+            1 => true,
+            _ => return Err(DecodeError::Invalid("clock flag")),
+        };
+        let clock = r.i64()?;
+        if !has_clock && clock != 0 {
+            return Err(DecodeError::Invalid("clock"));
+        }
+        let mut t = TopN::new(bucket_ms, window);
+        t.clock = if has_clock { Some(clock) } else { None };
+
+        let nmembers = r.u32()? as usize;
+        if nmembers > r.buf.len() / 4 {
+            return Err(DecodeError::Truncated);
+        }
+        if !has_clock && nmembers != 0 {
+            return Err(DecodeError::Invalid("members without clock"));
+        }
+        t.slots.reserve(nmembers);
+        for _ in 0..nmembers {
+            let len = r.u32()? as usize;
+            let name = r.take(len)?;
+            let hash = t.hash_name(name);
+            if t.find_member(name, hash).is_some() {
+                return Err(DecodeError::Invalid("duplicate member"));
+            }
+            t.intern_raw(name, hash);
+        }
+        let nbuckets = r.u32()? as usize;
+        if nbuckets > r.buf.len() / 12 {
+            return Err(DecodeError::Truncated);
+        }
+        let lo = t.live_lo(clock);
+        let mut prev: Option<i64> = None;
+        for _ in 0..nbuckets {
+            let idx = r.i64()?;
+            if !has_clock || idx < lo || idx > clock {
+                return Err(DecodeError::Invalid("bucket outside the window"));
+            }
+            if prev.map_or(false, |p| idx <= p) {
+                return Err(DecodeError::Invalid("buckets out of order"));
+            }
+            prev = Some(idx);
+            let nentries = r.u32()? as usize;
+            if nentries == 0 {
+                return Err(DecodeError::Invalid("empty bucket"));
+            }
+            if nentries > r.buf.len() / 12 {
+                return Err(DecodeError::Truncated);
+            }
+            let mut b = Bucket::new(idx);
+            for _ in 0..nentries {
+                let m = r.u32()?;
+                let v = r.i64()?;
+                if m as usize >= nmembers {
+                    return Err(DecodeError::Invalid("member number"));
+                }
+                if v == 0 {
+                    return Err(DecodeError::Invalid("zero count"));
+                }
+                let (pos, inserted) = b.entry(m);
+                if !inserted {
+                    return Err(DecodeError::Invalid("duplicate entry"));
+                }
+                b.set(pos, v);
+                let s = &mut t.slots[m as usize];
+                s.refs += 1;
+                s.total = s
+                    .total
+                    .checked_add(v)
+                    .ok_or(DecodeError::Invalid("total overflows"))?;
+            }
+            t.buckets.push_back(b);
+        }
+        if !r.buf.is_empty() {
+            return Err(DecodeError::Invalid("trailing bytes"));
+        }
+        if t.slots.iter().any(|s| s.refs == 0) {
+            return Err(DecodeError::Invalid("unused member"));
+        }
+        t.index = (0..t.slots.len() as u32)
+            .map(|id| t.index_key(id))
+            .collect();
+        Ok(t)
+    }
+
+    /// Increments that rebuild an equal structure when replayed with `incr` in order (on a
+    /// fresh `TopN::new(bucket_ms, window)`): `(member, by, at_ms)` in ascending bucket order.
+    /// A final `(b"", 0, clock_ms)` restores the clock when the newest live bucket holds no
+    /// nonzero count.
+    pub fn replay_events(&self) -> Vec<(&[u8], i64, i64)> {
+        let mut out = Vec::new();
+        let mut last: Option<i64> = None;
+        for b in self.live_buckets() {
+            let at = b.idx.saturating_mul(self.bucket_ms);
+            for (id, v) in b.iter() {
+                if v != 0 {
+                    out.push((
+                        self.slots[id as usize]
+                            .name
+                            .as_deref()
+                            .expect("live member"),
+                        v,
+                        at,
+                    ));
+                    last = Some(b.idx);
+                }
+            }
+        }
+        if let Some(c) = self.clock {
+            if last != Some(c) {
+                out.push((&b""[..], 0, c.saturating_mul(self.bucket_ms)));
+            }
+        }
+        out
+    }
+}
+
+struct Reader<'a> {
+    buf: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
+        if self.buf.len() < n {
+            return Err(DecodeError::Truncated);
+        }
+        let (a, b) = self.buf.split_at(n);
+        self.buf = b;
+        Ok(a)
+    }
+    fn u8(&mut self) -> Result<u8, DecodeError> {
+        Ok(self.take(1)?[0])
+    }
+    fn u32(&mut self) -> Result<u32, DecodeError> {
+        Ok(u32::from_le_bytes(
+            self.take(4)?.try_into().expect("4 bytes"),
+        ))
+    }
+    fn i64(&mut self) -> Result<i64, DecodeError> {
+        Ok(i64::from_le_bytes(
+            self.take(8)?.try_into().expect("8 bytes"),
+        ))
+    }
+}
+
+#[allow(dead_code)]
+fn _assert_send_sync() {
+    fn is<T: Send + Sync>() {}
+    is::<TopN>();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+
+    const H: i64 = 3_600_000;
+
+    fn top_owned(t: &TopN, n: usize, at: i64) -> Vec<(Vec<u8>, i64)> {
+        t.top(n, at)
+            .into_iter()
+            .map(|(m, c)| (m.to_vec(), c))
+            .collect()
+    }
+
+    fn row(m: &str, c: i64) -> (Vec<u8>, i64) {
+        (m.as_bytes().to_vec(), c)
+    }
+
+    /// Checks internal invariants: totals, refs, index and lookup consistency.
+    fn check_invariants(t: &TopN) {
+        let mut totals: HashMap<u32, (i128, u32)> = HashMap::new();
+        for (bi, b) in t.buckets.iter().enumerate() {
+            let mut n = 0;
+            let skip = if bi == 0 && t.is_stale(b.idx) {
+                t.retire_pos
+            } else {
+                0
+            };
+            for (pos, (&id, &v)) in b.keys.iter().zip(b.vals.iter()).enumerate() {
+                if id == EMPTY {
+                    continue;
+                }
+                n += 1;
+                if pos < skip {
+                    assert_eq!(v, 0, "retired entry keeps a count");
+                    continue;
+                }
+                let e = totals.entry(id).or_insert((0, 0));
+                e.0 += v as i128;
+                e.1 += 1;
+                assert!(v >= b.min_val);
+                assert!(
+                    t.slots[id as usize].name.is_some(),
+                    "entry of a freed member"
+                );
+            }
+            assert_eq!(n, b.len);
+        }
+        let mut live = 0;
+        for (id, s) in t.slots.iter().enumerate() {
+            if s.name.is_none() {
+                continue;
+            }
+            live += 1;
+            let (sum, refs) = totals.get(&(id as u32)).copied().unwrap_or((0, 0));
+            assert_eq!(s.total as i128, sum, "total of member {id}");
+            assert_eq!(s.refs, refs, "refs of member {id}");
+            assert!(refs > 0, "member {id} kept without refs");
+            assert_eq!(
+                t.find_member(s.name.as_deref().unwrap(), s.hash),
+                Some(id as u32)
+            );
+            assert!(t.index.contains(&t.index_key(id as u32)));
+        }
+        assert_eq!(live, t.live_members);
+        assert_eq!(t.index.len(), live);
+        assert_eq!(t.lookup.iter().filter(|x| **x != EMPTY).count(), live);
+        for w in t.buckets.iter().collect::<Vec<_>>().windows(2) {
+            assert!(w[0].idx < w[1].idx);
+        }
+    }
+
+    #[test]
+    fn bucket_arithmetic_and_window_bounds() {
+        let mut t = TopN::new(1000, 3);
+        assert_eq!(t.bucket_of(0), 0);
+        assert_eq!(t.bucket_of(999), 0);
+        assert_eq!(t.bucket_of(1000), 1);
+        assert_eq!(t.incr(b"a", 1, 999).unwrap(), 1); // bucket 0
+        assert_eq!(t.incr(b"a", 10, 1000).unwrap(), 11); // bucket 1
+        assert_eq!(t.incr(b"a", 100, 2999).unwrap(), 111); // bucket 2
+                                                           // Window ending in bucket 2 = buckets 0..=2.
+        assert_eq!(t.count(b"a", 2000), 111);
+        assert_eq!(t.count(b"a", 2999), 111);
+        // Bucket 3: buckets 1..=3.
+        assert_eq!(t.count(b"a", 3000), 110);
+        assert_eq!(t.count(b"a", 3999), 110);
+        assert_eq!(t.count(b"a", 4000), 100);
+        assert_eq!(t.count(b"a", 5000), 0);
+        // Before the clock: windows ending in bucket 1 and 0.
+        assert_eq!(t.count(b"a", 1999), 11);
+        assert_eq!(t.count(b"a", 0), 1);
+        assert_eq!(t.top(10, 3500), vec![(&b"a"[..], 110)]);
+        assert_eq!(t.expire_at_ms(), Some(5000));
+        assert_eq!(t.buckets_in_use(), 3);
+        // Default sizes: one hour x 24.
+        let mut d = TopN::new(H, 24);
+        d.incr(b"x", 1, 5 * H + 1).unwrap();
+        assert_eq!(d.count(b"x", 5 * H + 23 * H + H - 1), 1);
+        assert_eq!(d.count(b"x", 5 * H + 24 * H), 0);
+        assert_eq!(d.expire_at_ms(), Some(29 * H));
+        assert_eq!(TopN::new(H, 24).expire_at_ms(), None);
+    }
+
+    #[test]
+    fn ties_zero_and_negative() {
+        let mut t = TopN::new(1000, 5);
+        for m in [&b"b"[..], b"ab", b"a", b"a\0", b"\xff", b""] {
+            t.incr(m, 2, 10).unwrap();
+        }
+        t.incr(b"z", 3, 10).unwrap();
+        let top = top_owned(&t, 10, 10);
+        let expect: Vec<(Vec<u8>, i64)> = vec![
+            (b"z".to_vec(), 3),
+            (b"".to_vec(), 2),
+            (b"a".to_vec(), 2),
+            (b"a\0".to_vec(), 2),
+            (b"ab".to_vec(), 2),
+            (b"b".to_vec(), 2),
+            (b"\xff".to_vec(), 2),
+        ];
+        assert_eq!(top, expect);
+        assert_eq!(top_owned(&t, 3, 10), expect[..3].to_vec());
+        // Zero counts are hidden; negatives listed last.
+        assert_eq!(t.incr(b"z", -3, 10).unwrap(), 0);
+        assert_eq!(t.incr(b"neg", -4, 1010).unwrap(), -4);
+        assert_eq!(t.incr(b"neg2", -1, 1010).unwrap(), -1);
+        let top = top_owned(&t, 100, 1010);
+        assert_eq!(top.len(), 8);
+        assert_eq!(top[6], row("neg2", -1));
+        assert_eq!(top[7], row("neg", -4));
+        assert!(top.iter().all(|(m, _)| m != b"z"));
+        assert_eq!(t.count(b"z", 1010), 0);
+        // Cancel across buckets: +5 in bucket 1, -5 in bucket 2.
+        t.incr(b"c", 5, 1500).unwrap();
+        t.incr(b"c", -5, 2500).unwrap();
+        assert_eq!(t.count(b"c", 2500), 0);
+        assert!(top_owned(&t, 100, 2500).iter().all(|(m, _)| m != b"c"));
+        // Read ending in bucket 1 sees +5 only.
+        assert!(top_owned(&t, 100, 1500).contains(&row("c", 5)));
+        check_invariants(&t);
+    }
+
+    #[test]
+    fn overflow_rejected_and_nothing_changed() {
+        let mut t = TopN::new(1000, 3);
+        t.incr(b"a", i64::MAX, 0).unwrap();
+        let before = t.encode();
+        assert_eq!(t.incr(b"a", 1, 0), Err(Overflow));
+        // Window total overflows although the new bucket would not.
+        assert_eq!(t.incr(b"a", 1, 1000), Err(Overflow));
+        assert_eq!(t.encode(), before, "clock must not advance either");
+        assert_eq!(t.count(b"a", 1000), i64::MAX);
+        assert_eq!(t.incr(b"a", -1, 1000).unwrap(), i64::MAX - 1);
+        assert_eq!(t.incr(b"b", i64::MIN, 1000).unwrap(), i64::MIN);
+        assert_eq!(t.incr(b"b", -1, 1000), Err(Overflow));
+        assert_eq!(t.incr(b"b", -1, 2000), Err(Overflow));
+        assert_eq!(t.count(b"b", 2000), i64::MIN);
+        // Once bucket 0 has left the window, a = MAX-1 ... only bucket 1 (-1) remains.
+        assert_eq!(t.incr(b"a", i64::MAX, 3000).unwrap(), i64::MAX - 1);
+        assert_eq!(t.count(b"a", 3000), i64::MAX - 1);
+        assert_eq!(t.top(1, 3000), vec![(&b"a"[..], i64::MAX - 1)]);
+        check_invariants(&t);
+        for _ in 0..10 {
+            t.incr(b"q", 1, 3000).unwrap();
+        }
+        assert!(t.is_settled());
+        check_invariants(&t);
+    }
+
+    #[test]
+    fn aggregate_overflow_with_stale_bucket_pending() {
+        // The stale bucket still counts in the aggregate: the write must purge it, not fail.
+        let mut t = TopN::new(1000, 2);
+        t.set_retire_budget(1);
+        for i in 0..50 {
+            t.incr(format!("m{i}").as_bytes(), 1, 0).unwrap();
+        }
+        t.incr(b"a", i64::MAX, 0).unwrap();
+        t.incr(b"b", 1, 1000).unwrap();
+        // Bucket 0 becomes stale, bucket 1 stays live: not a full reset.
+        assert_eq!(t.incr(b"a", i64::MAX, 2000).unwrap(), i64::MAX);
+        assert!(!t.is_settled());
+        assert_eq!(t.count(b"a", 2000), i64::MAX);
+        assert_eq!(t.top(1, 2000), vec![(&b"a"[..], i64::MAX)]);
+        check_invariants(&t);
+        while !t.is_settled() {
+            t.incr(b"b", 1, 2000).unwrap();
+            check_invariants(&t);
+        }
+        assert_eq!(t.count(b"a", 2000), i64::MAX);
+    }
+
+    #[test]
+    fn late_events_and_reads_around_the_clock() {
+        let mut t = TopN::new(10, 3);
+        t.incr(b"a", 1, 100).unwrap(); // bucket 10 -> clock 10, live 8..=10
+        assert_eq!(
+            t.incr(b"a", 5, 79).unwrap(),
+            1,
+            "bucket 7 is older than the window"
+        );
+        assert_eq!(t.incr(b"b", 5, 79).unwrap(), 0);
+        assert_eq!(t.members(), 1);
+        assert_eq!(t.incr(b"a", 2, 80).unwrap(), 3, "bucket 8 is live");
+        assert_eq!(t.count(b"a", 100), 3);
+        assert_eq!(t.count(b"a", 80), 2);
+        assert_eq!(t.count(b"a", 79), 0);
+        assert_eq!(t.count(b"a", 119), 1); // window 10..=11... ends at 11: 9..=11
+        assert_eq!(t.count(b"a", 120), 1);
+        assert_eq!(t.count(b"a", 130), 0);
+        assert_eq!(t.top(5, 95), vec![(&b"a"[..], 2)]);
+        assert!(t.top(5, 79).is_empty());
+        assert!(t.top(5, 1_000_000).is_empty());
+        // A write far in the future resets everything.
+        assert_eq!(t.incr(b"c", 1, 10_000).unwrap(), 1);
+        assert_eq!(t.members(), 1);
+        assert_eq!(t.count(b"a", 10_000), 0);
+        assert_eq!(t.count(b"a", 100), 0, "old buckets are gone for all reads");
+        assert!(t.top(5, 100).is_empty());
+        assert_eq!(t.top(5, 10_000), vec![(&b"c"[..], 1)]);
+        check_invariants(&t);
+    }
+
+    #[test]
+    fn by_zero_advances_clock_only() {
+        let mut t = TopN::new(10, 3);
+        t.incr(b"a", 4, 0).unwrap();
+        assert_eq!(t.incr(b"a", 0, 25).unwrap(), 4);
+        assert_eq!(t.clock(), Some(2));
+        assert_eq!(t.incr(b"new", 0, 25).unwrap(), 0);
+        assert_eq!(t.members(), 1);
+        assert_eq!(t.incr(b"a", 0, 30).unwrap(), 0);
+        assert_eq!(t.expire_at_ms(), Some(60));
+        let ev: Vec<_> = t.replay_events();
+        assert_eq!(ev, vec![(&b""[..], 0, 30)]);
+        let mut r = TopN::new(10, 3);
+        for (m, by, at) in ev {
+            r.incr(m, by, at).unwrap();
+        }
+        assert_eq!(r.clock(), t.clock());
+        assert_eq!(r.encode(), t.encode());
+    }
+
+    fn sample(seed: u64, members: usize, events: usize) -> TopN {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let mut t = TopN::new(1000, 4);
+        let mut now = 0;
+        for _ in 0..events {
+            if rng.gen_ratio(1, 20) {
+                now += rng.gen_range(0..1500);
+            }
+            let m = format!("m{}", rng.gen_range(0..members));
+            let by = if rng.gen_ratio(1, 10) {
+                -2
+            } else {
+                rng.gen_range(1..4)
+            };
+            let at = if rng.gen_ratio(1, 10) {
+                (now - 2500).max(0)
+            } else {
+                now
+            };
+            t.incr(m.as_bytes(), by, at).unwrap();
+        }
+        t
+    }
+
+    fn same_answers(a: &TopN, b: &TopN, names: &[Vec<u8>]) {
+        let c = a.clock().unwrap_or(0);
+        assert_eq!(a.clock(), b.clock());
+        for k in -6..8 {
+            let at = (c + k) * a.bucket_ms() + 1;
+            assert_eq!(top_owned(a, 1000, at), top_owned(b, 1000, at), "at {at}");
+            assert_eq!(top_owned(a, 3, at), top_owned(b, 3, at), "at {at}");
+            for m in names {
+                assert_eq!(a.count(m, at), b.count(m, at));
+            }
+        }
+        assert_eq!(a.expire_at_ms(), b.expire_at_ms());
+        assert_eq!(a.bucket_ms(), b.bucket_ms());
+        assert_eq!(a.window(), b.window());
+    }
+
+    #[test]
+    fn encode_decode_roundtrip() {
+        let names: Vec<Vec<u8>> = (0..40).map(|i| format!("m{i}").into_bytes()).collect();
+        for seed in 0..5 {
+            let t = sample(seed, 40, 400);
+            let enc = t.encode();
+            assert_eq!(enc[0], ENCODING_VERSION);
+            let d = TopN::decode(&enc).unwrap();
+            check_invariants(&d);
+            same_answers(&t, &d, &names);
+            same_answers(&t, &TopN::decode(&d.encode()).unwrap(), &names);
+            assert_eq!(d.buckets_in_use(), t.buckets_in_use());
+        }
+        let empty = TopN::new(5000, 7);
+        let d = TopN::decode(&empty.encode()).unwrap();
+        assert_eq!((d.bucket_ms(), d.window(), d.clock()), (5000, 7, None));
+        let mut bin = TopN::new(1, 1);
+        bin.incr(&[0, 255, 0], -3, 5).unwrap();
+        bin.incr(b"", 2, 5).unwrap();
+        let d = TopN::decode(&bin.encode()).unwrap();
+        assert_eq!(d.top(5, 5), vec![(&b""[..], 2), (&[0u8, 255, 0][..], -3)]);
+    }
+
+    #[test]
+    fn decode_rejects_truncated_and_garbage() {
+        let mut t = sample(7, 10, 60);
+        t.incr(b"", 1, 1_000_000).unwrap();
+        t.incr(b"x", 2, 999_999).unwrap();
+        let enc = t.encode();
+        for len in 0..enc.len() {
+            assert!(
+                TopN::decode(&enc[..len]).is_err(),
+                "truncation to {len} accepted"
+            );
+        }
+        let mut long = enc.clone();
+        long.push(0);
+        assert!(TopN::decode(&long).is_err());
+        let mut v = enc.clone();
+        v[0] = 2;
+        assert_eq!(
+            TopN::decode(&v).unwrap_err(),
+            DecodeError::UnknownVersion(2)
+        );
+        // Random garbage and single-byte corruptions never panic.
+        let mut rng = StdRng::seed_from_u64(99);
+        for _ in 0..20_000 {
+            let len = rng.gen_range(0..80);
+            let mut g: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
+            if !g.is_empty() {
+                g[0] = 1;
+            }
+            let _ = TopN::decode(&g);
+        }
+        for i in 0..enc.len() {
+            for x in [0u8, 1, 0x7f, 0x80, 0xff] {
+                let mut c = enc.clone();
+                c[i] ^= x;
+                if let Ok(d) = TopN::decode(&c) {
+                    check_invariants(&d);
+                    let _ = d.top(10, 1_000_000);
+                }
+            }
+        }
+        // Hand-made invalid inputs.
+        let mut dup = TopN::new(10, 2);
+        dup.incr(b"a", 1, 0).unwrap();
+        dup.incr(b"b", 1, 0).unwrap();
+        let mut e = dup.encode();
+        // Rename member 1 to member 0's name ("a"/"b" are the last byte of each name record).
+        let pos = e.iter().rposition(|&c| c == b'b' || c == b'a').unwrap();
+        let other = if e[pos] == b'a' { b'b' } else { b'a' };
+        let _ = other;
+        let first = e.iter().position(|&c| c == b'a' || c == b'b').unwrap();
+        e[pos] = e[first];
+        assert_eq!(
+            TopN::decode(&e).unwrap_err(),
+            DecodeError::Invalid("duplicate member")
+        );
+    }
+
+    #[test]
+    fn replay_rebuilds_equal_structure() {
+        let names: Vec<Vec<u8>> = (0..40).map(|i| format!("m{i}").into_bytes()).collect();
+        for seed in 0..5 {
+            let t = sample(seed + 100, 40, 500);
+            let mut r = TopN::new(t.bucket_ms(), t.window());
+            for (m, by, at) in t.replay_events() {
+                r.incr(m, by, at).unwrap();
+            }
+            same_answers(&t, &r, &names);
+            let dec = TopN::decode(&t.encode()).unwrap();
+            let mut a = dec.replay_events();
+            let mut b = r.replay_events();
+            a.sort();
+            b.sort();
+            assert_eq!(a, b);
+        }
+    }
+
+    #[test]
+    fn clone_is_independent() {
+        let names: Vec<Vec<u8>> = (0..40).map(|i| format!("m{i}").into_bytes()).collect();
+        let mut t = sample(3, 40, 300);
+        let c = t.clone();
+        same_answers(&t, &c, &names);
+        let before = top_owned(&c, 100, 0);
+        let at = (t.clock().unwrap() + 1) * 1000;
+        t.incr(b"m1", 1000, at).unwrap();
+        assert_eq!(top_owned(&c, 100, 0), before);
+        check_invariants(&c);
+        check_invariants(&t);
+    }
+
+    // ----- model-based test ------------------------------------------------------------------
+
+    struct Model {
+        bucket_ms: i64,
+        window: i64,
+        clock: Option<i64>,
+        events: Vec<(Vec<u8>, i64, i64)>, // member, by, bucket
+    }
+
+    impl Model {
+        fn lo(&self, c: i64) -> i64 {
+            c - self.window + 1
+        }
+        fn sum(&self, m: &[u8], lo: i64, hi: i64) -> i128 {
+            self.events
+                .iter()
+                .filter(|e| e.0 == m && e.2 >= lo && e.2 <= hi)
+                .map(|e| e.1 as i128)
+                .sum()
+        }
+        fn incr(&mut self, m: &[u8], by: i64, at: i64) -> Result<i64, Overflow> {
+            let b = at.div_euclid(self.bucket_ms);
+            if let Some(c) = self.clock {
+                if b < self.lo(c) {
+                    return Ok(self.sum(m, self.lo(c), c) as i64);
+                }
+            }
+            let nc = self.clock.map_or(b, |c| c.max(b));
+            let entry = self.sum(m, b, b) as i64;
+            entry.checked_add(by).ok_or(Overflow)?;
+            let live = self.sum(m, self.lo(nc), nc) + by as i128;
+            if live > i64::MAX as i128 || live < i64::MIN as i128 {
+                return Err(Overflow);
+            }
+            self.clock = Some(nc);
+            self.events.push((m.to_vec(), by, b));
+            Ok(live as i64)
+        }
+        fn counts(&self, at: i64) -> HashMap<Vec<u8>, i128> {
+            self.counts_in(at, self.window)
+        }
+        fn counts_in(&self, at: i64, w: i64) -> HashMap<Vec<u8>, i128> {
+            let mut out = HashMap::new();
+            let Some(c) = self.clock else { return out };
+            let tb = at.div_euclid(self.bucket_ms);
+            let lo = (tb - w + 1).max(self.lo(c));
+            for e in &self.events {
+                if e.2 >= lo && e.2 <= tb {
+                    *out.entry(e.0.clone()).or_insert(0) += e.1 as i128;
+                }
+            }
+            out
+        }
+        fn top(&self, n: usize, at: i64) -> Vec<(Vec<u8>, i64)> {
+            self.top_in(n, at, self.window)
+        }
+        fn top_in(&self, n: usize, at: i64, w: i64) -> Vec<(Vec<u8>, i64)> {
+            let mut v: Vec<(Vec<u8>, i64)> = self
+                .counts_in(at, w)
+                .into_iter()
+                .filter(|(_, c)| *c != 0)
+                .map(|(m, c)| (m, clamp_i64(c)))
+                .collect();
+            v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            v.truncate(n);
+            v
+        }
+    }
+
+    fn member_name(rng: &mut StdRng, pool: usize) -> Vec<u8> {
+        // Skewed popularity, binary-ish names with shared prefixes.
+        let x: f64 = rng.gen();
+        let i = ((x * x * x) * pool as f64) as usize;
+        let mut v = format!("user:{:05}", i).into_bytes();
+        if i % 7 == 0 {
+            v.push(0);
+            v.push((i % 251) as u8);
+        }
+        if i % 11 == 0 {
+            v.truncate(3);
+            v.extend_from_slice(&(i as u32).to_be_bytes());
+        }
+        v
+    }
+
+    fn run_model(
+        seed: u64,
+        budget: usize,
+        window: u32,
+        nbuckets: i64,
+        nevents: usize,
+        pool: usize,
+    ) {
+        let bucket_ms = 1000;
+        let mut rng = StdRng::seed_from_u64(seed);
+        let mut t = TopN::new(bucket_ms, window);
+        t.set_retire_budget(budget);
+        let mut m = Model {
+            bucket_ms,
+            window: window as i64,
+            clock: None,
+            events: Vec::new(),
+        };
+        let mut now: i64 = rng.gen_range(0..5000);
+        let end = nbuckets * bucket_ms;
+        let step = (end / nevents as i64).max(1) * 2;
+        let mut since_check = 0;
+        let mut checks = 0;
+        for ev in 0..nevents {
+            if rng.gen_ratio(1, 2) {
+                now += rng.gen_range(0..step);
+            }
+            if rng.gen_ratio(1, 3000) {
+                now += (window as i64 + rng.gen_range(0..3)) * bucket_ms; // big jump
+            }
+            let at = if rng.gen_ratio(1, 12) {
+                (now - rng.gen_range(0..(window as i64 + 3) * bucket_ms)).max(0)
+            } else {
+                now
+            };
+            let name = member_name(&mut rng, pool);
+            let by = match rng.gen_range(0..20) {
+                0..=2 => -rng.gen_range(1..4),
+                3 => 0,
+                _ => rng.gen_range(1..6),
+            };
+            let got = t.incr(&name, by, at);
+            let want = m.incr(&name, by, at);
+            assert_eq!(
+                got,
+                want,
+                "seed {seed} event {ev}: incr({:?}, {by}, {at})",
+                String::from_utf8_lossy(&name)
+            );
+            assert!(
+                t.last_retire_work() <= budget,
+                "seed {seed}: retirement budget exceeded"
+            );
+            since_check += 1;
+            if since_check >= nevents / 40 || ev + 1 == nevents {
+                since_check = 0;
+                checks += 1;
+                let c = m.clock.unwrap();
+                let mut times = vec![
+                    now,
+                    at,
+                    c * bucket_ms,
+                    c * bucket_ms + bucket_ms - 1,
+                    (c + 1) * bucket_ms,
+                    (c + window as i64 / 2) * bucket_ms + 17,
+                    (c + window as i64 - 1) * bucket_ms,
+                    (c + window as i64) * bucket_ms,
+                    i64::MAX / 2,
+                    0,
+                ];
+                for _ in 0..4 {
+                    times.push(
+                        (c - rng.gen_range(0..window as i64 + 3)) * bucket_ms
+                            + rng.gen_range(0..bucket_ms),
+                    );
+                }
+                for &tm in &times {
+                    for n in [1usize, 3, 10, 50, 100_000] {
+                        let want = m.top(n, tm);
+                        assert_eq!(
+                            top_owned(&t, n, tm),
+                            want,
+                            "seed {seed} event {ev}: top({n}, {tm}) clock {c}"
+                        );
+                        if let Some((i0, i1)) = t.read_range(tm, window) {
+                            let d: Vec<(Vec<u8>, i64)> = t
+                                .top_direct(n, i0, i1)
+                                .into_iter()
+                                .map(|(m, c)| (m.to_vec(), c))
+                                .collect();
+                            assert_eq!(d, want, "seed {seed}: top_direct({n}, {tm})");
+                        } else {
+                            assert!(want.is_empty());
+                        }
+                    }
+                    let w2 = rng.gen_range(1..window + 3);
+                    for n in [1usize, 10, 1000] {
+                        let got: Vec<(Vec<u8>, i64)> = t
+                            .top_in(n, tm, w2)
+                            .into_iter()
+                            .map(|(m, c)| (m.to_vec(), c))
+                            .collect();
+                        assert_eq!(
+                            got,
+                            m.top_in(n, tm, w2 as i64),
+                            "seed {seed}: top_in({n}, {tm}, {w2})"
+                        );
+                    }
+                    let counts2 = m.counts_in(tm, w2 as i64);
+                    for _ in 0..10 {
+                        let name = member_name(&mut rng, pool);
+                        let want = clamp_i64(counts2.get(&name).copied().unwrap_or(0));
+                        assert_eq!(
+                            t.count_in(&name, tm, w2),
+                            want,
+                            "seed {seed}: count_in at {tm} w {w2}"
+                        );
+                    }
+                    let counts = m.counts(tm);
+                    for _ in 0..20 {
+                        let name = member_name(&mut rng, pool);
+                        let want = clamp_i64(counts.get(&name).copied().unwrap_or(0));
+                        assert_eq!(t.count(&name, tm), want, "seed {seed}: count at {tm}");
+                    }
+                }
+                if checks % 5 == 0 {
+                    check_invariants(&t);
+                    let d = TopN::decode(&t.encode()).expect("decode");
+                    for &tm in &times {
+                        assert_eq!(
+                            top_owned(&d, 1000, tm),
+                            m.top(1000, tm),
+                            "seed {seed}: decoded"
+                        );
+                    }
+                    let mut r = TopN::new(bucket_ms, window);
+                    for (mm, by, at) in t.replay_events() {
+                        r.incr(mm, by, at).unwrap();
+                    }
+                    for &tm in &times {
+                        assert_eq!(
+                            top_owned(&r, 1000, tm),
+                            m.top(1000, tm),
+                            "seed {seed}: replayed"
+                        );
+                    }
+                }
+            }
+        }
+        // Settle: retirement completes with writes in the current bucket.
+        let c = m.clock.unwrap();
+        let mut guard = 0;
+        while !t.is_settled() {
+            t.incr(b"settle", 1, c * bucket_ms).unwrap();
+            m.incr(b"settle", 1, c * bucket_ms).unwrap();
+            guard += 1;
+            assert!(guard < 10_000_000);
+        }
+        check_invariants(&t);
+        let live: std::collections::HashSet<&Vec<u8>> = m
+            .events
+            .iter()
+            .filter(|e| e.2 >= m.lo(c) && e.1 != 0)
+            .map(|e| &e.0)
+            .collect();
+        // Members only in retired buckets are reclaimed (zero-count entries may keep a few).
+        assert!(t.members() >= live.len());
+        assert_eq!(
+            top_owned(&t, usize::MAX, c * bucket_ms),
+            m.top(usize::MAX, c * bucket_ms)
+        );
+        eprintln!(
+            "seed {seed}: paths [plain, corrected, direct, bury] = {:?}",
+            PATHS.with(|p| p.get())
+        );
+    }
+
+    #[test]
+    fn model_small_budget() {
+        for seed in 0..4 {
+            run_model(seed, 3, 6, 20, 4000, 3000);
+        }
+    }
+
+    #[test]
+    fn model_default_budget() {
+        for seed in 10..13 {
+            run_model(seed, DEFAULT_RETIRE_BUDGET, 6, 20, 6000, 3000);
+        }
+    }
+
+    #[test]
+    fn model_window_one_and_few_members() {
+        for seed in 20..24 {
+            run_model(seed, 2, 1, 30, 3000, 30);
+            run_model(seed, 5, 3, 30, 3000, 8);
+        }
+    }
+
+    #[test]
+    fn model_random_seed() {
+        let seed: u64 = rand::random();
+        eprintln!("model_random_seed: seed {seed}");
+        run_model(
+            seed,
+            1 + (seed % 50) as usize,
+            2 + (seed % 7) as u32,
+            25,
+            4000,
+            2000,
+        );
+    }
+
+    // ----- bounded retirement ---------------------------------------------------------------
+
+    #[test]
+    fn retirement_is_bounded_and_completes() {
+        let mut t = TopN::new(1000, 2);
+        t.set_retire_budget(64);
+        for i in 0..100_000u32 {
+            t.incr(&i.to_le_bytes(), 1, 0).unwrap();
+        }
+        t.incr(b"one", 1, 1000).unwrap();
+        assert_eq!(t.members(), 100_001);
+        // Bucket 2: bucket 0 falls out while bucket 1 stays.
+        assert_eq!(t.incr(b"one", 1, 2000).unwrap(), 2);
+        assert!(t.last_retire_work() <= 64 && t.last_retire_work() > 0);
+        assert!(!t.is_settled());
+        assert_eq!(t.top(3, 2000), vec![(&b"one"[..], 2)]);
+        assert_eq!(t.count(&7u32.to_le_bytes(), 2000), 0);
+        assert_eq!(t.count(&7u32.to_le_bytes(), 1000), 1 - 1); // bucket 0 is no longer live
+        let mut calls = 1;
+        while !t.is_settled() {
+            t.incr(b"two", 1, 2000).unwrap();
+            assert!(t.last_retire_work() <= 64);
+            calls += 1;
+        }
+        // 100k entries plus empty cells at 1/8: a few thousand calls.
+        assert!(
+            calls > 100_000 / 64 && calls < 4 * 100_000 / 64,
+            "calls {calls}"
+        );
+        assert_eq!(t.members(), 2);
+        check_invariants(&t);
+
+        // Whole-window jump: the state goes to the graveyard, freed piecewise.
+        let mut t = TopN::new(1000, 2);
+        t.set_retire_budget(64);
+        for i in 0..100_000u32 {
+            t.incr(&i.to_le_bytes(), 1, 0).unwrap();
+        }
+        t.incr(b"x", 1, 10_000).unwrap();
+        assert!(t.last_retire_work() <= 64);
+        assert_eq!(t.members(), 1);
+        assert!(!t.is_settled());
+        let mem_before = t.mem_usage();
+        let mut calls = 1;
+        while !t.is_settled() {
+            t.incr(b"x", 1, 10_000).unwrap();
+            assert!(t.last_retire_work() <= 64);
+            calls += 1;
+        }
+        assert!(calls < 10_000, "calls {calls}");
+        assert!(t.mem_usage() < mem_before / 10);
+        check_invariants(&t);
+    }
+
+    #[test]
+    fn mem_usage_and_free_effort_grow() {
+        let mut t = TopN::new(1000, 4);
+        let m0 = t.mem_usage();
+        let f0 = t.free_effort();
+        for i in 0..1000 {
+            t.incr(format!("member-{i}").as_bytes(), 1, 0).unwrap();
+        }
+        assert!(t.mem_usage() > m0 + 1000 * 40);
+        assert!(t.free_effort() > f0 + 1000);
+    }
+
+    // ----- timings (not asserted): cargo test --release -- --ignored --nocapture ---------------
+
+    fn fill(buckets: i64, per: u32, overlap: bool) -> TopN {
+        let mut t = TopN::new(H, 24);
+        let mut rng = StdRng::seed_from_u64(1);
+        for b in 0..buckets {
+            for i in 0..per {
+                let id = if overlap { i } else { b as u32 * per + i };
+                let name = format!("user:{:08}", id);
+                let by = 1 + (rng.gen::<u32>() % 50) as i64 * (i % 7 == 0) as i64;
+                t.incr(name.as_bytes(), by, b * H + 1).unwrap();
+            }
+        }
+        t
+    }
+
+    fn time<F: FnMut() -> R, R>(label: &str, iters: u32, mut f: F) {
+        let start = std::time::Instant::now();
+        for _ in 0..iters {
+            std::hint::black_box(f());
+        }
+        let per = start.elapsed() / iters;
+        eprintln!("{label}: {per:?} per call");
+    }
+
+    #[test]
+    #[ignore]
+    fn bench() {
+        for overlap in [true, false] {
+            eprintln!(
+                "--- 24 buckets x 50k entries, members {}",
+                if overlap {
+                    "shared (50k)"
+                } else {
+                    "disjoint (1.2M)"
+                }
+            );
+            let t0 = std::time::Instant::now();
+            let mut t = fill(24, 50_000, overlap);
+            let entries = 24 * 50_000;
+            eprintln!(
+                "fill: {:?} ({:?}/incr); members {}; mem_usage {} MB = {} bytes/entry; free_effort {}",
+                t0.elapsed(),
+                t0.elapsed() / entries,
+                t.members(),
+                t.mem_usage() >> 20,
+                t.mem_usage() / entries as usize,
+                t.free_effort()
+            );
+            let at = 23 * H + 5;
+            time("top(10) plain", 200, || t.top(10, at).len());
+            time("top(100) plain", 200, || t.top(100, at).len());
+            time("top(10) at clock-6h", 50, || t.top(10, at - 6 * H).len());
+            time("top(10) at clock+6h", 50, || t.top(10, at + 6 * H).len());
+            time("count", 100_000, || t.count(b"user:00000042", at));
+            let mut i = 0u32;
+            time("incr existing member, same bucket", 200_000, || {
+                i = (i + 7919) % 50_000;
+                t.incr(format!("user:{:08}", i).as_bytes(), 1, at).unwrap()
+            });
+            // Cross a bucket boundary: bucket 0 becomes stale.
+            let at2 = 24 * H + 5;
+            let s = std::time::Instant::now();
+            t.incr(b"user:00000001", 1, at2).unwrap();
+            eprintln!(
+                "first incr after boundary: {:?} (retire work {})",
+                s.elapsed(),
+                t.last_retire_work()
+            );
+            time("top(10) with a pending stale bucket", 200, || {
+                t.top(10, at2).len()
+            });
+            let mut worst = std::time::Duration::ZERO;
+            let mut calls = 0;
+            let s = std::time::Instant::now();
+            while !t.is_settled() {
+                i = (i + 7919) % 50_000;
+                let name = format!("user:{:08}", i);
+                let c0 = std::time::Instant::now();
+                t.incr(name.as_bytes(), 1, at2).unwrap();
+                worst = worst.max(c0.elapsed());
+                calls += 1;
+            }
+            eprintln!(
+                "retirement: {calls} incr calls, {:?} total, worst call {:?}",
+                s.elapsed(),
+                worst
+            );
+            time("top(10) settled", 200, || t.top(10, at2).len());
+            let c = std::time::Instant::now();
+            let cl = t.clone();
+            eprintln!("clone: {:?}", c.elapsed());
+            let e = std::time::Instant::now();
+            let enc = t.encode();
+            eprintln!("encode: {:?}, {} bytes", e.elapsed(), enc.len());
+            let d = std::time::Instant::now();
+            let dec = TopN::decode(&enc).unwrap();
+            eprintln!("decode: {:?}", d.elapsed());
+            let f = std::time::Instant::now();
+            drop(dec);
+            drop(cl);
+            eprintln!("drop x2: {:?}", f.elapsed());
+            // Whole window passes: a single write far ahead.
+            let s = std::time::Instant::now();
+            t.incr(b"x", 1, 100 * H).unwrap();
+            eprintln!("incr after whole-window jump: {:?}", s.elapsed());
+            let mut worst = std::time::Duration::ZERO;
+            let mut calls = 0;
+            while !t.is_settled() {
+                let c0 = std::time::Instant::now();
+                t.incr(b"x", 1, 100 * H).unwrap();
+                worst = worst.max(c0.elapsed());
+                calls += 1;
+            }
+            eprintln!("graveyard freed in {calls} calls, worst {:?}", worst);
+        }
+    }
+}
