@@ -43,33 +43,13 @@ pub fn add(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
         ctx.notify(Class::Zset, c"rv.trim", name);
     }
 
-    let Some(ttl_s) = opts.ttl_s else {
-        replicate!(
-            ctx,
-            c"RV.ADD",
-            c"ssclcl",
-            name,
-            member,
-            c"AT".as_ptr(),
-            at,
-            c"MAXLEN".as_ptr(),
-            maxlen
-        );
-        ctx.reply_int(len as i64);
-        return Ok(());
-    };
-    let expire_at = expiry_ms(at, key.zmax_score(), ttl_s);
-    if expire_at <= now {
-        // Already past its TTL: the list is gone, as a core EXPIRE in the
-        // past would leave it.
-        key.delete();
-        ctx.notify(Class::Generic, c"expired", name);
-        replicate!(ctx, c"DEL", c"s", name);
+    let expire_at = opts
+        .ttl_s
+        .map(|ttl_s| expiry_ms(at, key.zmax_score(), ttl_s));
+    if expire_at.is_some_and(|at| ctx.delete_if_expired(&key, name, at)) {
         ctx.reply_int(0);
         return Ok(());
     }
-    key.set_expire_at(expire_at);
-    ctx.notify(Class::Generic, c"expire", name);
     replicate!(
         ctx,
         c"RV.ADD",
@@ -81,7 +61,11 @@ pub fn add(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
         c"MAXLEN".as_ptr(),
         maxlen
     );
-    replicate!(ctx, c"PEXPIREAT", c"sl", name, expire_at);
+    if let Some(expire_at) = expire_at {
+        key.set_expire_at(expire_at);
+        ctx.notify(Class::Generic, c"expire", name);
+        replicate!(ctx, c"PEXPIREAT", c"sl", name, expire_at);
+    }
     ctx.reply_int(len as i64);
     Ok(())
 }

@@ -24,9 +24,6 @@ impl<'a> Args<'a> {
     pub fn raw_from(&self, i: usize) -> &'a [RStr] {
         &self.raw[i..]
     }
-    pub fn len(&self) -> usize {
-        self.raw.len()
-    }
 }
 
 pub type Handler = fn(Ctx, &Args) -> Result<(), CmdError>;

@@ -86,15 +86,6 @@ impl Key {
         api!(RedisModule_ValueLength(self.raw()))
     }
 
-    /// Absolute expiry in Unix ms, if the key has one.
-    pub fn expire_at(&self) -> Option<i64> {
-        if self.ptr.is_null() {
-            return None;
-        }
-        let at = api!(RedisModule_GetAbsExpire(self.raw()));
-        (at >= 0).then_some(at)
-    }
-
     pub fn set_expire_at(&self, at_ms: i64) {
         api!(RedisModule_SetAbsExpire(self.raw(), at_ms));
     }

@@ -55,6 +55,19 @@ impl Ctx {
         flags & (raw::REDISMODULE_CTX_FLAGS_REPLICATED | raw::REDISMODULE_CTX_FLAGS_LOADING) != 0
     }
 
+    /// Deletes `key` if its new expiry is already past, as a core write with
+    /// an expiry in the past would leave it; true if it did. Never on a
+    /// replica or while loading: those follow the master's own `DEL`.
+    pub fn delete_if_expired(self, key: &Key, name: RStr, expire_at: i64) -> bool {
+        if expire_at > self.now_ms() || self.is_replicated_or_loading() {
+            return false;
+        }
+        key.delete();
+        self.notify(Class::Generic, c"expired", name);
+        replicate!(self, c"DEL", c"s", name);
+        true
+    }
+
     pub fn open(self, name: RStr, write: bool) -> Key {
         Key::open(self, name, write)
     }

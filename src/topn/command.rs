@@ -6,11 +6,26 @@ use super::window::{Overflow, TopN};
 use crate::args::CmdError;
 use crate::config;
 use crate::server::command::Args;
-use crate::server::{replicate, Class, Ctx, Key};
+use crate::server::{replicate, Class, Ctx, Key, RStr};
 use crate::stats;
 
 fn open(ctx: Ctx, args: &Args, write: bool) -> Key {
     ctx.open(args.raw(1), write)
+}
+
+/// Replicates the creation of `name` with its shape spelled out, so replicas
+/// do not depend on their own default configs.
+fn replicate_create(ctx: Ctx, name: RStr, bucket_s: i64, window: i64) {
+    replicate!(
+        ctx,
+        c"TOPN.CREATE",
+        c"sclcl",
+        name,
+        c"BUCKET".as_ptr(),
+        bucket_s,
+        c"WINDOW".as_ptr(),
+        window
+    );
 }
 
 /// `TOPN.CREATE key [BUCKET s] [WINDOW buckets]` -> OK; an error if the key
@@ -29,16 +44,7 @@ pub fn create(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     );
     let name = args.raw(1);
     ctx.notify(Class::Module, c"topn.create", name);
-    replicate!(
-        ctx,
-        c"TOPN.CREATE",
-        c"sclcl",
-        name,
-        c"BUCKET".as_ptr(),
-        bucket_s,
-        c"WINDOW".as_ptr(),
-        window
-    );
+    replicate_create(ctx, name, bucket_s, window);
     ctx.reply_ok();
     Ok(())
 }
@@ -84,25 +90,12 @@ pub fn incr(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     };
     stats::TOPN_EXPIRED_BUCKETS.add(retired as i64);
     if created {
-        let (bucket_s, window) = (value.get().bucket_ms() / 1000, value.get().window() as i64);
-        replicate!(
-            ctx,
-            c"TOPN.CREATE",
-            c"sclcl",
-            name,
-            c"BUCKET".as_ptr(),
-            bucket_s,
-            c"WINDOW".as_ptr(),
-            window
-        );
+        let core = value.get();
+        replicate_create(ctx, name, core.bucket_ms() / 1000, core.window() as i64);
     }
+    // A whole window already behind us (an AT far in the past): the key is gone.
     let expire_at = expire_at.unwrap_or(now);
-    if expire_at <= now && !ctx.is_replicated_or_loading() {
-        // The whole window is already behind us: the key is gone, as a core
-        // write with an expiry in the past would leave it.
-        key.delete();
-        ctx.notify(Class::Generic, c"expired", name);
-        replicate!(ctx, c"DEL", c"s", name);
+    if ctx.delete_if_expired(&key, name, expire_at) {
         ctx.reply_int(0);
         return Ok(());
     }

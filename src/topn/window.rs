@@ -28,7 +28,8 @@ use std::collections::hash_map::RandomState;
 use std::collections::{BTreeSet, BinaryHeap, HashMap, VecDeque};
 use std::fmt;
 use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
-use std::sync::Arc;
+use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
+use std::ptr::NonNull;
 
 /// Entries of stale buckets retired (or graveyard items freed) per `incr` call by default.
 pub const DEFAULT_RETIRE_BUDGET: usize = 128;
@@ -90,8 +91,26 @@ fn note_path(_i: usize) {
 }
 const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
 
+/// A strong 64-bit mixer (MurmurHash3's finalizer).
+#[inline]
+fn mix(mut x: u64) -> u64 {
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    x ^ (x >> 33)
+}
+
+/// Maps a hash onto `[0, cap)` (Lemire's multiply-shift on the high 32 bits).
+#[inline]
+fn reduce(h: u64, cap: usize) -> usize {
+    (((h >> 32) * cap as u64) >> 32) as usize
+}
+
 // ---------------------------------------------------------------------------------------------
 // One bucket: open-addressing map u32 id -> i64 count, linear probing, no deletion.
+// Capacity grows by 1.5x up to a load of 0.8. Each bucket hashes ids with its own seed, so the
+// order in which one bucket hands out ids (retirement walks its cells) never clusters another.
 
 #[derive(Clone)]
 struct Bucket {
@@ -101,24 +120,17 @@ struct Bucket {
     len: usize,
     /// Lower bound of every count this bucket holds (min over all values ever stored, and 0).
     min_val: i64,
-    shift: u32,
+    seed: u64,
 }
 
 impl Bucket {
     fn new(idx: i64) -> Bucket {
-        Bucket {
-            idx,
-            keys: Vec::new(),
-            vals: Vec::new(),
-            len: 0,
-            min_val: 0,
-            shift: 64,
-        }
+        Bucket { idx, keys: Vec::new(), vals: Vec::new(), len: 0, min_val: 0, seed: mix(idx as u64 ^ GOLDEN) }
     }
 
     #[inline]
     fn home(&self, id: u32) -> usize {
-        ((id as u64).wrapping_mul(GOLDEN) >> self.shift) as usize
+        reduce(mix(id as u64 ^ self.seed), self.keys.len())
     }
 
     #[inline]
@@ -127,7 +139,6 @@ impl Bucket {
         if cap == 0 {
             return None;
         }
-        let mask = cap - 1;
         let mut i = self.home(id);
         loop {
             let k = self.keys[i];
@@ -137,7 +148,10 @@ impl Bucket {
             if k == EMPTY {
                 return None;
             }
-            i = (i + 1) & mask;
+            i += 1;
+            if i == cap {
+                i = 0;
+            }
         }
     }
 
@@ -151,10 +165,10 @@ impl Bucket {
 
     /// Position of `id`, inserting it with count 0 if absent; `true` if inserted.
     fn entry(&mut self, id: u32) -> (usize, bool) {
-        if (self.len + 1) * 4 > self.keys.len() * 3 {
+        if (self.len + 1) * 5 > self.keys.len() * 4 {
             self.grow();
         }
-        let mask = self.keys.len() - 1;
+        let cap = self.keys.len();
         let mut i = self.home(id);
         loop {
             let k = self.keys[i];
@@ -167,23 +181,28 @@ impl Bucket {
                 self.len += 1;
                 return (i, true);
             }
-            i = (i + 1) & mask;
+            i += 1;
+            if i == cap {
+                i = 0;
+            }
         }
     }
 
     fn grow(&mut self) {
-        let new_cap = (self.keys.len() * 2).max(8);
+        let old_cap = self.keys.len();
+        let new_cap = (old_cap + old_cap / 2).max(8);
         let old_keys = std::mem::replace(&mut self.keys, vec![EMPTY; new_cap]);
         let old_vals = std::mem::replace(&mut self.vals, vec![0; new_cap]);
-        self.shift = 64 - new_cap.trailing_zeros();
-        let mask = new_cap - 1;
         for (k, v) in old_keys.into_iter().zip(old_vals) {
             if k == EMPTY {
                 continue;
             }
             let mut i = self.home(k);
             while self.keys[i] != EMPTY {
-                i = (i + 1) & mask;
+                i += 1;
+                if i == new_cap {
+                    i = 0;
+                }
             }
             self.keys[i] = k;
             self.vals[i] = v;
@@ -198,25 +217,90 @@ impl Bucket {
     }
 
     fn iter(&self) -> impl Iterator<Item = (u32, i64)> + '_ {
-        self.keys
-            .iter()
-            .zip(self.vals.iter())
-            .filter(|(k, _)| **k != EMPTY)
-            .map(|(k, v)| (*k, *v))
+        self.keys.iter().zip(self.vals.iter()).filter(|(k, _)| **k != EMPTY).map(|(k, v)| (*k, *v))
     }
 
     fn heap_bytes(&self) -> usize {
         self.keys.capacity() * 4 + self.vals.capacity() * 8
     }
+
+    /// Work units charged for freeing this bucket's storage (large blocks cost page work).
+    fn drop_cost(&self) -> usize {
+        1 + self.keys.capacity() / 1024
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
-// Members.
+// Members: interned names, per-member aggregate, order index, lookup table.
 
-#[derive(Clone)]
+/// An interned member name: one heap block `[id: u32][len: u32][bytes]`, owned by its slot.
+/// The order index holds non-owning `NameRef` copies of the pointer (16-byte keys).
+struct NameBox(NonNull<u8>);
+
+impl NameBox {
+    fn layout(len: usize) -> Layout {
+        Layout::from_size_align(8 + len, 4).expect("member name layout")
+    }
+
+    fn new(id: u32, bytes: &[u8]) -> NameBox {
+        let len = u32::try_from(bytes.len()).expect("member name too long");
+        let layout = Self::layout(bytes.len());
+        // SAFETY: the layout has a non-zero size; the block is written within its bounds and
+        // is aligned for the two u32 header fields.
+        unsafe {
+            let p = alloc(layout);
+            let Some(p) = NonNull::new(p) else { handle_alloc_error(layout) };
+            (p.as_ptr() as *mut u32).write(id);
+            (p.as_ptr().add(4) as *mut u32).write(len);
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), p.as_ptr().add(8), bytes.len());
+            NameBox(p)
+        }
+    }
+
+    #[inline]
+    fn get(&self) -> NameRef {
+        NameRef(self.0)
+    }
+
+    #[inline]
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: the block is alive while `self` is.
+        unsafe { self.get().bytes() }
+    }
+}
+
+impl Drop for NameBox {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with the layout of the stored length.
+        unsafe {
+            let len = (self.0.as_ptr().add(4) as *const u32).read() as usize;
+            dealloc(self.0.as_ptr(), Self::layout(len));
+        }
+    }
+}
+
+/// A non-owning pointer to a `NameBox` block.
+#[derive(Clone, Copy)]
+struct NameRef(NonNull<u8>);
+
+impl NameRef {
+    /// SAFETY: the block must be alive.
+    #[inline]
+    unsafe fn id(self) -> u32 {
+        (self.0.as_ptr() as *const u32).read()
+    }
+
+    /// SAFETY: the block must be alive for `'a`.
+    #[inline]
+    unsafe fn bytes<'a>(self) -> &'a [u8] {
+        let len = (self.0.as_ptr().add(4) as *const u32).read() as usize;
+        std::slice::from_raw_parts(self.0.as_ptr().add(8), len)
+    }
+}
+
 struct Slot {
     /// `None` for a free slot.
-    name: Option<Arc<[u8]>>,
+    name: Option<NameBox>,
     /// Sum of this member's counts over every stored (not yet retired) bucket.
     total: i64,
     /// Number of stored buckets holding an entry for this member.
@@ -224,76 +308,493 @@ struct Slot {
     hash: u32,
 }
 
-/// Order index key: best first (highest total, then member ascending).
-#[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
+/// Order index key: best first (highest total, then member ascending). Invariant: every key
+/// in a `Members::index` points to a live `NameBox` of the same `Members`.
 struct IndexKey {
-    neg: Reverse<i64>,
-    name: Arc<[u8]>,
-    id: u32,
+    total: i64,
+    name: NameRef,
+}
+
+impl IndexKey {
+    #[inline]
+    fn id(&self) -> u32 {
+        // SAFETY: see the invariant on `IndexKey`.
+        unsafe { self.name.id() }
+    }
+
+    #[inline]
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: see the invariant on `IndexKey`.
+        unsafe { self.name.bytes() }
+    }
+}
+
+impl PartialEq for IndexKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == std::cmp::Ordering::Equal
+    }
+}
+
+impl Eq for IndexKey {}
+
+impl PartialOrd for IndexKey {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for IndexKey {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        other.total.cmp(&self.total).then_with(|| self.bytes().cmp(other.bytes()))
+    }
+}
+
+/// Slots per chunk of the slot table (chunks never reallocate once full).
+const CHUNK: usize = 4096;
+/// Lookup cells: `hash << 32 | id`; an empty cell has id `EMPTY`, a deleted one (only in the
+/// table being migrated away from) has id `TOMB`.
+const EMPTY_CELL: u64 = u64::MAX;
+const TOMB: u32 = u32::MAX - 1;
+const TOMB_CELL: u64 = TOMB as u64;
+/// Lookup cells migrated from the old table per write.
+const MIGRATE_STEP: usize = 16;
+
+#[inline]
+fn cell_id(c: u64) -> u32 {
+    c as u32
+}
+
+#[inline]
+fn cell_hash(c: u64) -> u32 {
+    (c >> 32) as u32
+}
+
+#[inline]
+fn cell_home(hash: u32, cap: usize) -> usize {
+    ((hash as u64 * cap as u64) >> 32) as usize
+}
+
+/// The member table.
+struct Members {
+    chunks: Vec<Vec<Slot>>,
+    nslots: usize,
+    free_ids: Vec<u32>,
+    live: usize,
+    name_bytes: usize,
+    /// Open-addressing lookup by name hash (linear probing, backward-shift deletion).
+    table: Vec<u64>,
+    /// The previous table while it is migrated into `table` a few cells per write.
+    old: Vec<u64>,
+    old_pos: usize,
+    hasher: RandomState,
+    index: BTreeSet<IndexKey>,
+}
+
+impl Members {
+    fn new() -> Members {
+        Members {
+            chunks: Vec::new(),
+            nslots: 0,
+            free_ids: Vec::new(),
+            live: 0,
+            name_bytes: 0,
+            table: Vec::new(),
+            old: Vec::new(),
+            old_pos: 0,
+            hasher: RandomState::new(),
+            index: BTreeSet::new(),
+        }
+    }
+
+    #[inline]
+    fn slot(&self, id: u32) -> &Slot {
+        &self.chunks[id as usize / CHUNK][id as usize % CHUNK]
+    }
+
+    #[inline]
+    fn slot_mut(&mut self, id: u32) -> &mut Slot {
+        &mut self.chunks[id as usize / CHUNK][id as usize % CHUNK]
+    }
+
+    #[inline]
+    fn name(&self, id: u32) -> &[u8] {
+        self.slot(id).name.as_ref().expect("live member").bytes()
+    }
+
+    #[inline]
+    fn total(&self, id: u32) -> i64 {
+        self.slot(id).total
+    }
+
+    #[inline]
+    fn hash_name(&self, name: &[u8]) -> u32 {
+        let mut h = self.hasher.build_hasher();
+        h.write(name);
+        (h.finish() >> 32) as u32
+    }
+
+    fn probe(&self, table: &[u64], name: &[u8], hash: u32) -> Option<u32> {
+        let cap = table.len();
+        if cap == 0 {
+            return None;
+        }
+        let mut i = cell_home(hash, cap);
+        loop {
+            let c = table[i];
+            if c == EMPTY_CELL {
+                return None;
+            }
+            let id = cell_id(c);
+            if cell_hash(c) == hash && id != TOMB && self.name(id) == name {
+                return Some(id);
+            }
+            i += 1;
+            if i == cap {
+                i = 0;
+            }
+        }
+    }
+
+    fn find(&self, name: &[u8], hash: u32) -> Option<u32> {
+        self.probe(&self.table, name, hash).or_else(|| self.probe(&self.old, name, hash))
+    }
+
+    fn place(table: &mut [u64], cell: u64) {
+        let cap = table.len();
+        let mut i = cell_home(cell_hash(cell), cap);
+        while table[i] != EMPTY_CELL {
+            i += 1;
+            if i == cap {
+                i = 0;
+            }
+        }
+        table[i] = cell;
+    }
+
+    /// Moves up to `cells` cells of the old table into the current one.
+    fn migrate(&mut self, cells: usize) {
+        if self.old.is_empty() {
+            return;
+        }
+        let end = self.old_pos.saturating_add(cells).min(self.old.len());
+        for i in self.old_pos..end {
+            let c = self.old[i];
+            if c != EMPTY_CELL && cell_id(c) != TOMB {
+                Self::place(&mut self.table, c);
+                // A tombstone, not an empty cell: later cells of a probe run stay reachable.
+                self.old[i] = TOMB_CELL;
+            }
+        }
+        self.old_pos = end;
+        if end == self.old.len() {
+            self.old = Vec::new();
+            self.old_pos = 0;
+        }
+    }
+
+    fn table_insert(&mut self, id: u32, hash: u32) {
+        self.migrate(MIGRATE_STEP);
+        if (self.live + 1) * 5 > self.table.len() * 4 {
+            // Growth by 1.5x leaves 0.4 x old capacity inserts before the next one, and each
+            // insert migrates MIGRATE_STEP cells, so the old table is normally empty here.
+            self.migrate(usize::MAX);
+            let new_cap = (self.table.len() + self.table.len() / 2).max(8);
+            self.old = std::mem::replace(&mut self.table, vec![EMPTY_CELL; new_cap]);
+            self.old_pos = 0;
+            self.migrate(MIGRATE_STEP);
+        }
+        Self::place(&mut self.table, (hash as u64) << 32 | id as u64);
+    }
+
+    fn table_remove(&mut self, id: u32, hash: u32) {
+        let cap = self.table.len();
+        if cap > 0 {
+            let mut i = cell_home(hash, cap);
+            loop {
+                let c = self.table[i];
+                if c == EMPTY_CELL {
+                    break;
+                }
+                if cell_id(c) == id {
+                    // Backward-shift deletion.
+                    let mut j = i;
+                    loop {
+                        j += 1;
+                        if j == cap {
+                            j = 0;
+                        }
+                        let other = self.table[j];
+                        if other == EMPTY_CELL {
+                            break;
+                        }
+                        let k = cell_home(cell_hash(other), cap);
+                        let stays = if i <= j { i < k && k <= j } else { i < k || k <= j };
+                        if !stays {
+                            self.table[i] = other;
+                            i = j;
+                        }
+                    }
+                    self.table[i] = EMPTY_CELL;
+                    return;
+                }
+                i += 1;
+                if i == cap {
+                    i = 0;
+                }
+            }
+        }
+        // Not in the current table: it is in the old one, where deletions leave a tombstone.
+        let cap = self.old.len();
+        let mut i = cell_home(hash, cap);
+        loop {
+            let c = self.old[i];
+            assert!(c != EMPTY_CELL, "member missing from the lookup table");
+            if cell_id(c) == id {
+                self.old[i] = TOMB_CELL;
+                return;
+            }
+            i += 1;
+            if i == cap {
+                i = 0;
+            }
+        }
+    }
+
+    /// Makes room for `n` members in the lookup table (on an empty table only).
+    fn reserve(&mut self, n: usize) {
+        if self.live == 0 && self.old.is_empty() {
+            self.table = vec![EMPTY_CELL; (n * 5 / 4 + 8).max(self.table.len())];
+        }
+    }
+
+    /// Creates a member with total 0 and no refs, in the lookup table but not in the index.
+    fn intern_raw(&mut self, name: &[u8], hash: u32) -> u32 {
+        let id = match self.free_ids.pop() {
+            Some(id) => {
+                let s = self.slot_mut(id);
+                s.name = Some(NameBox::new(id, name));
+                s.total = 0;
+                s.refs = 0;
+                s.hash = hash;
+                id
+            }
+            None => {
+                assert!(self.nslots < TOMB as usize, "too many TOPN members");
+                let id = self.nslots as u32;
+                if self.chunks.last().is_none_or(|c| c.len() == CHUNK) {
+                    self.chunks.push(Vec::new());
+                }
+                let slot = Slot { name: Some(NameBox::new(id, name)), total: 0, refs: 0, hash };
+                self.chunks.last_mut().expect("chunk").push(slot);
+                self.nslots += 1;
+                id
+            }
+        };
+        self.table_insert(id, hash);
+        self.live += 1;
+        self.name_bytes += name.len();
+        id
+    }
+
+    fn intern(&mut self, name: &[u8], hash: u32) -> u32 {
+        let id = self.intern_raw(name, hash);
+        let key = self.index_key(id);
+        self.index.insert(key);
+        id
+    }
+
+    fn index_key(&self, id: u32) -> IndexKey {
+        let s = self.slot(id);
+        IndexKey { total: s.total, name: s.name.as_ref().expect("live member").get() }
+    }
+
+    fn set_total(&mut self, id: u32, total: i64) {
+        let mut key = self.index_key(id);
+        if key.total == total {
+            return;
+        }
+        self.index.remove(&key);
+        key.total = total;
+        self.slot_mut(id).total = total;
+        self.index.insert(key);
+    }
+
+    /// Drops one ref of `id`; frees the member when none is left.
+    fn release(&mut self, id: u32) {
+        let s = self.slot_mut(id);
+        s.refs -= 1;
+        if s.refs == 0 {
+            self.free(id);
+        }
+    }
+
+    fn free(&mut self, id: u32) {
+        let key = self.index_key(id);
+        self.index.remove(&key);
+        let hash = self.slot(id).hash;
+        self.table_remove(id, hash);
+        let s = self.slot_mut(id);
+        let name = s.name.take().expect("live member");
+        s.total = 0;
+        s.refs = 0;
+        self.name_bytes -= name.bytes().len();
+        drop(name);
+        self.free_ids.push(id);
+        self.live -= 1;
+    }
+
+    /// Live member ids (ascending).
+    fn ids(&self) -> impl Iterator<Item = u32> + '_ {
+        self.chunks
+            .iter()
+            .flatten()
+            .enumerate()
+            .filter(|(_, s)| s.name.is_some())
+            .map(|(i, _)| i as u32)
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.chunks.capacity() * std::mem::size_of::<Vec<Slot>>()
+            + self.chunks.iter().map(|c| c.capacity() * std::mem::size_of::<Slot>()).sum::<usize>()
+            + self.free_ids.capacity() * 4
+            + self.live * NAME_OVERHEAD
+            + self.name_bytes
+            + (self.table.capacity() + self.old.capacity()) * 8
+            + self.index.len() * INDEX_BYTES_PER_KEY
+    }
+
+    fn effort(&self) -> usize {
+        self.live + self.index.len() / 8 + self.chunks.len() + 3
+    }
+
+    /// Frees up to `budget` items (graveyard use); returns the work done.
+    fn free_step(&mut self, budget: usize) -> usize {
+        let mut done = 0;
+        while done < budget {
+            done += 1;
+            if self.index.pop_last().is_some() {
+                continue;
+            }
+            match self.chunks.last_mut() {
+                Some(chunk) => {
+                    if chunk.pop().is_none() {
+                        self.chunks.pop();
+                    }
+                }
+                None => {
+                    self.live = 0;
+                    self.name_bytes = 0;
+                    self.table = Vec::new();
+                    self.old = Vec::new();
+                    self.free_ids = Vec::new();
+                    self.chunks = Vec::new();
+                    break;
+                }
+            }
+        }
+        done
+    }
+
+    fn is_freed(&self) -> bool {
+        self.index.is_empty()
+            && self.chunks.capacity() == 0
+            && self.table.capacity() == 0
+            && self.old.capacity() == 0
+            && self.free_ids.capacity() == 0
+    }
+}
+
+impl Clone for Members {
+    /// A deep copy: names are copied, the index is rebuilt over the copies.
+    fn clone(&self) -> Members {
+        let chunks: Vec<Vec<Slot>> = self
+            .chunks
+            .iter()
+            .map(|c| {
+                let mut v = Vec::with_capacity(c.capacity());
+                v.extend(c.iter().map(|s| Slot {
+                    name: s.name.as_ref().map(|n| NameBox::new(n.get_id(), n.bytes())),
+                    total: s.total,
+                    refs: s.refs,
+                    hash: s.hash,
+                }));
+                v
+            })
+            .collect();
+        let mut m = Members {
+            chunks,
+            nslots: self.nslots,
+            free_ids: self.free_ids.clone(),
+            live: self.live,
+            name_bytes: self.name_bytes,
+            table: self.table.clone(),
+            old: self.old.clone(),
+            old_pos: self.old_pos,
+            hasher: self.hasher.clone(),
+            index: BTreeSet::new(),
+        };
+        // Already sorted: the bulk build is linear.
+        let keys: Vec<IndexKey> = self.index.iter().map(|k| m.index_key(k.id())).collect();
+        m.index = keys.into_iter().collect();
+        m
+    }
+}
+
+impl NameBox {
+    #[inline]
+    fn get_id(&self) -> u32 {
+        // SAFETY: the block is alive while `self` is.
+        unsafe { self.get().id() }
+    }
 }
 
 /// Everything of a state the clock has entirely passed, freed piecewise by later writes.
-#[derive(Default)]
 struct Graveyard {
-    index: BTreeSet<IndexKey>,
-    slots: Vec<Slot>,
+    members: Members,
     buckets: VecDeque<Bucket>,
-    lookup: Vec<u32>,
-    name_bytes: usize,
 }
 
 impl Graveyard {
     fn is_empty(&self) -> bool {
-        self.index.is_empty()
-            && self.slots.is_empty()
-            && self.buckets.is_empty()
-            && self.lookup.capacity() == 0
+        self.buckets.is_empty() && self.members.is_freed()
     }
 
     /// Frees up to `budget` items; returns the work done.
     fn step(&mut self, budget: usize) -> usize {
         let mut done = 0;
         while done < budget {
-            if self.index.pop_last().is_some() {
-            } else if let Some(s) = self.slots.pop() {
-                if let Some(n) = &s.name {
-                    self.name_bytes = self.name_bytes.saturating_sub(n.len());
+            if let Some(b) = self.buckets.front() {
+                let cost = b.drop_cost();
+                if done > 0 && done + cost > budget {
+                    break;
                 }
-            } else if self.buckets.pop_front().is_some() {
+                self.buckets.pop_front();
+                done = (done + cost).min(budget);
             } else {
-                self.slots = Vec::new();
-                self.buckets = VecDeque::new();
-                self.lookup = Vec::new();
-                done += 1;
+                done += self.members.free_step(budget - done);
                 break;
             }
-            done += 1;
+        }
+        if self.buckets.is_empty() && self.buckets.capacity() > 0 {
+            self.buckets = VecDeque::new();
         }
         done
     }
 
     fn heap_bytes(&self) -> usize {
-        self.index.len() * INDEX_BYTES_PER_KEY
-            + self.slots.capacity() * std::mem::size_of::<Slot>()
-            + self.slots.len() * NAME_OVERHEAD
-            + self.name_bytes
-            + self
-                .buckets
-                .iter()
-                .map(|b| b.heap_bytes() + std::mem::size_of::<Bucket>())
-                .sum::<usize>()
-            + self.lookup.capacity() * 4
+        self.members.heap_bytes()
+            + self.buckets.iter().map(|b| b.heap_bytes() + std::mem::size_of::<Bucket>()).sum::<usize>()
     }
 
     fn effort(&self) -> usize {
-        self.index.len() / 8 + self.slots.len() + self.buckets.len() * 2 + 3
+        self.members.effort() + self.buckets.len() * 2
     }
 }
 
-/// Estimated heap bytes per order-index entry (key plus its share of B-tree nodes).
-const INDEX_BYTES_PER_KEY: usize = std::mem::size_of::<IndexKey>() * 3 / 2 + 8;
-/// Estimated heap bytes per interned name besides its bytes (Arc header, allocator rounding).
-const NAME_OVERHEAD: usize = 16 + 8;
+/// Estimated heap bytes per order-index entry (16-byte key plus its share of B-tree nodes).
+const INDEX_BYTES_PER_KEY: usize = 36;
+/// Estimated heap bytes per interned name besides its bytes (8-byte header, allocator rounding).
+const NAME_OVERHEAD: usize = 8 + 8;
 
 #[derive(Default, Clone, Copy)]
 struct IdHasher(u64);
@@ -304,11 +805,11 @@ impl Hasher for IdHasher {
     }
     fn write(&mut self, bytes: &[u8]) {
         for b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ *b as u64).wrapping_mul(GOLDEN);
+            self.0 = mix(self.0 ^ *b as u64);
         }
     }
     fn write_u32(&mut self, v: u32) {
-        self.0 = (v as u64).wrapping_mul(GOLDEN);
+        self.0 = mix(v as u64 ^ GOLDEN);
     }
 }
 
@@ -322,14 +823,7 @@ pub struct TopN {
     window: u32,
     /// Newest bucket ever written.
     clock: Option<i64>,
-    slots: Vec<Slot>,
-    free_ids: Vec<u32>,
-    live_members: usize,
-    name_bytes: usize,
-    /// Open-addressing table of member ids, hashed by name; `EMPTY` marks a free cell.
-    lookup: Vec<u32>,
-    hasher: RandomState,
-    index: BTreeSet<IndexKey>,
+    m: Members,
     /// Stored buckets, ascending index; the front ones may be stale (being retired).
     buckets: VecDeque<Bucket>,
     /// Retirement cursor into the front bucket when it is stale.
@@ -341,6 +835,11 @@ pub struct TopN {
     retired_buckets: usize,
 }
 
+// SAFETY: the raw name pointers are owned by the structure (no sharing between instances,
+// `Clone` copies the names), and `&self` methods never mutate.
+unsafe impl Send for TopN {}
+unsafe impl Sync for TopN {}
+
 impl Clone for TopN {
     /// Copies the data; the graveyard (already unreachable state) is not copied.
     fn clone(&self) -> TopN {
@@ -348,13 +847,7 @@ impl Clone for TopN {
             bucket_ms: self.bucket_ms,
             window: self.window,
             clock: self.clock,
-            slots: self.slots.clone(),
-            free_ids: self.free_ids.clone(),
-            live_members: self.live_members,
-            name_bytes: self.name_bytes,
-            lookup: self.lookup.clone(),
-            hasher: self.hasher.clone(),
-            index: self.index.clone(),
+            m: self.m.clone(),
             buckets: self.buckets.clone(),
             retire_pos: self.retire_pos,
             graveyards: Vec::new(),
@@ -371,7 +864,7 @@ impl fmt::Debug for TopN {
             .field("bucket_ms", &self.bucket_ms)
             .field("window", &self.window)
             .field("clock", &self.clock)
-            .field("members", &self.live_members)
+            .field("members", &self.m.live)
             .field("buckets", &self.buckets.len())
             .finish()
     }
@@ -396,13 +889,7 @@ impl TopN {
             bucket_ms: bucket_ms.max(1),
             window: window.max(1),
             clock: None,
-            slots: Vec::new(),
-            free_ids: Vec::new(),
-            live_members: 0,
-            name_bytes: 0,
-            lookup: Vec::new(),
-            hasher: RandomState::new(),
-            index: BTreeSet::new(),
+            m: Members::new(),
             buckets: VecDeque::new(),
             retire_pos: 0,
             graveyards: Vec::new(),
@@ -452,7 +939,7 @@ impl TopN {
 
     /// True when no stale bucket or graveyard is waiting to be retired.
     pub fn is_settled(&self) -> bool {
-        self.graveyards.is_empty() && self.buckets.front().map_or(true, |b| !self.is_stale(b.idx))
+        self.graveyards.is_empty() && self.buckets.front().is_none_or(|b| !self.is_stale(b.idx))
     }
 
     /// Oldest live bucket for a clock.
@@ -469,177 +956,14 @@ impl TopN {
         }
     }
 
-    // ----- member table ---------------------------------------------------------------------
-
-    #[inline]
-    fn hash_name(&self, name: &[u8]) -> u32 {
-        let mut h = self.hasher.build_hasher();
-        h.write(name);
-        (h.finish() >> 32) as u32
-    }
-
-    #[inline]
-    fn lookup_home(&self, hash: u32) -> usize {
-        let bits = self.lookup.len().trailing_zeros();
-        if bits == 0 {
-            0
-        } else {
-            ((hash as u64).wrapping_mul(GOLDEN) >> (64 - bits)) as usize
-        }
-    }
-
-    fn find_member(&self, name: &[u8], hash: u32) -> Option<u32> {
-        let cap = self.lookup.len();
-        if cap == 0 {
-            return None;
-        }
-        let mask = cap - 1;
-        let mut i = self.lookup_home(hash);
-        loop {
-            let id = self.lookup[i];
-            if id == EMPTY {
-                return None;
-            }
-            let s = &self.slots[id as usize];
-            if s.hash == hash && s.name.as_deref() == Some(name) {
-                return Some(id);
-            }
-            i = (i + 1) & mask;
-        }
-    }
-
-    fn lookup_insert(&mut self, id: u32) {
-        if (self.live_members + 1) * 4 > self.lookup.len() * 3 {
-            let new_cap = (self.lookup.len() * 2).max(8);
-            let old = std::mem::replace(&mut self.lookup, vec![EMPTY; new_cap]);
-            for other in old {
-                if other != EMPTY {
-                    self.lookup_place(other);
-                }
-            }
-        }
-        self.lookup_place(id);
-    }
-
-    fn lookup_place(&mut self, id: u32) {
-        let mask = self.lookup.len() - 1;
-        let mut i = self.lookup_home(self.slots[id as usize].hash);
-        while self.lookup[i] != EMPTY {
-            i = (i + 1) & mask;
-        }
-        self.lookup[i] = id;
-    }
-
-    /// Removes `id` from the lookup table (backward-shift deletion).
-    fn lookup_remove(&mut self, id: u32) {
-        let mask = self.lookup.len() - 1;
-        let mut i = self.lookup_home(self.slots[id as usize].hash);
-        while self.lookup[i] != id {
-            debug_assert!(self.lookup[i] != EMPTY);
-            i = (i + 1) & mask;
-        }
-        let mut j = i;
-        loop {
-            j = (j + 1) & mask;
-            let other = self.lookup[j];
-            if other == EMPTY {
-                break;
-            }
-            let k = self.lookup_home(self.slots[other as usize].hash);
-            let stays = if i <= j {
-                i < k && k <= j
-            } else {
-                i < k || k <= j
-            };
-            if !stays {
-                self.lookup[i] = other;
-                i = j;
-            }
-        }
-        self.lookup[i] = EMPTY;
-    }
-
-    /// Creates a member with total 0 and no refs, in the lookup table but not in the index.
-    fn intern_raw(&mut self, name: &[u8], hash: u32) -> u32 {
-        let slot = Slot {
-            name: Some(Arc::from(name)),
-            total: 0,
-            refs: 0,
-            hash,
-        };
-        let id = match self.free_ids.pop() {
-            Some(id) => {
-                self.slots[id as usize] = slot;
-                id
-            }
-            None => {
-                assert!(self.slots.len() < EMPTY as usize, "too many TOPN members");
-                self.slots.push(slot);
-                (self.slots.len() - 1) as u32
-            }
-        };
-        self.lookup_insert(id);
-        self.live_members += 1;
-        self.name_bytes += name.len();
-        id
-    }
-
-    fn intern(&mut self, name: &[u8], hash: u32) -> u32 {
-        let id = self.intern_raw(name, hash);
-        self.index.insert(self.index_key(id));
-        id
-    }
-
-    fn index_key(&self, id: u32) -> IndexKey {
-        let s = &self.slots[id as usize];
-        IndexKey {
-            neg: Reverse(s.total),
-            name: s.name.clone().expect("live member"),
-            id,
-        }
-    }
-
-    fn set_total(&mut self, id: u32, total: i64) {
-        let old = self.slots[id as usize].total;
-        if old == total {
-            return;
-        }
-        let mut key = self.index_key(id);
-        self.index.remove(&key);
-        key.neg = Reverse(total);
-        self.slots[id as usize].total = total;
-        self.index.insert(key);
-    }
-
-    fn free_member(&mut self, id: u32) {
-        let key = self.index_key(id);
-        self.index.remove(&key);
-        self.lookup_remove(id);
-        let s = &mut self.slots[id as usize];
-        self.name_bytes -= s.name.as_ref().map_or(0, |n| n.len());
-        s.name = None;
-        s.total = 0;
-        s.refs = 0;
-        self.free_ids.push(id);
-        self.live_members -= 1;
-    }
-
     // ----- retirement -----------------------------------------------------------------------
 
     /// Moves the whole state (every stored bucket is stale) to a graveyard.
     fn bury(&mut self) {
         note_path(3);
         self.retired_buckets += self.buckets.len();
-        let g = Graveyard {
-            index: std::mem::take(&mut self.index),
-            slots: std::mem::take(&mut self.slots),
-            buckets: std::mem::take(&mut self.buckets),
-            lookup: std::mem::take(&mut self.lookup),
-            name_bytes: self.name_bytes,
-        };
-        self.free_ids = Vec::new();
-        self.live_members = 0;
-        self.name_bytes = 0;
+        let fresh = Members { hasher: self.m.hasher.clone(), ..Members::new() };
+        let g = Graveyard { members: std::mem::replace(&mut self.m, fresh), buckets: std::mem::take(&mut self.buckets) };
         self.retire_pos = 0;
         if !g.is_empty() {
             self.graveyards.push(g);
@@ -659,18 +983,20 @@ impl TopN {
                 }
                 continue;
             }
-            let Some(front) = self.buckets.front() else {
-                break;
-            };
+            let Some(front) = self.buckets.front() else { break };
             if !self.is_stale(front.idx) {
                 break;
             }
             let cap = front.keys.len();
             if self.retire_pos >= cap {
+                let cost = front.drop_cost();
+                if done > 0 && done + cost > budget {
+                    break;
+                }
                 self.buckets.pop_front();
                 self.retire_pos = 0;
                 self.retired_buckets += 1;
-                done += 1;
+                done = (done + cost).min(budget);
                 continue;
             }
             let pos = self.retire_pos;
@@ -678,7 +1004,7 @@ impl TopN {
             let id = front.keys[pos];
             if id == EMPTY {
                 empty_visits += 1;
-                if empty_visits % 8 == 0 {
+                if empty_visits & 7 == 0 {
                     done += 1;
                 }
                 continue;
@@ -687,13 +1013,15 @@ impl TopN {
             // Keep the key so lookups still probe past it; the count is now retired.
             self.buckets[0].vals[pos] = 0;
             done += 1;
-            let slot = &mut self.slots[id as usize];
-            slot.refs -= 1;
-            if slot.refs == 0 {
-                self.free_member(id);
-            } else if c != 0 {
-                let t = slot.total - c;
-                self.set_total(id, t);
+            if self.m.slot(id).refs == 1 {
+                // Its last bucket: the total is exactly `c`; free without repositioning.
+                self.m.free(id);
+            } else {
+                if c != 0 {
+                    let t = self.m.total(id) - c;
+                    self.m.set_total(id, t);
+                }
+                self.m.release(id);
             }
         }
         done
@@ -747,13 +1075,9 @@ impl TopN {
             }
         };
         let new_lo = self.live_lo(new_clock);
-        let all_stale = advancing && self.buckets.back().map_or(false, |bk| bk.idx < new_lo);
-        let hash = self.hash_name(member);
-        let id = if all_stale {
-            None
-        } else {
-            self.find_member(member, hash)
-        };
+        let all_stale = advancing && self.buckets.back().is_some_and(|bk| bk.idx < new_lo);
+        let hash = self.m.hash_name(member);
+        let id = if all_stale { None } else { self.m.find(member, hash) };
         let (total, stale, entry) = match id {
             None => (0i64, 0i128, 0i64),
             Some(id) => {
@@ -761,11 +1085,7 @@ impl TopN {
                     Ok(i) => self.buckets[i].get(id),
                     Err(_) => 0,
                 };
-                (
-                    self.slots[id as usize].total,
-                    self.stale_sum(id, new_lo),
-                    entry,
-                )
+                (self.m.total(id), self.stale_sum(id, new_lo), entry)
             }
         };
         let new_live = total as i128 - stale + by as i128;
@@ -784,9 +1104,9 @@ impl TopN {
         if by != 0 {
             let id = match id {
                 Some(id) => id,
-                None => self.intern(member, hash),
+                None => self.m.intern(member, hash),
             };
-            let mut new_total = self.slots[id as usize].total as i128 + by as i128;
+            let mut new_total = self.m.total(id) as i128 + by as i128;
             if new_total > i64::MAX as i128 || new_total < i64::MIN as i128 {
                 new_total -= self.purge_stale(id);
             }
@@ -805,10 +1125,11 @@ impl TopN {
             let (pos, inserted) = bucket.entry(id);
             bucket.set(pos, new_entry);
             if inserted {
-                self.slots[id as usize].refs += 1;
+                self.m.slot_mut(id).refs += 1;
             }
-            self.set_total(id, new_total as i64);
+            self.m.set_total(id, new_total as i64);
         }
+        self.m.migrate(MIGRATE_STEP);
         self.last_retire_work = self.retire(self.retire_budget);
         Ok(new_live as i64)
     }
@@ -818,10 +1139,8 @@ impl TopN {
     /// Count over the window ending at the clock.
     fn count_at_clock(&self, member: &[u8]) -> i64 {
         let Some(c) = self.clock else { return 0 };
-        let Some(id) = self.find_member(member, self.hash_name(member)) else {
-            return 0;
-        };
-        clamp_i64(self.slots[id as usize].total as i128 - self.stale_sum(id, self.live_lo(c)))
+        let Some(id) = self.m.find(member, self.m.hash_name(member)) else { return 0 };
+        clamp_i64(self.m.total(id) as i128 - self.stale_sum(id, self.live_lo(c)))
     }
 
     /// Deque positions `[i0, i1)` of the stored buckets inside the read window of `window`
@@ -853,12 +1172,8 @@ impl TopN {
     /// The member's count over the last `window` buckets ending at `at_ms` (only buckets
     /// inside the key's own window ever count, so a larger `window` acts as the key's).
     pub fn count_in(&self, member: &[u8], at_ms: i64, window: u32) -> i64 {
-        let Some((i0, i1)) = self.read_range(at_ms, window) else {
-            return 0;
-        };
-        let Some(id) = self.find_member(member, self.hash_name(member)) else {
-            return 0;
-        };
+        let Some((i0, i1)) = self.read_range(at_ms, window) else { return 0 };
+        let Some(id) = self.m.find(member, self.m.hash_name(member)) else { return 0 };
         let n = self.buckets.len();
         let included = i1 - i0;
         let s: i128 = if included <= n - included {
@@ -871,7 +1186,7 @@ impl TopN {
                 .filter(|(i, _)| *i < i0 || *i >= i1)
                 .map(|(_, b)| b.get(id) as i128)
                 .sum();
-            self.slots[id as usize].total as i128 - excl
+            self.m.total(id) as i128 - excl
         };
         clamp_i64(s)
     }
@@ -888,36 +1203,25 @@ impl TopN {
         if n == 0 {
             return Vec::new();
         }
-        let Some((i0, i1)) = self.read_range(at_ms, window) else {
-            return Vec::new();
-        };
-        let excluded: Vec<&Bucket> = self
-            .buckets
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| *i < i0 || *i >= i1)
-            .map(|(_, b)| b)
-            .collect();
+        let Some((i0, i1)) = self.read_range(at_ms, window) else { return Vec::new() };
+        let excluded: Vec<&Bucket> =
+            self.buckets.iter().enumerate().filter(|(i, _)| *i < i0 || *i >= i1).map(|(_, b)| b).collect();
         let included = self.buckets.range(i0..i1);
         let incl_has_neg = included.clone().any(|b| b.min_val < 0);
         let slack: i128 = excluded.iter().map(|b| -(b.min_val.min(0) as i128)).sum();
-        let cap = if excluded.is_empty() {
-            usize::MAX
-        } else {
-            included.clone().map(|b| b.len).sum::<usize>()
-        };
-        let want = n.min(self.live_members);
+        let cap = if excluded.is_empty() { usize::MAX } else { included.clone().map(|b| b.len).sum::<usize>() };
+        let want = n.min(self.m.live);
         note_path(if excluded.is_empty() { 0 } else { 1 });
 
         // Max-heap on "worseness": the root is the current n-th best.
         let mut heap: BinaryHeap<(Reverse<i128>, &[u8])> = BinaryHeap::with_capacity(want + 1);
-        for (steps, key) in self.index.iter().enumerate() {
+        for (steps, key) in self.m.index.iter().enumerate() {
             if steps >= cap {
                 note_path(2);
                 return self.top_direct(n, i0, i1);
             }
-            let total = key.neg.0 as i128;
-            let name: &[u8] = &key.name;
+            let total = key.total as i128;
+            let name: &[u8] = key.bytes();
             let bound = total + slack;
             if heap.len() >= want {
                 let &(Reverse(wc), wn) = heap.peek().expect("non-empty");
@@ -930,7 +1234,8 @@ impl TopN {
             }
             let mut cnt = total;
             for b in &excluded {
-                cnt -= b.get(key.id) as i128;
+                let id = key.id();
+                cnt -= b.get(id) as i128;
             }
             if cnt == 0 {
                 continue;
@@ -944,10 +1249,7 @@ impl TopN {
                 }
             }
         }
-        heap.into_sorted_vec()
-            .into_iter()
-            .map(|(Reverse(c), m)| (m, clamp_i64(c)))
-            .collect()
+        heap.into_sorted_vec().into_iter().map(|(Reverse(c), m)| (m, clamp_i64(c))).collect()
     }
 
     /// Top `n` by summing the included buckets `[i0, i1)` directly.
@@ -961,15 +1263,7 @@ impl TopN {
         let mut rows: Vec<(i128, &[u8])> = acc
             .into_iter()
             .filter(|(_, v)| *v != 0)
-            .map(|(id, v)| {
-                (
-                    v,
-                    self.slots[id as usize]
-                        .name
-                        .as_deref()
-                        .expect("live member"),
-                )
-            })
+            .map(|(id, v)| (v, self.m.name(id)))
             .collect();
         let cmp = |a: &(i128, &[u8]), b: &(i128, &[u8])| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1));
         if rows.len() > n {
@@ -982,39 +1276,26 @@ impl TopN {
 
     /// Distinct members currently stored (including ones only in buckets not yet retired).
     pub fn members(&self) -> usize {
-        self.live_members
+        self.m.live
     }
 
     /// Live buckets (inside the window ending at the clock) that hold entries.
     pub fn buckets_in_use(&self) -> usize {
-        self.buckets
-            .iter()
-            .filter(|b| !self.is_stale(b.idx))
-            .count()
+        self.buckets.iter().filter(|b| !self.is_stale(b.idx)).count()
     }
 
     /// Estimate of the heap bytes held.
     pub fn mem_usage(&self) -> usize {
         std::mem::size_of::<TopN>()
-            + self.slots.capacity() * std::mem::size_of::<Slot>()
-            + self.free_ids.capacity() * 4
-            + self.live_members * NAME_OVERHEAD
-            + self.name_bytes
-            + self.lookup.capacity() * 4
-            + self.index.len() * INDEX_BYTES_PER_KEY
+            + self.m.heap_bytes()
             + self.buckets.capacity() * std::mem::size_of::<Bucket>()
             + self.buckets.iter().map(Bucket::heap_bytes).sum::<usize>()
-            + self
-                .graveyards
-                .iter()
-                .map(Graveyard::heap_bytes)
-                .sum::<usize>()
+            + self.graveyards.iter().map(Graveyard::heap_bytes).sum::<usize>()
     }
 
     /// About the number of allocations freeing this structure takes.
     pub fn free_effort(&self) -> usize {
-        1 + self.live_members
-            + self.index.len() / 8
+        1 + self.m.effort()
             + self.buckets.len() * 2
             + self.graveyards.iter().map(Graveyard::effort).sum::<usize>()
     }
@@ -1023,10 +1304,7 @@ impl TopN {
     /// (saturating); `None` before the first write.
     pub fn expire_at_ms(&self) -> Option<i64> {
         let c = self.clock?;
-        Some(
-            c.saturating_add(self.window as i64)
-                .saturating_mul(self.bucket_ms),
-        )
+        Some(c.saturating_add(self.window as i64).saturating_mul(self.bucket_ms))
     }
 
     // ----- persistence ----------------------------------------------------------------------
@@ -1042,7 +1320,7 @@ impl TopN {
     ///  u32 nbuckets, nbuckets x (i64 bucket, u32 nentries, nentries x (u32 member, i64 count))`.
     /// Only live buckets and nonzero counts are written.
     pub fn encode(&self) -> Vec<u8> {
-        let mut renum: Vec<u32> = vec![EMPTY; self.slots.len()];
+        let mut renum: Vec<u32> = vec![EMPTY; self.m.nslots];
         let mut names: Vec<&[u8]> = Vec::new();
         let mut body: Vec<u8> = Vec::new();
         let mut nbuckets: u32 = 0;
@@ -1058,19 +1336,13 @@ impl TopN {
                 let r = &mut renum[id as usize];
                 if *r == EMPTY {
                     *r = names.len() as u32;
-                    names.push(
-                        self.slots[id as usize]
-                            .name
-                            .as_deref()
-                            .expect("live member"),
-                    );
+                    names.push(self.m.name(id));
                 }
                 body.extend_from_slice(&r.to_le_bytes());
                 body.extend_from_slice(&v.to_le_bytes());
             }
         }
-        let mut out =
-            Vec::with_capacity(30 + body.len() + names.iter().map(|n| n.len() + 4).sum::<usize>());
+        let mut out = Vec::with_capacity(30 + body.len() + names.iter().map(|n| n.len() + 4).sum::<usize>());
         out.push(ENCODING_VERSION);
         out.extend_from_slice(&self.bucket_ms.to_le_bytes());
         out.extend_from_slice(&self.window.to_le_bytes());
@@ -1120,15 +1392,15 @@ impl TopN {
         if !has_clock && nmembers != 0 {
             return Err(DecodeError::Invalid("members without clock"));
         }
-        t.slots.reserve(nmembers);
+        t.m.reserve(nmembers);
         for _ in 0..nmembers {
             let len = r.u32()? as usize;
             let name = r.take(len)?;
-            let hash = t.hash_name(name);
-            if t.find_member(name, hash).is_some() {
+            let hash = t.m.hash_name(name);
+            if t.m.find(name, hash).is_some() {
                 return Err(DecodeError::Invalid("duplicate member"));
             }
-            t.intern_raw(name, hash);
+            t.m.intern_raw(name, hash);
         }
         let nbuckets = r.u32()? as usize;
         if nbuckets > r.buf.len() / 12 {
@@ -1141,7 +1413,7 @@ impl TopN {
             if !has_clock || idx < lo || idx > clock {
                 return Err(DecodeError::Invalid("bucket outside the window"));
             }
-            if prev.map_or(false, |p| idx <= p) {
+            if prev.is_some_and(|p| idx <= p) {
                 return Err(DecodeError::Invalid("buckets out of order"));
             }
             prev = Some(idx);
@@ -1167,24 +1439,21 @@ impl TopN {
                     return Err(DecodeError::Invalid("duplicate entry"));
                 }
                 b.set(pos, v);
-                let s = &mut t.slots[m as usize];
+                let s = t.m.slot_mut(m);
                 s.refs += 1;
-                s.total = s
-                    .total
-                    .checked_add(v)
-                    .ok_or(DecodeError::Invalid("total overflows"))?;
+                s.total = s.total.checked_add(v).ok_or(DecodeError::Invalid("total overflows"))?;
             }
             t.buckets.push_back(b);
         }
         if !r.buf.is_empty() {
             return Err(DecodeError::Invalid("trailing bytes"));
         }
-        if t.slots.iter().any(|s| s.refs == 0) {
+        if t.m.ids().any(|id| t.m.slot(id).refs == 0) {
             return Err(DecodeError::Invalid("unused member"));
         }
-        t.index = (0..t.slots.len() as u32)
-            .map(|id| t.index_key(id))
-            .collect();
+        let mut keys: Vec<IndexKey> = t.m.ids().map(|id| t.m.index_key(id)).collect();
+        keys.sort_unstable();
+        t.m.index = keys.into_iter().collect();
         Ok(t)
     }
 
@@ -1199,14 +1468,7 @@ impl TopN {
             let at = b.idx.saturating_mul(self.bucket_ms);
             for (id, v) in b.iter() {
                 if v != 0 {
-                    out.push((
-                        self.slots[id as usize]
-                            .name
-                            .as_deref()
-                            .expect("live member"),
-                        v,
-                        at,
-                    ));
+                    out.push((self.m.name(id), v, at));
                     last = Some(b.idx);
                 }
             }
@@ -1237,14 +1499,10 @@ impl<'a> Reader<'a> {
         Ok(self.take(1)?[0])
     }
     fn u32(&mut self) -> Result<u32, DecodeError> {
-        Ok(u32::from_le_bytes(
-            self.take(4)?.try_into().expect("4 bytes"),
-        ))
+        Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
     }
     fn i64(&mut self) -> Result<i64, DecodeError> {
-        Ok(i64::from_le_bytes(
-            self.take(8)?.try_into().expect("8 bytes"),
-        ))
+        Ok(i64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
     }
 }
 
@@ -1263,10 +1521,7 @@ mod tests {
     const H: i64 = 3_600_000;
 
     fn top_owned(t: &TopN, n: usize, at: i64) -> Vec<(Vec<u8>, i64)> {
-        t.top(n, at)
-            .into_iter()
-            .map(|(m, c)| (m.to_vec(), c))
-            .collect()
+        t.top(n, at).into_iter().map(|(m, c)| (m.to_vec(), c)).collect()
     }
 
     fn row(m: &str, c: i64) -> (Vec<u8>, i64) {
@@ -1278,11 +1533,7 @@ mod tests {
         let mut totals: HashMap<u32, (i128, u32)> = HashMap::new();
         for (bi, b) in t.buckets.iter().enumerate() {
             let mut n = 0;
-            let skip = if bi == 0 && t.is_stale(b.idx) {
-                t.retire_pos
-            } else {
-                0
-            };
+            let skip = if bi == 0 && t.is_stale(b.idx) { t.retire_pos } else { 0 };
             for (pos, (&id, &v)) in b.keys.iter().zip(b.vals.iter()).enumerate() {
                 if id == EMPTY {
                     continue;
@@ -1296,35 +1547,90 @@ mod tests {
                 e.0 += v as i128;
                 e.1 += 1;
                 assert!(v >= b.min_val);
-                assert!(
-                    t.slots[id as usize].name.is_some(),
-                    "entry of a freed member"
-                );
+                assert!(t.m.slot(id).name.is_some(), "entry of a freed member");
             }
             assert_eq!(n, b.len);
         }
         let mut live = 0;
-        for (id, s) in t.slots.iter().enumerate() {
-            if s.name.is_none() {
-                continue;
-            }
+        let mut name_bytes = 0;
+        for id in t.m.ids() {
+            let s = t.m.slot(id);
             live += 1;
-            let (sum, refs) = totals.get(&(id as u32)).copied().unwrap_or((0, 0));
+            name_bytes += t.m.name(id).len();
+            let (sum, refs) = totals.get(&id).copied().unwrap_or((0, 0));
             assert_eq!(s.total as i128, sum, "total of member {id}");
             assert_eq!(s.refs, refs, "refs of member {id}");
             assert!(refs > 0, "member {id} kept without refs");
-            assert_eq!(
-                t.find_member(s.name.as_deref().unwrap(), s.hash),
-                Some(id as u32)
-            );
-            assert!(t.index.contains(&t.index_key(id as u32)));
+            assert_eq!(s.hash, t.m.hash_name(t.m.name(id)));
+            assert_eq!(t.m.find(t.m.name(id), s.hash), Some(id));
+            assert!(t.m.index.contains(&t.m.index_key(id)));
+            assert_eq!(t.m.index_key(id).id(), id);
         }
-        assert_eq!(live, t.live_members);
-        assert_eq!(t.index.len(), live);
-        assert_eq!(t.lookup.iter().filter(|x| **x != EMPTY).count(), live);
+        assert_eq!(live, t.m.live);
+        assert_eq!(name_bytes, t.m.name_bytes);
+        assert_eq!(t.m.index.len(), live);
+        assert_eq!(t.m.nslots, t.m.chunks.iter().map(|c| c.len()).sum::<usize>());
+        assert_eq!(t.m.free_ids.len() + live, t.m.nslots);
+        let cells = |tb: &[u64]| tb.iter().filter(|c| **c != EMPTY_CELL && cell_id(**c) != TOMB).count();
+        assert_eq!(cells(&t.m.table) + cells(&t.m.old), live);
+        assert!(t.m.table.iter().all(|c| cell_id(*c) != TOMB));
         for w in t.buckets.iter().collect::<Vec<_>>().windows(2) {
             assert!(w[0].idx < w[1].idx);
         }
+    }
+
+    #[test]
+    fn member_table_incremental_rehash() {
+        let mut rng = StdRng::seed_from_u64(5);
+        let mut m = Members::new();
+        let mut model: HashMap<Vec<u8>, u32> = HashMap::new();
+        let mut saw_old = 0;
+        for step in 0..60_000 {
+            let name = format!("n{}", rng.gen_range(0..5000)).into_bytes();
+            let h = m.hash_name(&name);
+            let found = m.find(&name, h);
+            assert_eq!(found, model.get(&name).copied(), "step {step}");
+            match found {
+                None => {
+                    let id = m.intern(&name, h);
+                    m.slot_mut(id).refs = 1;
+                    model.insert(name, id);
+                }
+                Some(id) => {
+                    if rng.gen_ratio(1, 2) {
+                        m.release(id);
+                        model.remove(&name);
+                    } else {
+                        let t = m.total(id) + rng.gen_range(-3..4);
+                        m.set_total(id, t);
+                    }
+                }
+            }
+            if !m.old.is_empty() {
+                saw_old += 1;
+            }
+            if step % 1000 == 0 {
+                assert_eq!(m.live, model.len());
+                assert_eq!(m.index.len(), model.len());
+                let mut keys: Vec<(i64, Vec<u8>)> = model.iter().map(|(n, id)| (-m.total(*id), n.clone())).collect();
+                keys.sort();
+                let got: Vec<(i64, Vec<u8>)> = m.index.iter().map(|k| (-k.total, k.bytes().to_vec())).collect();
+                assert_eq!(got, keys);
+                let c = m.clone();
+                for (n, id) in &model {
+                    assert_eq!(c.find(n, c.hash_name(n)), Some(*id));
+                    assert_eq!(c.name(*id), &n[..]);
+                }
+            }
+        }
+        assert!(saw_old > 100, "the old table was never live ({saw_old})");
+        let mut g = Graveyard { members: m, buckets: VecDeque::new() };
+        let mut steps = 0;
+        while !g.is_empty() {
+            assert!(g.step(7) <= 7);
+            steps += 1;
+        }
+        assert!(steps > 100);
     }
 
     #[test]
@@ -1336,7 +1642,7 @@ mod tests {
         assert_eq!(t.incr(b"a", 1, 999).unwrap(), 1); // bucket 0
         assert_eq!(t.incr(b"a", 10, 1000).unwrap(), 11); // bucket 1
         assert_eq!(t.incr(b"a", 100, 2999).unwrap(), 111); // bucket 2
-                                                           // Window ending in bucket 2 = buckets 0..=2.
+        // Window ending in bucket 2 = buckets 0..=2.
         assert_eq!(t.count(b"a", 2000), 111);
         assert_eq!(t.count(b"a", 2999), 111);
         // Bucket 3: buckets 1..=3.
@@ -1452,11 +1758,7 @@ mod tests {
     fn late_events_and_reads_around_the_clock() {
         let mut t = TopN::new(10, 3);
         t.incr(b"a", 1, 100).unwrap(); // bucket 10 -> clock 10, live 8..=10
-        assert_eq!(
-            t.incr(b"a", 5, 79).unwrap(),
-            1,
-            "bucket 7 is older than the window"
-        );
+        assert_eq!(t.incr(b"a", 5, 79).unwrap(), 1, "bucket 7 is older than the window");
         assert_eq!(t.incr(b"b", 5, 79).unwrap(), 0);
         assert_eq!(t.members(), 1);
         assert_eq!(t.incr(b"a", 2, 80).unwrap(), 3, "bucket 8 is live");
@@ -1508,16 +1810,8 @@ mod tests {
                 now += rng.gen_range(0..1500);
             }
             let m = format!("m{}", rng.gen_range(0..members));
-            let by = if rng.gen_ratio(1, 10) {
-                -2
-            } else {
-                rng.gen_range(1..4)
-            };
-            let at = if rng.gen_ratio(1, 10) {
-                (now - 2500).max(0)
-            } else {
-                now
-            };
+            let by = if rng.gen_ratio(1, 10) { -2 } else { rng.gen_range(1..4) };
+            let at = if rng.gen_ratio(1, 10) { (now - 2500).max(0) } else { now };
             t.incr(m.as_bytes(), by, at).unwrap();
         }
         t
@@ -1569,20 +1863,14 @@ mod tests {
         t.incr(b"x", 2, 999_999).unwrap();
         let enc = t.encode();
         for len in 0..enc.len() {
-            assert!(
-                TopN::decode(&enc[..len]).is_err(),
-                "truncation to {len} accepted"
-            );
+            assert!(TopN::decode(&enc[..len]).is_err(), "truncation to {len} accepted");
         }
         let mut long = enc.clone();
         long.push(0);
         assert!(TopN::decode(&long).is_err());
         let mut v = enc.clone();
         v[0] = 2;
-        assert_eq!(
-            TopN::decode(&v).unwrap_err(),
-            DecodeError::UnknownVersion(2)
-        );
+        assert_eq!(TopN::decode(&v).unwrap_err(), DecodeError::UnknownVersion(2));
         // Random garbage and single-byte corruptions never panic.
         let mut rng = StdRng::seed_from_u64(99);
         for _ in 0..20_000 {
@@ -1614,10 +1902,7 @@ mod tests {
         let _ = other;
         let first = e.iter().position(|&c| c == b'a' || c == b'b').unwrap();
         e[pos] = e[first];
-        assert_eq!(
-            TopN::decode(&e).unwrap_err(),
-            DecodeError::Invalid("duplicate member")
-        );
+        assert_eq!(TopN::decode(&e).unwrap_err(), DecodeError::Invalid("duplicate member"));
     }
 
     #[test]
@@ -1667,11 +1952,7 @@ mod tests {
             c - self.window + 1
         }
         fn sum(&self, m: &[u8], lo: i64, hi: i64) -> i128 {
-            self.events
-                .iter()
-                .filter(|e| e.0 == m && e.2 >= lo && e.2 <= hi)
-                .map(|e| e.1 as i128)
-                .sum()
+            self.events.iter().filter(|e| e.0 == m && e.2 >= lo && e.2 <= hi).map(|e| e.1 as i128).sum()
         }
         fn incr(&mut self, m: &[u8], by: i64, at: i64) -> Result<i64, Overflow> {
             let b = at.div_euclid(self.bucket_ms);
@@ -1710,12 +1991,8 @@ mod tests {
             self.top_in(n, at, self.window)
         }
         fn top_in(&self, n: usize, at: i64, w: i64) -> Vec<(Vec<u8>, i64)> {
-            let mut v: Vec<(Vec<u8>, i64)> = self
-                .counts_in(at, w)
-                .into_iter()
-                .filter(|(_, c)| *c != 0)
-                .map(|(m, c)| (m, clamp_i64(c)))
-                .collect();
+            let mut v: Vec<(Vec<u8>, i64)> =
+                self.counts_in(at, w).into_iter().filter(|(_, c)| *c != 0).map(|(m, c)| (m, clamp_i64(c))).collect();
             v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
             v.truncate(n);
             v
@@ -1727,35 +2004,23 @@ mod tests {
         let x: f64 = rng.gen();
         let i = ((x * x * x) * pool as f64) as usize;
         let mut v = format!("user:{:05}", i).into_bytes();
-        if i % 7 == 0 {
+        if i.is_multiple_of(7) {
             v.push(0);
             v.push((i % 251) as u8);
         }
-        if i % 11 == 0 {
+        if i.is_multiple_of(11) {
             v.truncate(3);
             v.extend_from_slice(&(i as u32).to_be_bytes());
         }
         v
     }
 
-    fn run_model(
-        seed: u64,
-        budget: usize,
-        window: u32,
-        nbuckets: i64,
-        nevents: usize,
-        pool: usize,
-    ) {
+    fn run_model(seed: u64, budget: usize, window: u32, nbuckets: i64, nevents: usize, pool: usize) {
         let bucket_ms = 1000;
         let mut rng = StdRng::seed_from_u64(seed);
         let mut t = TopN::new(bucket_ms, window);
         t.set_retire_budget(budget);
-        let mut m = Model {
-            bucket_ms,
-            window: window as i64,
-            clock: None,
-            events: Vec::new(),
-        };
+        let mut m = Model { bucket_ms, window: window as i64, clock: None, events: Vec::new() };
         let mut now: i64 = rng.gen_range(0..5000);
         let end = nbuckets * bucket_ms;
         let step = (end / nevents as i64).max(1) * 2;
@@ -1781,16 +2046,8 @@ mod tests {
             };
             let got = t.incr(&name, by, at);
             let want = m.incr(&name, by, at);
-            assert_eq!(
-                got,
-                want,
-                "seed {seed} event {ev}: incr({:?}, {by}, {at})",
-                String::from_utf8_lossy(&name)
-            );
-            assert!(
-                t.last_retire_work() <= budget,
-                "seed {seed}: retirement budget exceeded"
-            );
+            assert_eq!(got, want, "seed {seed} event {ev}: incr({:?}, {by}, {at})", String::from_utf8_lossy(&name));
+            assert!(t.last_retire_work() <= budget, "seed {seed}: retirement budget exceeded");
             since_check += 1;
             if since_check >= nevents / 40 || ev + 1 == nevents {
                 since_check = 0;
@@ -1809,25 +2066,15 @@ mod tests {
                     0,
                 ];
                 for _ in 0..4 {
-                    times.push(
-                        (c - rng.gen_range(0..window as i64 + 3)) * bucket_ms
-                            + rng.gen_range(0..bucket_ms),
-                    );
+                    times.push((c - rng.gen_range(0..window as i64 + 3)) * bucket_ms + rng.gen_range(0..bucket_ms));
                 }
                 for &tm in &times {
                     for n in [1usize, 3, 10, 50, 100_000] {
                         let want = m.top(n, tm);
-                        assert_eq!(
-                            top_owned(&t, n, tm),
-                            want,
-                            "seed {seed} event {ev}: top({n}, {tm}) clock {c}"
-                        );
+                        assert_eq!(top_owned(&t, n, tm), want, "seed {seed} event {ev}: top({n}, {tm}) clock {c}");
                         if let Some((i0, i1)) = t.read_range(tm, window) {
-                            let d: Vec<(Vec<u8>, i64)> = t
-                                .top_direct(n, i0, i1)
-                                .into_iter()
-                                .map(|(m, c)| (m.to_vec(), c))
-                                .collect();
+                            let d: Vec<(Vec<u8>, i64)> =
+                                t.top_direct(n, i0, i1).into_iter().map(|(m, c)| (m.to_vec(), c)).collect();
                             assert_eq!(d, want, "seed {seed}: top_direct({n}, {tm})");
                         } else {
                             assert!(want.is_empty());
@@ -1835,26 +2082,15 @@ mod tests {
                     }
                     let w2 = rng.gen_range(1..window + 3);
                     for n in [1usize, 10, 1000] {
-                        let got: Vec<(Vec<u8>, i64)> = t
-                            .top_in(n, tm, w2)
-                            .into_iter()
-                            .map(|(m, c)| (m.to_vec(), c))
-                            .collect();
-                        assert_eq!(
-                            got,
-                            m.top_in(n, tm, w2 as i64),
-                            "seed {seed}: top_in({n}, {tm}, {w2})"
-                        );
+                        let got: Vec<(Vec<u8>, i64)> =
+                            t.top_in(n, tm, w2).into_iter().map(|(m, c)| (m.to_vec(), c)).collect();
+                        assert_eq!(got, m.top_in(n, tm, w2 as i64), "seed {seed}: top_in({n}, {tm}, {w2})");
                     }
                     let counts2 = m.counts_in(tm, w2 as i64);
                     for _ in 0..10 {
                         let name = member_name(&mut rng, pool);
                         let want = clamp_i64(counts2.get(&name).copied().unwrap_or(0));
-                        assert_eq!(
-                            t.count_in(&name, tm, w2),
-                            want,
-                            "seed {seed}: count_in at {tm} w {w2}"
-                        );
+                        assert_eq!(t.count_in(&name, tm, w2), want, "seed {seed}: count_in at {tm} w {w2}");
                     }
                     let counts = m.counts(tm);
                     for _ in 0..20 {
@@ -1867,22 +2103,14 @@ mod tests {
                     check_invariants(&t);
                     let d = TopN::decode(&t.encode()).expect("decode");
                     for &tm in &times {
-                        assert_eq!(
-                            top_owned(&d, 1000, tm),
-                            m.top(1000, tm),
-                            "seed {seed}: decoded"
-                        );
+                        assert_eq!(top_owned(&d, 1000, tm), m.top(1000, tm), "seed {seed}: decoded");
                     }
                     let mut r = TopN::new(bucket_ms, window);
                     for (mm, by, at) in t.replay_events() {
                         r.incr(mm, by, at).unwrap();
                     }
                     for &tm in &times {
-                        assert_eq!(
-                            top_owned(&r, 1000, tm),
-                            m.top(1000, tm),
-                            "seed {seed}: replayed"
-                        );
+                        assert_eq!(top_owned(&r, 1000, tm), m.top(1000, tm), "seed {seed}: replayed");
                     }
                 }
             }
@@ -1897,22 +2125,12 @@ mod tests {
             assert!(guard < 10_000_000);
         }
         check_invariants(&t);
-        let live: std::collections::HashSet<&Vec<u8>> = m
-            .events
-            .iter()
-            .filter(|e| e.2 >= m.lo(c) && e.1 != 0)
-            .map(|e| &e.0)
-            .collect();
+        let live: std::collections::HashSet<&Vec<u8>> =
+            m.events.iter().filter(|e| e.2 >= m.lo(c) && e.1 != 0).map(|e| &e.0).collect();
         // Members only in retired buckets are reclaimed (zero-count entries may keep a few).
         assert!(t.members() >= live.len());
-        assert_eq!(
-            top_owned(&t, usize::MAX, c * bucket_ms),
-            m.top(usize::MAX, c * bucket_ms)
-        );
-        eprintln!(
-            "seed {seed}: paths [plain, corrected, direct, bury] = {:?}",
-            PATHS.with(|p| p.get())
-        );
+        assert_eq!(top_owned(&t, usize::MAX, c * bucket_ms), m.top(usize::MAX, c * bucket_ms));
+        eprintln!("seed {seed}: paths [plain, corrected, direct, bury] = {:?}", PATHS.with(|p| p.get()));
     }
 
     #[test]
@@ -1941,14 +2159,7 @@ mod tests {
     fn model_random_seed() {
         let seed: u64 = rand::random();
         eprintln!("model_random_seed: seed {seed}");
-        run_model(
-            seed,
-            1 + (seed % 50) as usize,
-            2 + (seed % 7) as u32,
-            25,
-            4000,
-            2000,
-        );
+        run_model(seed, 1 + (seed % 50) as usize, 2 + (seed % 7) as u32, 25, 4000, 2000);
     }
 
     // ----- bounded retirement ---------------------------------------------------------------
@@ -1976,10 +2187,7 @@ mod tests {
             calls += 1;
         }
         // 100k entries plus empty cells at 1/8: a few thousand calls.
-        assert!(
-            calls > 100_000 / 64 && calls < 4 * 100_000 / 64,
-            "calls {calls}"
-        );
+        assert!(calls > 100_000 / 64 && calls < 4 * 100_000 / 64, "calls {calls}");
         assert_eq!(t.members(), 2);
         check_invariants(&t);
 
@@ -2026,7 +2234,7 @@ mod tests {
             for i in 0..per {
                 let id = if overlap { i } else { b as u32 * per + i };
                 let name = format!("user:{:08}", id);
-                let by = 1 + (rng.gen::<u32>() % 50) as i64 * (i % 7 == 0) as i64;
+                let by = 1 + (rng.gen::<u32>() % 50) as i64 * (i.is_multiple_of(7)) as i64;
                 t.incr(name.as_bytes(), by, b * H + 1).unwrap();
             }
         }
@@ -2046,14 +2254,7 @@ mod tests {
     #[ignore]
     fn bench() {
         for overlap in [true, false] {
-            eprintln!(
-                "--- 24 buckets x 50k entries, members {}",
-                if overlap {
-                    "shared (50k)"
-                } else {
-                    "disjoint (1.2M)"
-                }
-            );
+            eprintln!("--- 24 buckets x 50k entries, members {}", if overlap { "shared (50k)" } else { "disjoint (1.2M)" });
             let t0 = std::time::Instant::now();
             let mut t = fill(24, 50_000, overlap);
             let entries = 24 * 50_000;
@@ -2081,14 +2282,8 @@ mod tests {
             let at2 = 24 * H + 5;
             let s = std::time::Instant::now();
             t.incr(b"user:00000001", 1, at2).unwrap();
-            eprintln!(
-                "first incr after boundary: {:?} (retire work {})",
-                s.elapsed(),
-                t.last_retire_work()
-            );
-            time("top(10) with a pending stale bucket", 200, || {
-                t.top(10, at2).len()
-            });
+            eprintln!("first incr after boundary: {:?} (retire work {})", s.elapsed(), t.last_retire_work());
+            time("top(10) with a pending stale bucket", 200, || t.top(10, at2).len());
             let mut worst = std::time::Duration::ZERO;
             let mut calls = 0;
             let s = std::time::Instant::now();
@@ -2100,11 +2295,7 @@ mod tests {
                 worst = worst.max(c0.elapsed());
                 calls += 1;
             }
-            eprintln!(
-                "retirement: {calls} incr calls, {:?} total, worst call {:?}",
-                s.elapsed(),
-                worst
-            );
+            eprintln!("retirement: {calls} incr calls, {:?} total, worst call {:?}", s.elapsed(), worst);
             time("top(10) settled", 200, || t.top(10, at2).len());
             let c = std::time::Instant::now();
             let cl = t.clone();
