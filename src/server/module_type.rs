@@ -170,16 +170,30 @@ extern "C" fn free<T: ModuleValue>(value: *mut c_void) {
 impl Key {
     /// The value of a module key of type `ty`: `None` for an empty key,
     /// WRONGTYPE for anything else.
-    pub fn value<T: ModuleValue>(&self, ty: &RedisType) -> Result<Option<&mut T>, CmdError> {
+    pub fn value<T: ModuleValue>(&self, ty: &RedisType) -> Result<Option<&T>, CmdError> {
+        // Sound: as `value_mut`, shared.
+        Ok(self.value_ptr::<T>(ty)?.map(|p| unsafe { &*p }))
+    }
+
+    /// The value, for changing it in place (a write-opened key).
+    pub fn value_mut<T: ModuleValue>(
+        &mut self,
+        ty: &RedisType,
+    ) -> Result<Option<&mut T>, CmdError> {
+        // Sound: the key holds a `T` of our type (checked by `value_ptr`) and
+        // this handle, borrowed mutably, is its only user during the command.
+        Ok(self.value_ptr::<T>(ty)?.map(|p| unsafe { &mut *p }))
+    }
+
+    fn value_ptr<T: ModuleValue>(&self, ty: &RedisType) -> Result<Option<*mut T>, CmdError> {
         match self.kind() {
             KeyKind::Empty => Ok(None),
             KeyKind::Module
                 if api!(RedisModule_ModuleTypeGetType(self.raw())) == *ty.raw_type.borrow() =>
             {
-                let ptr = api!(RedisModule_ModuleTypeGetValue(self.raw())).cast::<T>();
-                // Sound: the key holds a `T` of our type (checked above) and
-                // this handle is its only user during the command.
-                Ok(unsafe { ptr.as_mut() })
+                Ok(Some(
+                    api!(RedisModule_ModuleTypeGetValue(self.raw())).cast::<T>(),
+                ))
             }
             _ => Err(CmdError::WrongType),
         }

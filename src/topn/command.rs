@@ -57,24 +57,21 @@ pub fn create(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
 /// every server sets the same one without a separate `PEXPIREAT`.
 pub fn incr(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let (by, at) = incr_options(&args.bytes[3..])?;
-    let key = open(ctx, args, true);
+    let mut key = open(ctx, args, true);
     let name = args.raw(1);
     let now = ctx.now_ms();
     let at = at.unwrap_or(now);
-    let mut created = false;
-    let value = match key.value::<TopnValue>(&TOPN_TYPE)? {
-        Some(value) => value,
-        None => {
-            let core = TopN::new(
-                config::topn_default_bucket() * 1000,
-                config::topn_default_window() as u32,
-            );
-            key.set_value(&TOPN_TYPE, TopnValue::new(core));
-            created = true;
-            key.value::<TopnValue>(&TOPN_TYPE)?
-                .ok_or_else(|| CmdError::invalid("could not create the key"))?
-        }
-    };
+    let created = key.value::<TopnValue>(&TOPN_TYPE)?.is_none();
+    if created {
+        let core = TopN::new(
+            config::topn_default_bucket() * 1000,
+            config::topn_default_window() as u32,
+        );
+        key.set_value(&TOPN_TYPE, TopnValue::new(core));
+    }
+    let value = key
+        .value_mut::<TopnValue>(&TOPN_TYPE)?
+        .ok_or_else(|| CmdError::invalid("could not create the key"))?;
     let outcome = value.update(|core| -> Result<_, Overflow> {
         let count = core.incr(args.bytes[2], by, at)?;
         Ok((count, core.expire_at_ms(), core.take_retired_buckets()))

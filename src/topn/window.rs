@@ -907,6 +907,7 @@ impl TopN {
         self.window
     }
 
+    #[cfg_attr(not(test), allow(dead_code))]
     /// Newest bucket index ever written (`None` before the first write).
     pub fn clock(&self) -> Option<i64> {
         self.clock
@@ -917,15 +918,13 @@ impl TopN {
         at_ms.div_euclid(self.bucket_ms)
     }
 
+    #[cfg_attr(not(test), allow(dead_code))]
     /// Retirement work allowed per `incr` (entries of stale buckets, or graveyard items). >= 1.
     pub fn set_retire_budget(&mut self, budget: usize) {
         self.retire_budget = budget.max(1);
     }
 
-    pub fn retire_budget(&self) -> usize {
-        self.retire_budget
-    }
-
+    #[cfg_attr(not(test), allow(dead_code))]
     /// Retirement work units done by the last `incr` call.
     pub fn last_retire_work(&self) -> usize {
         self.last_retire_work
@@ -937,6 +936,7 @@ impl TopN {
         std::mem::take(&mut self.retired_buckets)
     }
 
+    #[cfg_attr(not(test), allow(dead_code))]
     /// True when no stale bucket or graveyard is waiting to be retired.
     pub fn is_settled(&self) -> bool {
         self.graveyards.is_empty() && self.buckets.front().is_none_or(|b| !self.is_stale(b.idx))
@@ -1191,6 +1191,7 @@ impl TopN {
         clamp_i64(s)
     }
 
+    #[cfg_attr(not(test), allow(dead_code))]
     /// Exact top `n` over the window ending at `at_ms` (before or after the clock), highest
     /// first, ties by member ascending; members whose count is 0 are left out.
     pub fn top(&self, n: usize, at_ms: i64) -> Vec<(&[u8], i64)> {
