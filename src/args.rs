@@ -105,12 +105,34 @@ pub fn opt_int_in(
     value.map(|v| int_in(name, v, min, max)).transpose()
 }
 
+/// When a write makes its key expire: `TTL s` (relative) or `PXAT ms`
+/// (absolute, as SET's; also what replicas receive instead of a TTL).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expiry {
+    Ttl(i64),
+    At(i64),
+}
+
+/// Reads the `TTL` and `PXAT` options, at most one of them.
+pub fn expiry_option(ttl: Option<&[u8]>, pxat: Option<&[u8]>) -> Result<Option<Expiry>, CmdError> {
+    match (
+        opt_int_in("TTL", ttl, 1, MAX_TTL_S)?,
+        opt_int_in("PXAT", pxat, 1, MAX_EXPIRE_MS)?,
+    ) {
+        (Some(_), Some(_)) => Err(CmdError::invalid("TTL and PXAT cannot be used together")),
+        (ttl, pxat) => Ok(ttl.map(Expiry::Ttl).or(pxat.map(Expiry::At))),
+    }
+}
+
 /// Largest Unix time in ms we accept: times are sorted-set scores (doubles),
 /// exact up to 2^53.
 pub const MAX_TIME_MS: i64 = 1 << 53;
 
 /// Largest TTL in seconds (about 31 years); keeps `time + ttl` far from overflow.
 pub const MAX_TTL_S: i64 = 1_000_000_000;
+
+/// Largest absolute expiry (PXAT): any time plus the largest TTL.
+pub const MAX_EXPIRE_MS: i64 = MAX_TIME_MS + MAX_TTL_S * 1000;
 
 /// Largest length cap (MAXLEN and its configs).
 pub const MAX_LEN: i64 = 1_000_000_000;
@@ -190,5 +212,24 @@ mod tests {
             Ok(i64::MAX)
         );
         assert_eq!(opt_int_in("N", None, 0, 1), Ok(None));
+    }
+
+    #[test]
+    fn expiry_is_ttl_or_pxat_not_both() {
+        assert_eq!(expiry_option(None, None), Ok(None));
+        assert_eq!(expiry_option(Some(b"5"), None), Ok(Some(Expiry::Ttl(5))));
+        assert_eq!(expiry_option(None, Some(b"7")), Ok(Some(Expiry::At(7))));
+        assert!(expiry_option(Some(b"5"), Some(b"7"))
+            .unwrap_err()
+            .to_string()
+            .contains("TTL and PXAT"));
+        assert!(expiry_option(None, Some(b"0"))
+            .unwrap_err()
+            .to_string()
+            .contains("PXAT"));
+        assert!(expiry_option(Some(b"0"), None)
+            .unwrap_err()
+            .to_string()
+            .contains("TTL"));
     }
 }

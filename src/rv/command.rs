@@ -1,10 +1,10 @@
 //! RV command handlers.
 
 use super::parse::{add_options, expiry_ms, get_options};
-use crate::args::CmdError;
+use crate::args::{CmdError, Expiry};
 use crate::config;
 use crate::server::command::Args;
-use crate::server::{replicate, Class, Ctx, Key, KeyKind};
+use crate::server::{Arg, Class, Ctx, Key, KeyKind, AT, MAXLEN, PXAT};
 use crate::stats;
 
 /// Opens `key` and checks it is a sorted set or missing.
@@ -16,16 +16,17 @@ fn open_zset(ctx: Ctx, args: &Args, write: bool) -> Result<Key, CmdError> {
     }
 }
 
-/// `RV.ADD key member [AT ms] [MAXLEN n] [TTL s]` -> entries after add and trim.
+/// `RV.ADD key member [AT ms] [MAXLEN n] [TTL s | PXAT ms]` -> entries after
+/// add and trim.
 ///
-/// Replicated as `RV.ADD key member AT ms MAXLEN n` (explicit time and cap, so
-/// replicas and AOF replays do not depend on their clock or config), plus
-/// `PEXPIREAT` when a TTL was given.
+/// A call that names its time and cap and no relative TTL is deterministic
+/// and replicated verbatim; any other is replicated as one
+/// `RV.ADD key member AT ms MAXLEN n [PXAT ms]`, so replicas and AOF replays
+/// depend on neither their clock nor their config.
 pub fn add(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let opts = add_options(&args.bytes[3..])?;
     let key = open_zset(ctx, args, true)?;
-    let now = ctx.now_ms();
-    let at = opts.at.unwrap_or(now);
+    let at = opts.at.unwrap_or_else(|| ctx.now_ms());
     let maxlen = opts.maxlen.unwrap_or_else(config::rv_default_maxlen);
     let (name, member) = (args.raw(1), args.raw(2));
 
@@ -43,28 +44,40 @@ pub fn add(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
         ctx.notify(Class::Zset, c"rv.trim", name);
     }
 
-    let expire_at = opts
-        .ttl_s
-        .map(|ttl_s| expiry_ms(at, key.zmax_score(), ttl_s));
-    if expire_at.is_some_and(|at| ctx.delete_if_expired(&key, name, at)) {
+    let expire_at = opts.expiry.map(|expiry| match expiry {
+        Expiry::At(ms) => ms,
+        Expiry::Ttl(s) => expiry_ms(at, key.zmax_score_above(at as f64), s),
+    });
+    if expire_at.is_some_and(|ms| ctx.delete_if_expired(&key, name, ms)) {
         ctx.reply_int(0);
         return Ok(());
     }
-    replicate!(
-        ctx,
-        c"RV.ADD",
-        c"ssclcl",
-        name,
-        member,
-        c"AT".as_ptr(),
-        at,
-        c"MAXLEN".as_ptr(),
-        maxlen
-    );
-    if let Some(expire_at) = expire_at {
-        key.set_expire_at(expire_at);
+    if let Some(ms) = expire_at {
+        key.set_expire_at(ms);
         ctx.notify(Class::Generic, c"expire", name);
-        replicate!(ctx, c"PEXPIREAT", c"sl", name, expire_at);
+    }
+    let deterministic =
+        opts.at.is_some() && opts.maxlen.is_some() && !matches!(opts.expiry, Some(Expiry::Ttl(_)));
+    if deterministic {
+        ctx.replicate_verbatim();
+    } else {
+        // PXAT rides along only when there is an expiry.
+        let effect = [
+            Arg::Str(name),
+            Arg::Str(member),
+            AT.arg(),
+            Arg::Int(at),
+            MAXLEN.arg(),
+            Arg::Int(maxlen),
+            PXAT.arg(),
+            Arg::Int(expire_at.unwrap_or(0)),
+        ];
+        let used = if expire_at.is_some() {
+            effect.len()
+        } else {
+            effect.len() - 2
+        };
+        ctx.replicate(c"RV.ADD", &effect[..used]);
     }
     ctx.reply_int(len as i64);
     Ok(())
@@ -79,7 +92,7 @@ pub fn get(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     ctx.reply_array_open();
     let mut sent = 0;
     if limit > 0 {
-        key.zrev_each(since, |member, score| {
+        key.zrev_each(since, false, |member, score| {
             ctx.reply_str(member.ptr);
             if opts.with_scores {
                 ctx.reply_double(score);

@@ -1,29 +1,32 @@
 //! Parsing of RV arguments (pure).
 
-use crate::args::{opt_int_in, parse_options, CmdError, Takes, MAX_LEN, MAX_TIME_MS, MAX_TTL_S};
+use crate::args::{
+    expiry_option, opt_int_in, parse_options, CmdError, Expiry, Takes, MAX_LEN, MAX_TIME_MS,
+};
 
-/// Options of `RV.ADD key member [AT ms] [MAXLEN n] [TTL s]`.
+/// Options of `RV.ADD key member [AT ms] [MAXLEN n] [TTL s | PXAT ms]`.
 #[derive(Debug, PartialEq, Eq)]
 pub struct AddOptions {
     pub at: Option<i64>,
     /// 0 = no limit.
     pub maxlen: Option<i64>,
-    pub ttl_s: Option<i64>,
+    pub expiry: Option<Expiry>,
 }
 
 pub fn add_options(tokens: &[&[u8]]) -> Result<AddOptions, CmdError> {
-    let [at, maxlen, ttl] = parse_options(
+    let [at, maxlen, ttl, pxat] = parse_options(
         tokens,
         &[
             ("AT", Takes::Value),
             ("MAXLEN", Takes::Value),
             ("TTL", Takes::Value),
+            ("PXAT", Takes::Value),
         ],
     )?;
     Ok(AddOptions {
         at: opt_int_in("AT", at, 0, MAX_TIME_MS)?,
         maxlen: opt_int_in("MAXLEN", maxlen, 0, MAX_LEN)?,
-        ttl_s: opt_int_in("TTL", ttl, 1, MAX_TTL_S)?,
+        expiry: expiry_option(ttl, pxat)?,
     })
 }
 
@@ -51,9 +54,10 @@ pub fn get_options(tokens: &[&[u8]]) -> Result<GetOptions, CmdError> {
     })
 }
 
-/// When a list whose newest entry is at `newest_ms` should expire, given the
-/// time of this add and its TTL: TTL seconds after the newest entry, never
-/// before this add's own time + TTL (recipe data may hold times in seconds).
+/// When a list should expire after an add at `at_ms` with a TTL, given the
+/// newest entry time later than `at_ms`, if any: TTL seconds after the newest
+/// entry, never before this add's own time + TTL (recipe data may hold times
+/// in seconds).
 pub fn expiry_ms(at_ms: i64, newest_ms: Option<f64>, ttl_s: i64) -> i64 {
     let newest = newest_ms.map_or(at_ms, |n| {
         if n.is_finite() && n > at_ms as f64 && n <= MAX_TIME_MS as f64 {
@@ -80,7 +84,7 @@ mod tests {
             AddOptions {
                 at: Some(1000),
                 maxlen: Some(3),
-                ttl_s: Some(60)
+                expiry: Some(Expiry::Ttl(60))
             }
         );
         assert_eq!(
@@ -88,7 +92,7 @@ mod tests {
             AddOptions {
                 at: None,
                 maxlen: None,
-                ttl_s: None
+                expiry: None
             }
         );
         let err = |s: &[&str]| add_options(&toks(s)).unwrap_err().to_string();

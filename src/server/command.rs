@@ -14,7 +14,39 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 /// replication) and their bytes (for parsing).
 pub struct Args<'a> {
     raw: &'a [RStr],
-    pub bytes: Vec<&'a [u8]>,
+    pub bytes: ArgBytes<'a>,
+}
+
+/// The arguments' bytes, on the stack for the usual short command (no
+/// allocation on the hot path), on the heap past that.
+pub enum ArgBytes<'a> {
+    Inline([&'a [u8]; INLINE_ARGS], usize),
+    Heap(Vec<&'a [u8]>),
+}
+
+const INLINE_ARGS: usize = 16;
+
+impl<'a> ArgBytes<'a> {
+    fn of(raw: &'a [RStr]) -> Self {
+        if raw.len() > INLINE_ARGS {
+            return ArgBytes::Heap(raw.iter().map(|&s| bytes_of(s)).collect());
+        }
+        let mut inline: [&[u8]; INLINE_ARGS] = [&[]; INLINE_ARGS];
+        for (slot, &s) in inline.iter_mut().zip(raw) {
+            *slot = bytes_of(s);
+        }
+        ArgBytes::Inline(inline, raw.len())
+    }
+}
+
+impl<'a> std::ops::Deref for ArgBytes<'a> {
+    type Target = [&'a [u8]];
+    fn deref(&self) -> &Self::Target {
+        match self {
+            ArgBytes::Inline(inline, len) => &inline[..*len],
+            ArgBytes::Heap(all) => all,
+        }
+    }
 }
 
 impl<'a> Args<'a> {
@@ -89,7 +121,7 @@ pub fn run(
         catch_unwind(AssertUnwindSafe(|| {
             let args = Args {
                 raw,
-                bytes: raw.iter().map(|&s| bytes_of(s)).collect(),
+                bytes: ArgBytes::of(raw),
             };
             handler(ctx, &args)
         }))

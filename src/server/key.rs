@@ -110,28 +110,41 @@ impl Key {
         deleted != 0
     }
 
-    /// Visits members with score >= `min`, highest score first (ties in
-    /// reverse member order, as ZREVRANGE), until `visit` returns false.
-    pub fn zrev_each(&self, min: f64, mut visit: impl FnMut(&OwnedStr, f64) -> bool) {
-        self.zscan(true, min, &mut visit);
+    /// Visits members with score >= `min` (> `min` if `exclusive`), highest
+    /// score first (ties in reverse member order, as ZREVRANGE), until `visit`
+    /// returns false.
+    pub fn zrev_each(
+        &self,
+        min: f64,
+        exclusive: bool,
+        mut visit: impl FnMut(OwnedStr, f64) -> bool,
+    ) {
+        self.zscan(true, min, exclusive, &mut visit);
     }
 
     /// Visits members lowest score first until `visit` returns false.
-    pub fn zfwd_each(&self, mut visit: impl FnMut(&OwnedStr, f64) -> bool) {
-        self.zscan(false, f64::NEG_INFINITY, &mut visit);
+    pub fn zfwd_each(&self, mut visit: impl FnMut(OwnedStr, f64) -> bool) {
+        self.zscan(false, f64::NEG_INFINITY, false, &mut visit);
     }
 
-    fn zscan(&self, reverse: bool, min: f64, visit: &mut dyn FnMut(&OwnedStr, f64) -> bool) {
+    fn zscan(
+        &self,
+        reverse: bool,
+        min: f64,
+        exclusive: bool,
+        visit: &mut dyn FnMut(OwnedStr, f64) -> bool,
+    ) {
         let k = self.raw();
         if k.is_null() {
             return;
         }
+        let minex = exclusive as c_int;
         let started = if reverse {
             api!(RedisModule_ZsetLastInScoreRange(
                 k,
                 min,
                 f64::INFINITY,
-                0,
+                minex,
                 0
             ))
         } else {
@@ -139,7 +152,7 @@ impl Key {
                 k,
                 min,
                 f64::INFINITY,
-                0,
+                minex,
                 0
             ))
         };
@@ -153,7 +166,7 @@ impl Key {
                 break;
             }
             let member = OwnedStr { ctx: self.ctx, ptr };
-            if !visit(&member, score) {
+            if !visit(member, score) {
                 break;
             }
             let more = if reverse {
@@ -168,10 +181,11 @@ impl Key {
         api!(RedisModule_ZsetRangeStop(k));
     }
 
-    /// Score of the highest-scored member.
-    pub fn zmax_score(&self) -> Option<f64> {
+    /// The highest score above `floor`, if any. Cheap when there is none
+    /// (the usual case for a write at the current time): no member is read.
+    pub fn zmax_score_above(&self, floor: f64) -> Option<f64> {
         let mut max = None;
-        self.zrev_each(f64::NEG_INFINITY, |_, score| {
+        self.zrev_each(floor, true, |_, score| {
             max = Some(score);
             false
         });
@@ -183,10 +197,7 @@ impl Key {
         let mut doomed = Vec::with_capacity(count);
         // Collect first: the range iterator must not see the set change.
         self.zfwd_each(|member, _| {
-            doomed.push(OwnedStr {
-                ctx: self.ctx,
-                ptr: api!(RedisModule_HoldString(self.ctx.0, member.ptr)),
-            });
+            doomed.push(member);
             doomed.len() < count
         });
         doomed.iter().filter(|m| self.zrem(m.ptr)).count()

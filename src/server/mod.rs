@@ -14,6 +14,7 @@ pub mod module_type;
 use redis_module::raw;
 use std::ffi::CStr;
 use std::os::raw::c_int;
+use std::sync::OnceLock;
 
 pub use key::{bytes_of, Key, KeyKind};
 
@@ -64,7 +65,7 @@ impl Ctx {
         }
         key.delete();
         self.notify(Class::Generic, c"expired", name);
-        replicate!(self, c"DEL", c"s", name);
+        self.replicate(c"DEL", &[Arg::Str(name)]);
         true
     }
 
@@ -85,6 +86,36 @@ impl Ctx {
     /// commands whose effect does not depend on the clock or on config.
     pub fn replicate_verbatim(self) {
         api!(RedisModule_ReplicateVerbatim(self.0));
+    }
+
+    /// Replicates `cmd args...` to replicas and the AOF (effects
+    /// replication: explicit arguments instead of the client's call).
+    pub fn replicate(self, cmd: &CStr, args: &[Arg]) {
+        let args = &args[..args.len().min(MAX_REPLICATED_ARGS)];
+        let mut strings = [std::ptr::null_mut(); MAX_REPLICATED_ARGS];
+        for (slot, arg) in strings.iter_mut().zip(args) {
+            *slot = match *arg {
+                Arg::Str(s) => s,
+                Arg::Int(n) => new_string(Decimal::new(n).bytes()),
+            };
+        }
+        // Sound: `v` takes an array of Redis strings and its length, which
+        // is what we pass. It only fails for an unknown command, which ours
+        // are not.
+        unsafe {
+            raw::RedisModule_Replicate.unwrap()(
+                self.0,
+                cmd.as_ptr(),
+                c"v".as_ptr(),
+                strings.as_ptr(),
+                args.len(),
+            );
+        }
+        for (arg, &s) in args.iter().zip(&strings) {
+            if let Arg::Int(_) = arg {
+                api!(RedisModule_FreeString(std::ptr::null_mut(), s));
+            }
+        }
     }
 
     pub fn reply_int(self, n: i64) {
@@ -168,22 +199,105 @@ impl Ctx {
     }
 }
 
-/// Replicates one command with explicit arguments (effects replication). The
-/// format string follows `RedisModule_Replicate`: `s` a Redis string, `c` a C
-/// string, `l` a long long, `b` a buffer and its length.
-macro_rules! replicate {
-    ($ctx:expr, $cmd:expr, $fmt:expr $(, $arg:expr)* $(,)?) => {{
-        let ctx: $crate::server::Ctx = $ctx;
-        // Sound: the format string matches the arguments' C types, checked at
-        // each call site; see the module doc for the context pointer.
-        unsafe {
-            ::redis_module::raw::RedisModule_Replicate.unwrap()(
-                ctx.0,
-                ($cmd as &::std::ffi::CStr).as_ptr(),
-                ($fmt as &::std::ffi::CStr).as_ptr()
-                $(, $arg)*
-            )
-        }
-    }};
+/// Most arguments a replicated command of ours has (key included).
+const MAX_REPLICATED_ARGS: usize = 8;
+
+/// An argument of a replicated command.
+#[derive(Clone, Copy)]
+pub enum Arg {
+    Str(RStr),
+    Int(i64),
 }
-pub(crate) use replicate;
+
+/// A Redis string owned by no context; the caller frees it.
+pub fn new_string(bytes: &[u8]) -> RStr {
+    api!(RedisModule_CreateString(
+        std::ptr::null_mut(),
+        bytes.as_ptr().cast(),
+        bytes.len()
+    ))
+}
+
+/// A keyword used in replicated commands, created once as a Redis string so
+/// replicating it costs a reference count, not an allocation.
+pub struct Word {
+    text: &'static CStr,
+    string: OnceLock<SharedStr>,
+}
+
+struct SharedStr(RStr);
+// Sound: Redis strings are only touched from Redis' main thread; the lock
+// only makes the static declarable.
+unsafe impl Send for SharedStr {}
+unsafe impl Sync for SharedStr {}
+
+impl Word {
+    pub const fn new(text: &'static CStr) -> Self {
+        Word {
+            text,
+            string: OnceLock::new(),
+        }
+    }
+
+    pub fn arg(&self) -> Arg {
+        Arg::Str(self.get())
+    }
+
+    fn get(&self) -> RStr {
+        self.string
+            .get_or_init(|| SharedStr(new_string(self.text.to_bytes())))
+            .0
+    }
+}
+
+pub static AT: Word = Word::new(c"AT");
+pub static BY: Word = Word::new(c"BY");
+pub static MAXLEN: Word = Word::new(c"MAXLEN");
+pub static SLACK: Word = Word::new(c"SLACK");
+pub static PXAT: Word = Word::new(c"PXAT");
+pub static BUCKET: Word = Word::new(c"BUCKET");
+pub static WINDOW: Word = Word::new(c"WINDOW");
+
+/// An integer in decimal, formatted on the stack (cheaper than asking Redis
+/// to format a long long).
+pub struct Decimal {
+    buf: [u8; 20],
+    start: usize,
+}
+
+impl Decimal {
+    pub fn new(n: i64) -> Self {
+        let mut buf = [0u8; 20];
+        let mut start = buf.len();
+        let mut rest = n.unsigned_abs();
+        loop {
+            start -= 1;
+            buf[start] = b'0' + (rest % 10) as u8;
+            rest /= 10;
+            if rest == 0 {
+                break;
+            }
+        }
+        if n < 0 {
+            start -= 1;
+            buf[start] = b'-';
+        }
+        Decimal { buf, start }
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        &self.buf[self.start..]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Decimal;
+
+    #[test]
+    fn decimals_match_rust_formatting() {
+        for n in [0, 7, -7, 10, 1_700_000_000_000, i64::MAX, i64::MIN, -1] {
+            assert_eq!(Decimal::new(n).bytes(), n.to_string().as_bytes());
+        }
+    }
+}

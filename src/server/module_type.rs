@@ -8,7 +8,7 @@
 //! for the type those callbacks were registered with, so casting it back to
 //! `T` is sound; it is freed exactly once, by `free`.
 
-use super::{api, Key, KeyKind, RStr};
+use super::{api, new_string, Key, KeyKind, RStr};
 use crate::args::CmdError;
 use redis_module::native_types::RedisType;
 use redis_module::raw;
@@ -40,16 +40,7 @@ pub struct AofWriter {
 impl AofWriter {
     /// Appends `cmd key args...` to the AOF.
     pub fn emit(&self, cmd: &CStr, args: &[&[u8]]) {
-        let mut strings: Vec<RStr> = args
-            .iter()
-            .map(|a| {
-                api!(RedisModule_CreateString(
-                    std::ptr::null_mut(),
-                    a.as_ptr().cast(),
-                    a.len()
-                ))
-            })
-            .collect();
+        let mut strings: Vec<RStr> = args.iter().map(|a| new_string(a)).collect();
         // Sound: `s` is a Redis string and `v` a vector of `len` Redis
         // strings, as the format string says.
         unsafe {

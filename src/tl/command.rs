@@ -1,10 +1,10 @@
 //! TL command handlers.
 
 use super::parse::{items_to_trim, push_options, range_options, rem_count};
-use crate::args::CmdError;
+use crate::args::{CmdError, Expiry};
 use crate::config;
 use crate::server::command::Args;
-use crate::server::{replicate, Class, Ctx, Key, KeyKind};
+use crate::server::{Arg, Class, Ctx, Key, KeyKind, MAXLEN, PXAT, SLACK};
 use crate::stats;
 
 /// Opens `key` and checks it is a list or missing.
@@ -16,17 +16,19 @@ fn open_list(ctx: Ctx, args: &Args, write: bool) -> Result<Key, CmdError> {
     }
 }
 
-/// `TL.PUSH key item [MAXLEN n] [SLACK m] [TTL s]` -> length after push and trim.
+/// `TL.PUSH key item [MAXLEN n] [SLACK m] [TTL s | PXAT ms]` -> length after
+/// the push and any trim.
 ///
-/// Replicated as `TL.PUSH key item MAXLEN n SLACK m` (explicit, so replicas do
-/// not depend on their config), plus `PEXPIREAT` for a TTL.
+/// A call that names its cap and no relative TTL is deterministic and
+/// replicated verbatim; any other as one `TL.PUSH key item MAXLEN n SLACK m
+/// [PXAT ms]`, so replicas depend on neither their clock nor their config.
 pub fn push(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let opts = push_options(&args.bytes[3..])?;
     let key = open_list(ctx, args, true)?;
     let maxlen = opts.maxlen.unwrap_or_else(config::tl_default_maxlen);
-    let name = args.raw(1);
+    let (name, item) = (args.raw(1), args.raw(2));
 
-    key.list_push_head(args.raw(2));
+    key.list_push_head(item);
     let len = key.len();
     let trim = items_to_trim(len, maxlen as usize, opts.slack as usize);
     for _ in 0..trim {
@@ -37,22 +39,39 @@ pub fn push(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
         stats::TL_TRIMS.add(trim as i64);
         ctx.notify(Class::List, c"tl.trim", name);
     }
-    replicate!(
-        ctx,
-        c"TL.PUSH",
-        c"ssclcl",
-        name,
-        args.raw(2),
-        c"MAXLEN".as_ptr(),
-        maxlen,
-        c"SLACK".as_ptr(),
-        opts.slack
-    );
-    if let Some(ttl_s) = opts.ttl_s {
-        let expire_at = ctx.now_ms() + ttl_s * 1000;
-        key.set_expire_at(expire_at);
+    let expire_at = opts.expiry.map(|expiry| match expiry {
+        Expiry::At(ms) => ms,
+        Expiry::Ttl(s) => ctx.now_ms() + s * 1000,
+    });
+    if expire_at.is_some_and(|ms| ctx.delete_if_expired(&key, name, ms)) {
+        ctx.reply_int(0);
+        return Ok(());
+    }
+    if let Some(ms) = expire_at {
+        key.set_expire_at(ms);
         ctx.notify(Class::Generic, c"expire", name);
-        replicate!(ctx, c"PEXPIREAT", c"sl", name, expire_at);
+    }
+    let deterministic = opts.maxlen.is_some() && !matches!(opts.expiry, Some(Expiry::Ttl(_)));
+    if deterministic {
+        ctx.replicate_verbatim();
+    } else {
+        // PXAT rides along only when there is an expiry.
+        let effect = [
+            Arg::Str(name),
+            Arg::Str(item),
+            MAXLEN.arg(),
+            Arg::Int(maxlen),
+            SLACK.arg(),
+            Arg::Int(opts.slack),
+            PXAT.arg(),
+            Arg::Int(expire_at.unwrap_or(0)),
+        ];
+        let used = if expire_at.is_some() {
+            effect.len()
+        } else {
+            effect.len() - 2
+        };
+        ctx.replicate(c"TL.PUSH", &effect[..used]);
     }
     ctx.reply_int((len - trim) as i64);
     Ok(())

@@ -1,29 +1,30 @@
 //! Parsing and trimming rules of TL (pure).
 
-use crate::args::{opt_int_in, parse_options, CmdError, Takes, MAX_LEN, MAX_TTL_S};
+use crate::args::{expiry_option, opt_int_in, parse_options, CmdError, Expiry, Takes, MAX_LEN};
 
-/// Options of `TL.PUSH key item [MAXLEN n] [SLACK m] [TTL s]`.
+/// Options of `TL.PUSH key item [MAXLEN n] [SLACK m] [TTL s | PXAT ms]`.
 #[derive(Debug, PartialEq, Eq)]
 pub struct PushOptions {
     /// 0 = no limit.
     pub maxlen: Option<i64>,
     pub slack: i64,
-    pub ttl_s: Option<i64>,
+    pub expiry: Option<Expiry>,
 }
 
 pub fn push_options(tokens: &[&[u8]]) -> Result<PushOptions, CmdError> {
-    let [maxlen, slack, ttl] = parse_options(
+    let [maxlen, slack, ttl, pxat] = parse_options(
         tokens,
         &[
             ("MAXLEN", Takes::Value),
             ("SLACK", Takes::Value),
             ("TTL", Takes::Value),
+            ("PXAT", Takes::Value),
         ],
     )?;
     Ok(PushOptions {
         maxlen: opt_int_in("MAXLEN", maxlen, 0, MAX_LEN)?,
         slack: opt_int_in("SLACK", slack, 0, MAX_LEN)?.unwrap_or(0),
-        ttl_s: opt_int_in("TTL", ttl, 1, MAX_TTL_S)?,
+        expiry: expiry_option(ttl, pxat)?,
     })
 }
 
@@ -87,7 +88,7 @@ mod tests {
             PushOptions {
                 maxlen: Some(10),
                 slack: 5,
-                ttl_s: None
+                expiry: None
             }
         );
         assert!(push_options(&toks(&["SLACK", "-1"]))

@@ -6,7 +6,7 @@ use super::window::{Overflow, TopN};
 use crate::args::CmdError;
 use crate::config;
 use crate::server::command::Args;
-use crate::server::{replicate, Class, Ctx, Key, RStr};
+use crate::server::{Arg, Class, Ctx, Key, RStr, AT, BUCKET, BY, WINDOW};
 use crate::stats;
 
 fn open(ctx: Ctx, args: &Args, write: bool) -> Key {
@@ -16,15 +16,15 @@ fn open(ctx: Ctx, args: &Args, write: bool) -> Key {
 /// Replicates the creation of `name` with its shape spelled out, so replicas
 /// do not depend on their own default configs.
 fn replicate_create(ctx: Ctx, name: RStr, bucket_s: i64, window: i64) {
-    replicate!(
-        ctx,
+    ctx.replicate(
         c"TOPN.CREATE",
-        c"sclcl",
-        name,
-        c"BUCKET".as_ptr(),
-        bucket_s,
-        c"WINDOW".as_ptr(),
-        window
+        &[
+            Arg::Str(name),
+            BUCKET.arg(),
+            Arg::Int(bucket_s),
+            WINDOW.arg(),
+            Arg::Int(window),
+        ],
     );
 }
 
@@ -51,16 +51,17 @@ pub fn create(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
 
 /// `TOPN.INCR key member [BY n] [AT ms]` -> the member's count over the window.
 ///
-/// Replicated as `TOPN.INCR key member BY n AT ms` (explicit time), preceded
-/// by `TOPN.CREATE` with explicit shape when it created the key. The key's
+/// Replicated verbatim when it names its time and found the key; otherwise as
+/// `TOPN.INCR key member BY n AT ms`, preceded by `TOPN.CREATE` with explicit
+/// shape when it created the key. The key's
 /// expiry (a whole window after its newest bucket) follows from the data, so
 /// every server sets the same one without a separate `PEXPIREAT`.
 pub fn incr(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
-    let (by, at) = incr_options(&args.bytes[3..])?;
+    let (by, opts_at) = incr_options(&args.bytes[3..])?;
     let mut key = open(ctx, args, true);
     let name = args.raw(1);
     let now = ctx.now_ms();
-    let at = at.unwrap_or(now);
+    let at = opts_at.unwrap_or(now);
     let created = key.value::<TopnValue>(&TOPN_TYPE)?.is_none();
     if created {
         let core = TopN::new(
@@ -98,17 +99,19 @@ pub fn incr(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     }
     key.set_expire_at(expire_at);
     ctx.notify(Class::Module, c"topn.incr", name);
-    replicate!(
-        ctx,
-        c"TOPN.INCR",
-        c"ssclcl",
-        name,
-        args.raw(2),
-        c"BY".as_ptr(),
-        by,
-        c"AT".as_ptr(),
-        at
-    );
+    if opts_at.is_some() && !created {
+        ctx.replicate_verbatim();
+    } else {
+        let effect = [
+            Arg::Str(name),
+            Arg::Str(args.raw(2)),
+            BY.arg(),
+            Arg::Int(by),
+            AT.arg(),
+            Arg::Int(at),
+        ];
+        ctx.replicate(c"TOPN.INCR", &effect);
+    }
     ctx.reply_int(count);
     Ok(())
 }

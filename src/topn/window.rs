@@ -4,35 +4,38 @@
 //! Design:
 //! - Time is cut into epoch-aligned buckets (`bucket = at_ms.div_euclid(bucket_ms)`). The key's
 //!   *clock* is the newest bucket ever written (monotone); *live* buckets are
-//!   `[clock - window + 1, clock]`. Writes older than that are ignored.
-//! - Members are interned once: a slot table (`id -> name, total, refs`) plus an open-addressing
-//!   lookup table of ids hashed by name. The name bytes live in one `Arc<[u8]>` shared by the
-//!   slot and the order index.
-//! - Each bucket is a flat open-addressing map `u32 id -> i64 count` (two plain vectors, so
-//!   dropping a bucket is two deallocations, whatever its size).
-//! - A running aggregate `total` per member covers every bucket still stored (live buckets and
-//!   stale ones not yet retired), with an order index `BTreeSet<(Reverse(total), name, id)>`.
+//!   `[clock - window + 1, clock]`. Writes older than that are ignored; reads only ever see
+//!   live buckets.
+//! - Members are interned once: each name is one heap block `[id][len][bytes]` owned by its slot
+//!   (`id -> name, total, refs`, in fixed chunks that never reallocate) and referenced by the
+//!   lookup table (`hash|id` cells, linear probing, grown by incremental migration like Redis'
+//!   rehash) and by the order index (16-byte keys).
+//! - Each bucket is a flat open-addressing map `u32 id -> i64 count` (two plain vectors: freeing
+//!   a bucket is two deallocations, whatever its size), with a per-bucket hash seed.
+//! - A running aggregate `total` per member covers every stored bucket (live ones and stale ones
+//!   not yet retired), ordered by `BTreeSet<(total desc, name asc)>`: a plain top(n) is a walk of
+//!   n keys.
 //! - Retirement is incremental: each `incr` subtracts at most `retire_budget` entries of stale
-//!   buckets from the aggregate, and reclaims a member when no stored bucket holds it any more
-//!   (`refs == 0`). When the clock jumps past the whole window, the entire old state is moved to
-//!   a "graveyard" that later writes free piecewise.
-//! - Reads are `&self`: they correct for the stored buckets outside the read window (stale ones,
-//!   or ones newer than `at_ms`) by walking the order index best-first, computing
-//!   `total - excluded contributions`, and stopping once the bound `total + negative slack`
-//!   of the next candidate cannot beat the n-th best. If the walk visits more candidates than
-//!   the read window holds entries, it falls back to summing the included buckets directly, so
-//!   a read never costs more than about the naive union of the window.
+//!   buckets from the aggregate, and frees a member when no stored bucket holds it (`refs == 0`).
+//!   When the clock jumps past the whole window, the whole old state moves to a graveyard that
+//!   later writes free piecewise.
+//! - Reads are `&self`: they correct for stored buckets outside the read window (stale ones, or
+//!   ones newer than `at_ms`) by walking the index best-first, computing `total - excluded
+//!   contributions`, and stopping once the next candidate's bound (`total` plus the most a
+//!   negative excluded entry can add, tracked per bucket) cannot beat the n-th best. If that walk
+//!   grows costlier than summing the included buckets, it sums them instead, so a read never
+//!   costs much more than the naive union of its window, and usually costs O(n log M).
 
+use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
 use std::cmp::Reverse;
 use std::collections::hash_map::RandomState;
 use std::collections::{BTreeSet, BinaryHeap, HashMap, VecDeque};
 use std::fmt;
 use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
-use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
 use std::ptr::NonNull;
 
 /// Entries of stale buckets retired (or graveyard items freed) per `incr` call by default.
-pub const DEFAULT_RETIRE_BUDGET: usize = 128;
+pub const DEFAULT_RETIRE_BUDGET: usize = 64;
 
 /// Version byte that starts every encoding.
 pub const ENCODING_VERSION: u8 = 1;
@@ -76,8 +79,9 @@ const EMPTY: u32 = u32::MAX;
 
 #[cfg(test)]
 thread_local! {
-    /// Test-only path counters: [plain walks, corrected walks, direct fallbacks, buries].
-    static PATHS: std::cell::Cell<[usize; 4]> = const { std::cell::Cell::new([0; 4]) };
+    /// Test-only path counters: [plain walks, corrected walks, direct fallbacks, buries,
+    /// retirement steps in a bucket caught mid-growth].
+    static PATHS: std::cell::Cell<[usize; 5]> = const { std::cell::Cell::new([0; 5]) };
 }
 
 #[inline]
@@ -109,37 +113,42 @@ fn reduce(h: u64, cap: usize) -> usize {
 
 // ---------------------------------------------------------------------------------------------
 // One bucket: open-addressing map u32 id -> i64 count, linear probing, no deletion.
-// Capacity grows by 1.5x up to a load of 0.8. Each bucket hashes ids with its own seed, so the
-// order in which one bucket hands out ids (retirement walks its cells) never clusters another.
+// Capacity grows by 1.5x up to a load of 0.8, and growth is incremental (like Redis' rehash):
+// the previous table is moved into the new one a few cells per write, lookups probe both.
+// Each bucket hashes ids with its own seed, so the order in which one bucket hands out ids
+// (retirement walks its cells) never clusters another.
 
-#[derive(Clone)]
-struct Bucket {
-    idx: i64,
+/// An old-table cell whose entry has moved to the current table.
+const MOVED: u32 = u32::MAX - 1;
+/// Old-table cells migrated per write to the bucket.
+const BUCKET_MIGRATE_STEP: usize = 8;
+
+#[derive(Clone, Default)]
+struct Table {
     keys: Vec<u32>,
     vals: Vec<i64>,
-    len: usize,
-    /// Lower bound of every count this bucket holds (min over all values ever stored, and 0).
-    min_val: i64,
-    seed: u64,
 }
 
-impl Bucket {
-    fn new(idx: i64) -> Bucket {
-        Bucket { idx, keys: Vec::new(), vals: Vec::new(), len: 0, min_val: 0, seed: mix(idx as u64 ^ GOLDEN) }
+impl Table {
+    fn with_cap(cap: usize) -> Table {
+        Table {
+            keys: vec![EMPTY; cap],
+            vals: vec![0; cap],
+        }
     }
 
     #[inline]
-    fn home(&self, id: u32) -> usize {
-        reduce(mix(id as u64 ^ self.seed), self.keys.len())
+    fn cap(&self) -> usize {
+        self.keys.len()
     }
 
     #[inline]
-    fn find(&self, id: u32) -> Option<usize> {
+    fn probe(&self, id: u32, seed: u64) -> Option<usize> {
         let cap = self.keys.len();
         if cap == 0 {
             return None;
         }
-        let mut i = self.home(id);
+        let mut i = reduce(mix(id as u64 ^ seed), cap);
         loop {
             let k = self.keys[i];
             if k == id {
@@ -155,78 +164,170 @@ impl Bucket {
         }
     }
 
+    /// Puts `id` (absent) in a free cell; returns its position.
     #[inline]
-    fn get(&self, id: u32) -> i64 {
-        match self.find(id) {
-            Some(i) => self.vals[i],
-            None => 0,
-        }
-    }
-
-    /// Position of `id`, inserting it with count 0 if absent; `true` if inserted.
-    fn entry(&mut self, id: u32) -> (usize, bool) {
-        if (self.len + 1) * 5 > self.keys.len() * 4 {
-            self.grow();
-        }
+    fn place(&mut self, id: u32, v: i64, seed: u64) -> usize {
         let cap = self.keys.len();
-        let mut i = self.home(id);
-        loop {
-            let k = self.keys[i];
-            if k == id {
-                return (i, false);
-            }
-            if k == EMPTY {
-                self.keys[i] = id;
-                self.vals[i] = 0;
-                self.len += 1;
-                return (i, true);
-            }
+        let mut i = reduce(mix(id as u64 ^ seed), cap);
+        while self.keys[i] != EMPTY {
             i += 1;
             if i == cap {
                 i = 0;
             }
         }
-    }
-
-    fn grow(&mut self) {
-        let old_cap = self.keys.len();
-        let new_cap = (old_cap + old_cap / 2).max(8);
-        let old_keys = std::mem::replace(&mut self.keys, vec![EMPTY; new_cap]);
-        let old_vals = std::mem::replace(&mut self.vals, vec![0; new_cap]);
-        for (k, v) in old_keys.into_iter().zip(old_vals) {
-            if k == EMPTY {
-                continue;
-            }
-            let mut i = self.home(k);
-            while self.keys[i] != EMPTY {
-                i += 1;
-                if i == new_cap {
-                    i = 0;
-                }
-            }
-            self.keys[i] = k;
-            self.vals[i] = v;
-        }
-    }
-
-    fn set(&mut self, pos: usize, v: i64) {
-        self.vals[pos] = v;
-        if v < self.min_val {
-            self.min_val = v;
-        }
-    }
-
-    fn iter(&self) -> impl Iterator<Item = (u32, i64)> + '_ {
-        self.keys.iter().zip(self.vals.iter()).filter(|(k, _)| **k != EMPTY).map(|(k, v)| (*k, *v))
+        self.keys[i] = id;
+        self.vals[i] = v;
+        i
     }
 
     fn heap_bytes(&self) -> usize {
         self.keys.capacity() * 4 + self.vals.capacity() * 8
     }
+}
+
+/// A bucket's entries. Cells are numbered across both tables: `[0, old.cap)` are the old
+/// table's, then the current table's. Numbers stay valid until the next `entry` call.
+#[derive(Clone)]
+struct Bucket {
+    idx: i64,
+    cur: Table,
+    old: Table,
+    old_pos: usize,
+    /// Entries in both tables.
+    len: usize,
+    /// Lower bound of every count this bucket holds (min over all values ever stored, and 0).
+    min_val: i64,
+    seed: u64,
+}
+
+impl Bucket {
+    fn new(idx: i64) -> Bucket {
+        Bucket {
+            idx,
+            cur: Table::default(),
+            old: Table::default(),
+            old_pos: 0,
+            len: 0,
+            min_val: 0,
+            seed: mix(idx as u64 ^ GOLDEN),
+        }
+    }
+
+    /// Number of cells (both tables).
+    #[inline]
+    fn cells(&self) -> usize {
+        self.old.cap() + self.cur.cap()
+    }
+
+    /// The id in a cell (`EMPTY` or `MOVED` for none) and its count.
+    #[inline]
+    fn cell(&self, c: usize) -> (u32, i64) {
+        let o = self.old.cap();
+        if c < o {
+            (self.old.keys[c], self.old.vals[c])
+        } else {
+            (self.cur.keys[c - o], self.cur.vals[c - o])
+        }
+    }
+
+    #[inline]
+    fn val_mut(&mut self, c: usize) -> &mut i64 {
+        let o = self.old.cap();
+        if c < o {
+            &mut self.old.vals[c]
+        } else {
+            &mut self.cur.vals[c - o]
+        }
+    }
+
+    #[inline]
+    fn find(&self, id: u32) -> Option<usize> {
+        if let Some(p) = self.cur.probe(id, self.seed) {
+            return Some(self.old.cap() + p);
+        }
+        self.old.probe(id, self.seed)
+    }
+
+    #[inline]
+    fn get(&self, id: u32) -> i64 {
+        match self.find(id) {
+            Some(c) => self.cell(c).1,
+            None => 0,
+        }
+    }
+
+    /// Moves up to `cells` old-table cells into the current table.
+    fn migrate(&mut self, cells: usize) {
+        if self.old.cap() == 0 {
+            return;
+        }
+        let end = self.old_pos.saturating_add(cells).min(self.old.cap());
+        for i in self.old_pos..end {
+            let k = self.old.keys[i];
+            if k != EMPTY && k != MOVED {
+                self.cur.place(k, self.old.vals[i], self.seed);
+                self.old.keys[i] = MOVED;
+            }
+        }
+        self.old_pos = end;
+        if end == self.old.cap() {
+            self.old = Table::default();
+            self.old_pos = 0;
+        }
+    }
+
+    /// Cell of `id`, inserting it with count 0 if absent; `true` if inserted.
+    fn entry(&mut self, id: u32) -> (usize, bool) {
+        self.migrate(BUCKET_MIGRATE_STEP);
+        if (self.len + 1) * 5 > self.cur.cap() * 4 {
+            // Growth by 1.5x leaves 0.4 x old capacity writes before the next one, and each
+            // write migrates BUCKET_MIGRATE_STEP cells: the old table is normally gone by then.
+            self.migrate(usize::MAX);
+            let new_cap = (self.cur.cap() + self.cur.cap() / 2).max(8);
+            self.old = std::mem::replace(&mut self.cur, Table::with_cap(new_cap));
+            self.old_pos = 0;
+            self.migrate(BUCKET_MIGRATE_STEP);
+        }
+        if let Some(p) = self.cur.probe(id, self.seed) {
+            return (self.old.cap() + p, false);
+        }
+        if let Some(p) = self.old.probe(id, self.seed) {
+            // Move it now, so the returned cell is in the current table.
+            let v = self.old.vals[p];
+            self.old.keys[p] = MOVED;
+            let q = self.cur.place(id, v, self.seed);
+            return (self.old.cap() + q, false);
+        }
+        let q = self.cur.place(id, 0, self.seed);
+        self.len += 1;
+        (self.old.cap() + q, true)
+    }
+
+    /// Stores a count; true if this made the bucket hold a negative count for the first time.
+    fn set(&mut self, c: usize, v: i64) -> bool {
+        *self.val_mut(c) = v;
+        let first_negative = v < 0 && self.min_val >= 0;
+        if v < self.min_val {
+            self.min_val = v;
+        }
+        first_negative
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (u32, i64)> + '_ {
+        let old = self.old.keys.iter().zip(self.old.vals.iter());
+        let cur = self.cur.keys.iter().zip(self.cur.vals.iter());
+        old.chain(cur)
+            .filter(|(k, _)| **k != EMPTY && **k != MOVED)
+            .map(|(k, v)| (*k, *v))
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.cur.heap_bytes() + self.old.heap_bytes()
+    }
 
     /// Work units charged for freeing this bucket's storage (large blocks cost page work).
     fn drop_cost(&self) -> usize {
-        1 + self.keys.capacity() / 1024
+        1 + self.cells() / 1024
     }
 }
 
@@ -249,7 +350,9 @@ impl NameBox {
         // is aligned for the two u32 header fields.
         unsafe {
             let p = alloc(layout);
-            let Some(p) = NonNull::new(p) else { handle_alloc_error(layout) };
+            let Some(p) = NonNull::new(p) else {
+                handle_alloc_error(layout)
+            };
             (p.as_ptr() as *mut u32).write(id);
             (p.as_ptr().add(4) as *mut u32).write(len);
             std::ptr::copy_nonoverlapping(bytes.as_ptr(), p.as_ptr().add(8), bytes.len());
@@ -345,7 +448,10 @@ impl PartialOrd for IndexKey {
 
 impl Ord for IndexKey {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        other.total.cmp(&self.total).then_with(|| self.bytes().cmp(other.bytes()))
+        other
+            .total
+            .cmp(&self.total)
+            .then_with(|| self.bytes().cmp(other.bytes()))
     }
 }
 
@@ -456,7 +562,8 @@ impl Members {
     }
 
     fn find(&self, name: &[u8], hash: u32) -> Option<u32> {
-        self.probe(&self.table, name, hash).or_else(|| self.probe(&self.old, name, hash))
+        self.probe(&self.table, name, hash)
+            .or_else(|| self.probe(&self.old, name, hash))
     }
 
     fn place(table: &mut [u64], cell: u64) {
@@ -528,7 +635,11 @@ impl Members {
                             break;
                         }
                         let k = cell_home(cell_hash(other), cap);
-                        let stays = if i <= j { i < k && k <= j } else { i < k || k <= j };
+                        let stays = if i <= j {
+                            i < k && k <= j
+                        } else {
+                            i < k || k <= j
+                        };
                         if !stays {
                             self.table[i] = other;
                             i = j;
@@ -584,7 +695,12 @@ impl Members {
                 if self.chunks.last().is_none_or(|c| c.len() == CHUNK) {
                     self.chunks.push(Vec::new());
                 }
-                let slot = Slot { name: Some(NameBox::new(id, name)), total: 0, refs: 0, hash };
+                let slot = Slot {
+                    name: Some(NameBox::new(id, name)),
+                    total: 0,
+                    refs: 0,
+                    hash,
+                };
                 self.chunks.last_mut().expect("chunk").push(slot);
                 self.nslots += 1;
                 id
@@ -605,7 +721,10 @@ impl Members {
 
     fn index_key(&self, id: u32) -> IndexKey {
         let s = self.slot(id);
-        IndexKey { total: s.total, name: s.name.as_ref().expect("live member").get() }
+        IndexKey {
+            total: s.total,
+            name: s.name.as_ref().expect("live member").get(),
+        }
     }
 
     fn set_total(&mut self, id: u32, total: i64) {
@@ -655,7 +774,11 @@ impl Members {
 
     fn heap_bytes(&self) -> usize {
         self.chunks.capacity() * std::mem::size_of::<Vec<Slot>>()
-            + self.chunks.iter().map(|c| c.capacity() * std::mem::size_of::<Slot>()).sum::<usize>()
+            + self
+                .chunks
+                .iter()
+                .map(|c| c.capacity() * std::mem::size_of::<Slot>())
+                .sum::<usize>()
             + self.free_ids.capacity() * 4
             + self.live * NAME_OVERHEAD
             + self.name_bytes
@@ -783,7 +906,11 @@ impl Graveyard {
 
     fn heap_bytes(&self) -> usize {
         self.members.heap_bytes()
-            + self.buckets.iter().map(|b| b.heap_bytes() + std::mem::size_of::<Bucket>()).sum::<usize>()
+            + self
+                .buckets
+                .iter()
+                .map(|b| b.heap_bytes() + std::mem::size_of::<Bucket>())
+                .sum::<usize>()
     }
 
     fn effort(&self) -> usize {
@@ -833,6 +960,10 @@ pub struct TopN {
     last_retire_work: usize,
     /// Buckets retired (or buried) since the last `take_retired_buckets`.
     retired_buckets: usize,
+    /// Entries of all stored buckets (retired cells of the front bucket included).
+    total_entries: usize,
+    /// Stored buckets that ever held a negative count.
+    neg_buckets: usize,
 }
 
 // SAFETY: the raw name pointers are owned by the structure (no sharing between instances,
@@ -854,6 +985,8 @@ impl Clone for TopN {
             retire_budget: self.retire_budget,
             last_retire_work: 0,
             retired_buckets: 0,
+            total_entries: self.total_entries,
+            neg_buckets: self.neg_buckets,
         }
     }
 }
@@ -896,6 +1029,8 @@ impl TopN {
             retire_budget: DEFAULT_RETIRE_BUDGET,
             last_retire_work: 0,
             retired_buckets: 0,
+            total_entries: 0,
+            neg_buckets: 0,
         }
     }
 
@@ -962,8 +1097,16 @@ impl TopN {
     fn bury(&mut self) {
         note_path(3);
         self.retired_buckets += self.buckets.len();
-        let fresh = Members { hasher: self.m.hasher.clone(), ..Members::new() };
-        let g = Graveyard { members: std::mem::replace(&mut self.m, fresh), buckets: std::mem::take(&mut self.buckets) };
+        let fresh = Members {
+            hasher: self.m.hasher.clone(),
+            ..Members::new()
+        };
+        self.total_entries = 0;
+        self.neg_buckets = 0;
+        let g = Graveyard {
+            members: std::mem::replace(&mut self.m, fresh),
+            buckets: std::mem::take(&mut self.buckets),
+        };
         self.retire_pos = 0;
         if !g.is_empty() {
             self.graveyards.push(g);
@@ -983,16 +1126,20 @@ impl TopN {
                 }
                 continue;
             }
-            let Some(front) = self.buckets.front() else { break };
+            let Some(front) = self.buckets.front() else {
+                break;
+            };
             if !self.is_stale(front.idx) {
                 break;
             }
-            let cap = front.keys.len();
+            let cap = front.cells();
             if self.retire_pos >= cap {
                 let cost = front.drop_cost();
                 if done > 0 && done + cost > budget {
                     break;
                 }
+                self.total_entries -= front.len;
+                self.neg_buckets -= (front.min_val < 0) as usize;
                 self.buckets.pop_front();
                 self.retire_pos = 0;
                 self.retired_buckets += 1;
@@ -1001,17 +1148,20 @@ impl TopN {
             }
             let pos = self.retire_pos;
             self.retire_pos += 1;
-            let id = front.keys[pos];
-            if id == EMPTY {
+            // A stale bucket takes no writes, so its cells stay where they are.
+            let (id, c) = front.cell(pos);
+            if front.old.cap() > 0 {
+                note_path(4);
+            }
+            if id == EMPTY || id == MOVED {
                 empty_visits += 1;
                 if empty_visits & 7 == 0 {
                     done += 1;
                 }
                 continue;
             }
-            let c = front.vals[pos];
             // Keep the key so lookups still probe past it; the count is now retired.
-            self.buckets[0].vals[pos] = 0;
+            *self.buckets[0].val_mut(pos) = 0;
             done += 1;
             if self.m.slot(id).refs == 1 {
                 // Its last bucket: the total is exactly `c`; free without repositioning.
@@ -1037,8 +1187,9 @@ impl TopN {
                 break;
             }
             if let Some(p) = b.find(id) {
-                removed += b.vals[p] as i128;
-                b.vals[p] = 0;
+                let v = b.val_mut(p);
+                removed += *v as i128;
+                *v = 0;
             }
         }
         removed
@@ -1077,7 +1228,11 @@ impl TopN {
         let new_lo = self.live_lo(new_clock);
         let all_stale = advancing && self.buckets.back().is_some_and(|bk| bk.idx < new_lo);
         let hash = self.m.hash_name(member);
-        let id = if all_stale { None } else { self.m.find(member, hash) };
+        let id = if all_stale {
+            None
+        } else {
+            self.m.find(member, hash)
+        };
         let (total, stale, entry) = match id {
             None => (0i64, 0i128, 0i64),
             Some(id) => {
@@ -1113,18 +1268,19 @@ impl TopN {
             let bi = match self.buckets.binary_search_by_key(&b, |bk| bk.idx) {
                 Ok(i) => i,
                 Err(i) => {
+                    // New buckets are live, so they sort after any bucket being retired.
+                    debug_assert!(i > 0 || self.retire_pos == 0);
                     self.buckets.insert(i, Bucket::new(b));
-                    if i == 0 && self.retire_pos != 0 {
-                        // Cannot happen: new buckets are live, stale ones sort first.
-                        debug_assert!(false, "bucket inserted before a retiring bucket");
-                    }
                     i
                 }
             };
             let bucket = &mut self.buckets[bi];
             let (pos, inserted) = bucket.entry(id);
-            bucket.set(pos, new_entry);
+            if bucket.set(pos, new_entry) {
+                self.neg_buckets += 1;
+            }
             if inserted {
+                self.total_entries += 1;
                 self.m.slot_mut(id).refs += 1;
             }
             self.m.set_total(id, new_total as i64);
@@ -1139,7 +1295,9 @@ impl TopN {
     /// Count over the window ending at the clock.
     fn count_at_clock(&self, member: &[u8]) -> i64 {
         let Some(c) = self.clock else { return 0 };
-        let Some(id) = self.m.find(member, self.m.hash_name(member)) else { return 0 };
+        let Some(id) = self.m.find(member, self.m.hash_name(member)) else {
+            return 0;
+        };
         clamp_i64(self.m.total(id) as i128 - self.stale_sum(id, self.live_lo(c)))
     }
 
@@ -1172,8 +1330,12 @@ impl TopN {
     /// The member's count over the last `window` buckets ending at `at_ms` (only buckets
     /// inside the key's own window ever count, so a larger `window` acts as the key's).
     pub fn count_in(&self, member: &[u8], at_ms: i64, window: u32) -> i64 {
-        let Some((i0, i1)) = self.read_range(at_ms, window) else { return 0 };
-        let Some(id) = self.m.find(member, self.m.hash_name(member)) else { return 0 };
+        let Some((i0, i1)) = self.read_range(at_ms, window) else {
+            return 0;
+        };
+        let Some(id) = self.m.find(member, self.m.hash_name(member)) else {
+            return 0;
+        };
         let n = self.buckets.len();
         let included = i1 - i0;
         let s: i128 = if included <= n - included {
@@ -1204,20 +1366,41 @@ impl TopN {
         if n == 0 {
             return Vec::new();
         }
-        let Some((i0, i1)) = self.read_range(at_ms, window) else { return Vec::new() };
-        let excluded: Vec<&Bucket> =
-            self.buckets.iter().enumerate().filter(|(i, _)| *i < i0 || *i >= i1).map(|(_, b)| b).collect();
-        let included = self.buckets.range(i0..i1);
-        let incl_has_neg = included.clone().any(|b| b.min_val < 0);
+        let Some((i0, i1)) = self.read_range(at_ms, window) else {
+            return Vec::new();
+        };
+        // Everything here costs O(excluded buckets), not O(window).
+        let excluded: Vec<&Bucket> = self
+            .buckets
+            .range(..i0)
+            .chain(self.buckets.range(i1..))
+            .collect();
+        let excl_neg = excluded.iter().filter(|b| b.min_val < 0).count();
+        // Whether an included bucket may hold a negative count (then a member with a
+        // non-positive bound can still have a nonzero, negative count).
+        let incl_has_neg = self.neg_buckets > excl_neg;
         let slack: i128 = excluded.iter().map(|b| -(b.min_val.min(0) as i128)).sum();
-        let cap = if excluded.is_empty() { usize::MAX } else { included.clone().map(|b| b.len).sum::<usize>() };
+        // The walk costs about (1 + excluded) lookups per candidate; summing the included
+        // buckets directly costs about one step per entry. Switch once the walk costs more.
+        let cap = if excluded.is_empty() {
+            usize::MAX
+        } else {
+            self.total_entries - excluded.iter().map(|b| b.len).sum::<usize>()
+        };
+        // (A lookup in an excluded bucket costs a few direct steps: cache misses.)
+        let step_cost = 4 * (1 + excluded.len());
+        let mut cost = 0usize;
         let want = n.min(self.m.live);
+        if want == 0 {
+            return Vec::new();
+        }
         note_path(if excluded.is_empty() { 0 } else { 1 });
 
         // Max-heap on "worseness": the root is the current n-th best.
         let mut heap: BinaryHeap<(Reverse<i128>, &[u8])> = BinaryHeap::with_capacity(want + 1);
-        for (steps, key) in self.m.index.iter().enumerate() {
-            if steps >= cap {
+        for key in self.m.index.iter() {
+            cost += step_cost;
+            if cost > cap {
                 note_path(2);
                 return self.top_direct(n, i0, i1);
             }
@@ -1234,9 +1417,11 @@ impl TopN {
                 break;
             }
             let mut cnt = total;
-            for b in &excluded {
+            if !excluded.is_empty() {
                 let id = key.id();
-                cnt -= b.get(id) as i128;
+                for b in &excluded {
+                    cnt -= b.get(id) as i128;
+                }
             }
             if cnt == 0 {
                 continue;
@@ -1250,22 +1435,52 @@ impl TopN {
                 }
             }
         }
-        heap.into_sorted_vec().into_iter().map(|(Reverse(c), m)| (m, clamp_i64(c))).collect()
+        heap.into_sorted_vec()
+            .into_iter()
+            .map(|(Reverse(c), m)| (m, clamp_i64(c)))
+            .collect()
     }
 
     /// Top `n` by summing the included buckets `[i0, i1)` directly.
     fn top_direct(&self, n: usize, i0: usize, i1: usize) -> Vec<(&[u8], i64)> {
-        let mut acc: IdMap<i128> = IdMap::default();
-        for b in self.buckets.range(i0..i1) {
-            for (id, v) in b.iter() {
-                *acc.entry(id).or_insert(0) += v as i128;
+        let entries: usize = self.buckets.range(i0..i1).map(|b| b.len).sum();
+        let mut rows: Vec<(i128, &[u8])> = if i1 - i0 == 1 {
+            let b = &self.buckets[i0];
+            b.iter()
+                .filter(|(_, v)| *v != 0)
+                .map(|(id, v)| (v as i128, self.m.name(id)))
+                .collect()
+        } else if self.m.nslots <= entries * 4 + 4096 {
+            // Dense accumulators indexed by member id.
+            let mut acc: Vec<i128> = vec![0; self.m.nslots];
+            let mut seen: Vec<bool> = vec![false; self.m.nslots];
+            let mut touched: Vec<u32> = Vec::new();
+            for b in self.buckets.range(i0..i1) {
+                for (id, v) in b.iter() {
+                    acc[id as usize] += v as i128;
+                    if !seen[id as usize] {
+                        seen[id as usize] = true;
+                        touched.push(id);
+                    }
+                }
             }
-        }
-        let mut rows: Vec<(i128, &[u8])> = acc
-            .into_iter()
-            .filter(|(_, v)| *v != 0)
-            .map(|(id, v)| (v, self.m.name(id)))
-            .collect();
+            touched
+                .into_iter()
+                .filter(|id| acc[*id as usize] != 0)
+                .map(|id| (acc[id as usize], self.m.name(id)))
+                .collect()
+        } else {
+            let mut acc: IdMap<i128> = IdMap::default();
+            for b in self.buckets.range(i0..i1) {
+                for (id, v) in b.iter() {
+                    *acc.entry(id).or_insert(0) += v as i128;
+                }
+            }
+            acc.into_iter()
+                .filter(|(_, v)| *v != 0)
+                .map(|(id, v)| (v, self.m.name(id)))
+                .collect()
+        };
         let cmp = |a: &(i128, &[u8]), b: &(i128, &[u8])| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1));
         if rows.len() > n {
             rows.select_nth_unstable_by(n - 1, cmp);
@@ -1282,7 +1497,13 @@ impl TopN {
 
     /// Live buckets (inside the window ending at the clock) that hold entries.
     pub fn buckets_in_use(&self) -> usize {
-        self.buckets.iter().filter(|b| !self.is_stale(b.idx)).count()
+        match self.clock {
+            Some(c) => {
+                let lo = self.live_lo(c);
+                self.buckets.len() - self.buckets.partition_point(|b| b.idx < lo)
+            }
+            None => 0,
+        }
     }
 
     /// Estimate of the heap bytes held.
@@ -1291,7 +1512,11 @@ impl TopN {
             + self.m.heap_bytes()
             + self.buckets.capacity() * std::mem::size_of::<Bucket>()
             + self.buckets.iter().map(Bucket::heap_bytes).sum::<usize>()
-            + self.graveyards.iter().map(Graveyard::heap_bytes).sum::<usize>()
+            + self
+                .graveyards
+                .iter()
+                .map(Graveyard::heap_bytes)
+                .sum::<usize>()
     }
 
     /// About the number of allocations freeing this structure takes.
@@ -1305,7 +1530,10 @@ impl TopN {
     /// (saturating); `None` before the first write.
     pub fn expire_at_ms(&self) -> Option<i64> {
         let c = self.clock?;
-        Some(c.saturating_add(self.window as i64).saturating_mul(self.bucket_ms))
+        Some(
+            c.saturating_add(self.window as i64)
+                .saturating_mul(self.bucket_ms),
+        )
     }
 
     // ----- persistence ----------------------------------------------------------------------
@@ -1343,7 +1571,8 @@ impl TopN {
                 body.extend_from_slice(&v.to_le_bytes());
             }
         }
-        let mut out = Vec::with_capacity(30 + body.len() + names.iter().map(|n| n.len() + 4).sum::<usize>());
+        let mut out =
+            Vec::with_capacity(30 + body.len() + names.iter().map(|n| n.len() + 4).sum::<usize>());
         out.push(ENCODING_VERSION);
         out.extend_from_slice(&self.bucket_ms.to_le_bytes());
         out.extend_from_slice(&self.window.to_le_bytes());
@@ -1440,10 +1669,15 @@ impl TopN {
                     return Err(DecodeError::Invalid("duplicate entry"));
                 }
                 b.set(pos, v);
+                t.total_entries += 1;
                 let s = t.m.slot_mut(m);
                 s.refs += 1;
-                s.total = s.total.checked_add(v).ok_or(DecodeError::Invalid("total overflows"))?;
+                s.total = s
+                    .total
+                    .checked_add(v)
+                    .ok_or(DecodeError::Invalid("total overflows"))?;
             }
+            t.neg_buckets += (b.min_val < 0) as usize;
             t.buckets.push_back(b);
         }
         if !r.buf.is_empty() {
@@ -1500,10 +1734,14 @@ impl<'a> Reader<'a> {
         Ok(self.take(1)?[0])
     }
     fn u32(&mut self) -> Result<u32, DecodeError> {
-        Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
+        Ok(u32::from_le_bytes(
+            self.take(4)?.try_into().expect("4 bytes"),
+        ))
     }
     fn i64(&mut self) -> Result<i64, DecodeError> {
-        Ok(i64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
+        Ok(i64::from_le_bytes(
+            self.take(8)?.try_into().expect("8 bytes"),
+        ))
     }
 }
 
@@ -1522,7 +1760,10 @@ mod tests {
     const H: i64 = 3_600_000;
 
     fn top_owned(t: &TopN, n: usize, at: i64) -> Vec<(Vec<u8>, i64)> {
-        t.top(n, at).into_iter().map(|(m, c)| (m.to_vec(), c)).collect()
+        t.top(n, at)
+            .into_iter()
+            .map(|(m, c)| (m.to_vec(), c))
+            .collect()
     }
 
     fn row(m: &str, c: i64) -> (Vec<u8>, i64) {
@@ -1534,9 +1775,14 @@ mod tests {
         let mut totals: HashMap<u32, (i128, u32)> = HashMap::new();
         for (bi, b) in t.buckets.iter().enumerate() {
             let mut n = 0;
-            let skip = if bi == 0 && t.is_stale(b.idx) { t.retire_pos } else { 0 };
-            for (pos, (&id, &v)) in b.keys.iter().zip(b.vals.iter()).enumerate() {
-                if id == EMPTY {
+            let skip = if bi == 0 && t.is_stale(b.idx) {
+                t.retire_pos
+            } else {
+                0
+            };
+            for pos in 0..b.cells() {
+                let (id, v) = b.cell(pos);
+                if id == EMPTY || id == MOVED {
                     continue;
                 }
                 n += 1;
@@ -1570,14 +1816,65 @@ mod tests {
         assert_eq!(live, t.m.live);
         assert_eq!(name_bytes, t.m.name_bytes);
         assert_eq!(t.m.index.len(), live);
-        assert_eq!(t.m.nslots, t.m.chunks.iter().map(|c| c.len()).sum::<usize>());
+        assert_eq!(
+            t.m.nslots,
+            t.m.chunks.iter().map(|c| c.len()).sum::<usize>()
+        );
         assert_eq!(t.m.free_ids.len() + live, t.m.nslots);
-        let cells = |tb: &[u64]| tb.iter().filter(|c| **c != EMPTY_CELL && cell_id(**c) != TOMB).count();
+        let cells = |tb: &[u64]| {
+            tb.iter()
+                .filter(|c| **c != EMPTY_CELL && cell_id(**c) != TOMB)
+                .count()
+        };
         assert_eq!(cells(&t.m.table) + cells(&t.m.old), live);
         assert!(t.m.table.iter().all(|c| cell_id(*c) != TOMB));
+        assert_eq!(
+            t.total_entries,
+            t.buckets.iter().map(|b| b.len).sum::<usize>()
+        );
+        assert_eq!(
+            t.neg_buckets,
+            t.buckets.iter().filter(|b| b.min_val < 0).count()
+        );
         for w in t.buckets.iter().collect::<Vec<_>>().windows(2) {
             assert!(w[0].idx < w[1].idx);
         }
+    }
+
+    #[test]
+    fn bucket_table_incremental_growth() {
+        let mut rng = StdRng::seed_from_u64(8);
+        let mut b = Bucket::new(3);
+        let mut model: HashMap<u32, i64> = HashMap::new();
+        let mut mid = 0;
+        for step in 0..50_000 {
+            let id = rng.gen_range(0..20_000u32);
+            assert_eq!(b.get(id), model.get(&id).copied().unwrap_or(0));
+            let (c, inserted) = b.entry(id);
+            assert_eq!(inserted, !model.contains_key(&id));
+            assert_eq!(b.cell(c).0, id);
+            let v = model.get(&id).copied().unwrap_or(0) + rng.gen_range(-2..5);
+            b.set(c, v);
+            model.insert(id, v);
+            mid += (b.old.cap() > 0) as usize;
+            if step % 997 == 0 {
+                assert_eq!(b.len, model.len());
+                let mut got: Vec<(u32, i64)> = b.iter().collect();
+                got.sort();
+                let mut want: Vec<(u32, i64)> = model.iter().map(|(k, v)| (*k, *v)).collect();
+                want.sort();
+                assert_eq!(got, want);
+                let cells = (0..b.cells())
+                    .filter(|c| !matches!(b.cell(*c).0, EMPTY | MOVED))
+                    .count();
+                assert_eq!(cells, model.len());
+                for (k, v) in &model {
+                    assert_eq!(b.cell(b.find(*k).unwrap()).1, *v);
+                }
+                assert!(b.min_val <= *model.values().min().unwrap().min(&0));
+            }
+        }
+        assert!(mid > 1000, "growth was never caught in progress ({mid})");
     }
 
     #[test]
@@ -1613,9 +1910,16 @@ mod tests {
             if step % 1000 == 0 {
                 assert_eq!(m.live, model.len());
                 assert_eq!(m.index.len(), model.len());
-                let mut keys: Vec<(i64, Vec<u8>)> = model.iter().map(|(n, id)| (-m.total(*id), n.clone())).collect();
+                let mut keys: Vec<(i64, Vec<u8>)> = model
+                    .iter()
+                    .map(|(n, id)| (-m.total(*id), n.clone()))
+                    .collect();
                 keys.sort();
-                let got: Vec<(i64, Vec<u8>)> = m.index.iter().map(|k| (-k.total, k.bytes().to_vec())).collect();
+                let got: Vec<(i64, Vec<u8>)> = m
+                    .index
+                    .iter()
+                    .map(|k| (-k.total, k.bytes().to_vec()))
+                    .collect();
                 assert_eq!(got, keys);
                 let c = m.clone();
                 for (n, id) in &model {
@@ -1625,7 +1929,10 @@ mod tests {
             }
         }
         assert!(saw_old > 100, "the old table was never live ({saw_old})");
-        let mut g = Graveyard { members: m, buckets: VecDeque::new() };
+        let mut g = Graveyard {
+            members: m,
+            buckets: VecDeque::new(),
+        };
         let mut steps = 0;
         while !g.is_empty() {
             assert!(g.step(7) <= 7);
@@ -1643,7 +1950,7 @@ mod tests {
         assert_eq!(t.incr(b"a", 1, 999).unwrap(), 1); // bucket 0
         assert_eq!(t.incr(b"a", 10, 1000).unwrap(), 11); // bucket 1
         assert_eq!(t.incr(b"a", 100, 2999).unwrap(), 111); // bucket 2
-        // Window ending in bucket 2 = buckets 0..=2.
+                                                           // Window ending in bucket 2 = buckets 0..=2.
         assert_eq!(t.count(b"a", 2000), 111);
         assert_eq!(t.count(b"a", 2999), 111);
         // Bucket 3: buckets 1..=3.
@@ -1759,7 +2066,11 @@ mod tests {
     fn late_events_and_reads_around_the_clock() {
         let mut t = TopN::new(10, 3);
         t.incr(b"a", 1, 100).unwrap(); // bucket 10 -> clock 10, live 8..=10
-        assert_eq!(t.incr(b"a", 5, 79).unwrap(), 1, "bucket 7 is older than the window");
+        assert_eq!(
+            t.incr(b"a", 5, 79).unwrap(),
+            1,
+            "bucket 7 is older than the window"
+        );
         assert_eq!(t.incr(b"b", 5, 79).unwrap(), 0);
         assert_eq!(t.members(), 1);
         assert_eq!(t.incr(b"a", 2, 80).unwrap(), 3, "bucket 8 is live");
@@ -1811,8 +2122,16 @@ mod tests {
                 now += rng.gen_range(0..1500);
             }
             let m = format!("m{}", rng.gen_range(0..members));
-            let by = if rng.gen_ratio(1, 10) { -2 } else { rng.gen_range(1..4) };
-            let at = if rng.gen_ratio(1, 10) { (now - 2500).max(0) } else { now };
+            let by = if rng.gen_ratio(1, 10) {
+                -2
+            } else {
+                rng.gen_range(1..4)
+            };
+            let at = if rng.gen_ratio(1, 10) {
+                (now - 2500).max(0)
+            } else {
+                now
+            };
             t.incr(m.as_bytes(), by, at).unwrap();
         }
         t
@@ -1864,14 +2183,20 @@ mod tests {
         t.incr(b"x", 2, 999_999).unwrap();
         let enc = t.encode();
         for len in 0..enc.len() {
-            assert!(TopN::decode(&enc[..len]).is_err(), "truncation to {len} accepted");
+            assert!(
+                TopN::decode(&enc[..len]).is_err(),
+                "truncation to {len} accepted"
+            );
         }
         let mut long = enc.clone();
         long.push(0);
         assert!(TopN::decode(&long).is_err());
         let mut v = enc.clone();
         v[0] = 2;
-        assert_eq!(TopN::decode(&v).unwrap_err(), DecodeError::UnknownVersion(2));
+        assert_eq!(
+            TopN::decode(&v).unwrap_err(),
+            DecodeError::UnknownVersion(2)
+        );
         // Random garbage and single-byte corruptions never panic.
         let mut rng = StdRng::seed_from_u64(99);
         for _ in 0..20_000 {
@@ -1903,7 +2228,10 @@ mod tests {
         let _ = other;
         let first = e.iter().position(|&c| c == b'a' || c == b'b').unwrap();
         e[pos] = e[first];
-        assert_eq!(TopN::decode(&e).unwrap_err(), DecodeError::Invalid("duplicate member"));
+        assert_eq!(
+            TopN::decode(&e).unwrap_err(),
+            DecodeError::Invalid("duplicate member")
+        );
     }
 
     #[test]
@@ -1953,7 +2281,11 @@ mod tests {
             c - self.window + 1
         }
         fn sum(&self, m: &[u8], lo: i64, hi: i64) -> i128 {
-            self.events.iter().filter(|e| e.0 == m && e.2 >= lo && e.2 <= hi).map(|e| e.1 as i128).sum()
+            self.events
+                .iter()
+                .filter(|e| e.0 == m && e.2 >= lo && e.2 <= hi)
+                .map(|e| e.1 as i128)
+                .sum()
         }
         fn incr(&mut self, m: &[u8], by: i64, at: i64) -> Result<i64, Overflow> {
             let b = at.div_euclid(self.bucket_ms);
@@ -1992,8 +2324,12 @@ mod tests {
             self.top_in(n, at, self.window)
         }
         fn top_in(&self, n: usize, at: i64, w: i64) -> Vec<(Vec<u8>, i64)> {
-            let mut v: Vec<(Vec<u8>, i64)> =
-                self.counts_in(at, w).into_iter().filter(|(_, c)| *c != 0).map(|(m, c)| (m, clamp_i64(c))).collect();
+            let mut v: Vec<(Vec<u8>, i64)> = self
+                .counts_in(at, w)
+                .into_iter()
+                .filter(|(_, c)| *c != 0)
+                .map(|(m, c)| (m, clamp_i64(c)))
+                .collect();
             v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
             v.truncate(n);
             v
@@ -2016,12 +2352,24 @@ mod tests {
         v
     }
 
-    fn run_model(seed: u64, budget: usize, window: u32, nbuckets: i64, nevents: usize, pool: usize) {
+    fn run_model(
+        seed: u64,
+        budget: usize,
+        window: u32,
+        nbuckets: i64,
+        nevents: usize,
+        pool: usize,
+    ) {
         let bucket_ms = 1000;
         let mut rng = StdRng::seed_from_u64(seed);
         let mut t = TopN::new(bucket_ms, window);
         t.set_retire_budget(budget);
-        let mut m = Model { bucket_ms, window: window as i64, clock: None, events: Vec::new() };
+        let mut m = Model {
+            bucket_ms,
+            window: window as i64,
+            clock: None,
+            events: Vec::new(),
+        };
         let mut now: i64 = rng.gen_range(0..5000);
         let end = nbuckets * bucket_ms;
         let step = (end / nevents as i64).max(1) * 2;
@@ -2047,8 +2395,16 @@ mod tests {
             };
             let got = t.incr(&name, by, at);
             let want = m.incr(&name, by, at);
-            assert_eq!(got, want, "seed {seed} event {ev}: incr({:?}, {by}, {at})", String::from_utf8_lossy(&name));
-            assert!(t.last_retire_work() <= budget, "seed {seed}: retirement budget exceeded");
+            assert_eq!(
+                got,
+                want,
+                "seed {seed} event {ev}: incr({:?}, {by}, {at})",
+                String::from_utf8_lossy(&name)
+            );
+            assert!(
+                t.last_retire_work() <= budget,
+                "seed {seed}: retirement budget exceeded"
+            );
             since_check += 1;
             if since_check >= nevents / 40 || ev + 1 == nevents {
                 since_check = 0;
@@ -2067,15 +2423,25 @@ mod tests {
                     0,
                 ];
                 for _ in 0..4 {
-                    times.push((c - rng.gen_range(0..window as i64 + 3)) * bucket_ms + rng.gen_range(0..bucket_ms));
+                    times.push(
+                        (c - rng.gen_range(0..window as i64 + 3)) * bucket_ms
+                            + rng.gen_range(0..bucket_ms),
+                    );
                 }
                 for &tm in &times {
                     for n in [1usize, 3, 10, 50, 100_000] {
                         let want = m.top(n, tm);
-                        assert_eq!(top_owned(&t, n, tm), want, "seed {seed} event {ev}: top({n}, {tm}) clock {c}");
+                        assert_eq!(
+                            top_owned(&t, n, tm),
+                            want,
+                            "seed {seed} event {ev}: top({n}, {tm}) clock {c}"
+                        );
                         if let Some((i0, i1)) = t.read_range(tm, window) {
-                            let d: Vec<(Vec<u8>, i64)> =
-                                t.top_direct(n, i0, i1).into_iter().map(|(m, c)| (m.to_vec(), c)).collect();
+                            let d: Vec<(Vec<u8>, i64)> = t
+                                .top_direct(n, i0, i1)
+                                .into_iter()
+                                .map(|(m, c)| (m.to_vec(), c))
+                                .collect();
                             assert_eq!(d, want, "seed {seed}: top_direct({n}, {tm})");
                         } else {
                             assert!(want.is_empty());
@@ -2083,15 +2449,26 @@ mod tests {
                     }
                     let w2 = rng.gen_range(1..window + 3);
                     for n in [1usize, 10, 1000] {
-                        let got: Vec<(Vec<u8>, i64)> =
-                            t.top_in(n, tm, w2).into_iter().map(|(m, c)| (m.to_vec(), c)).collect();
-                        assert_eq!(got, m.top_in(n, tm, w2 as i64), "seed {seed}: top_in({n}, {tm}, {w2})");
+                        let got: Vec<(Vec<u8>, i64)> = t
+                            .top_in(n, tm, w2)
+                            .into_iter()
+                            .map(|(m, c)| (m.to_vec(), c))
+                            .collect();
+                        assert_eq!(
+                            got,
+                            m.top_in(n, tm, w2 as i64),
+                            "seed {seed}: top_in({n}, {tm}, {w2})"
+                        );
                     }
                     let counts2 = m.counts_in(tm, w2 as i64);
                     for _ in 0..10 {
                         let name = member_name(&mut rng, pool);
                         let want = clamp_i64(counts2.get(&name).copied().unwrap_or(0));
-                        assert_eq!(t.count_in(&name, tm, w2), want, "seed {seed}: count_in at {tm} w {w2}");
+                        assert_eq!(
+                            t.count_in(&name, tm, w2),
+                            want,
+                            "seed {seed}: count_in at {tm} w {w2}"
+                        );
                     }
                     let counts = m.counts(tm);
                     for _ in 0..20 {
@@ -2104,14 +2481,22 @@ mod tests {
                     check_invariants(&t);
                     let d = TopN::decode(&t.encode()).expect("decode");
                     for &tm in &times {
-                        assert_eq!(top_owned(&d, 1000, tm), m.top(1000, tm), "seed {seed}: decoded");
+                        assert_eq!(
+                            top_owned(&d, 1000, tm),
+                            m.top(1000, tm),
+                            "seed {seed}: decoded"
+                        );
                     }
                     let mut r = TopN::new(bucket_ms, window);
                     for (mm, by, at) in t.replay_events() {
                         r.incr(mm, by, at).unwrap();
                     }
                     for &tm in &times {
-                        assert_eq!(top_owned(&r, 1000, tm), m.top(1000, tm), "seed {seed}: replayed");
+                        assert_eq!(
+                            top_owned(&r, 1000, tm),
+                            m.top(1000, tm),
+                            "seed {seed}: replayed"
+                        );
                     }
                 }
             }
@@ -2126,12 +2511,22 @@ mod tests {
             assert!(guard < 10_000_000);
         }
         check_invariants(&t);
-        let live: std::collections::HashSet<&Vec<u8>> =
-            m.events.iter().filter(|e| e.2 >= m.lo(c) && e.1 != 0).map(|e| &e.0).collect();
+        let live: std::collections::HashSet<&Vec<u8>> = m
+            .events
+            .iter()
+            .filter(|e| e.2 >= m.lo(c) && e.1 != 0)
+            .map(|e| &e.0)
+            .collect();
         // Members only in retired buckets are reclaimed (zero-count entries may keep a few).
         assert!(t.members() >= live.len());
-        assert_eq!(top_owned(&t, usize::MAX, c * bucket_ms), m.top(usize::MAX, c * bucket_ms));
-        eprintln!("seed {seed}: paths [plain, corrected, direct, bury] = {:?}", PATHS.with(|p| p.get()));
+        assert_eq!(
+            top_owned(&t, usize::MAX, c * bucket_ms),
+            m.top(usize::MAX, c * bucket_ms)
+        );
+        eprintln!(
+            "seed {seed}: paths [plain, corrected, direct, bury, mid-growth retire] = {:?}",
+            PATHS.with(|p| p.get())
+        );
     }
 
     #[test]
@@ -2157,10 +2552,23 @@ mod tests {
     }
 
     #[test]
+    fn model_many_buckets() {
+        run_model(30, 7, 50, 300, 4000, 300);
+        run_model(31, 1, 40, 100, 3000, 2000);
+    }
+
+    #[test]
     fn model_random_seed() {
         let seed: u64 = rand::random();
         eprintln!("model_random_seed: seed {seed}");
-        run_model(seed, 1 + (seed % 50) as usize, 2 + (seed % 7) as u32, 25, 4000, 2000);
+        run_model(
+            seed,
+            1 + (seed % 50) as usize,
+            2 + (seed % 7) as u32,
+            25,
+            4000,
+            2000,
+        );
     }
 
     // ----- bounded retirement ---------------------------------------------------------------
@@ -2188,7 +2596,10 @@ mod tests {
             calls += 1;
         }
         // 100k entries plus empty cells at 1/8: a few thousand calls.
-        assert!(calls > 100_000 / 64 && calls < 4 * 100_000 / 64, "calls {calls}");
+        assert!(
+            calls > 100_000 / 64 && calls < 4 * 100_000 / 64,
+            "calls {calls}"
+        );
         assert_eq!(t.members(), 2);
         check_invariants(&t);
 
@@ -2231,14 +2642,18 @@ mod tests {
     fn fill(buckets: i64, per: u32, overlap: bool) -> TopN {
         let mut t = TopN::new(H, 24);
         let mut rng = StdRng::seed_from_u64(1);
+        let mut worst = std::time::Duration::ZERO;
         for b in 0..buckets {
             for i in 0..per {
                 let id = if overlap { i } else { b as u32 * per + i };
                 let name = format!("user:{:08}", id);
                 let by = 1 + (rng.gen::<u32>() % 50) as i64 * (i.is_multiple_of(7)) as i64;
+                let s = std::time::Instant::now();
                 t.incr(name.as_bytes(), by, b * H + 1).unwrap();
+                worst = worst.max(s.elapsed());
             }
         }
+        eprintln!("fill: worst incr {worst:?}");
         t
     }
 
@@ -2255,7 +2670,14 @@ mod tests {
     #[ignore]
     fn bench() {
         for overlap in [true, false] {
-            eprintln!("--- 24 buckets x 50k entries, members {}", if overlap { "shared (50k)" } else { "disjoint (1.2M)" });
+            eprintln!(
+                "--- 24 buckets x 50k entries, members {}",
+                if overlap {
+                    "shared (50k)"
+                } else {
+                    "disjoint (1.2M)"
+                }
+            );
             let t0 = std::time::Instant::now();
             let mut t = fill(24, 50_000, overlap);
             let entries = 24 * 50_000;
@@ -2283,8 +2705,14 @@ mod tests {
             let at2 = 24 * H + 5;
             let s = std::time::Instant::now();
             t.incr(b"user:00000001", 1, at2).unwrap();
-            eprintln!("first incr after boundary: {:?} (retire work {})", s.elapsed(), t.last_retire_work());
-            time("top(10) with a pending stale bucket", 200, || t.top(10, at2).len());
+            eprintln!(
+                "first incr after boundary: {:?} (retire work {})",
+                s.elapsed(),
+                t.last_retire_work()
+            );
+            time("top(10) with a pending stale bucket", 200, || {
+                t.top(10, at2).len()
+            });
             let mut worst = std::time::Duration::ZERO;
             let mut calls = 0;
             let s = std::time::Instant::now();
@@ -2296,8 +2724,15 @@ mod tests {
                 worst = worst.max(c0.elapsed());
                 calls += 1;
             }
-            eprintln!("retirement: {calls} incr calls, {:?} total, worst call {:?}", s.elapsed(), worst);
+            eprintln!(
+                "retirement: {calls} incr calls, {:?} total, worst call {:?}",
+                s.elapsed(),
+                worst
+            );
             time("top(10) settled", 200, || t.top(10, at2).len());
+            time("top(10) at clock+12h, no writes since", 20, || {
+                t.top(10, at2 + 12 * H).len()
+            });
             let c = std::time::Instant::now();
             let cl = t.clone();
             eprintln!("clone: {:?}", c.elapsed());
@@ -2325,5 +2760,39 @@ mod tests {
             }
             eprintln!("graveyard freed in {calls} calls, worst {:?}", worst);
         }
+    }
+
+    /// Worst case for corrected reads: popularity reverses half-way through the window, so the
+    /// aggregate's order says nothing about the read window's.
+    #[test]
+    #[ignore]
+    fn bench_adverse() {
+        let mut t = TopN::new(H, 24);
+        let n = 50_000u32;
+        for b in 0..24i64 {
+            for i in 0..n {
+                let rank = if b < 12 { i } else { n - 1 - i };
+                t.incr(
+                    format!("user:{:08}", i).as_bytes(),
+                    1 + (n - rank) as i64 / 1000,
+                    b * H + 1,
+                )
+                .unwrap();
+            }
+        }
+        let c = 23 * H + 1;
+        time("adverse: top(10) plain", 100, || t.top(10, c).len());
+        time("adverse: top(10) at clock+1h (1 excluded)", 20, || {
+            t.top(10, c + H).len()
+        });
+        time("adverse: top(10) at clock+12h (12 excluded)", 5, || {
+            t.top(10, c + 12 * H).len()
+        });
+        time("adverse: top(10) at clock-12h (12 excluded)", 5, || {
+            t.top(10, c - 12 * H).len()
+        });
+        time("adverse: top(10) at clock-20h (20 excluded)", 5, || {
+            t.top(10, c - 20 * H).len()
+        });
     }
 }
