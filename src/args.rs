@@ -79,19 +79,35 @@ pub fn parse_options<'a, const N: usize>(
 /// A decimal integer in `min..=max`, written as Redis writes integers (an
 /// optional `-`, then digits; no spaces, no `+`).
 pub fn int_in(name: &str, value: &[u8], min: i64, max: i64) -> Result<i64, CmdError> {
-    let digits = value.strip_prefix(b"-").unwrap_or(value);
-    let parsed = if !digits.is_empty() && digits.iter().all(u8::is_ascii_digit) {
-        std::str::from_utf8(value)
-            .ok()
-            .and_then(|s| s.parse::<i64>().ok())
-    } else {
-        None
-    };
-    match parsed {
+    match parse_i64(value) {
         Some(n) if (min..=max).contains(&n) => Ok(n),
         _ => Err(CmdError::invalid(format!(
             "{name} must be an integer between {min} and {max}"
         ))),
+    }
+}
+
+/// Strict decimal i64 (hot path: every numeric option goes through here).
+/// Accumulates negatively so `i64::MIN` parses without overflow.
+fn parse_i64(value: &[u8]) -> Option<i64> {
+    let (negative, digits) = match value.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, value),
+    };
+    if digits.is_empty() {
+        return None;
+    }
+    let mut n: i64 = 0;
+    for &d in digits {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        n = n.checked_mul(10)?.checked_sub((d - b'0') as i64)?;
+    }
+    if negative {
+        Some(n)
+    } else {
+        n.checked_neg()
     }
 }
 

@@ -19,6 +19,7 @@ pub struct Args<'a> {
 
 /// The arguments' bytes, on the stack for the usual short command (no
 /// allocation on the hot path), on the heap past that.
+#[allow(clippy::large_enum_variant)] // inline on purpose: no allocation per call
 pub enum ArgBytes<'a> {
     Inline([&'a [u8]; INLINE_ARGS], usize),
     Heap(Vec<&'a [u8]>),
