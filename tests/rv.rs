@@ -301,6 +301,59 @@ fn ttl_sets_absolute_expiry() {
 }
 
 #[test]
+fn pxat_sets_exact_expiry_and_replicates() {
+    let master = Server::start();
+    let replica = Server::start_replica_of(&master);
+    let c = &mut master.conn();
+    let b = future_base();
+    // PXAT is absolute, whatever the entries' times.
+    q::<i64>(
+        c,
+        &[
+            "RV.ADD",
+            "k",
+            "a",
+            "AT",
+            &b.to_string(),
+            "PXAT",
+            &(b + 42).to_string(),
+        ],
+    );
+    assert_eq!(pexpiretime(c, "k"), b + 42);
+    // TTL and PXAT together are refused, and change nothing.
+    let err = expect_err(c, &cmd(&["RV.ADD", "k", "z", "TTL", "5", "PXAT", "99"]));
+    assert!(
+        err.starts_with("ERR") && err.contains("TTL") && err.contains("PXAT"),
+        "{err}"
+    );
+    let bad = expect_err(c, &cmd(&["RV.ADD", "k", "z", "PXAT", "0"]));
+    assert!(bad.starts_with("ERR") && bad.contains("PXAT"), "{bad}");
+    assert_eq!(q::<i64>(c, &["RV.LEN", "k"]), 1);
+    // A PXAT already past deletes the key.
+    assert_eq!(q::<i64>(c, &["RV.ADD", "gone", "a", "PXAT", "1000"]), 0);
+    assert_eq!(q::<i64>(c, &["EXISTS", "gone"]), 0);
+    // Deterministic calls (AT and MAXLEN named, no TTL) go out verbatim; the
+    // others with explicit values: the replica ends equal either way.
+    q::<i64>(
+        c,
+        &[
+            "RV.ADD",
+            "v",
+            "a",
+            "AT",
+            &b.to_string(),
+            "MAXLEN",
+            "2",
+            "PXAT",
+            &(b + 7).to_string(),
+        ],
+    );
+    q::<i64>(c, &["RV.ADD", "v", "b", "MAXLEN", "2", "TTL", "100"]);
+    wait_for_sync(&master, &replica);
+    assert_same_data(c, &mut replica.conn());
+}
+
+#[test]
 fn ttl_already_past_deletes_key() {
     let srv = Server::start();
     let c = &mut srv.conn();

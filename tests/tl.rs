@@ -264,6 +264,21 @@ fn basics_and_defaults() {
 // ---------------------------------------------------------------- 2. water marks
 
 #[test]
+fn pxat_sets_exact_expiry() {
+    let srv = Server::start();
+    let c = &mut srv.conn();
+    let at = common::now_ms() + 3_600_000;
+    assert_eq!(q_int(c, &["TL.PUSH", "t", "a", "PXAT", &at.to_string()]), 1);
+    assert_eq!(q_int(c, &["PEXPIRETIME", "t"]), at);
+    let err = expect_err(c, &cmd(&["TL.PUSH", "t", "b", "TTL", "5", "PXAT", "99"]));
+    assert!(err.starts_with("ERR") && err.contains("PXAT"), "{err}");
+    assert_eq!(lrange(c, "t"), s(&["a"]));
+    // An expiry already past: the list is gone.
+    assert_eq!(q_int(c, &["TL.PUSH", "t", "b", "PXAT", "1000"]), 0);
+    assert!(!exists(c, "t"));
+}
+
+#[test]
 fn low_high_water_trimming() {
     let srv = Server::start();
     let mut c = srv.conn();
@@ -878,7 +893,10 @@ fn errors_change_nothing() {
         assert_eq!(dump_all(&mut c), snapshot, "{:?} changed data", args);
     }
     let arity_counted = recipes_info(&mut c, "tl_errors") - before_arity;
-    eprintln!("arity errors counted in tl_errors: {arity_counted} of {}", arity.len());
+    eprintln!(
+        "arity errors counted in tl_errors: {arity_counted} of {}",
+        arity.len()
+    );
     assert!(arity_counted == 0 || arity_counted == arity.len() as i64);
     n_err += arity_counted;
 
