@@ -1,0 +1,2386 @@
+//! Throughput and memory bench: the `recipes` commands against the plain Redis
+//! recipes they replace, measured in ONE run on ONE server, interleaved.
+//!
+//! Run: `make bench` (builds the module first) or
+//! `cargo build --release && cargo run --release --example bench`.
+//!
+//! What it does
+//! - Starts its own `redis-server` on a free loopback port with the module
+//!   loaded (`--save "" --appendonly no`, a temp `--dir`) and kills it at the
+//!   end, also on panic and on Ctrl-C / SIGTERM (the server runs in its own
+//!   process group; the bench stops after the current pipeline and cleans up).
+//!   On Linux the server also gets SIGKILL if the bench itself is killed.
+//! - A load generator in plain std Rust: C client threads, each with its own
+//!   connection, sending pipelines of P pre-encoded RESP commands and reading
+//!   exactly their replies. Any error reply fails the scenario loudly (a bench
+//!   on error replies means nothing). A MULTI..EXEC block counts as one op.
+//! - Interleaving: for R rounds, every scenario of a group runs D ms in turn
+//!   (the order rotates each round); write groups start every run from the same
+//!   state (FLUSHALL + setup). Reported: median ops/s over rounds and the ratio
+//!   to the group's baseline (the plain command), computed per round, then the
+//!   median; also the CPU used during the runs by the server (~100% of a CPU =
+//!   server-bound), by the bench's clients and by the rest of the machine (a
+//!   busy machine makes the ratios unreliable: the bench says so).
+//! - Memory: `MEMORY USAGE key SAMPLES 0` of the same data written the recipe's
+//!   way and the module's way. Latency: SLOWLOG durations (server-side).
+//! - Never asserts timings: goals are printed as met / not met. The exit code
+//!   is non-zero only when something failed (error replies, I/O errors).
+//!
+//! Environment
+//! - `BENCH_CLIENTS` (4), `BENCH_PIPELINE` (64): enough to keep one server core
+//!   busy while the clients use ~10% of another on a 2-CPU machine.
+//! - `BENCH_ROUNDS` (5), `BENCH_MS` (1000 ms per scenario run).
+//! - `BENCH_KEYS` (10000 keys for the RV/TL write groups: with fewer, the
+//!   plain-ZADD baseline grows its zsets past 128 entries within a run and
+//!   converts them from listpack to skiplist, which is not the recipe's data).
+//! - `BENCH_ONLY`: comma-separated group ids or prefixes, e.g. `rv` or
+//!   `rv-write,topn-read` (groups: rv-write, rv-memory, tl-write, topn-write,
+//!   topn-read, topn-latency).
+//! - `RECIPES_MODULE`: the .so (default `<repo>/target/release/librecipes.so`);
+//!   `REDIS_SERVER`: the server binary (default `redis-server`).
+//!
+//! Adding a family: write a `fn xyz_group(s: &Settings) -> Group` with its
+//! scenarios (each a name + setup + command generator; the first one is the
+//! baseline), measures and comparisons with goals, and list it in
+//! `all_groups`. A scenario or measure whose module command is unknown to the
+//! server (`COMMAND INFO name` is nil) is skipped, not failed.
+
+use std::collections::HashMap;
+use std::io::{self, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitCode, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+// ======================================================================
+// Settings
+// ======================================================================
+
+struct Settings {
+    clients: usize,
+    pipeline: usize,
+    rounds: usize,
+    ms: u64,
+    keys: u64,
+    only: Vec<String>,
+    module: PathBuf,
+    module_is_default: bool,
+    redis_server: String,
+}
+
+fn env_num(name: &str, default: u64, min: u64) -> Result<u64, String> {
+    match std::env::var(name) {
+        Err(_) => Ok(default),
+        Ok(v) if v.trim().is_empty() => Ok(default),
+        Ok(v) => match v.trim().parse::<u64>() {
+            Ok(n) if n >= min => Ok(n),
+            _ => Err(format!("{name}={v:?}: expected an integer >= {min}")),
+        },
+    }
+}
+
+impl Settings {
+    fn from_env() -> Result<Settings, String> {
+        let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        let (module, module_is_default) = match std::env::var("RECIPES_MODULE") {
+            Ok(p) if !p.is_empty() => (PathBuf::from(p), false),
+            _ => (repo.join("target/release/librecipes.so"), true),
+        };
+        Ok(Settings {
+            clients: env_num("BENCH_CLIENTS", 4, 1)? as usize,
+            pipeline: env_num("BENCH_PIPELINE", 64, 1)? as usize,
+            rounds: env_num("BENCH_ROUNDS", 5, 1)? as usize,
+            ms: env_num("BENCH_MS", 1000, 10)?,
+            keys: env_num("BENCH_KEYS", 10_000, 1)?,
+            only: std::env::var("BENCH_ONLY")
+                .unwrap_or_default()
+                .split(',')
+                .map(|s| s.trim().to_ascii_lowercase())
+                .filter(|s| !s.is_empty())
+                .collect(),
+            module,
+            module_is_default,
+            redis_server: std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into()),
+        })
+    }
+
+    fn wants(&self, group_id: &str) -> bool {
+        self.only.is_empty() || self.only.iter().any(|o| group_id.starts_with(o.as_str()))
+    }
+
+    fn command_line(&self) -> String {
+        let mut s = format!(
+            "BENCH_CLIENTS={} BENCH_PIPELINE={} BENCH_ROUNDS={} BENCH_MS={} BENCH_KEYS={}",
+            self.clients, self.pipeline, self.rounds, self.ms, self.keys
+        );
+        if !self.only.is_empty() {
+            s += &format!(" BENCH_ONLY={}", self.only.join(","));
+        }
+        if !self.module_is_default {
+            s += &format!(" RECIPES_MODULE={}", self.module.display());
+        }
+        s + " cargo run --release --example bench"
+    }
+}
+
+// ======================================================================
+// Small deterministic RNG (splitmix64) and per-thread generator state
+// ======================================================================
+
+/// What a command generator gets: a fast RNG and the wall clock in ms
+/// (refreshed once per pipeline).
+struct Gen {
+    s: u64,
+    now_ms: u64,
+}
+
+impl Gen {
+    fn new(seed: u64) -> Gen {
+        Gen {
+            s: seed ^ 0x5DEE_CE66_D1CE_4E5B,
+            now_ms: now_ms(),
+        }
+    }
+    fn next(&mut self) -> u64 {
+        self.s = self.s.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.s;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in 0..n.
+    fn below(&mut self, n: u64) -> u64 {
+        ((self.next() as u128 * n as u128) >> 64) as u64
+    }
+    /// A random 9-digit id (a page id, a user id).
+    fn id9(&mut self) -> u64 {
+        100_000_000 + self.below(900_000_000)
+    }
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+const HOUR_MS: u64 = 3_600_000;
+
+/// Set by SIGINT / SIGTERM: runs stop after their current pipeline, the bench
+/// reports "interrupted" and kills its server on the way out.
+static STOP: AtomicBool = AtomicBool::new(false);
+
+fn stopped() -> bool {
+    STOP.load(Ordering::Relaxed)
+}
+
+extern "C" fn on_signal(_: libc::c_int) {
+    STOP.store(true, Ordering::Relaxed);
+}
+
+fn install_signal_handlers() {
+    // SAFETY: the handler only stores to an atomic (async-signal-safe).
+    unsafe {
+        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
+    }
+}
+
+/// CPU seconds the whole machine spent busy so far (all CPUs, from
+/// /proc/stat; steal counts as busy), if it can be read.
+fn machine_busy_cpu() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let line = stat.lines().next()?.strip_prefix("cpu ")?;
+    let f: Vec<u64> = line
+        .split_whitespace()
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    if f.len() < 5 {
+        return None;
+    }
+    // user nice system idle iowait irq softirq steal (guest* are inside user)
+    let total: u64 = f.iter().take(8).sum();
+    let busy = total - f[3] - f[4];
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    (hz > 0).then(|| busy as f64 / hz as f64)
+}
+
+/// CPU use during a run, in cores.
+#[derive(Clone, Copy)]
+struct CpuUse {
+    /// the redis-server
+    server: f64,
+    /// this bench (the load generator)
+    client: f64,
+    /// everything else on the machine (other processes, steal), if known
+    other: Option<f64>,
+}
+
+struct CpuSnap {
+    server: f64,
+    own: f64,
+    machine: Option<f64>,
+    at: Instant,
+}
+
+impl CpuSnap {
+    fn take(c: &mut Conn) -> Result<CpuSnap, String> {
+        Ok(CpuSnap {
+            server: c.server_cpu()?,
+            own: own_cpu(),
+            machine: machine_busy_cpu(),
+            at: Instant::now(),
+        })
+    }
+
+    fn since(&self, before: &CpuSnap) -> CpuUse {
+        let secs = (self.at - before.at).as_secs_f64().max(1e-9);
+        let server = (self.server - before.server) / secs;
+        let client = (self.own - before.own) / secs;
+        let other = match (self.machine, before.machine) {
+            (Some(a), Some(b)) => Some(((a - b) / secs - server - client).max(0.0)),
+            _ => None,
+        };
+        CpuUse {
+            server,
+            client,
+            other,
+        }
+    }
+}
+
+/// CPU seconds (user + sys) used by this process so far, all threads.
+fn own_cpu() -> f64 {
+    // SAFETY: getrusage fills the struct it is given.
+    unsafe {
+        let mut u: libc::rusage = std::mem::zeroed();
+        if libc::getrusage(libc::RUSAGE_SELF, &mut u) != 0 {
+            return 0.0;
+        }
+        let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+        tv(u.ru_utime) + tv(u.ru_stime)
+    }
+}
+
+// ======================================================================
+// RESP encoding (requests are always arrays of bulk strings)
+// ======================================================================
+
+/// One argument of a command.
+#[allow(dead_code)]
+enum A<'a> {
+    /// text
+    S(&'a str),
+    /// bytes
+    B(&'a [u8]),
+    /// unsigned decimal
+    U(u64),
+    /// signed decimal
+    I(i64),
+    /// `prefix` followed by a number: `K("rv:", 42)` -> `rv:42`
+    K(&'a str, u64),
+    /// `prefix`, a number, `:`, a number: `K2("topn:", 3, 475000)` -> `topn:3:475000`
+    K2(&'a str, u64, u64),
+}
+
+fn fmt_u(mut v: u64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut i = 20;
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    &buf[i..]
+}
+
+fn put_header(out: &mut Vec<u8>, kind: u8, n: u64) {
+    let mut t = [0u8; 20];
+    out.push(kind);
+    out.extend_from_slice(fmt_u(n, &mut t));
+    out.extend_from_slice(b"\r\n");
+}
+
+fn put_bulk_parts(out: &mut Vec<u8>, parts: &[&[u8]]) {
+    let len: usize = parts.iter().map(|p| p.len()).sum();
+    put_header(out, b'$', len as u64);
+    for p in parts {
+        out.extend_from_slice(p);
+    }
+    out.extend_from_slice(b"\r\n");
+}
+
+/// Append one command (a RESP array of bulk strings) to `out`.
+fn enc(out: &mut Vec<u8>, args: &[A]) {
+    put_header(out, b'*', args.len() as u64);
+    for a in args {
+        let mut t = [0u8; 20];
+        let mut t2 = [0u8; 20];
+        match a {
+            A::S(s) => put_bulk_parts(out, &[s.as_bytes()]),
+            A::B(b) => put_bulk_parts(out, &[b]),
+            A::U(v) => put_bulk_parts(out, &[fmt_u(*v, &mut t)]),
+            A::I(v) => {
+                let d = fmt_u(v.unsigned_abs(), &mut t);
+                put_bulk_parts(out, &[if *v < 0 { b"-" } else { b"" }, d])
+            }
+            A::K(p, v) => put_bulk_parts(out, &[p.as_bytes(), fmt_u(*v, &mut t)]),
+            A::K2(p, a, b) => put_bulk_parts(
+                out,
+                &[p.as_bytes(), fmt_u(*a, &mut t), b":", fmt_u(*b, &mut t2)],
+            ),
+        }
+    }
+}
+
+// ======================================================================
+// RESP replies: a skipper for the load generator, a parser for control
+// ======================================================================
+
+#[derive(Debug, Clone)]
+enum V {
+    Nil,
+    Int(i64),
+    Str(Vec<u8>),
+    Err(String),
+    Arr(Vec<V>),
+}
+
+impl V {
+    fn text(&self) -> String {
+        match self {
+            V::Nil => "(nil)".into(),
+            V::Int(i) => i.to_string(),
+            V::Str(s) => String::from_utf8_lossy(s).into_owned(),
+            V::Err(e) => format!("(error) {e}"),
+            V::Arr(a) => format!(
+                "[{}]",
+                a.iter().map(|v| v.text()).collect::<Vec<_>>().join(", ")
+            ),
+        }
+    }
+    fn int(&self) -> Result<i64, String> {
+        match self {
+            V::Int(i) => Ok(*i),
+            V::Str(s) => std::str::from_utf8(s)
+                .ok()
+                .and_then(|s| s.trim().parse().ok())
+                .ok_or_else(|| format!("expected an integer, got {}", self.text())),
+            _ => Err(format!("expected an integer, got {}", self.text())),
+        }
+    }
+}
+
+fn proto_err(msg: String) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, msg)
+}
+
+struct Reader<R> {
+    r: R,
+    buf: Vec<u8>,
+    pos: usize,
+    end: usize,
+}
+
+impl<R: Read> Reader<R> {
+    fn new(r: R) -> Self {
+        Reader {
+            r,
+            buf: vec![0; 64 * 1024],
+            pos: 0,
+            end: 0,
+        }
+    }
+
+    fn fill(&mut self) -> io::Result<()> {
+        if self.pos > 0 {
+            self.buf.copy_within(self.pos..self.end, 0);
+            self.end -= self.pos;
+            self.pos = 0;
+        }
+        if self.end == self.buf.len() {
+            let n = self.buf.len() * 2;
+            self.buf.resize(n, 0);
+        }
+        let n = self.r.read(&mut self.buf[self.end..])?;
+        if n == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "server closed the connection",
+            ));
+        }
+        self.end += n;
+        Ok(())
+    }
+
+    /// Consume one CRLF-terminated line; returns its range in `buf` (without CRLF),
+    /// valid until the next read.
+    fn line(&mut self) -> io::Result<(usize, usize)> {
+        let mut from = self.pos;
+        loop {
+            if let Some(i) = self.buf[from..self.end].iter().position(|&c| c == b'\n') {
+                let nl = from + i;
+                let s = self.pos;
+                self.pos = nl + 1;
+                let e = if nl > s && self.buf[nl - 1] == b'\r' {
+                    nl - 1
+                } else {
+                    nl
+                };
+                if e == s {
+                    return Err(proto_err("empty reply line".into()));
+                }
+                return Ok((s, e));
+            }
+            let scanned = self.end - self.pos;
+            self.fill()?;
+            from = self.pos + scanned;
+        }
+    }
+
+    fn num(&self, s: usize, e: usize) -> io::Result<i64> {
+        std::str::from_utf8(&self.buf[s + 1..e])
+            .ok()
+            .and_then(|t| t.parse::<i64>().ok())
+            .ok_or_else(|| {
+                proto_err(format!(
+                    "bad length {:?}",
+                    String::from_utf8_lossy(&self.buf[s..e])
+                ))
+            })
+    }
+
+    fn skip_bytes(&mut self, mut n: usize) -> io::Result<()> {
+        while n > 0 {
+            if self.pos == self.end {
+                self.fill()?;
+            }
+            let take = n.min(self.end - self.pos);
+            self.pos += take;
+            n -= take;
+        }
+        Ok(())
+    }
+
+    fn take_bytes(&mut self, n: usize) -> io::Result<Vec<u8>> {
+        while self.end - self.pos < n + 2 {
+            self.fill()?;
+        }
+        let v = self.buf[self.pos..self.pos + n].to_vec();
+        self.pos += n + 2;
+        Ok(v)
+    }
+
+    /// Skip one complete reply of any type; returns how many error replies it
+    /// contained (nested ones too) and keeps the first error's text.
+    fn skip(&mut self, first_err: &mut Option<String>) -> io::Result<u64> {
+        let (s, e) = self.line()?;
+        match self.buf[s] {
+            b'+' | b':' | b'_' | b',' | b'#' | b'(' => Ok(0),
+            b'-' => {
+                if first_err.is_none() {
+                    *first_err = Some(String::from_utf8_lossy(&self.buf[s + 1..e]).into_owned());
+                }
+                Ok(1)
+            }
+            t @ (b'$' | b'=' | b'!') => {
+                let n = self.num(s, e)?;
+                if n >= 0 {
+                    if t == b'!' && first_err.is_none() {
+                        let v = self.take_bytes(n as usize)?;
+                        *first_err = Some(String::from_utf8_lossy(&v).into_owned());
+                    } else {
+                        self.skip_bytes(n as usize + 2)?;
+                    }
+                }
+                Ok((t == b'!') as u64)
+            }
+            t @ (b'*' | b'~' | b'>' | b'%' | b'|') => {
+                let n = self.num(s, e)?;
+                let n = if t == b'%' || t == b'|' { n * 2 } else { n };
+                let mut errs = 0;
+                for _ in 0..n.max(0) {
+                    errs += self.skip(first_err)?;
+                }
+                if t == b'|' {
+                    errs += self.skip(first_err)?; // an attribute precedes the real reply
+                }
+                Ok(errs)
+            }
+            other => Err(proto_err(format!(
+                "unexpected reply type byte {:?}",
+                other as char
+            ))),
+        }
+    }
+
+    /// Parse one complete reply (RESP2, plus the simple RESP3 types).
+    fn value(&mut self) -> io::Result<V> {
+        let (s, e) = self.line()?;
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        match self.buf[s] {
+            b'+' | b',' | b'(' | b'#' => Ok(V::Str(self.buf[s + 1..e].to_vec())),
+            b':' => Ok(V::Int(self.num(s, e)?)),
+            b'_' => Ok(V::Nil),
+            b'-' => Ok(V::Err(text(&self.buf[s + 1..e]))),
+            t @ (b'$' | b'=' | b'!') => {
+                let n = self.num(s, e)?;
+                if n < 0 {
+                    return Ok(V::Nil);
+                }
+                let v = self.take_bytes(n as usize)?;
+                Ok(if t == b'!' {
+                    V::Err(text(&v))
+                } else {
+                    V::Str(v)
+                })
+            }
+            t @ (b'*' | b'~' | b'>' | b'%') => {
+                let n = self.num(s, e)?;
+                if n < 0 {
+                    return Ok(V::Nil);
+                }
+                let n = if t == b'%' { n * 2 } else { n };
+                let mut items = Vec::with_capacity(n as usize);
+                for _ in 0..n {
+                    items.push(self.value()?);
+                }
+                Ok(V::Arr(items))
+            }
+            other => Err(proto_err(format!(
+                "unexpected reply type byte {:?}",
+                other as char
+            ))),
+        }
+    }
+}
+
+// ======================================================================
+// Control connection
+// ======================================================================
+
+struct Conn {
+    w: TcpStream,
+    r: Reader<TcpStream>,
+    buf: Vec<u8>,
+    known: HashMap<String, bool>,
+}
+
+fn connect(port: u16) -> io::Result<(TcpStream, Reader<TcpStream>)> {
+    let s = TcpStream::connect(("127.0.0.1", port))?;
+    s.set_nodelay(true)?;
+    s.set_read_timeout(Some(Duration::from_secs(120)))?;
+    let r = s.try_clone()?;
+    Ok((s, Reader::new(r)))
+}
+
+impl Conn {
+    fn open(port: u16) -> io::Result<Conn> {
+        let (w, r) = connect(port)?;
+        Ok(Conn {
+            w,
+            r,
+            buf: Vec::new(),
+            known: HashMap::new(),
+        })
+    }
+
+    /// One command; an error reply becomes `Err`.
+    fn call(&mut self, args: &[A]) -> Result<V, String> {
+        self.buf.clear();
+        enc(&mut self.buf, args);
+        self.w
+            .write_all(&self.buf)
+            .map_err(|e| format!("write: {e}"))?;
+        match self.r.value().map_err(|e| format!("read: {e}"))? {
+            V::Err(e) => Err(e),
+            v => Ok(v),
+        }
+    }
+
+    /// A command given as one whitespace-separated line.
+    fn cmd(&mut self, line: &str) -> Result<V, String> {
+        let args: Vec<A> = line.split_whitespace().map(A::S).collect();
+        self.call(&args).map_err(|e| format!("{line}: {e}"))
+    }
+
+    /// Whether the server knows a command (`COMMAND INFO name` is not nil).
+    fn has(&mut self, name: &str) -> Result<bool, String> {
+        let name = name.to_ascii_lowercase();
+        if let Some(&k) = self.known.get(&name) {
+            return Ok(k);
+        }
+        let v = self.call(&[A::S("COMMAND"), A::S("INFO"), A::S(&name)])?;
+        let k = matches!(&v, V::Arr(items) if matches!(items.first(), Some(V::Arr(_))));
+        self.known.insert(name, k);
+        Ok(k)
+    }
+
+    /// Bulk load: `f(i, out)` appends command number i (0..n); sent in pipelines.
+    /// The first error reply aborts the load.
+    fn load(
+        &mut self,
+        what: &str,
+        n: u64,
+        mut f: impl FnMut(u64, &mut Vec<u8>),
+    ) -> Result<(), String> {
+        const BATCH: u64 = 1024;
+        let mut i = 0;
+        while i < n {
+            if stopped() {
+                return Err("interrupted".into());
+            }
+            let k = BATCH.min(n - i);
+            self.buf.clear();
+            for j in i..i + k {
+                f(j, &mut self.buf);
+            }
+            self.w
+                .write_all(&self.buf)
+                .map_err(|e| format!("{what}: write: {e}"))?;
+            let mut first = None;
+            let mut errs = 0;
+            for _ in 0..k {
+                errs += self
+                    .r
+                    .skip(&mut first)
+                    .map_err(|e| format!("{what}: read: {e}"))?;
+            }
+            if errs > 0 {
+                return Err(format!(
+                    "{what}: {errs} error replies, first: {}",
+                    first.unwrap_or_default()
+                ));
+            }
+            i += k;
+        }
+        Ok(())
+    }
+
+    fn script_load(&mut self, lua: &str) -> Result<String, String> {
+        Ok(self
+            .call(&[A::S("SCRIPT"), A::S("LOAD"), A::S(lua)])?
+            .text())
+    }
+
+    fn memory_usage(&mut self, key: &str) -> Result<i64, String> {
+        self.call(&[
+            A::S("MEMORY"),
+            A::S("USAGE"),
+            A::S(key),
+            A::S("SAMPLES"),
+            A::S("0"),
+        ])
+        .and_then(|v| v.int())
+        .map_err(|e| format!("MEMORY USAGE {key}: {e}"))
+    }
+
+    fn info_field(&mut self, section: &str, field: &str) -> Result<String, String> {
+        let v = self.call(&[A::S("INFO"), A::S(section)])?.text();
+        let pat = format!("{field}:");
+        v.lines()
+            .find_map(|l| l.strip_prefix(pat.as_str()).map(|x| x.trim().to_string()))
+            .ok_or_else(|| format!("INFO {section}: no {field}"))
+    }
+
+    /// Server CPU seconds (user + sys) so far.
+    fn server_cpu(&mut self) -> Result<f64, String> {
+        let v = self.call(&[A::S("INFO"), A::S("cpu")])?.text();
+        let mut t = 0.0;
+        for l in v.lines() {
+            if let Some(x) = l
+                .strip_prefix("used_cpu_user:")
+                .or_else(|| l.strip_prefix("used_cpu_sys:"))
+            {
+                t += x.trim().parse::<f64>().unwrap_or(0.0);
+            }
+        }
+        Ok(t)
+    }
+}
+
+// ======================================================================
+// The bench's own redis-server
+// ======================================================================
+
+struct Server {
+    child: Child,
+    port: u16,
+    dir: PathBuf,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn free_port() -> Result<u16, String> {
+    let l = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("bind 127.0.0.1:0: {e}"))?;
+    Ok(l.local_addr().map_err(|e| e.to_string())?.port())
+}
+
+fn log_tail(dir: &Path) -> String {
+    let log = std::fs::read_to_string(dir.join("redis.log")).unwrap_or_default();
+    let lines: Vec<&str> = log.lines().collect();
+    lines[lines.len().saturating_sub(20)..].join("\n")
+}
+
+/// Remove temp dirs left by benches that were killed (SIGKILL leaves them).
+fn remove_stale_dirs() {
+    let Ok(rd) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix("recipes-bench-")
+            .and_then(|r| r.split('-').next())
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
+fn start_server(s: &Settings) -> Result<Server, String> {
+    if cfg!(target_os = "linux") {
+        remove_stale_dirs();
+    }
+    let port = free_port()?;
+    let dir = std::env::temp_dir().join(format!("recipes-bench-{}-{port}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("mkdir {}: {e}", dir.display()))?;
+    let mut cmd = Command::new(&s.redis_server);
+    cmd.arg("--port")
+        .arg(port.to_string())
+        .args([
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--daemonize",
+            "no",
+        ])
+        .arg("--dir")
+        .arg(&dir)
+        .arg("--logfile")
+        .arg(dir.join("redis.log"))
+        .arg("--loadmodule")
+        .arg(&s.module)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        cmd.pre_exec(|| {
+            // Its own process group: a terminal's Ctrl-C reaches the bench only,
+            // which then stops cleanly and kills the server itself.
+            libc::setpgid(0, 0);
+            // The server dies with the bench, whatever kills the bench.
+            #[cfg(target_os = "linux")]
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+    let child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}", s.redis_server))?;
+    let mut server = Server { child, port, dir };
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        if let Ok(Some(st)) = server.child.try_wait() {
+            return Err(format!(
+                "redis-server exited at startup ({st}); log:\n{}",
+                log_tail(&server.dir)
+            ));
+        }
+        if let Ok(mut c) = Conn::open(port) {
+            if let Ok(V::Str(p)) = c.call(&[A::S("PING")]) {
+                if p == b"PONG" {
+                    break;
+                }
+            }
+        }
+        if Instant::now() > deadline {
+            return Err(format!(
+                "redis-server not ready after 15 s; log:\n{}",
+                log_tail(&server.dir)
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Ok(server)
+}
+
+// ======================================================================
+// Scenarios, measures, groups
+// ======================================================================
+
+/// Appends ONE operation (one command, or a whole MULTI..EXEC block) to the
+/// buffer and returns how many replies it produces.
+type OpFn = Arc<dyn Fn(&mut Gen, &mut Vec<u8>) -> usize + Send + Sync>;
+type SetupFn = Box<dyn Fn(&mut Conn) -> Result<(), String>>;
+type ScenarioSetupFn = Box<dyn Fn(&mut Conn) -> Result<OpFn, String>>;
+/// Returns the value and a note to print next to it.
+type MeasureFn = Box<dyn Fn(&mut Conn) -> Result<(f64, String), String>>;
+
+struct Scenario {
+    /// Short name, used in comparisons and tables.
+    id: &'static str,
+    /// What one operation is.
+    label: String,
+    /// Module commands it needs; unknown -> the scenario is skipped.
+    requires: Vec<&'static str>,
+    /// Overrides of the global client count / pipeline depth (slow commands).
+    clients: Option<usize>,
+    pipeline: Option<usize>,
+    /// Runs before each run (after FLUSHALL + group setup in reset groups):
+    /// loads scripts, fills data, and returns the operation generator.
+    setup: ScenarioSetupFn,
+}
+
+#[derive(Clone, Copy)]
+enum Unit {
+    Bytes,
+    Micros,
+}
+
+struct Measure {
+    id: &'static str,
+    label: String,
+    unit: Unit,
+    requires: Vec<&'static str>,
+    /// Returns the value and a note to print next to it.
+    run: MeasureFn,
+}
+
+#[derive(Clone, Copy)]
+enum Goal {
+    AtLeast(f64),
+    AtMost(f64),
+}
+
+impl Goal {
+    fn met(self, x: f64) -> bool {
+        match self {
+            Goal::AtLeast(g) => x >= g,
+            Goal::AtMost(g) => x <= g,
+        }
+    }
+    fn text(self, unit: &str) -> String {
+        match self {
+            Goal::AtLeast(g) => format!(">= {}{unit}", trim_num(g)),
+            Goal::AtMost(g) => format!("<= {}{unit}", trim_num(g)),
+        }
+    }
+}
+
+/// `a / b` (throughput: per-round ratio, then median; measures: value ratio),
+/// or, with `b: None`, the measure `a` itself against an absolute goal.
+struct Compare {
+    a: &'static str,
+    b: Option<&'static str>,
+    goal: Option<Goal>,
+}
+
+struct Group {
+    id: &'static str,
+    title: String,
+    /// true: FLUSHALL + group setup before every run (write groups);
+    /// false: once at the start of the group (read groups on big data).
+    reset_each: bool,
+    setup: Option<SetupFn>,
+    /// The first scenario is the baseline.
+    scenarios: Vec<Scenario>,
+    /// Measured once, after the throughput rounds, on the group's data.
+    measures: Vec<Measure>,
+    compares: Vec<Compare>,
+}
+
+fn op(f: impl Fn(&mut Gen, &mut Vec<u8>) -> usize + Send + Sync + 'static) -> OpFn {
+    Arc::new(f)
+}
+
+fn cmp(a: &'static str, b: &'static str, goal: Option<Goal>) -> Compare {
+    Compare {
+        a,
+        b: Some(b),
+        goal,
+    }
+}
+
+// ----------------------------------------------------------------------
+// RV: recency list
+// ----------------------------------------------------------------------
+
+const RV_MAXLEN: u64 = 30;
+const RV_TTL: u64 = 86_400;
+
+const RV_LUA: &str = "redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])\n\
+                      redis.call('ZREMRANGEBYRANK', KEYS[1], 0, -31)\n\
+                      redis.call('EXPIRE', KEYS[1], 86400)";
+
+fn rv_write_group(s: &Settings) -> Group {
+    let keys = s.keys;
+    Group {
+        id: "rv-write",
+        title: format!(
+            "RV write: {keys} keys rv:<n>, random 9-digit members, lists full at {RV_MAXLEN} \
+             (every add trims one), TTL {RV_TTL}; baseline: one plain ZADD (no trim, no expire)"
+        ),
+        reset_each: true,
+        setup: Some(Box::new(move |c: &mut Conn| {
+            // Every key starts full: 30 entries in the last 30 minutes, TTL set.
+            let mut g = Gen::new(1);
+            let t0 = now_ms() - 3_600_000;
+            c.load("RV prefill", keys * 2, |i, out| {
+                let k = i / 2;
+                if i % 2 == 1 {
+                    enc(out, &[A::S("EXPIRE"), A::K("rv:", k), A::U(RV_TTL)]);
+                    return;
+                }
+                let mut args = vec![A::S("ZADD"), A::K("rv:", k)];
+                for j in 0..RV_MAXLEN {
+                    args.push(A::U(t0 + j * 60_000));
+                    args.push(A::U(g.id9()));
+                }
+                enc(out, &args);
+            })
+        })),
+        scenarios: vec![
+            Scenario {
+                id: "ZADD",
+                label: "ZADD key <ms> member".into(),
+                requires: vec![],
+                clients: None,
+                pipeline: None,
+                setup: Box::new(move |_| {
+                    Ok(op(move |g, out| {
+                        enc(out, &[A::S("ZADD"), A::K("rv:", g.below(keys)), A::U(g.now_ms), A::U(g.id9())]);
+                        1
+                    }))
+                }),
+            },
+            Scenario {
+                id: "RV.ADD",
+                label: format!("RV.ADD key member MAXLEN {RV_MAXLEN} TTL {RV_TTL}"),
+                requires: vec!["rv.add"],
+                clients: None,
+                pipeline: None,
+                setup: Box::new(move |_| {
+                    Ok(op(move |g, out| {
+                        enc(
+                            out,
+                            &[
+                                A::S("RV.ADD"),
+                                A::K("rv:", g.below(keys)),
+                                A::U(g.id9()),
+                                A::S("MAXLEN"),
+                                A::U(RV_MAXLEN),
+                                A::S("TTL"),
+                                A::U(RV_TTL),
+                            ],
+                        );
+                        1
+                    }))
+                }),
+            },
+            Scenario {
+                id: "Lua",
+                label: "Lua recipe via EVALSHA: ZADD key <ms> member; ZREMRANGEBYRANK key 0 -31; EXPIRE key 86400".into(),
+                requires: vec![],
+                clients: None,
+                pipeline: None,
+                setup: Box::new(move |c| {
+                    let sha = c.script_load(RV_LUA)?;
+                    Ok(op(move |g, out| {
+                        enc(
+                            out,
+                            &[
+                                A::S("EVALSHA"),
+                                A::S(&sha),
+                                A::S("1"),
+                                A::K("rv:", g.below(keys)),
+                                A::U(g.now_ms),
+                                A::U(g.id9()),
+                            ],
+                        );
+                        1
+                    }))
+                }),
+            },
+            Scenario {
+                id: "MULTI",
+                label: "MULTI; ZADD key <ms> member; ZREMRANGEBYRANK key 0 -31; EXPIRE key 86400; EXEC".into(),
+                requires: vec![],
+                clients: None,
+                pipeline: None,
+                setup: Box::new(move |_| {
+                    Ok(op(move |g, out| {
+                        let k = g.below(keys);
+                        enc(out, &[A::S("MULTI")]);
+                        enc(out, &[A::S("ZADD"), A::K("rv:", k), A::U(g.now_ms), A::U(g.id9())]);
+                        enc(out, &[A::S("ZREMRANGEBYRANK"), A::K("rv:", k), A::S("0"), A::S("-31")]);
+                        enc(out, &[A::S("EXPIRE"), A::K("rv:", k), A::U(RV_TTL)]);
+                        enc(out, &[A::S("EXEC")]);
+                        5
+                    }))
+                }),
+            },
+        ],
+        measures: vec![],
+        compares: vec![
+            cmp("RV.ADD", "ZADD", Some(Goal::AtLeast(0.6))),
+            cmp("RV.ADD", "Lua", Some(Goal::AtLeast(2.0))),
+            cmp("RV.ADD", "MULTI", None),
+        ],
+    }
+}
+
+/// The 30 (seconds, member) pairs of the memory comparison.
+fn rv_mem_data() -> Vec<(u64, u64)> {
+    let mut g = Gen::new(7);
+    (0..RV_MAXLEN)
+        .map(|i| (1_364_218_200 + i * 60, g.id9()))
+        .collect()
+}
+
+fn rv_mem_zadd(id: &'static str, label: &str, key: &'static str, scale: u64) -> Measure {
+    Measure {
+        id,
+        label: label.into(),
+        unit: Unit::Bytes,
+        requires: vec![],
+        run: Box::new(move |c| {
+            let mut args = vec![A::S("ZADD"), A::S(key)];
+            let data = rv_mem_data();
+            for (t, m) in &data {
+                args.push(A::U(t * scale));
+                args.push(A::U(*m));
+            }
+            c.call(&args)?;
+            let enc = c
+                .call(&[A::S("OBJECT"), A::S("ENCODING"), A::S(key)])?
+                .text();
+            Ok((c.memory_usage(key)? as f64, format!("{key}, {enc}")))
+        }),
+    }
+}
+
+fn rv_mem_rvadd(id: &'static str, label: &str, key: &'static str, scale: u64) -> Measure {
+    Measure {
+        id,
+        label: label.into(),
+        unit: Unit::Bytes,
+        requires: vec!["rv.add"],
+        run: Box::new(move |c| {
+            for (t, m) in rv_mem_data() {
+                c.call(&[
+                    A::S("RV.ADD"),
+                    A::S(key),
+                    A::U(m),
+                    A::S("AT"),
+                    A::U(t * scale),
+                    A::S("MAXLEN"),
+                    A::U(RV_MAXLEN),
+                ])?;
+            }
+            let n = c.call(&[A::S("ZCARD"), A::S(key)])?.int()?;
+            let enc = c
+                .call(&[A::S("OBJECT"), A::S("ENCODING"), A::S(key)])?
+                .text();
+            Ok((
+                c.memory_usage(key)? as f64,
+                format!("{key}, {enc}, {n} entries"),
+            ))
+        }),
+    }
+}
+
+fn rv_memory_group(_s: &Settings) -> Group {
+    Group {
+        id: "rv-memory",
+        title: "RV memory: one key rv:<9 digits>, 30 entries, 9-digit members, times 1364218200 + i*60 s \
+                (a listpack zset of this data is 440 B on Redis 7.0.15; the recipe's author measured 429 B)"
+            .into(),
+        reset_each: false,
+        setup: None,
+        scenarios: vec![],
+        measures: vec![
+            rv_mem_zadd("ZADD s", "ZADD, scores in seconds (the recipe as published)", "rv:100000001", 1),
+            rv_mem_rvadd("RV.ADD AT s", "RV.ADD with AT = those seconds (the same numbers as the recipe)", "rv:100000002", 1),
+            rv_mem_zadd("ZADD ms", "ZADD, scores in milliseconds", "rv:100000003", 1000),
+            rv_mem_rvadd("RV.ADD AT ms", "RV.ADD with AT = seconds * 1000 (real use: RV keeps ms)", "rv:100000004", 1000),
+        ],
+        compares: vec![
+            cmp("RV.ADD AT s", "ZADD s", Some(Goal::AtMost(1.0))),
+            cmp("RV.ADD AT ms", "ZADD ms", Some(Goal::AtMost(1.0))),
+            cmp("RV.ADD AT ms", "ZADD s", None),
+        ],
+    }
+}
+
+// ----------------------------------------------------------------------
+// TL: capped timeline
+// ----------------------------------------------------------------------
+
+const TL_MAXLEN: u64 = 100;
+const TL_SLACK: u64 = 20;
+
+const TL_LUA: &str = "local n = redis.call('LPUSH', KEYS[1], ARGV[1])\n\
+                      if n >= 120 then redis.call('LTRIM', KEYS[1], 0, 99) end\n\
+                      return n";
+
+fn tl_write_group(s: &Settings) -> Group {
+    let keys = s.keys;
+    Group {
+        id: "tl-write",
+        title: format!(
+            "TL write: {keys} keys tl:<n> starting at {TL_MAXLEN} items, random 9-digit items, \
+             MAXLEN {TL_MAXLEN} SLACK {TL_SLACK}; baseline: one plain LPUSH (no trim)"
+        ),
+        reset_each: true,
+        setup: Some(Box::new(move |c: &mut Conn| {
+            let mut g = Gen::new(2);
+            c.load("TL prefill", keys, |k, out| {
+                let mut args = vec![A::S("RPUSH"), A::K("tl:", k)];
+                for _ in 0..TL_MAXLEN {
+                    args.push(A::U(g.id9()));
+                }
+                enc(out, &args);
+            })
+        })),
+        scenarios: vec![
+            Scenario {
+                id: "LPUSH",
+                label: "LPUSH key item".into(),
+                requires: vec![],
+                clients: None,
+                pipeline: None,
+                setup: Box::new(move |_| {
+                    Ok(op(move |g, out| {
+                        enc(out, &[A::S("LPUSH"), A::K("tl:", g.below(keys)), A::U(g.id9())]);
+                        1
+                    }))
+                }),
+            },
+            Scenario {
+                id: "TL.PUSH",
+                label: format!("TL.PUSH key item MAXLEN {TL_MAXLEN} SLACK {TL_SLACK}"),
+                requires: vec!["tl.push"],
+                clients: None,
+                pipeline: None,
+                setup: Box::new(move |_| {
+                    Ok(op(move |g, out| {
+                        enc(
+                            out,
+                            &[
+                                A::S("TL.PUSH"),
+                                A::K("tl:", g.below(keys)),
+                                A::U(g.id9()),
+                                A::S("MAXLEN"),
+                                A::U(TL_MAXLEN),
+                                A::S("SLACK"),
+                                A::U(TL_SLACK),
+                            ],
+                        );
+                        1
+                    }))
+                }),
+            },
+            Scenario {
+                id: "Lua",
+                label: "Lua recipe via EVALSHA: LPUSH key item; LTRIM key 0 99 once the length reaches 120".into(),
+                requires: vec![],
+                clients: None,
+                pipeline: None,
+                setup: Box::new(move |c| {
+                    let sha = c.script_load(TL_LUA)?;
+                    Ok(op(move |g, out| {
+                        enc(out, &[A::S("EVALSHA"), A::S(&sha), A::S("1"), A::K("tl:", g.below(keys)), A::U(g.id9())]);
+                        1
+                    }))
+                }),
+            },
+            Scenario {
+                id: "MULTI",
+                label: "MULTI; LPUSH key item; LTRIM key 0 99; EXEC".into(),
+                requires: vec![],
+                clients: None,
+                pipeline: None,
+                setup: Box::new(move |_| {
+                    Ok(op(move |g, out| {
+                        let k = g.below(keys);
+                        enc(out, &[A::S("MULTI")]);
+                        enc(out, &[A::S("LPUSH"), A::K("tl:", k), A::U(g.id9())]);
+                        enc(out, &[A::S("LTRIM"), A::K("tl:", k), A::S("0"), A::S("99")]);
+                        enc(out, &[A::S("EXEC")]);
+                        4
+                    }))
+                }),
+            },
+        ],
+        measures: vec![],
+        compares: vec![
+            cmp("TL.PUSH", "LPUSH", Some(Goal::AtLeast(0.7))),
+            cmp("TL.PUSH", "Lua", Some(Goal::AtLeast(2.0))),
+            cmp("TL.PUSH", "MULTI", None),
+        ],
+    }
+}
+
+// ----------------------------------------------------------------------
+// TOPN: top-N over a sliding window of hourly buckets
+// ----------------------------------------------------------------------
+
+const TOPN_KEYS: u64 = 10;
+const TOPN_POOL: u64 = 10_000;
+const TOPN_READ_MEMBERS: u64 = 50_000;
+const TOPN_BUCKETS: u64 = 24;
+const TOPN_LAT_MEMBERS: u64 = 100_000;
+
+const TOPN_LUA: &str = "local n = redis.call('ZINCRBY', KEYS[1], 1, ARGV[1])\n\
+                        redis.call('EXPIRE', KEYS[1], 90000)\n\
+                        return n";
+
+fn topn_member(i: u64) -> u64 {
+    100_000_000 + i
+}
+
+/// Fill the hour bucket zsets `topn:<k>:<hour>` with every pool member once.
+fn topn_prefill_zsets(c: &mut Conn, expire: bool) -> Result<(), String> {
+    let hour = now_ms() / HOUR_MS;
+    const PER: u64 = 1000;
+    let per_key = TOPN_POOL.div_ceil(PER);
+    c.load("TOPN zset prefill", TOPN_KEYS * per_key, |i, out| {
+        let (k, chunk) = (i / per_key, i % per_key);
+        let mut args = vec![A::S("ZADD"), A::K2("topn:", k, hour)];
+        for m in chunk * PER..((chunk + 1) * PER).min(TOPN_POOL) {
+            args.push(A::S("1"));
+            args.push(A::U(topn_member(m)));
+        }
+        enc(out, &args);
+    })?;
+    if expire {
+        c.load("TOPN zset expire", TOPN_KEYS, |k, out| {
+            enc(
+                out,
+                &[A::S("EXPIRE"), A::K2("topn:", k, hour), A::S("90000")],
+            )
+        })?;
+    }
+    Ok(())
+}
+
+fn topn_write_group(_s: &Settings) -> Group {
+    Group {
+        id: "topn-write",
+        title: format!(
+            "TOPN write: {TOPN_KEYS} top-N keys, members from a pool of {TOPN_POOL} 9-digit ids \
+             (each already counted once), hourly buckets; baseline: one plain ZINCRBY (no expire)"
+        ),
+        reset_each: true,
+        setup: None,
+        scenarios: vec![
+            Scenario {
+                id: "ZINCRBY",
+                label: "ZINCRBY key:<hour> 1 member".into(),
+                requires: vec![],
+                clients: None,
+                pipeline: None,
+                setup: Box::new(|c| {
+                    topn_prefill_zsets(c, false)?;
+                    Ok(op(|g, out| {
+                        let k = g.below(TOPN_KEYS);
+                        let m = topn_member(g.below(TOPN_POOL));
+                        enc(
+                            out,
+                            &[
+                                A::S("ZINCRBY"),
+                                A::K2("topn:", k, g.now_ms / HOUR_MS),
+                                A::S("1"),
+                                A::U(m),
+                            ],
+                        );
+                        1
+                    }))
+                }),
+            },
+            Scenario {
+                id: "TOPN.INCR",
+                label: "TOPN.INCR key member".into(),
+                requires: vec!["topn.incr"],
+                clients: None,
+                pipeline: None,
+                setup: Box::new(|c| {
+                    c.load("TOPN prefill", TOPN_KEYS * TOPN_POOL, |i, out| {
+                        let (k, m) = (i / TOPN_POOL, i % TOPN_POOL);
+                        enc(
+                            out,
+                            &[A::S("TOPN.INCR"), A::K("topn:", k), A::U(topn_member(m))],
+                        );
+                    })?;
+                    Ok(op(|g, out| {
+                        let k = g.below(TOPN_KEYS);
+                        enc(
+                            out,
+                            &[
+                                A::S("TOPN.INCR"),
+                                A::K("topn:", k),
+                                A::U(topn_member(g.below(TOPN_POOL))),
+                            ],
+                        );
+                        1
+                    }))
+                }),
+            },
+            Scenario {
+                id: "Lua",
+                label:
+                    "Lua recipe via EVALSHA: ZINCRBY key:<hour> 1 member; EXPIRE key:<hour> 90000"
+                        .into(),
+                requires: vec![],
+                clients: None,
+                pipeline: None,
+                setup: Box::new(|c| {
+                    topn_prefill_zsets(c, true)?;
+                    let sha = c.script_load(TOPN_LUA)?;
+                    Ok(op(move |g, out| {
+                        let k = g.below(TOPN_KEYS);
+                        let m = topn_member(g.below(TOPN_POOL));
+                        enc(
+                            out,
+                            &[
+                                A::S("EVALSHA"),
+                                A::S(&sha),
+                                A::S("1"),
+                                A::K2("topn:", k, g.now_ms / HOUR_MS),
+                                A::U(m),
+                            ],
+                        );
+                        1
+                    }))
+                }),
+            },
+        ],
+        measures: vec![],
+        compares: vec![
+            cmp("TOPN.INCR", "ZINCRBY", Some(Goal::AtLeast(0.5))),
+            cmp("TOPN.INCR", "Lua", None),
+        ],
+    }
+}
+
+/// Count of member `m` in bucket `b` for the read group (same for both layouts).
+fn topn_read_count(b: u64, m: u64) -> u64 {
+    let mut g = Gen::new(b.wrapping_mul(1_000_003) ^ m);
+    1 + g.below(20)
+}
+
+fn topn_read_group(_s: &Settings) -> Group {
+    let hour = now_ms() / HOUR_MS;
+    let first = hour + 1 - TOPN_BUCKETS;
+    Group {
+        id: "topn-read",
+        title: format!(
+            "TOPN read: top 10 over {TOPN_BUCKETS} hourly buckets x {TOPN_READ_MEMBERS} distinct members \
+             (zsets topn:z:<hour> vs one TOPN key filled with TOPN.INCR ... BY c AT <hour>); \
+             baseline: the recipe's read (union of the buckets, then the top 10)"
+        ),
+        reset_each: false,
+        setup: Some(Box::new(move |c: &mut Conn| {
+            const PER: u64 = 1000;
+            let per_bucket = TOPN_READ_MEMBERS.div_ceil(PER);
+            eprintln!("  filling {TOPN_BUCKETS} bucket zsets ...");
+            c.load("TOPN read: zsets", TOPN_BUCKETS * per_bucket, |i, out| {
+                let (b, chunk) = (i / per_bucket, i % per_bucket);
+                let mut args = vec![A::S("ZADD"), A::K("topn:z:", first + b)];
+                for m in chunk * PER..((chunk + 1) * PER).min(TOPN_READ_MEMBERS) {
+                    args.push(A::U(topn_read_count(b, m)));
+                    args.push(A::U(topn_member(m)));
+                }
+                enc(out, &args);
+            })?;
+            if c.has("topn.incr")? {
+                eprintln!("  filling the TOPN key ({} TOPN.INCR) ...", TOPN_BUCKETS * TOPN_READ_MEMBERS);
+                c.load("TOPN read: TOPN.INCR", TOPN_BUCKETS * TOPN_READ_MEMBERS, |i, out| {
+                    let (b, m) = (i / TOPN_READ_MEMBERS, i % TOPN_READ_MEMBERS);
+                    enc(
+                        out,
+                        &[
+                            A::S("TOPN.INCR"),
+                            A::S("topn:r"),
+                            A::U(topn_member(m)),
+                            A::S("BY"),
+                            A::U(topn_read_count(b, m)),
+                            A::S("AT"),
+                            A::U((first + b) * HOUR_MS),
+                        ],
+                    );
+                })?;
+            }
+            Ok(())
+        })),
+        scenarios: vec![
+            Scenario {
+                id: "ZUNIONSTORE",
+                label: format!(
+                    "ZUNIONSTORE tmp {TOPN_BUCKETS} <bucket keys>; ZREVRANGE tmp 0 9 WITHSCORES \
+                     (1 client, no pipeline)"
+                ),
+                requires: vec![],
+                clients: Some(1),
+                pipeline: Some(1),
+                setup: Box::new(move |_| {
+                    Ok(op(move |_, out| {
+                        let mut args = vec![A::S("ZUNIONSTORE"), A::S("topn:tmp"), A::U(TOPN_BUCKETS)];
+                        for b in 0..TOPN_BUCKETS {
+                            args.push(A::K("topn:z:", first + b));
+                        }
+                        enc(out, &args);
+                        enc(out, &[A::S("ZREVRANGE"), A::S("topn:tmp"), A::S("0"), A::S("9"), A::S("WITHSCORES")]);
+                        2
+                    }))
+                }),
+            },
+            Scenario {
+                id: "TOPN.TOP24",
+                label: "TOPN.TOP24 key 10 AT <ms in the newest bucket>".into(),
+                requires: vec!["topn.top24", "topn.incr"],
+                clients: None,
+                pipeline: None,
+                setup: Box::new(move |_| {
+                    // AT pins the window to the filled buckets even if the
+                    // wall clock crosses an hour during the bench.
+                    let at = (first + TOPN_BUCKETS - 1) * HOUR_MS + 1000;
+                    Ok(op(move |_, out| {
+                        enc(
+                            out,
+                            &[A::S("TOPN.TOP24"), A::S("topn:r"), A::S("10"), A::S("AT"), A::U(at)],
+                        );
+                        1
+                    }))
+                }),
+            },
+        ],
+        measures: vec![
+            Measure {
+                id: "zsets",
+                label: format!("{TOPN_BUCKETS} bucket zsets (sum of MEMORY USAGE)"),
+                unit: Unit::Bytes,
+                requires: vec![],
+                run: Box::new(move |c| {
+                    let mut total = 0;
+                    for b in 0..TOPN_BUCKETS {
+                        total += c.memory_usage(&format!("topn:z:{}", first + b))?;
+                    }
+                    Ok((total as f64, format!("{} entries", TOPN_BUCKETS * TOPN_READ_MEMBERS)))
+                }),
+            },
+            Measure {
+                id: "TOPN key",
+                label: "the TOPN key (MEMORY USAGE)".into(),
+                unit: Unit::Bytes,
+                requires: vec!["topn.incr"],
+                run: Box::new(|c| Ok((c.memory_usage("topn:r")? as f64, "topn:r".into()))),
+            },
+        ],
+        compares: vec![
+            cmp("TOPN.TOP24", "ZUNIONSTORE", Some(Goal::AtLeast(100.0))),
+            cmp("TOPN key", "zsets", Some(Goal::AtMost(0.5))),
+        ],
+    }
+}
+
+const TOPN_LAT_TRIALS: usize = 3;
+
+/// Max server-side time (SLOWLOG) of TOPN.* commands around a bucket boundary
+/// where the expiring bucket and the newest one hold 100k members each; the
+/// median over a few trials on fresh keys, since SLOWLOG times are wall-clock
+/// and one preemption of the server by another process adds milliseconds.
+fn topn_boundary_latency(c: &mut Conn) -> Result<(f64, String), String> {
+    let mut maxes = Vec::new();
+    let mut notes = Vec::new();
+    for trial in 0..TOPN_LAT_TRIALS {
+        let (max, note) = topn_boundary_trial(c, &format!("topn:lat:{trial}"))?;
+        maxes.push(max as f64);
+        notes.push(format!("trial {}: max {max} us, {note}", trial + 1));
+    }
+    let med = median(&mut maxes.clone()).unwrap_or(0.0);
+    Ok((
+        med,
+        format!(
+            "median of {TOPN_LAT_TRIALS} trials' max\n{}",
+            notes
+                .iter()
+                .map(|n| format!("      {n}"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        ),
+    ))
+}
+
+/// One trial: returns the slowest TOPN.* call's duration (us) and stats.
+fn topn_boundary_trial(c: &mut Conn, key: &str) -> Result<(i64, String), String> {
+    // The boundary crossed: the next one, so that every AT used keeps the key
+    // alive (the oldest bucket's data, 24 h older, is not yet expired now).
+    let t0 = (now_ms() / HOUR_MS + 1) * HOUR_MS;
+    let oldest = t0 - TOPN_BUCKETS * HOUR_MS; // leaves the window at t0
+    let newest = t0 - HOUR_MS;
+    const MIDDLE: u64 = 1000; // members in each bucket in between
+    eprintln!(
+        "  filling {key}: 2 x {TOPN_LAT_MEMBERS} members + {} x {MIDDLE} ...",
+        TOPN_BUCKETS - 2
+    );
+    c.load(
+        "TOPN latency fill",
+        2 * TOPN_LAT_MEMBERS + (TOPN_BUCKETS - 2) * MIDDLE,
+        |i, out| {
+            let (at, m) = if i < TOPN_LAT_MEMBERS {
+                (oldest, i)
+            } else if i < 2 * TOPN_LAT_MEMBERS {
+                (newest, i - TOPN_LAT_MEMBERS + TOPN_LAT_MEMBERS / 2) // half shared with the oldest
+            } else {
+                let j = i - 2 * TOPN_LAT_MEMBERS;
+                (oldest + (1 + j / MIDDLE) * HOUR_MS, j % MIDDLE)
+            };
+            enc(
+                out,
+                &[
+                    A::S("TOPN.INCR"),
+                    A::S(key),
+                    A::U(topn_member(m)),
+                    A::S("AT"),
+                    A::U(at + 1000),
+                ],
+            );
+        },
+    )?;
+    c.cmd("CONFIG SET slowlog-max-len 1000000")?;
+    c.cmd("CONFIG SET slowlog-log-slower-than 0")?;
+    c.cmd("SLOWLOG RESET")?;
+    // Writes and reads from 1 s before the boundary to 5 s after it, 1 ms apart.
+    let mut g = Gen::new(11);
+    let (from, n) = (t0 - 1000, 6000u64);
+    let res = c.load("TOPN boundary crossing", n, |i, out| {
+        let at = from + i;
+        if i % 10 == 5 {
+            enc(
+                out,
+                &[
+                    A::S("TOPN.TOP24"),
+                    A::S(key),
+                    A::S("10"),
+                    A::S("AT"),
+                    A::U(at),
+                ],
+            );
+        } else {
+            let m = topn_member(g.below(2 * TOPN_LAT_MEMBERS));
+            enc(
+                out,
+                &[A::S("TOPN.INCR"), A::S(key), A::U(m), A::S("AT"), A::U(at)],
+            );
+        }
+    });
+    c.cmd("CONFIG SET slowlog-log-slower-than 10000")?;
+    res?;
+    let log = c.cmd("SLOWLOG GET 1000000")?;
+    c.cmd("CONFIG SET slowlog-max-len 128")?;
+    c.cmd("SLOWLOG RESET")?;
+    // (duration us, command name, AT relative to the boundary in ms)
+    let mut durs: Vec<(i64, String, i64)> = Vec::new();
+    if let V::Arr(entries) = log {
+        for e in entries {
+            let V::Arr(f) = e else { continue };
+            let (Some(d), Some(V::Arr(args))) = (f.get(2), f.get(3)) else {
+                continue;
+            };
+            let args: Vec<String> = args.iter().map(|a| a.text()).collect();
+            let name = args
+                .first()
+                .cloned()
+                .unwrap_or_default()
+                .to_ascii_uppercase();
+            if !name.starts_with("TOPN.") {
+                continue;
+            }
+            let at = args
+                .iter()
+                .position(|a| a.eq_ignore_ascii_case("AT"))
+                .and_then(|i| args.get(i + 1))
+                .and_then(|x| x.parse::<i64>().ok())
+                .map_or(0, |at| at - t0 as i64);
+            durs.push((d.int()?, name, at));
+        }
+    }
+    if durs.len() < n as usize {
+        return Err(format!(
+            "SLOWLOG holds only {} of the {n} TOPN.* calls",
+            durs.len()
+        ));
+    }
+    durs.sort_by_key(|d| std::cmp::Reverse(d.0));
+    let p = |q: f64| durs[((durs.len() - 1) as f64 * (1.0 - q)) as usize].0;
+    let slowest: Vec<String> = durs
+        .iter()
+        .take(5)
+        .map(|(d, name, at)| format!("{d} us {name} at {at:+} ms"))
+        .collect();
+    let before = durs.iter().find(|d| d.2 < 0).map_or(0, |d| d.0);
+    let over_1ms = durs.iter().filter(|d| d.0 > 1000).count();
+    c.call(&[A::S("UNLINK"), A::S(key)])?;
+    Ok((
+        durs[0].0,
+        format!(
+            "{} calls, p50 {} us, p99 {} us, {over_1ms} over 1 ms, max before the boundary {before} us; \
+             slowest (AT relative to the boundary): {}",
+            durs.len(),
+            p(0.5),
+            p(0.99),
+            slowest.join(", ")
+        ),
+    ))
+}
+
+fn topn_latency_group(_s: &Settings) -> Group {
+    Group {
+        id: "topn-latency",
+        title: format!(
+            "TOPN latency: server-side time (SLOWLOG) of TOPN.INCR / TOPN.TOP24 from 1 s before to 5 s after \
+             a bucket boundary; the expiring bucket and the newest one hold {TOPN_LAT_MEMBERS} members each"
+        ),
+        reset_each: false,
+        setup: None,
+        scenarios: vec![],
+        measures: vec![Measure {
+            id: "max latency",
+            label: "slowest TOPN.* call across the boundary".into(),
+            unit: Unit::Micros,
+            requires: vec!["topn.incr", "topn.top24"],
+            run: Box::new(topn_boundary_latency),
+        }],
+        compares: vec![Compare { a: "max latency", b: None, goal: Some(Goal::AtMost(1000.0)) }],
+    }
+}
+
+fn all_groups(s: &Settings) -> Vec<Group> {
+    vec![
+        rv_write_group(s),
+        rv_memory_group(s),
+        tl_write_group(s),
+        topn_write_group(s),
+        topn_read_group(s),
+        topn_latency_group(s),
+    ]
+}
+
+// ======================================================================
+// Running
+// ======================================================================
+
+struct RunOut {
+    ops: u64,
+    secs: f64,
+}
+
+/// Drive one scenario for `dur` with `clients` connections of `pipeline`-deep pipelines.
+fn run_load(
+    port: u16,
+    clients: usize,
+    pipeline: usize,
+    dur: Duration,
+    f: &OpFn,
+    seed: u64,
+) -> Result<RunOut, String> {
+    let barrier = Barrier::new(clients);
+    let results: Vec<Result<(u64, Instant, Instant), String>> = std::thread::scope(|sc| {
+        let handles: Vec<_> = (0..clients)
+            .map(|t| {
+                let barrier = &barrier;
+                let f = f.clone();
+                sc.spawn(move || -> Result<(u64, Instant, Instant), String> {
+                    let conn = connect(port);
+                    barrier.wait();
+                    let (mut w, mut r) = conn.map_err(|e| format!("connect: {e}"))?;
+                    let mut g =
+                        Gen::new(seed.wrapping_mul(31).wrapping_add(t as u64 * 0x1_0000_0001));
+                    let mut out = Vec::with_capacity(pipeline * 128);
+                    let mut ops = 0u64;
+                    let start = Instant::now();
+                    let deadline = start + dur;
+                    loop {
+                        out.clear();
+                        g.now_ms = now_ms();
+                        let mut replies = 0;
+                        for _ in 0..pipeline {
+                            replies += f(&mut g, &mut out);
+                        }
+                        w.write_all(&out).map_err(|e| format!("write: {e}"))?;
+                        let mut first = None;
+                        let mut errs = 0;
+                        for _ in 0..replies {
+                            errs += r.skip(&mut first).map_err(|e| format!("read: {e}"))?;
+                        }
+                        if errs > 0 {
+                            return Err(format!(
+                                "{errs} error replies, first: {}",
+                                first.unwrap_or_default()
+                            ));
+                        }
+                        ops += pipeline as u64;
+                        if Instant::now() >= deadline || stopped() {
+                            break;
+                        }
+                    }
+                    Ok((ops, start, Instant::now()))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err("client thread panicked".into()))
+            })
+            .collect()
+    });
+    let mut ops = 0;
+    let mut start: Option<Instant> = None;
+    let mut end: Option<Instant> = None;
+    for r in results {
+        let (o, s, e) = r?;
+        ops += o;
+        start = Some(start.map_or(s, |x| x.min(s)));
+        end = Some(end.map_or(e, |x| x.max(e)));
+    }
+    let secs = (end.unwrap() - start.unwrap()).as_secs_f64();
+    Ok(RunOut { ops, secs })
+}
+
+enum Status {
+    Ok,
+    Skipped(String),
+    Failed(String),
+}
+
+struct ScenResult {
+    ops: Vec<Option<f64>>,
+    /// Server CPU and bench (client) CPU during the run, in cores.
+    cpu: Vec<Option<CpuUse>>,
+    status: Status,
+}
+
+struct MeasureResult {
+    value: Option<f64>,
+    note: String,
+    status: Status,
+}
+
+/// One row of the final markdown table.
+struct Row {
+    group: &'static str,
+    what: String,
+    result: String,
+    ratio: String,
+    goal: String,
+    met: String,
+}
+
+fn median(v: &mut [f64]) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
+}
+
+fn thousands(x: f64) -> String {
+    let n = x.round() as u64;
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+fn fmt_ops(x: f64) -> String {
+    if x < 100.0 {
+        format!("{x:.1}")
+    } else {
+        thousands(x)
+    }
+}
+
+fn trim_num(x: f64) -> String {
+    let s = format!("{x:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+fn fmt_ratio(r: f64) -> String {
+    if r >= 100.0 {
+        format!("{}x", thousands(r))
+    } else if r >= 10.0 {
+        format!("{r:.1}x")
+    } else {
+        format!("{r:.2}x")
+    }
+}
+
+fn fmt_value(v: f64, unit: Unit) -> String {
+    match unit {
+        Unit::Bytes if v >= 10_000_000.0 => format!("{:.1} MB", v / 1e6),
+        Unit::Bytes => format!("{} B", thousands(v)),
+        Unit::Micros => format!("{} us", thousands(v)),
+    }
+}
+
+fn unit_suffix(unit: Unit) -> &'static str {
+    match unit {
+        Unit::Bytes => " B",
+        Unit::Micros => " us",
+    }
+}
+
+fn missing(c: &mut Conn, requires: &[&'static str]) -> Result<Option<String>, String> {
+    let mut miss = vec![];
+    for r in requires {
+        if !c.has(r)? {
+            miss.push(r.to_ascii_uppercase());
+        }
+    }
+    Ok(if miss.is_empty() {
+        None
+    } else {
+        Some(format!(
+            "skipped: {} unknown to the server",
+            miss.join(", ")
+        ))
+    })
+}
+
+/// Run a measure; for timings, also report how busy the rest of the machine
+/// was (SLOWLOG durations are wall-clock: preemption inflates them).
+fn timed_measure(c: &mut Conn, m: &Measure, busy: &mut Vec<f64>) -> Result<(f64, String), String> {
+    if !matches!(m.unit, Unit::Micros) {
+        return (m.run)(c);
+    }
+    let before = CpuSnap::take(c)?;
+    let (v, note) = (m.run)(c)?;
+    let cpu = CpuSnap::take(c)?.since(&before);
+    Ok(match cpu.other {
+        Some(o) => {
+            busy.push(o);
+            (
+                v,
+                format!(
+                    "{note}; other load on the machine {:.0}% of a CPU",
+                    o * 100.0
+                ),
+            )
+        }
+        None => (v, note),
+    })
+}
+
+fn run_group(
+    s: &Settings,
+    port: u16,
+    c: &mut Conn,
+    grp: &Group,
+    failed: &mut bool,
+    busy: &mut Vec<f64>,
+) -> Result<Vec<Row>, String> {
+    println!();
+    println!("== {} ==", grp.title);
+    let n = grp.scenarios.len();
+    let mut res: Vec<ScenResult> = Vec::with_capacity(n);
+    for sc in &grp.scenarios {
+        let status = match missing(c, &sc.requires)? {
+            Some(why) => Status::Skipped(why),
+            None => Status::Ok,
+        };
+        res.push(ScenResult {
+            ops: vec![None; s.rounds],
+            cpu: vec![None; s.rounds],
+            status,
+        });
+    }
+    c.cmd("FLUSHALL")?;
+    if let Some(setup) = &grp.setup {
+        setup(c).map_err(|e| format!("{}: setup: {e}", grp.id))?;
+    }
+    let dur = Duration::from_millis(s.ms);
+    if n > 0 {
+        for round in 0..s.rounds {
+            let mut line = format!("  round {}/{}:", round + 1, s.rounds);
+            for k in 0..n {
+                let i = (k + round) % n;
+                let sc = &grp.scenarios[i];
+                if !matches!(res[i].status, Status::Ok) {
+                    continue;
+                }
+                if stopped() {
+                    return Err("interrupted".into());
+                }
+                let attempt = (|| -> Result<(f64, CpuUse), String> {
+                    if grp.reset_each {
+                        c.cmd("FLUSHALL")?;
+                        if let Some(setup) = &grp.setup {
+                            setup(c).map_err(|e| format!("group setup: {e}"))?;
+                        }
+                    }
+                    let f = (sc.setup)(c).map_err(|e| format!("setup: {e}"))?;
+                    let cpu0 = CpuSnap::take(c)?;
+                    let out = run_load(
+                        port,
+                        sc.clients.unwrap_or(s.clients),
+                        sc.pipeline.unwrap_or(s.pipeline),
+                        dur,
+                        &f,
+                        (round * 1000 + i) as u64,
+                    )?;
+                    let cpu = CpuSnap::take(c)?.since(&cpu0);
+                    Ok((out.ops as f64 / out.secs, cpu))
+                })();
+                match attempt {
+                    _ if stopped() => return Err("interrupted".into()),
+                    Ok((ops, cpu)) => {
+                        res[i].ops[round] = Some(ops);
+                        res[i].cpu[round] = Some(cpu);
+                        if let Some(o) = cpu.other {
+                            busy.push(o);
+                        }
+                        line += &format!(" {} {}/s", sc.id, fmt_ops(ops));
+                    }
+                    Err(e) => {
+                        eprintln!("!!! {} / {}: FAILED: {e}", grp.id, sc.id);
+                        res[i].status = Status::Failed(e);
+                        *failed = true;
+                    }
+                }
+            }
+            eprintln!("{line}");
+        }
+    }
+
+    // Measures, on the group's data.
+    let mut mres: Vec<MeasureResult> = Vec::new();
+    for m in &grp.measures {
+        let r = match missing(c, &m.requires)? {
+            Some(why) => MeasureResult {
+                value: None,
+                note: String::new(),
+                status: Status::Skipped(why),
+            },
+            None => match timed_measure(c, m, busy) {
+                Ok((v, note)) => MeasureResult {
+                    value: Some(v),
+                    note,
+                    status: Status::Ok,
+                },
+                Err(e) => {
+                    eprintln!("!!! {} / {}: FAILED: {e}", grp.id, m.id);
+                    *failed = true;
+                    MeasureResult {
+                        value: None,
+                        note: String::new(),
+                        status: Status::Failed(e),
+                    }
+                }
+            },
+        };
+        mres.push(r);
+    }
+
+    let sidx = |id: &str| grp.scenarios.iter().position(|x| x.id == id);
+    let midx = |id: &str| grp.measures.iter().position(|x| x.id == id);
+    // Per-round ratio of scenario a to scenario b, then the median.
+    let ratio_ops = |a: usize, b: usize| -> Option<f64> {
+        let mut r: Vec<f64> = (0..s.rounds)
+            .filter_map(|k| match (res[a].ops[k], res[b].ops[k]) {
+                (Some(x), Some(y)) if y > 0.0 => Some(x / y),
+                _ => None,
+            })
+            .collect();
+        median(&mut r)
+    };
+    let compare_value = |cm: &Compare| -> Option<f64> {
+        match (sidx(cm.a), cm.b.and_then(sidx)) {
+            (Some(a), Some(b)) => ratio_ops(a, b),
+            _ => {
+                let va = midx(cm.a).and_then(|i| mres[i].value)?;
+                match cm.b {
+                    None => Some(va),
+                    Some(b) => {
+                        let vb = midx(b).and_then(|i| mres[i].value)?;
+                        (vb > 0.0).then(|| va / vb)
+                    }
+                }
+            }
+        }
+    };
+
+    let mut rows = Vec::new();
+    let status_text = |st: &Status| match st {
+        Status::Ok => String::new(),
+        Status::Skipped(w) => w.clone(),
+        Status::Failed(e) => format!("FAILED: {e}"),
+    };
+
+    // Throughput detail.
+    if n > 0 {
+        let base = &grp.scenarios[0];
+        println!(
+            "  {:<12} {:>12} {:>23} {:>14} {:>7} {:>7} {:>7}  operation",
+            "scenario",
+            "ops/s median",
+            "min .. max",
+            format!("vs {}", base.id),
+            "server",
+            "bench",
+            "other"
+        );
+        for (i, sc) in grp.scenarios.iter().enumerate() {
+            let mut v: Vec<f64> = res[i].ops.iter().flatten().copied().collect();
+            let mut srv: Vec<f64> = res[i].cpu.iter().flatten().map(|c| c.server).collect();
+            let mut cli: Vec<f64> = res[i].cpu.iter().flatten().map(|c| c.client).collect();
+            let mut oth: Vec<f64> = res[i]
+                .cpu
+                .iter()
+                .flatten()
+                .filter_map(|c| c.other)
+                .collect();
+            let med = median(&mut v);
+            let ratio = ratio_ops(i, 0);
+            let goal = grp
+                .compares
+                .iter()
+                .find(|cm| cm.a == sc.id && cm.b == Some(base.id))
+                .and_then(|cm| cm.goal);
+            let pct = |x: &mut Vec<f64>| {
+                median(x)
+                    .map(|x| format!("{:.0}%", x * 100.0))
+                    .unwrap_or_default()
+            };
+            match med {
+                Some(m) => {
+                    println!(
+                        "  {:<12} {:>12} {:>23} {:>14} {:>7} {:>7} {:>7}  {}",
+                        sc.id,
+                        fmt_ops(m),
+                        format!("{} .. {}", fmt_ops(v[0]), fmt_ops(*v.last().unwrap())),
+                        ratio.map(fmt_ratio).unwrap_or_else(|| "n/a".into()),
+                        pct(&mut srv),
+                        pct(&mut cli),
+                        pct(&mut oth),
+                        sc.label
+                    );
+                    if let Status::Failed(e) = &res[i].status {
+                        println!("  {:<12} FAILED in a later round: {e}", "");
+                    }
+                }
+                None => println!(
+                    "  {:<12} {}  ({})",
+                    sc.id,
+                    status_text(&res[i].status),
+                    sc.label
+                ),
+            }
+            rows.push(Row {
+                group: grp.id,
+                what: format!("`{}`", sc.label),
+                result: med
+                    .map(|m| format!("{} ops/s", fmt_ops(m)))
+                    .unwrap_or_else(|| status_text(&res[i].status)),
+                ratio: if i == 0 {
+                    "1.00x (baseline)".into()
+                } else {
+                    ratio
+                        .map(|r| format!("{} vs {}", fmt_ratio(r), base.id))
+                        .unwrap_or_else(|| "n/a".into())
+                },
+                goal: goal.map(|g| g.text("x")).unwrap_or_default(),
+                met: match (goal, ratio) {
+                    (Some(g), Some(r)) => if g.met(r) { "yes" } else { "NO" }.into(),
+                    (Some(_), None) => "n/a".into(),
+                    _ => String::new(),
+                },
+            });
+        }
+    }
+
+    // Measure detail.
+    for (i, m) in grp.measures.iter().enumerate() {
+        let abs_goal = grp
+            .compares
+            .iter()
+            .find(|cm| cm.a == m.id && cm.b.is_none())
+            .and_then(|cm| cm.goal);
+        let r = &mres[i];
+        match r.value {
+            Some(v) => {
+                let (first, more) = r.note.split_once('\n').unwrap_or((&r.note, ""));
+                println!(
+                    "  {:<14} {:>12}  {}  ({first})",
+                    m.id,
+                    fmt_value(v, m.unit),
+                    m.label
+                );
+                if !more.is_empty() {
+                    println!("{more}");
+                }
+            }
+            None => println!("  {:<14} {}  ({})", m.id, status_text(&r.status), m.label),
+        }
+        rows.push(Row {
+            group: grp.id,
+            what: format!("{}: {}", m.id, m.label),
+            result: r
+                .value
+                .map(|v| fmt_value(v, m.unit))
+                .unwrap_or_else(|| status_text(&r.status)),
+            ratio: String::new(),
+            goal: abs_goal
+                .map(|g| g.text(unit_suffix(m.unit)))
+                .unwrap_or_default(),
+            met: match (abs_goal, r.value) {
+                (Some(g), Some(v)) => if g.met(v) { "yes" } else { "NO" }.into(),
+                (Some(_), None) => "n/a".into(),
+                _ => String::new(),
+            },
+        });
+    }
+
+    // Comparisons not already shown as "vs baseline".
+    let base_id = grp.scenarios.first().map(|x| x.id);
+    let extra: Vec<&Compare> = grp
+        .compares
+        .iter()
+        .filter(|cm| cm.b.is_some() && !(sidx(cm.a).is_some() && cm.b == base_id))
+        .collect();
+    let all_cmp: Vec<&Compare> = grp.compares.iter().filter(|cm| cm.b.is_some()).collect();
+    if !all_cmp.is_empty() {
+        println!("  comparisons:");
+    }
+    for cm in &all_cmp {
+        let v = compare_value(cm);
+        let b = cm.b.unwrap();
+        let goal = match (cm.goal, v) {
+            (Some(g), Some(x)) => format!(
+                "  goal {}: {}",
+                g.text("x"),
+                if g.met(x) { "met" } else { "NOT met" }
+            ),
+            (Some(g), None) => format!("  goal {}", g.text("x")),
+            _ => String::new(),
+        };
+        println!(
+            "    {:<32} {:>9}{goal}",
+            format!("{} / {}", cm.a, b),
+            v.map(fmt_ratio).unwrap_or_else(|| "n/a".into())
+        );
+    }
+    for cm in grp.compares.iter().filter(|cm| cm.b.is_none()) {
+        if let (Some(g), Some(x)) = (cm.goal, compare_value(cm)) {
+            let unit = midx(cm.a)
+                .map(|i| unit_suffix(grp.measures[i].unit))
+                .unwrap_or("");
+            println!(
+                "    {:<32} goal {}: {}",
+                cm.a,
+                g.text(unit),
+                if g.met(x) { "met" } else { "NOT met" }
+            );
+        }
+    }
+    for cm in extra {
+        let v = compare_value(cm);
+        rows.push(Row {
+            group: grp.id,
+            what: format!("{} vs {}", cm.a, cm.b.unwrap()),
+            result: String::new(),
+            ratio: v.map(fmt_ratio).unwrap_or_else(|| "n/a".into()),
+            goal: cm.goal.map(|g| g.text("x")).unwrap_or_default(),
+            met: match (cm.goal, v) {
+                (Some(g), Some(x)) => if g.met(x) { "yes" } else { "NO" }.into(),
+                (Some(_), None) => "n/a".into(),
+                _ => String::new(),
+            },
+        });
+    }
+    Ok(rows)
+}
+
+fn stale_warning(s: &Settings) -> Option<String> {
+    if !s.module_is_default {
+        return None;
+    }
+    let so = std::fs::metadata(&s.module).ok()?.modified().ok()?;
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut newest = None;
+    let mut stack = vec![src];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).ok()?.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if let Ok(t) = e.metadata().and_then(|m| m.modified()) {
+                if newest.is_none_or(|n| t > n) {
+                    newest = Some(t);
+                }
+            }
+        }
+    }
+    (newest? > so)
+        .then(|| "warning: src/ is newer than the module; run `cargo build --release` first".into())
+}
+
+fn run() -> Result<bool, String> {
+    install_signal_handlers();
+    let s = Settings::from_env()?;
+    if !s.module.is_file() {
+        return Err(format!(
+            "module not found: {}\n  build it with `cargo build --release` (or `make bench`), or set RECIPES_MODULE",
+            s.module.display()
+        ));
+    }
+    if let Some(w) = stale_warning(&s) {
+        eprintln!("{w}");
+    }
+    let groups: Vec<Group> = all_groups(&s)
+        .into_iter()
+        .filter(|g| s.wants(g.id))
+        .collect();
+    if groups.is_empty() {
+        return Err(format!(
+            "BENCH_ONLY={} matches no group; groups: {}",
+            s.only.join(","),
+            all_groups(&s)
+                .iter()
+                .map(|g| g.id)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    let server = start_server(&s)?;
+    let mut c = Conn::open(server.port).map_err(|e| format!("connect: {e}"))?;
+    let version = c.info_field("server", "redis_version")?;
+    let modules = c.cmd("MODULE LIST")?.text();
+    if !modules.contains("recipes") {
+        return Err(format!("module not loaded? MODULE LIST: {modules}"));
+    }
+    let cpus = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(0);
+    println!(
+        "recipes bench: redis {version} (port {}), module {}",
+        server.port,
+        s.module.display()
+    );
+    println!(
+        "settings: {} clients x pipeline {}, {} rounds x {} ms per scenario, {cpus} CPUs",
+        s.clients, s.pipeline, s.rounds, s.ms
+    );
+    println!("command: {}", s.command_line());
+    println!(
+        "CPU columns: share of one CPU used during a run by the server (~100% = server-bound), \
+         by this bench's clients, and by everything else on the machine"
+    );
+
+    let t = Instant::now();
+    let mut failed = false;
+    let mut busy = Vec::new();
+    let mut rows = Vec::new();
+    for g in &groups {
+        rows.extend(run_group(
+            &s,
+            server.port,
+            &mut c,
+            g,
+            &mut failed,
+            &mut busy,
+        )?);
+    }
+
+    println!();
+    println!(
+        "## Results (one run, interleaved; medians over {} rounds)",
+        s.rounds
+    );
+    println!();
+    println!("| group | scenario | result | ratio | goal | met? |");
+    println!("|---|---|---|---|---|---|");
+    for r in &rows {
+        println!(
+            "| {} | {} | {} | {} | {} | {} |",
+            r.group, r.what, r.result, r.ratio, r.goal, r.met
+        );
+    }
+    println!();
+    println!(
+        "Redis {version}, {cpus} CPUs, {} clients x pipeline {}, {} rounds x {} ms, total {:.0} s.",
+        s.clients,
+        s.pipeline,
+        s.rounds,
+        s.ms,
+        t.elapsed().as_secs_f64()
+    );
+    println!("Command: `{}`", s.command_line());
+    if let (Some(med), Some(max)) = (
+        median(&mut busy.clone()),
+        busy.iter().copied().reduce(f64::max),
+    ) {
+        println!(
+            "Other load on the machine during the runs: median {:.0}%, max {:.0}% of a CPU.",
+            med * 100.0,
+            max * 100.0
+        );
+        if med > 0.15 {
+            println!(
+                "WARNING: other processes competed for the CPUs during the runs; \
+                 the ratios are unreliable: rerun on an idle machine."
+            );
+        }
+    }
+    drop(c);
+    drop(server);
+    Ok(!failed)
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => {
+            eprintln!("bench: some scenarios FAILED (see above)");
+            ExitCode::FAILURE
+        }
+        Err(e) => {
+            eprintln!("bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
