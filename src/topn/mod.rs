@@ -14,6 +14,7 @@
 
 mod command;
 mod parse;
+mod storage;
 mod value;
 mod window;
 

@@ -28,14 +28,13 @@
 //!   grows costlier than summing the included buckets, it sums them instead, so a read never
 //!   costs much more than the naive union of its window, and usually costs O(n log M).
 
-use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
 use std::cmp::Reverse;
 use std::collections::hash_map::RandomState;
-use std::collections::{BTreeSet, BinaryHeap, HashMap, VecDeque};
+use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::fmt;
 use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
-use std::mem::MaybeUninit;
-use std::ptr::NonNull;
+
+use super::storage::{Cells, NameTable};
 
 /// Entries of stale buckets retired (or graveyard items freed) per `incr` call by default.
 pub const DEFAULT_RETIRE_BUDGET: usize = 64;
@@ -112,87 +111,6 @@ fn mix(mut x: u64) -> u64 {
 #[inline]
 fn reduce(h: u64, cap: usize) -> usize {
     (((h >> 32) * cap as u64) >> 32) as usize
-}
-
-// ---------------------------------------------------------------------------------------------
-// Lazily initialized cell arrays.
-
-/// log2 of the cells per lazily initialized chunk.
-const INIT_CHUNK_SHIFT: u32 = 9;
-/// Arrays up to this many cells are filled at once (no chunk bitmap).
-const EAGER_CELLS: usize = 4096;
-
-/// A fixed-size array whose storage is initialized a chunk at a time, on the first write into
-/// the chunk; unwritten chunks read as `empty`. A new big table thus costs an untouched
-/// allocation instead of a fill, and its page faults are spread over the writes that follow.
-#[derive(Clone)]
-struct Cells<T: Copy> {
-    data: Vec<MaybeUninit<T>>,
-    /// One bit per chunk: initialized. Empty when the whole array is (small arrays).
-    init: Vec<u64>,
-    empty: T,
-}
-
-impl<T: Copy> Cells<T> {
-    fn new(len: usize, empty: T) -> Cells<T> {
-        if len <= EAGER_CELLS {
-            return Cells {
-                data: vec![MaybeUninit::new(empty); len],
-                init: Vec::new(),
-                empty,
-            };
-        }
-        let mut data: Vec<MaybeUninit<T>> = Vec::with_capacity(len);
-        // SAFETY: `MaybeUninit` needs no initialization; reads go through `get`, which only
-        // reads chunks that `set` initialized.
-        unsafe { data.set_len(len) };
-        let chunks = (len + (1 << INIT_CHUNK_SHIFT) - 1) >> INIT_CHUNK_SHIFT;
-        Cells {
-            data,
-            init: vec![0; chunks.div_ceil(64)],
-            empty,
-        }
-    }
-
-    #[inline]
-    fn len(&self) -> usize {
-        self.data.len()
-    }
-
-    #[inline]
-    fn is_init(&self, i: usize) -> bool {
-        let c = i >> INIT_CHUNK_SHIFT;
-        self.init.is_empty() || (self.init[c >> 6] >> (c & 63)) & 1 != 0
-    }
-
-    #[inline]
-    fn get(&self, i: usize) -> T {
-        if self.is_init(i) {
-            // SAFETY: the chunk of `i` was initialized.
-            unsafe { self.data[i].assume_init() }
-        } else {
-            self.empty
-        }
-    }
-
-    #[inline]
-    fn set(&mut self, i: usize, v: T) {
-        if !self.is_init(i) {
-            let c = i >> INIT_CHUNK_SHIFT;
-            let lo = c << INIT_CHUNK_SHIFT;
-            let hi = (lo + (1 << INIT_CHUNK_SHIFT)).min(self.data.len());
-            let empty = self.empty;
-            for x in &mut self.data[lo..hi] {
-                *x = MaybeUninit::new(empty);
-            }
-            self.init[c >> 6] |= 1 << (c & 63);
-        }
-        self.data[i] = MaybeUninit::new(v);
-    }
-
-    fn heap_bytes(&self) -> usize {
-        self.data.capacity() * std::mem::size_of::<T>() + self.init.capacity() * 8
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -439,129 +357,14 @@ impl Bucket {
 // ---------------------------------------------------------------------------------------------
 // Members: interned names, per-member aggregate, order index, lookup table.
 
-/// An interned member name: one heap block `[id: u32][len: u32][bytes]`, owned by its slot.
-/// The order index holds non-owning `NameRef` copies of the pointer (16-byte keys).
-struct NameBox(NonNull<u8>);
-
-impl NameBox {
-    fn layout(len: usize) -> Layout {
-        Layout::from_size_align(8 + len, 4).expect("member name layout")
-    }
-
-    fn new(id: u32, bytes: &[u8]) -> NameBox {
-        let len = u32::try_from(bytes.len()).expect("member name too long");
-        let layout = Self::layout(bytes.len());
-        // SAFETY: the layout has a non-zero size; the block is written within its bounds and
-        // is aligned for the two u32 header fields.
-        unsafe {
-            let p = alloc(layout);
-            let Some(p) = NonNull::new(p) else {
-                handle_alloc_error(layout)
-            };
-            (p.as_ptr() as *mut u32).write(id);
-            (p.as_ptr().add(4) as *mut u32).write(len);
-            std::ptr::copy_nonoverlapping(bytes.as_ptr(), p.as_ptr().add(8), bytes.len());
-            NameBox(p)
-        }
-    }
-
-    #[inline]
-    fn get(&self) -> NameRef {
-        NameRef(self.0)
-    }
-
-    #[inline]
-    fn bytes(&self) -> &[u8] {
-        // SAFETY: the block is alive while `self` is.
-        unsafe { self.get().bytes() }
-    }
-}
-
-impl Drop for NameBox {
-    fn drop(&mut self) {
-        // SAFETY: allocated in `new` with the layout of the stored length.
-        unsafe {
-            let len = (self.0.as_ptr().add(4) as *const u32).read() as usize;
-            dealloc(self.0.as_ptr(), Self::layout(len));
-        }
-    }
-}
-
-/// A non-owning pointer to a `NameBox` block.
+/// A member's data besides its name and total (kept in its `NameTable` slot).
 #[derive(Clone, Copy)]
-struct NameRef(NonNull<u8>);
-
-impl NameRef {
-    /// SAFETY: the block must be alive.
-    #[inline]
-    unsafe fn id(self) -> u32 {
-        (self.0.as_ptr() as *const u32).read()
-    }
-
-    /// SAFETY: the block must be alive for `'a`.
-    #[inline]
-    unsafe fn bytes<'a>(self) -> &'a [u8] {
-        let len = (self.0.as_ptr().add(4) as *const u32).read() as usize;
-        std::slice::from_raw_parts(self.0.as_ptr().add(8), len)
-    }
-}
-
-struct Slot {
-    /// `None` for a free slot.
-    name: Option<NameBox>,
-    /// Sum of this member's counts over every stored (not yet retired) bucket.
-    total: i64,
+struct Meta {
     /// Number of stored buckets holding an entry for this member.
     refs: u32,
     hash: u32,
 }
 
-/// Order index key: best first (highest total, then member ascending). Invariant: every key
-/// in a `Members::index` points to a live `NameBox` of the same `Members`.
-struct IndexKey {
-    total: i64,
-    name: NameRef,
-}
-
-impl IndexKey {
-    #[inline]
-    fn id(&self) -> u32 {
-        // SAFETY: see the invariant on `IndexKey`.
-        unsafe { self.name.id() }
-    }
-
-    #[inline]
-    fn bytes(&self) -> &[u8] {
-        // SAFETY: see the invariant on `IndexKey`.
-        unsafe { self.name.bytes() }
-    }
-}
-
-impl PartialEq for IndexKey {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == std::cmp::Ordering::Equal
-    }
-}
-
-impl Eq for IndexKey {}
-
-impl PartialOrd for IndexKey {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for IndexKey {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        other
-            .total
-            .cmp(&self.total)
-            .then_with(|| self.bytes().cmp(other.bytes()))
-    }
-}
-
-/// Slots per chunk of the slot table (chunks never reallocate once full).
-const CHUNK: usize = 4096;
 /// Lookup cells: `hash << 32 | id`; an empty cell has id `EMPTY`, a deleted one (only in the
 /// table being migrated away from) has id `TOMB`.
 const EMPTY_CELL: u64 = u64::MAX;
@@ -587,7 +390,8 @@ fn cell_home(hash: u32, cap: usize) -> usize {
 
 /// The member table.
 struct Members {
-    chunks: Vec<Vec<Slot>>,
+    /// Slots (`id -> name, total, refs, hash`) and the order index.
+    names: NameTable<Meta>,
     nslots: usize,
     free_ids: Vec<u32>,
     live: usize,
@@ -598,13 +402,12 @@ struct Members {
     old: Cells<u64>,
     old_pos: usize,
     hasher: RandomState,
-    index: BTreeSet<IndexKey>,
 }
 
 impl Members {
     fn new() -> Members {
         Members {
-            chunks: Vec::new(),
+            names: NameTable::new(),
             nslots: 0,
             free_ids: Vec::new(),
             live: 0,
@@ -613,28 +416,27 @@ impl Members {
             old: Cells::new(0, EMPTY_CELL),
             old_pos: 0,
             hasher: RandomState::new(),
-            index: BTreeSet::new(),
         }
     }
 
     #[inline]
-    fn slot(&self, id: u32) -> &Slot {
-        &self.chunks[id as usize / CHUNK][id as usize % CHUNK]
+    fn meta(&self, id: u32) -> &Meta {
+        &self.names.slot(id).data
     }
 
     #[inline]
-    fn slot_mut(&mut self, id: u32) -> &mut Slot {
-        &mut self.chunks[id as usize / CHUNK][id as usize % CHUNK]
+    fn meta_mut(&mut self, id: u32) -> &mut Meta {
+        self.names.data_mut(id)
     }
 
     #[inline]
     fn name(&self, id: u32) -> &[u8] {
-        self.slot(id).name.as_ref().expect("live member").bytes()
+        self.names.name(id)
     }
 
     #[inline]
     fn total(&self, id: u32) -> i64 {
-        self.slot(id).total
+        self.names.slot(id).total()
     }
 
     #[inline]
@@ -785,28 +587,16 @@ impl Members {
 
     /// Creates a member with total 0 and no refs, in the lookup table but not in the index.
     fn intern_raw(&mut self, name: &[u8], hash: u32) -> u32 {
+        let meta = Meta { refs: 0, hash };
         let id = match self.free_ids.pop() {
             Some(id) => {
-                let s = self.slot_mut(id);
-                s.name = Some(NameBox::new(id, name));
-                s.total = 0;
-                s.refs = 0;
-                s.hash = hash;
+                self.names.refill(id, name, meta);
                 id
             }
             None => {
                 assert!(self.nslots < TOMB as usize, "too many TOPN members");
-                let id = self.nslots as u32;
-                if self.chunks.last().is_none_or(|c| c.len() == CHUNK) {
-                    self.chunks.push(Vec::new());
-                }
-                let slot = Slot {
-                    name: Some(NameBox::new(id, name)),
-                    total: 0,
-                    refs: 0,
-                    hash,
-                };
-                self.chunks.last_mut().expect("chunk").push(slot);
+                let id = self.names.push(name, meta);
+                debug_assert_eq!(id as usize, self.nslots);
                 self.nslots += 1;
                 id
             }
@@ -819,33 +609,17 @@ impl Members {
 
     fn intern(&mut self, name: &[u8], hash: u32) -> u32 {
         let id = self.intern_raw(name, hash);
-        let key = self.index_key(id);
-        self.index.insert(key);
+        self.names.index_insert(id);
         id
     }
 
-    fn index_key(&self, id: u32) -> IndexKey {
-        let s = self.slot(id);
-        IndexKey {
-            total: s.total,
-            name: s.name.as_ref().expect("live member").get(),
-        }
-    }
-
     fn set_total(&mut self, id: u32, total: i64) {
-        let mut key = self.index_key(id);
-        if key.total == total {
-            return;
-        }
-        self.index.remove(&key);
-        key.total = total;
-        self.slot_mut(id).total = total;
-        self.index.insert(key);
+        self.names.set_total(id, total);
     }
 
     /// Drops one ref of `id`; frees the member when none is left.
     fn release(&mut self, id: u32) {
-        let s = self.slot_mut(id);
+        let s = self.meta_mut(id);
         s.refs -= 1;
         if s.refs == 0 {
             self.free(id);
@@ -853,47 +627,31 @@ impl Members {
     }
 
     fn free(&mut self, id: u32) {
-        let key = self.index_key(id);
-        self.index.remove(&key);
-        let hash = self.slot(id).hash;
+        let hash = self.meta(id).hash;
         self.table_remove(id, hash);
-        let s = self.slot_mut(id);
-        let name = s.name.take().expect("live member");
-        s.total = 0;
-        s.refs = 0;
-        self.name_bytes -= name.bytes().len();
-        drop(name);
+        self.name_bytes -= self.names.free(id);
+        self.meta_mut(id).refs = 0;
         self.free_ids.push(id);
         self.live -= 1;
     }
 
     /// Live member ids (ascending).
     fn ids(&self) -> impl Iterator<Item = u32> + '_ {
-        self.chunks
-            .iter()
-            .flatten()
-            .enumerate()
-            .filter(|(_, s)| s.name.is_some())
-            .map(|(i, _)| i as u32)
+        self.names.ids()
     }
 
     fn heap_bytes(&self) -> usize {
-        self.chunks.capacity() * std::mem::size_of::<Vec<Slot>>()
-            + self
-                .chunks
-                .iter()
-                .map(|c| c.capacity() * std::mem::size_of::<Slot>())
-                .sum::<usize>()
+        self.names.slot_heap_bytes()
             + self.free_ids.capacity() * 4
             + self.live * NAME_OVERHEAD
             + self.name_bytes
             + self.table.heap_bytes()
             + self.old.heap_bytes()
-            + self.index.len() * INDEX_BYTES_PER_KEY
+            + self.names.index_len() * INDEX_BYTES_PER_KEY
     }
 
     fn effort(&self) -> usize {
-        self.live + self.index.len() / 8 + self.chunks.len() + 3
+        self.live + self.names.index_len() / 8 + self.names.chunk_count() + 3
     }
 
     /// Frees up to `budget` items (graveyard use); returns the work done.
@@ -901,32 +659,24 @@ impl Members {
         let mut done = 0;
         while done < budget {
             done += 1;
-            if self.index.pop_last().is_some() {
+            if self.names.index_pop_last() {
                 continue;
             }
-            match self.chunks.last_mut() {
-                Some(chunk) => {
-                    if chunk.pop().is_none() {
-                        self.chunks.pop();
-                    }
-                }
-                None => {
-                    self.live = 0;
-                    self.name_bytes = 0;
-                    self.table = Cells::new(0, EMPTY_CELL);
-                    self.old = Cells::new(0, EMPTY_CELL);
-                    self.free_ids = Vec::new();
-                    self.chunks = Vec::new();
-                    break;
-                }
+            if !self.names.pop_step() {
+                self.live = 0;
+                self.name_bytes = 0;
+                self.table = Cells::new(0, EMPTY_CELL);
+                self.old = Cells::new(0, EMPTY_CELL);
+                self.free_ids = Vec::new();
+                self.names.release();
+                break;
             }
         }
         done
     }
 
     fn is_freed(&self) -> bool {
-        self.index.is_empty()
-            && self.chunks.capacity() == 0
+        self.names.is_freed()
             && self.table.len() == 0
             && self.old.len() == 0
             && self.free_ids.capacity() == 0
@@ -936,22 +686,8 @@ impl Members {
 impl Clone for Members {
     /// A deep copy: names are copied, the index is rebuilt over the copies.
     fn clone(&self) -> Members {
-        let chunks: Vec<Vec<Slot>> = self
-            .chunks
-            .iter()
-            .map(|c| {
-                let mut v = Vec::with_capacity(c.capacity());
-                v.extend(c.iter().map(|s| Slot {
-                    name: s.name.as_ref().map(|n| NameBox::new(n.get_id(), n.bytes())),
-                    total: s.total,
-                    refs: s.refs,
-                    hash: s.hash,
-                }));
-                v
-            })
-            .collect();
-        let mut m = Members {
-            chunks,
+        Members {
+            names: self.names.clone(),
             nslots: self.nslots,
             free_ids: self.free_ids.clone(),
             live: self.live,
@@ -960,20 +696,7 @@ impl Clone for Members {
             old: self.old.clone(),
             old_pos: self.old_pos,
             hasher: self.hasher.clone(),
-            index: BTreeSet::new(),
-        };
-        // Already sorted: the bulk build is linear.
-        let keys: Vec<IndexKey> = self.index.iter().map(|k| m.index_key(k.id())).collect();
-        m.index = keys.into_iter().collect();
-        m
-    }
-}
-
-impl NameBox {
-    #[inline]
-    fn get_id(&self) -> u32 {
-        // SAFETY: the block is alive while `self` is.
-        unsafe { self.get().id() }
+        }
     }
 }
 
@@ -1074,11 +797,6 @@ pub struct TopN {
     /// bucket that stops taking writes does not keep two tables.
     growing: VecDeque<i64>,
 }
-
-// SAFETY: the raw name pointers are owned by the structure (no sharing between instances,
-// `Clone` copies the names), and `&self` methods never mutate.
-unsafe impl Send for TopN {}
-unsafe impl Sync for TopN {}
 
 impl Clone for TopN {
     /// Copies the data; the graveyard (already unreachable state) is not copied.
@@ -1275,7 +993,7 @@ impl TopN {
             // Keep the key so lookups still probe past it; the count is now retired.
             self.buckets[0].set_val(pos, 0);
             done += 1;
-            if self.m.slot(id).refs == 1 {
+            if self.m.meta(id).refs == 1 {
                 // Its last bucket: the total is exactly `c`; free without repositioning.
                 self.m.free(id);
             } else {
@@ -1416,7 +1134,7 @@ impl TopN {
             }
             if inserted {
                 self.total_entries += 1;
-                self.m.slot_mut(id).refs += 1;
+                self.m.meta_mut(id).refs += 1;
             }
             self.m.set_total(id, new_total as i64);
         }
@@ -1534,13 +1252,13 @@ impl TopN {
 
         // Max-heap on "worseness": the root is the current n-th best.
         let mut heap: BinaryHeap<(Reverse<i128>, &[u8])> = BinaryHeap::with_capacity(want + 1);
-        for key in self.m.index.iter() {
+        for key in self.m.names.index_iter() {
             cost += step_cost;
             if cost > cap {
                 note_path(2);
                 return self.top_direct(n, i0, i1);
             }
-            let total = key.total as i128;
+            let total = key.total() as i128;
             let name: &[u8] = key.bytes();
             let bound = total + slack;
             if heap.len() >= want {
@@ -1807,12 +1525,12 @@ impl TopN {
                 }
                 b.set(pos, v);
                 t.total_entries += 1;
-                let s = t.m.slot_mut(m);
-                s.refs += 1;
-                s.total = s
-                    .total
-                    .checked_add(v)
-                    .ok_or(DecodeError::Invalid("total overflows"))?;
+                t.m.meta_mut(m).refs += 1;
+                let total =
+                    t.m.total(m)
+                        .checked_add(v)
+                        .ok_or(DecodeError::Invalid("total overflows"))?;
+                t.m.set_total(m, total);
             }
             t.neg_buckets += (b.min_val < 0) as usize;
             t.buckets.push_back(b);
@@ -1820,12 +1538,10 @@ impl TopN {
         if !r.buf.is_empty() {
             return Err(DecodeError::Invalid("trailing bytes"));
         }
-        if t.m.ids().any(|id| t.m.slot(id).refs == 0) {
+        if t.m.ids().any(|id| t.m.meta(id).refs == 0) {
             return Err(DecodeError::Invalid("unused member"));
         }
-        let mut keys: Vec<IndexKey> = t.m.ids().map(|id| t.m.index_key(id)).collect();
-        keys.sort_unstable();
-        t.m.index = keys.into_iter().collect();
+        t.m.names.rebuild_index();
         Ok(t)
     }
 
@@ -1931,32 +1647,28 @@ mod tests {
                 e.0 += v as i128;
                 e.1 += 1;
                 assert!(v >= b.min_val);
-                assert!(t.m.slot(id).name.is_some(), "entry of a freed member");
+                assert!(t.m.names.slot(id).is_live(), "entry of a freed member");
             }
             assert_eq!(n, b.len);
         }
         let mut live = 0;
         let mut name_bytes = 0;
         for id in t.m.ids() {
-            let s = t.m.slot(id);
+            let s = t.m.meta(id);
             live += 1;
             name_bytes += t.m.name(id).len();
             let (sum, refs) = totals.get(&id).copied().unwrap_or((0, 0));
-            assert_eq!(s.total as i128, sum, "total of member {id}");
+            assert_eq!(t.m.total(id) as i128, sum, "total of member {id}");
             assert_eq!(s.refs, refs, "refs of member {id}");
             assert!(refs > 0, "member {id} kept without refs");
             assert_eq!(s.hash, t.m.hash_name(t.m.name(id)));
             assert_eq!(t.m.find(t.m.name(id), s.hash), Some(id));
-            assert!(t.m.index.contains(&t.m.index_key(id)));
-            assert_eq!(t.m.index_key(id).id(), id);
+            assert!(t.m.names.index_contains(id));
         }
         assert_eq!(live, t.m.live);
         assert_eq!(name_bytes, t.m.name_bytes);
-        assert_eq!(t.m.index.len(), live);
-        assert_eq!(
-            t.m.nslots,
-            t.m.chunks.iter().map(|c| c.len()).sum::<usize>()
-        );
+        assert_eq!(t.m.names.index_len(), live);
+        assert_eq!(t.m.nslots, t.m.names.slots());
         assert_eq!(t.m.free_ids.len() + live, t.m.nslots);
         let cells = |tb: &Cells<u64>| {
             (0..tb.len())
@@ -2070,7 +1782,7 @@ mod tests {
             match found {
                 None => {
                     let id = m.intern(&name, h);
-                    m.slot_mut(id).refs = 1;
+                    m.meta_mut(id).refs = 1;
                     model.insert(name, id);
                 }
                 Some(id) => {
@@ -2088,16 +1800,16 @@ mod tests {
             }
             if step % 1000 == 0 {
                 assert_eq!(m.live, model.len());
-                assert_eq!(m.index.len(), model.len());
+                assert_eq!(m.names.index_len(), model.len());
                 let mut keys: Vec<(i64, Vec<u8>)> = model
                     .iter()
                     .map(|(n, id)| (-m.total(*id), n.clone()))
                     .collect();
                 keys.sort();
                 let got: Vec<(i64, Vec<u8>)> = m
-                    .index
-                    .iter()
-                    .map(|k| (-k.total, k.bytes().to_vec()))
+                    .names
+                    .index_iter()
+                    .map(|k| (-k.total(), k.bytes().to_vec()))
                     .collect();
                 assert_eq!(got, keys);
                 let c = m.clone();

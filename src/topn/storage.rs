@@ -1,0 +1,536 @@
+//! The only `unsafe` code of TOPN, behind a small safe API used by `window.rs`:
+//!
+//! - [`Cells`]: a fixed-size array of `Copy` cells initialized lazily, a chunk at a time
+//!   (`MaybeUninit` storage).
+//! - [`NameTable`]: the member slots (interned names, one heap block `[id][len][bytes]` each,
+//!   plus a running total and caller data) together with the order index, whose 16-byte keys
+//!   are non-owning pointers to those blocks. Keeping the names and the keys that point at them
+//!   in one type lets this module uphold, by itself, the invariant that makes the key reads
+//!   sound: a name block is freed only after its key (if any) has left the index.
+
+use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
+use std::cmp::Ordering;
+use std::collections::BTreeSet;
+use std::mem::MaybeUninit;
+use std::ptr::NonNull;
+
+// ---------------------------------------------------------------------------------------------
+// Lazily initialized cell arrays.
+
+/// log2 of the cells per lazily initialized chunk.
+const INIT_CHUNK_SHIFT: u32 = 9;
+/// Arrays up to this many cells are filled at once (no chunk bitmap).
+const EAGER_CELLS: usize = 4096;
+
+/// A fixed-size array whose storage is initialized a chunk at a time, on the first write into
+/// the chunk; unwritten chunks read as `empty`. A new big table thus costs an untouched
+/// allocation instead of a fill, and its page faults are spread over the writes that follow.
+///
+/// Invariant: a cell of `data` is initialized when `init` is empty or its chunk's bit is set.
+#[derive(Clone)]
+pub(super) struct Cells<T: Copy> {
+    data: Vec<MaybeUninit<T>>,
+    /// One bit per chunk: initialized. Empty when the whole array is (small arrays).
+    init: Vec<u64>,
+    empty: T,
+}
+
+impl<T: Copy> Cells<T> {
+    pub(super) fn new(len: usize, empty: T) -> Cells<T> {
+        if len <= EAGER_CELLS {
+            return Cells {
+                data: vec![MaybeUninit::new(empty); len],
+                init: Vec::new(),
+                empty,
+            };
+        }
+        let mut data: Vec<MaybeUninit<T>> = Vec::with_capacity(len);
+        // SAFETY: `len <= capacity`, and `MaybeUninit<T>` needs no initialization. No chunk bit
+        // is set yet, so `get` reads none of these cells before `set` initializes its chunk.
+        unsafe { data.set_len(len) };
+        let chunks = (len + (1 << INIT_CHUNK_SHIFT) - 1) >> INIT_CHUNK_SHIFT;
+        Cells {
+            data,
+            init: vec![0; chunks.div_ceil(64)],
+            empty,
+        }
+    }
+
+    #[inline]
+    pub(super) fn len(&self) -> usize {
+        self.data.len()
+    }
+
+    #[inline]
+    fn is_init(&self, i: usize) -> bool {
+        let c = i >> INIT_CHUNK_SHIFT;
+        self.init.is_empty() || (self.init[c >> 6] >> (c & 63)) & 1 != 0
+    }
+
+    #[inline]
+    pub(super) fn get(&self, i: usize) -> T {
+        let cell = &self.data[i];
+        if self.is_init(i) {
+            // SAFETY: the chunk of `i` is initialized (the invariant on `Cells`), and `i` is in
+            // bounds (indexed above).
+            unsafe { cell.assume_init() }
+        } else {
+            self.empty
+        }
+    }
+
+    #[inline]
+    pub(super) fn set(&mut self, i: usize, v: T) {
+        if !self.is_init(i) {
+            let c = i >> INIT_CHUNK_SHIFT;
+            let lo = c << INIT_CHUNK_SHIFT;
+            let hi = (lo + (1 << INIT_CHUNK_SHIFT)).min(self.data.len());
+            let empty = self.empty;
+            for x in &mut self.data[lo..hi] {
+                *x = MaybeUninit::new(empty);
+            }
+            self.init[c >> 6] |= 1 << (c & 63);
+        }
+        self.data[i] = MaybeUninit::new(v);
+    }
+
+    pub(super) fn heap_bytes(&self) -> usize {
+        self.data.capacity() * std::mem::size_of::<T>() + self.init.capacity() * 8
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Interned names.
+
+/// An interned member name: one heap block `[id: u32][len: u32][bytes]`, uniquely owned (like
+/// a `Box<[u8]>`), immutable after `new`.
+struct Name(NonNull<u8>);
+
+// SAFETY: `Name` uniquely owns its block, like `Box<[u8]>`, and the block is never written
+// after `new`: moving it to another thread or sharing `&Name` between threads is sound.
+unsafe impl Send for Name {}
+// SAFETY: see `Send` above; `&Name` only reads.
+unsafe impl Sync for Name {}
+
+impl Name {
+    fn layout(len: usize) -> Layout {
+        Layout::from_size_align(8 + len, 4).expect("member name layout")
+    }
+
+    fn new(id: u32, bytes: &[u8]) -> Name {
+        let len = u32::try_from(bytes.len()).expect("member name too long");
+        let layout = Self::layout(bytes.len());
+        // SAFETY: the layout has a non-zero size (at least the 8-byte header); the block is
+        // written within its bounds and is 4-aligned for the two u32 header fields.
+        unsafe {
+            let p = alloc(layout);
+            let Some(p) = NonNull::new(p) else {
+                handle_alloc_error(layout)
+            };
+            (p.as_ptr() as *mut u32).write(id);
+            (p.as_ptr().add(4) as *mut u32).write(len);
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), p.as_ptr().add(8), bytes.len());
+            Name(p)
+        }
+    }
+
+    #[inline]
+    fn ptr(&self) -> NonNull<u8> {
+        self.0
+    }
+
+    #[inline]
+    fn id(&self) -> u32 {
+        // SAFETY: the block is alive while `self` is.
+        unsafe { block_id(self.0) }
+    }
+
+    #[inline]
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: the block is alive while `self` is, so for the borrow of `self`.
+        unsafe { block_bytes(self.0) }
+    }
+}
+
+impl Drop for Name {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with the layout of the stored length, freed only here.
+        unsafe {
+            let len = (self.0.as_ptr().add(4) as *const u32).read() as usize;
+            dealloc(self.0.as_ptr(), Self::layout(len));
+        }
+    }
+}
+
+/// The id in a name block.
+///
+/// # Safety
+/// `p` must point to a live block made by `Name::new`.
+#[inline]
+unsafe fn block_id(p: NonNull<u8>) -> u32 {
+    // SAFETY: the caller guarantees a live block; its header starts with the 4-aligned id.
+    unsafe { (p.as_ptr() as *const u32).read() }
+}
+
+/// The bytes in a name block.
+///
+/// # Safety
+/// `p` must point to a block made by `Name::new` that stays alive for `'a`.
+#[inline]
+unsafe fn block_bytes<'a>(p: NonNull<u8>) -> &'a [u8] {
+    // SAFETY: the caller guarantees the block lives for `'a`; the block holds `len` bytes
+    // after the 8-byte header, and is never written after `Name::new`.
+    unsafe {
+        let len = (p.as_ptr().add(4) as *const u32).read() as usize;
+        std::slice::from_raw_parts(p.as_ptr().add(8), len)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Member slots and the order index.
+
+/// Slots per chunk of the slot table (chunks never reallocate once full).
+const CHUNK: usize = 4096;
+
+/// One member slot: its interned name (`None` for a free slot), its running total, and data
+/// of the caller's.
+pub(super) struct Slot<P> {
+    name: Option<Name>,
+    total: i64,
+    pub(super) data: P,
+}
+
+impl<P> Slot<P> {
+    #[inline]
+    pub(super) fn is_live(&self) -> bool {
+        self.name.is_some()
+    }
+
+    #[inline]
+    pub(super) fn total(&self) -> i64 {
+        self.total
+    }
+}
+
+/// Order index key: best first (highest total, then member ascending); 16 bytes.
+///
+/// Invariant (upheld by `NameTable`, the only place keys are made, stored and dropped): a key
+/// lives only in the index of a `NameTable`, points to the name block of a live slot of that
+/// same table, and carries that slot's total. `NameTable` removes a slot's key before it frees
+/// or replaces the slot's name, so every key in an index points to a live block, and a `&Key`
+/// (only ever handed out borrowed from the table) keeps the table, hence the block, alive.
+pub(super) struct Key {
+    total: i64,
+    name: NonNull<u8>,
+}
+
+// SAFETY: a key is a shared, read-only view of a name block owned by the same `NameTable`
+// (see the invariant on `Key`); the blocks are immutable and move with the table, so keys may
+// move and be shared across threads exactly like the `Name`s they point to.
+unsafe impl Send for Key {}
+// SAFETY: see `Send` above.
+unsafe impl Sync for Key {}
+
+impl Key {
+    #[inline]
+    pub(super) fn total(&self) -> i64 {
+        self.total
+    }
+
+    /// The member id.
+    #[inline]
+    pub(super) fn id(&self) -> u32 {
+        // SAFETY: the block is alive (the invariant on `Key`).
+        unsafe { block_id(self.name) }
+    }
+
+    /// The member name.
+    #[inline]
+    pub(super) fn bytes(&self) -> &[u8] {
+        // SAFETY: the block is alive at least as long as the table `self` is borrowed from
+        // (the invariant on `Key`).
+        unsafe { block_bytes(self.name) }
+    }
+}
+
+impl PartialEq for Key {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Key {}
+
+impl PartialOrd for Key {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Key {
+    fn cmp(&self, other: &Self) -> Ordering {
+        other
+            .total
+            .cmp(&self.total)
+            .then_with(|| self.bytes().cmp(other.bytes()))
+    }
+}
+
+/// The member slots (`id -> name, total, data`, in fixed chunks that never reallocate) and
+/// the order index over the indexed ones (`BTreeSet` of `(total desc, name asc)`).
+pub(super) struct NameTable<P> {
+    // Declared first so that keys are dropped before the names they point to.
+    index: BTreeSet<Key>,
+    chunks: Vec<Vec<Slot<P>>>,
+}
+
+impl<P> NameTable<P> {
+    pub(super) fn new() -> NameTable<P> {
+        NameTable {
+            index: BTreeSet::new(),
+            chunks: Vec::new(),
+        }
+    }
+
+    #[inline]
+    pub(super) fn slot(&self, id: u32) -> &Slot<P> {
+        &self.chunks[id as usize / CHUNK][id as usize % CHUNK]
+    }
+
+    #[inline]
+    fn slot_mut(&mut self, id: u32) -> &mut Slot<P> {
+        &mut self.chunks[id as usize / CHUNK][id as usize % CHUNK]
+    }
+
+    /// The caller's data of slot `id`.
+    #[inline]
+    pub(super) fn data_mut(&mut self, id: u32) -> &mut P {
+        &mut self.slot_mut(id).data
+    }
+
+    /// The name of live slot `id`.
+    #[inline]
+    pub(super) fn name(&self, id: u32) -> &[u8] {
+        self.slot(id).name.as_ref().expect("live member").bytes()
+    }
+
+    /// Number of slots, live or free.
+    #[cfg(test)]
+    pub(super) fn slots(&self) -> usize {
+        self.chunks.iter().map(|c| c.len()).sum()
+    }
+
+    /// Appends a live slot (total 0, not in the index); returns its id, the slot count before.
+    pub(super) fn push(&mut self, name: &[u8], data: P) -> u32 {
+        if self.chunks.last().is_none_or(|c| c.len() == CHUNK) {
+            self.chunks.push(Vec::new());
+        }
+        let id = ((self.chunks.len() - 1) * CHUNK + self.chunks.last().map_or(0, |c| c.len()))
+            .try_into()
+            .expect("too many TOPN members");
+        let slot = Slot {
+            name: Some(Name::new(id, name)),
+            total: 0,
+            data,
+        };
+        self.chunks.last_mut().expect("chunk").push(slot);
+        id
+    }
+
+    /// Makes free slot `id` live again (total 0, not in the index).
+    pub(super) fn refill(&mut self, id: u32, name: &[u8], data: P) {
+        let s = self.slot_mut(id);
+        assert!(s.name.is_none(), "refill of a live slot");
+        s.name = Some(Name::new(id, name));
+        s.total = 0;
+        s.data = data;
+    }
+
+    /// The key of live slot `id`.
+    fn key(&self, id: u32) -> Key {
+        let s = self.slot(id);
+        Key {
+            total: s.total,
+            name: s.name.as_ref().expect("live member").ptr(),
+        }
+    }
+
+    /// Adds live slot `id` to the index.
+    pub(super) fn index_insert(&mut self, id: u32) {
+        let key = self.key(id);
+        self.index.insert(key);
+    }
+
+    /// Sets the total of live slot `id`, repositioning it in the index if it is there.
+    pub(super) fn set_total(&mut self, id: u32, total: i64) {
+        let mut key = self.key(id);
+        if key.total == total {
+            return;
+        }
+        let indexed = self.index.remove(&key);
+        key.total = total;
+        self.slot_mut(id).total = total;
+        if indexed {
+            self.index.insert(key);
+        }
+    }
+
+    /// Frees live slot `id` (out of the index, name dropped, total 0); returns the name length.
+    pub(super) fn free(&mut self, id: u32) -> usize {
+        let key = self.key(id);
+        self.index.remove(&key);
+        let s = self.slot_mut(id);
+        let name = s.name.take().expect("live member");
+        s.total = 0;
+        name.bytes().len()
+    }
+
+    /// Live slot ids (ascending).
+    pub(super) fn ids(&self) -> impl Iterator<Item = u32> + '_ {
+        self.chunks
+            .iter()
+            .flatten()
+            .enumerate()
+            .filter(|(_, s)| s.is_live())
+            .map(|(i, _)| i as u32)
+    }
+
+    /// Rebuilds the index over every live slot.
+    pub(super) fn rebuild_index(&mut self) {
+        let mut keys: Vec<Key> = self.ids().map(|id| self.key(id)).collect();
+        keys.sort_unstable();
+        self.index = keys.into_iter().collect();
+    }
+
+    /// The index, best first.
+    pub(super) fn index_iter(&self) -> impl DoubleEndedIterator<Item = &Key> + '_ {
+        self.index.iter()
+    }
+
+    pub(super) fn index_len(&self) -> usize {
+        self.index.len()
+    }
+
+    /// Whether live slot `id` is in the index, with its current total.
+    #[cfg(test)]
+    pub(super) fn index_contains(&self, id: u32) -> bool {
+        self.index.get(&self.key(id)).is_some_and(|k| k.id() == id)
+    }
+
+    /// Drops the worst index key; false if the index was empty.
+    pub(super) fn index_pop_last(&mut self) -> bool {
+        self.index.pop_last().is_some()
+    }
+
+    /// Frees one piece of the slot table (the last slot, or the last chunk once empty); false
+    /// when no chunk is left.
+    pub(super) fn pop_step(&mut self) -> bool {
+        let Some(chunk) = self.chunks.last() else {
+            return false;
+        };
+        match chunk.last() {
+            Some(s) => {
+                if s.is_live() && !self.index.is_empty() {
+                    let id = (self.chunks.len() - 1) * CHUNK + chunk.len() - 1;
+                    let key = self.key(id as u32);
+                    self.index.remove(&key);
+                }
+                self.chunks.last_mut().expect("chunk").pop();
+            }
+            None => {
+                self.chunks.pop();
+            }
+        }
+        true
+    }
+
+    /// Releases the (empty) chunk list and index.
+    pub(super) fn release(&mut self) {
+        self.index = BTreeSet::new();
+        self.chunks = Vec::new();
+    }
+
+    /// True when nothing is left to free.
+    pub(super) fn is_freed(&self) -> bool {
+        self.index.is_empty() && self.chunks.capacity() == 0
+    }
+
+    /// Number of chunks of the slot table.
+    pub(super) fn chunk_count(&self) -> usize {
+        self.chunks.len()
+    }
+
+    /// Heap bytes of the slot table (not the names nor the index).
+    pub(super) fn slot_heap_bytes(&self) -> usize {
+        self.chunks.capacity() * std::mem::size_of::<Vec<Slot<P>>>()
+            + self
+                .chunks
+                .iter()
+                .map(|c| c.capacity() * std::mem::size_of::<Slot<P>>())
+                .sum::<usize>()
+    }
+}
+
+impl<P: Clone> Clone for NameTable<P> {
+    /// A deep copy: names are copied, the index is rebuilt over the copies.
+    fn clone(&self) -> NameTable<P> {
+        let chunks: Vec<Vec<Slot<P>>> = self
+            .chunks
+            .iter()
+            .map(|c| {
+                let mut v = Vec::with_capacity(c.capacity());
+                v.extend(c.iter().map(|s| Slot {
+                    name: s.name.as_ref().map(|n| Name::new(n.id(), n.bytes())),
+                    total: s.total,
+                    data: s.data.clone(),
+                }));
+                v
+            })
+            .collect();
+        let mut t = NameTable {
+            index: BTreeSet::new(),
+            chunks,
+        };
+        // Already sorted: the bulk build is linear.
+        let keys: Vec<Key> = self.index.iter().map(|k| t.key(k.id())).collect();
+        t.index = keys.into_iter().collect();
+        t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn name_table_keys_follow_slots() {
+        let mut t: NameTable<u8> = NameTable::new();
+        let a = t.push(b"a", 1);
+        let b = t.push(b"bb", 2);
+        t.index_insert(a);
+        t.index_insert(b);
+        t.set_total(b, 5);
+        let order: Vec<(i64, u32, Vec<u8>)> = t
+            .index_iter()
+            .map(|k| (k.total(), k.id(), k.bytes().to_vec()))
+            .collect();
+        assert_eq!(order, vec![(5, b, b"bb".to_vec()), (0, a, b"a".to_vec())]);
+        assert_eq!(t.free(b), 2);
+        assert_eq!(t.index_len(), 1);
+        t.refill(b, b"c", 3);
+        assert!(!t.index_contains(b));
+        t.set_total(b, 4);
+        assert!(!t.index_contains(b));
+        t.rebuild_index();
+        assert!(t.index_contains(a) && t.index_contains(b));
+        let c = t.clone();
+        drop(t);
+        assert_eq!(c.name(b), b"c");
+        assert!(c.index_contains(b));
+        let mut c = c;
+        while c.pop_step() {}
+        assert_eq!(c.index_len(), 0);
+        c.release();
+        assert!(c.is_freed());
+    }
+}
