@@ -4,16 +4,12 @@ use super::parse::{add_options, expiry_ms, get_options};
 use crate::args::{CmdError, Expiry};
 use crate::config;
 use crate::server::command::Args;
-use crate::server::{Arg, Class, Ctx, Key, KeyKind, AT, MAXLEN, PXAT};
+use crate::server::{Arg, Class, Ctx, Key, KeyKind, AT, MAXLEN};
 use crate::stats;
 
 /// Opens `key` and checks it is a sorted set or missing.
 fn open_zset(ctx: Ctx, args: &Args, write: bool) -> Result<Key, CmdError> {
-    let key = ctx.open(args.raw(1), write);
-    match key.kind() {
-        KeyKind::Empty | KeyKind::Zset => Ok(key),
-        _ => Err(CmdError::WrongType),
-    }
+    ctx.open_kind(args.raw(1), write, KeyKind::Zset)
 }
 
 /// `RV.ADD key member [AT ms] [MAXLEN n] [TTL s | PXAT ms]` -> entries after
@@ -48,20 +44,15 @@ pub fn add(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
         Expiry::At(ms) => ms,
         Expiry::Ttl(s) => expiry_ms(at, key.zmax_score_above(at as f64), s),
     });
-    if expire_at.is_some_and(|ms| ctx.delete_if_expired(&key, name, ms)) {
+    if ctx.apply_expiry(&key, name, expire_at) {
         ctx.reply_int(0);
         return Ok(());
-    }
-    if let Some(ms) = expire_at {
-        key.set_expire_at(ms);
-        ctx.notify(Class::Generic, c"expire", name);
     }
     let deterministic =
         opts.at.is_some() && opts.maxlen.is_some() && !matches!(opts.expiry, Some(Expiry::Ttl(_)));
     if deterministic {
         ctx.replicate_verbatim();
     } else {
-        // PXAT rides along only when there is an expiry.
         let effect = [
             Arg::Str(name),
             Arg::Str(member),
@@ -69,15 +60,8 @@ pub fn add(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
             Arg::Int(at),
             MAXLEN.arg(),
             Arg::Int(maxlen),
-            PXAT.arg(),
-            Arg::Int(expire_at.unwrap_or(0)),
         ];
-        let used = if expire_at.is_some() {
-            effect.len()
-        } else {
-            effect.len() - 2
-        };
-        ctx.replicate(c"RV.ADD", &effect[..used]);
+        ctx.replicate_with_expiry(c"RV.ADD", &effect, expire_at);
     }
     ctx.reply_int(len as i64);
     Ok(())

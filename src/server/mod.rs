@@ -11,6 +11,7 @@ pub mod command;
 pub mod key;
 pub mod module_type;
 
+use crate::args::CmdError;
 use redis_module::raw;
 use std::ffi::CStr;
 use std::os::raw::c_int;
@@ -73,6 +74,31 @@ impl Ctx {
         Key::open(self, name, write)
     }
 
+    /// Opens a key that must be missing or of `kind` (WRONGTYPE otherwise).
+    pub fn open_kind(self, name: RStr, write: bool, kind: KeyKind) -> Result<Key, CmdError> {
+        let key = Key::open(self, name, write);
+        match key.kind() {
+            KeyKind::Empty => Ok(key),
+            found if found == kind => Ok(key),
+            _ => Err(CmdError::WrongType),
+        }
+    }
+
+    /// Gives a written key its new absolute expiry, if the write has one, and
+    /// fires `expire`; deletes it instead if that time is already past.
+    /// Returns true when the key is gone.
+    pub fn apply_expiry(self, key: &Key, name: RStr, expire_at: Option<i64>) -> bool {
+        let Some(ms) = expire_at else {
+            return false;
+        };
+        if self.delete_if_expired(key, name, ms) {
+            return true;
+        }
+        key.set_expire_at(ms);
+        self.notify(Class::Generic, c"expire", name);
+        false
+    }
+
     pub fn notify(self, class: Class, event: &CStr, key: RStr) {
         api!(RedisModule_NotifyKeyspaceEvent(
             self.0,
@@ -116,6 +142,20 @@ impl Ctx {
                 api!(RedisModule_FreeString(std::ptr::null_mut(), s));
             }
         }
+    }
+
+    /// Replicates `cmd args... [PXAT ms]`: the effect of a write, with its
+    /// absolute expiry when it has one.
+    pub fn replicate_with_expiry(self, cmd: &CStr, args: &[Arg], expire_at: Option<i64>) {
+        let mut all = [Arg::Int(0); MAX_REPLICATED_ARGS];
+        let mut used = args.len().min(MAX_REPLICATED_ARGS - 2);
+        all[..used].copy_from_slice(&args[..used]);
+        if let Some(ms) = expire_at {
+            all[used] = PXAT.arg();
+            all[used + 1] = Arg::Int(ms);
+            used += 2;
+        }
+        self.replicate(cmd, &all[..used]);
     }
 
     pub fn reply_int(self, n: i64) {

@@ -4,16 +4,12 @@ use super::parse::{items_to_trim, push_options, range_options, rem_count};
 use crate::args::{CmdError, Expiry};
 use crate::config;
 use crate::server::command::Args;
-use crate::server::{Arg, Class, Ctx, Key, KeyKind, MAXLEN, PXAT, SLACK};
+use crate::server::{Arg, Class, Ctx, Key, KeyKind, MAXLEN, SLACK};
 use crate::stats;
 
 /// Opens `key` and checks it is a list or missing.
 fn open_list(ctx: Ctx, args: &Args, write: bool) -> Result<Key, CmdError> {
-    let key = ctx.open(args.raw(1), write);
-    match key.kind() {
-        KeyKind::Empty | KeyKind::List => Ok(key),
-        _ => Err(CmdError::WrongType),
-    }
+    ctx.open_kind(args.raw(1), write, KeyKind::List)
 }
 
 /// `TL.PUSH key item [MAXLEN n] [SLACK m] [TTL s | PXAT ms]` -> length after
@@ -43,19 +39,14 @@ pub fn push(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
         Expiry::At(ms) => ms,
         Expiry::Ttl(s) => ctx.now_ms() + s * 1000,
     });
-    if expire_at.is_some_and(|ms| ctx.delete_if_expired(&key, name, ms)) {
+    if ctx.apply_expiry(&key, name, expire_at) {
         ctx.reply_int(0);
         return Ok(());
-    }
-    if let Some(ms) = expire_at {
-        key.set_expire_at(ms);
-        ctx.notify(Class::Generic, c"expire", name);
     }
     let deterministic = opts.maxlen.is_some() && !matches!(opts.expiry, Some(Expiry::Ttl(_)));
     if deterministic {
         ctx.replicate_verbatim();
     } else {
-        // PXAT rides along only when there is an expiry.
         let effect = [
             Arg::Str(name),
             Arg::Str(item),
@@ -63,15 +54,8 @@ pub fn push(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
             Arg::Int(maxlen),
             SLACK.arg(),
             Arg::Int(opts.slack),
-            PXAT.arg(),
-            Arg::Int(expire_at.unwrap_or(0)),
         ];
-        let used = if expire_at.is_some() {
-            effect.len()
-        } else {
-            effect.len() - 2
-        };
-        ctx.replicate(c"TL.PUSH", &effect[..used]);
+        ctx.replicate_with_expiry(c"TL.PUSH", &effect, expire_at);
     }
     ctx.reply_int((len - trim) as i64);
     Ok(())
