@@ -1349,6 +1349,45 @@ fn dump_restore_copy_rename_memory() {
 // ---------------------------------------------------------------- 6. expiry
 
 #[test]
+fn migrate_moves_a_topn_key_between_servers() {
+    let (from, to) = (Server::start(), Server::start());
+    let (a, b) = (&mut from.conn(), &mut to.conn());
+    let bm = 60_000;
+    let base = now_ms() / bm * bm;
+    q_ok(a, &["TOPN.CREATE", "moving", "BUCKET", "60", "WINDOW", "8"]);
+    for (i, member) in ["x", "y", "z", "y", "z", "z"].iter().enumerate() {
+        incr(
+            a,
+            "moving",
+            member,
+            1 + i as i64,
+            base - (i as i64 % 3) * bm,
+        );
+    }
+    let ts = [base, base - bm, base + 3 * bm];
+    let members = ["x".to_string(), "y".to_string(), "z".to_string()];
+    let before = snap(a, "moving", &ts, &members, true);
+    let exp = pexpiretime(a, "moving");
+    let port = to.port.to_string();
+    let reply: String = q(a, &["MIGRATE", "127.0.0.1", &port, "moving", "0", "5000"]);
+    assert_eq!(reply, "OK");
+    assert!(!exists(a, "moving"));
+    // MIGRATE carries the TTL relative (a RESTORE with the time left), so
+    // the absolute expiry may move by the transfer time; all else is equal.
+    let mut after = snap(b, "moving", &ts, &members, true);
+    assert!(
+        (after.pexpiretime - exp).abs() <= 1_000,
+        "{} vs {exp}",
+        after.pexpiretime
+    );
+    after.pexpiretime = before.pexpiretime;
+    assert_eq!(after, before);
+    // The migrated key keeps counting on its new server.
+    let x_now = count(b, "moving", &["x"], Some(base))[0];
+    assert_eq!(incr(b, "moving", "x", 10, base), x_now + 10);
+}
+
+#[test]
 fn expiry() {
     let srv = Server::start();
     let c = &mut srv.conn();
