@@ -1,6 +1,6 @@
 # recipes: Redis module (Rust cdylib)
 #   make run    build (release) and run redis-server with the module, foreground
-#   make test   cargo test --all-targets (unit + integration, real redis-server)
+#   make test   cargo test (unit + integration, real redis-server); builds the bench too
 #   make bench  cargo run --release --example bench
 # Missing system packages (redis-server, redis-tools, libclang-dev) are installed
 # with apt-get, only when missing.
@@ -36,7 +36,8 @@ run: build
 	redis-server redis.conf.example --port $(PORT)
 
 test: deps
-	$(CARGO) test --all-targets
+	$(CARGO) build --examples
+	$(CARGO) test
 
 bench: build
 	$(CARGO) run --release --example bench
