@@ -35,9 +35,11 @@ run: build
 	@echo "connect with: redis-cli -p $(PORT)"
 	redis-server redis.conf.example --port $(PORT)
 
+# --lib --tests: unit and integration tests (which rebuild the module .so
+# they load); no doc-tests, and the bench is only built.
 test: deps
 	$(CARGO) build --examples
-	$(CARGO) test
+	$(CARGO) test --lib --tests
 
 bench: build
 	$(CARGO) run --release --example bench
