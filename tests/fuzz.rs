@@ -89,7 +89,7 @@ fn random_calls_never_break_the_server() {
     let seed: u64 = std::env::var("FUZZ_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| rand::random());
+        .unwrap_or_else(rand::random);
     eprintln!("fuzz seed {seed} (rerun with FUZZ_SEED={seed})");
     let mut rng = StdRng::seed_from_u64(seed);
     let srv = Server::start();

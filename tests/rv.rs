@@ -28,7 +28,7 @@ fn get(c: &mut Connection, args: &[&str]) -> Vec<String> {
 }
 
 fn pairs(flat: Vec<Vec<u8>>) -> Entries {
-    assert!(flat.len() % 2 == 0, "odd WITHSCORES reply");
+    assert!(flat.len().is_multiple_of(2), "odd WITHSCORES reply");
     flat.chunks(2)
         .map(|p| {
             let s = String::from_utf8(p[1].clone()).unwrap();

@@ -51,7 +51,7 @@ fn incr(c: &mut Conn, key: &str, member: &str, by: i64, at: i64) -> i64 {
 
 /// Flat `member, count, ...` (counts must be integer replies).
 fn pairs(v: Vec<Value>) -> Rows {
-    assert!(v.len() % 2 == 0, "odd WITHCOUNTS reply: {v:?}");
+    assert!(v.len().is_multiple_of(2), "odd WITHCOUNTS reply: {v:?}");
     v.chunks(2)
         .map(|p| {
             let m = match &p[0] {
@@ -930,6 +930,7 @@ fn times_around(base: i64, bm: i64, n: i64) -> Vec<i64> {
 /// Events in buckets [base_b, base_b + span) of a key of `window` >= span buckets (nothing
 /// retires), positive members only ever up, "neg*" only down, so no entry is ever 0: the
 /// member count is the same after a reload. Also some late events older than the window.
+#[allow(clippy::too_many_arguments)] // a test workload with every knob spelled out
 fn steady_workload(
     c: &mut Conn,
     rng: &mut StdRng,
