@@ -122,7 +122,7 @@ impl Ctx {
         for (slot, arg) in strings.iter_mut().zip(args) {
             *slot = match *arg {
                 Arg::Str(s) => s,
-                Arg::Int(n) => new_string(Decimal::new(n).bytes()),
+                Arg::Int(n) => small_int(n).unwrap_or_else(|| new_string(Decimal::new(n).bytes())),
             };
         }
         // Sound: `v` takes an array of Redis strings and its length, which
@@ -138,8 +138,10 @@ impl Ctx {
             );
         }
         for (arg, &s) in args.iter().zip(&strings) {
-            if let Arg::Int(_) = arg {
-                api!(RedisModule_FreeString(std::ptr::null_mut(), s));
+            if let Arg::Int(n) = *arg {
+                if small_int(n).is_none() {
+                    api!(RedisModule_FreeString(std::ptr::null_mut(), s));
+                }
             }
         }
     }
@@ -288,6 +290,22 @@ impl Word {
             .get_or_init(|| SharedStr(new_string(self.text.to_bytes())))
             .0
     }
+}
+
+/// Integers below this are replicated from strings made once (caps, slacks,
+/// increments, window shapes repeat on every call).
+const SMALL_INTS: usize = 4096;
+
+static SMALL_INT_STRINGS: [OnceLock<SharedStr>; SMALL_INTS] =
+    [const { OnceLock::new() }; SMALL_INTS];
+
+/// The shared string of a small non-negative integer, made on first use.
+fn small_int(n: i64) -> Option<RStr> {
+    let slot = SMALL_INT_STRINGS.get(usize::try_from(n).ok()?)?;
+    Some(
+        slot.get_or_init(|| SharedStr(new_string(Decimal::new(n).bytes())))
+            .0,
+    )
 }
 
 pub static AT: Word = Word::new(c"AT");
