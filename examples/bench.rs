@@ -911,6 +911,32 @@ struct Group {
     compares: Vec<Compare>,
 }
 
+impl Scenario {
+    /// A scenario of one command per operation with nothing to set up:
+    /// `args` writes the command.
+    fn command(
+        id: &'static str,
+        label: impl Into<String>,
+        requires: Vec<&'static str>,
+        args: impl Fn(&mut Gen, &mut Vec<u8>) + Clone + Send + Sync + 'static,
+    ) -> Scenario {
+        Scenario {
+            id,
+            label: label.into(),
+            requires,
+            clients: None,
+            pipeline: None,
+            setup: Box::new(move |_| {
+                let args = args.clone();
+                Ok(op(move |g, out| {
+                    args(g, out);
+                    1
+                }))
+            }),
+        }
+    }
+}
+
 fn op(f: impl Fn(&mut Gen, &mut Vec<u8>) -> usize + Send + Sync + 'static) -> OpFn {
     Arc::new(f)
 }
@@ -962,43 +988,20 @@ fn rv_write_group(s: &Settings) -> Group {
             })
         })),
         scenarios: vec![
-            Scenario {
-                id: "ZADD",
-                label: "ZADD key <ms> member".into(),
-                requires: vec![],
-                clients: None,
-                pipeline: None,
-                setup: Box::new(move |_| {
-                    Ok(op(move |g, out| {
-                        enc(out, &[A::S("ZADD"), A::K("rv:", g.below(keys)), A::U(g.now_ms), A::U(g.id9())]);
-                        1
-                    }))
-                }),
-            },
-            Scenario {
-                id: "RV.ADD",
-                label: format!("RV.ADD key member MAXLEN {RV_MAXLEN} TTL {RV_TTL}"),
-                requires: vec!["rv.add"],
-                clients: None,
-                pipeline: None,
-                setup: Box::new(move |_| {
-                    Ok(op(move |g, out| {
-                        enc(
-                            out,
-                            &[
-                                A::S("RV.ADD"),
-                                A::K("rv:", g.below(keys)),
-                                A::U(g.id9()),
-                                A::S("MAXLEN"),
-                                A::U(RV_MAXLEN),
-                                A::S("TTL"),
-                                A::U(RV_TTL),
-                            ],
-                        );
-                        1
-                    }))
-                }),
-            },
+            Scenario::command("ZADD", "ZADD key <ms> member", vec![], move |g, out| {
+                let key = A::K("rv:", g.below(keys));
+                enc(out, &[A::S("ZADD"), key, A::U(g.now_ms), A::U(g.id9())])
+            }),
+            Scenario::command(
+                "RV.ADD",
+                format!("RV.ADD key member MAXLEN {RV_MAXLEN} TTL {RV_TTL}"),
+                vec!["rv.add"],
+                move |g, out| {
+                    let key = A::K("rv:", g.below(keys));
+                    let (max, ttl) = (A::U(RV_MAXLEN), A::U(RV_TTL));
+                    enc(out, &[A::S("RV.ADD"), key, A::U(g.id9()), A::S("MAXLEN"), max, A::S("TTL"), ttl])
+                },
+            ),
             Scenario {
                 id: "Lua",
                 label: "Lua recipe via EVALSHA: ZADD key <ms> member; ZREMRANGEBYRANK key 0 -31; EXPIRE key 86400".into(),
@@ -1165,43 +1168,19 @@ fn tl_write_group(s: &Settings) -> Group {
             })
         })),
         scenarios: vec![
-            Scenario {
-                id: "LPUSH",
-                label: "LPUSH key item".into(),
-                requires: vec![],
-                clients: None,
-                pipeline: None,
-                setup: Box::new(move |_| {
-                    Ok(op(move |g, out| {
-                        enc(out, &[A::S("LPUSH"), A::K("tl:", g.below(keys)), A::U(g.id9())]);
-                        1
-                    }))
-                }),
-            },
-            Scenario {
-                id: "TL.PUSH",
-                label: format!("TL.PUSH key item MAXLEN {TL_MAXLEN} SLACK {TL_SLACK}"),
-                requires: vec!["tl.push"],
-                clients: None,
-                pipeline: None,
-                setup: Box::new(move |_| {
-                    Ok(op(move |g, out| {
-                        enc(
-                            out,
-                            &[
-                                A::S("TL.PUSH"),
-                                A::K("tl:", g.below(keys)),
-                                A::U(g.id9()),
-                                A::S("MAXLEN"),
-                                A::U(TL_MAXLEN),
-                                A::S("SLACK"),
-                                A::U(TL_SLACK),
-                            ],
-                        );
-                        1
-                    }))
-                }),
-            },
+            Scenario::command("LPUSH", "LPUSH key item", vec![], move |g, out| {
+                enc(out, &[A::S("LPUSH"), A::K("tl:", g.below(keys)), A::U(g.id9())])
+            }),
+            Scenario::command(
+                "TL.PUSH",
+                format!("TL.PUSH key item MAXLEN {TL_MAXLEN} SLACK {TL_SLACK}"),
+                vec!["tl.push"],
+                move |g, out| {
+                    let key = A::K("tl:", g.below(keys));
+                    let (max, slack) = (A::U(TL_MAXLEN), A::U(TL_SLACK));
+                    enc(out, &[A::S("TL.PUSH"), key, A::U(g.id9()), A::S("MAXLEN"), max, A::S("SLACK"), slack])
+                },
+            ),
             Scenario {
                 id: "Lua",
                 label: "Lua recipe via EVALSHA: LPUSH key item; LTRIM key 0 99 once the length reaches 120".into(),
@@ -1457,25 +1436,17 @@ fn topn_read_group(_s: &Settings) -> Group {
                     }))
                 }),
             },
-            Scenario {
-                id: "TOPN.TOP24",
-                label: "TOPN.TOP24 key 10 AT <ms in the newest bucket>".into(),
-                requires: vec!["topn.top24", "topn.incr"],
-                clients: None,
-                pipeline: None,
-                setup: Box::new(move |_| {
-                    // AT pins the window to the filled buckets even if the
-                    // wall clock crosses an hour during the bench.
-                    let at = (first + TOPN_BUCKETS - 1) * HOUR_MS + 1000;
-                    Ok(op(move |_, out| {
-                        enc(
-                            out,
-                            &[A::S("TOPN.TOP24"), A::S("topn:r"), A::S("10"), A::S("AT"), A::U(at)],
-                        );
-                        1
-                    }))
-                }),
-            },
+            // AT pins the window to the filled buckets even if the wall clock
+            // crosses an hour during the bench.
+            Scenario::command(
+                "TOPN.TOP24",
+                "TOPN.TOP24 key 10 AT <ms in the newest bucket>",
+                vec!["topn.top24", "topn.incr"],
+                move |_, out| {
+                    let at = A::U((first + TOPN_BUCKETS - 1) * HOUR_MS + 1000);
+                    enc(out, &[A::S("TOPN.TOP24"), A::S("topn:r"), A::S("10"), A::S("AT"), at])
+                },
+            ),
         ],
         measures: vec![
             Measure {

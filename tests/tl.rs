@@ -1056,21 +1056,6 @@ fn errors_change_nothing() {
 
 // ---------------------------------------------------------------- 8. notifications + INFO
 
-fn events_until_sentinel(ps: &mut redis::PubSub<'_>) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    loop {
-        let msg = ps.get_message().expect("notification (timed out?)");
-        let chan = msg.get_channel_name().to_string();
-        let ev = chan.rsplit(':').next().unwrap().to_string();
-        let key: Vec<u8> = msg.get_payload().unwrap();
-        let key = String::from_utf8_lossy(&key).into_owned();
-        if key == "sentinel" {
-            return out;
-        }
-        out.push((ev, key));
-    }
-}
-
 #[test]
 fn notifications_and_info() {
     let srv = Server::start();

@@ -1691,21 +1691,6 @@ fn resp3_replies() {
     assert_eq!(v, [2, 0]);
 }
 
-fn events_until_sentinel(ps: &mut redis::PubSub<'_>) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    loop {
-        let msg = ps.get_message().expect("notification (timed out?)");
-        let chan = msg.get_channel_name().to_string();
-        let ev = chan.rsplit(':').next().unwrap().to_string();
-        let key: Vec<u8> = msg.get_payload().unwrap();
-        let key = String::from_utf8_lossy(&key).into_owned();
-        if key == "sentinel" {
-            return out;
-        }
-        out.push((ev, key));
-    }
-}
-
 #[test]
 fn notifications_and_info_counters() {
     let srv = Server::start();

@@ -99,11 +99,7 @@ pub fn rem(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
         args.raw_from(2).iter().filter(|&&m| key.zrem(m)).count()
     };
     if removed > 0 {
-        ctx.notify(Class::Zset, c"rv.rem", args.raw(1));
-        if key.kind() == KeyKind::Empty {
-            ctx.notify(Class::Generic, c"del", args.raw(1));
-        }
-        ctx.replicate_verbatim();
+        ctx.removed(&key, args.raw(1), Class::Zset, c"rv.rem");
     }
     ctx.reply_int(removed as i64);
     Ok(())

@@ -99,6 +99,16 @@ impl Ctx {
         false
     }
 
+    /// After a removal that changed `key`: fires `event`, `del` if the key is
+    /// now gone, and replicates the (deterministic) call verbatim.
+    pub fn removed(self, key: &Key, name: RStr, class: Class, event: &CStr) {
+        self.notify(class, event, name);
+        if key.kind() == KeyKind::Empty {
+            self.notify(Class::Generic, c"del", name);
+        }
+        self.replicate_verbatim();
+    }
+
     pub fn notify(self, class: Class, event: &CStr, key: RStr) {
         api!(RedisModule_NotifyKeyspaceEvent(
             self.0,

@@ -95,12 +95,7 @@ pub fn rem(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
         }
     }
     if removed > 0 {
-        let name = args.raw(1);
-        ctx.notify(Class::List, c"tl.rem", name);
-        if key.kind() == KeyKind::Empty {
-            ctx.notify(Class::Generic, c"del", name);
-        }
-        ctx.replicate_verbatim();
+        ctx.removed(&key, args.raw(1), Class::List, c"tl.rem");
     }
     ctx.reply_int(removed as i64);
     Ok(())

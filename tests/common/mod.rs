@@ -547,3 +547,21 @@ pub fn cmd(args: &[&str]) -> redis::Cmd {
 pub fn exists_in(dir: &Path, name: &str) -> bool {
     dir.join(name).exists()
 }
+
+/// Keyspace events `(event, key)` received on `ps` until one for the key
+/// `sentinel` (which the test fires last, so a missing event times out instead
+/// of hanging).
+pub fn events_until_sentinel(ps: &mut redis::PubSub<'_>) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    loop {
+        let msg = ps.get_message().expect("notification (timed out?)");
+        let chan = msg.get_channel_name().to_string();
+        let ev = chan.rsplit(':').next().unwrap().to_string();
+        let key: Vec<u8> = msg.get_payload().unwrap();
+        let key = String::from_utf8_lossy(&key).into_owned();
+        if key == "sentinel" {
+            return out;
+        }
+        out.push((ev, key));
+    }
+}
