@@ -44,36 +44,70 @@ pub enum Takes {
 /// A keyword a command accepts, e.g. `("MAXLEN", Takes::Value)`.
 pub type OptionSpec = (&'static str, Takes);
 
+/// Options found so far among a command's tokens, for parsers that mix
+/// options with other tokens (schema names, `name value` pairs).
+pub struct OptionSet<'a, 's, const N: usize> {
+    specs: &'s [OptionSpec; N],
+    found: [Option<&'a [u8]>; N],
+}
+
+impl<'a, 's, const N: usize> OptionSet<'a, 's, N> {
+    pub fn new(specs: &'s [OptionSpec; N]) -> Self {
+        OptionSet {
+            specs,
+            found: [None; N],
+        }
+    }
+
+    /// If `tokens[i]` is one of the options, records it with its value and
+    /// returns the index after it; `None` if it is not an option.
+    pub fn take(&mut self, tokens: &[&'a [u8]], i: usize) -> Result<Option<usize>, CmdError> {
+        let token = tokens[i];
+        let Some(slot) = self
+            .specs
+            .iter()
+            .position(|(name, _)| token.eq_ignore_ascii_case(name.as_bytes()))
+        else {
+            return Ok(None);
+        };
+        let (name, takes) = self.specs[slot];
+        if self.found[slot].is_some() {
+            return Err(CmdError::invalid(format!("{name} given more than once")));
+        }
+        let (value, next) = match takes {
+            Takes::Nothing => (&[][..], i + 1),
+            Takes::Value => {
+                let value = *tokens
+                    .get(i + 1)
+                    .ok_or_else(|| CmdError::invalid(format!("{name} needs a value")))?;
+                (value, i + 2)
+            }
+        };
+        self.found[slot] = Some(value);
+        Ok(Some(next))
+    }
+
+    /// Slot `i` holds the value of `specs[i]` (an empty slice for a flag
+    /// that is present).
+    pub fn finish(self) -> [Option<&'a [u8]>; N] {
+        self.found
+    }
+}
+
 /// Parses `tokens` as options against `specs`. Slot `i` of the result holds the
 /// value of `specs[i]` (an empty slice for a flag that is present).
 pub fn parse_options<'a, const N: usize>(
     tokens: &[&'a [u8]],
     specs: &[OptionSpec; N],
 ) -> Result<[Option<&'a [u8]>; N], CmdError> {
-    let mut found: [Option<&'a [u8]>; N] = [None; N];
+    let mut options = OptionSet::new(specs);
     let mut i = 0;
     while i < tokens.len() {
-        let token = tokens[i];
-        let slot = specs
-            .iter()
-            .position(|(name, _)| token.eq_ignore_ascii_case(name.as_bytes()))
-            .ok_or_else(|| CmdError::invalid(format!("unknown option '{}'", printable(token))))?;
-        let (name, takes) = specs[slot];
-        if found[slot].is_some() {
-            return Err(CmdError::invalid(format!("{name} given more than once")));
-        }
-        found[slot] = Some(match takes {
-            Takes::Nothing => &[],
-            Takes::Value => {
-                i += 1;
-                *tokens
-                    .get(i)
-                    .ok_or_else(|| CmdError::invalid(format!("{name} needs a value")))?
-            }
-        });
-        i += 1;
+        i = options.take(tokens, i)?.ok_or_else(|| {
+            CmdError::invalid(format!("unknown option '{}'", printable(tokens[i])))
+        })?;
     }
-    Ok(found)
+    Ok(options.finish())
 }
 
 /// A decimal integer in `min..=max`, written as Redis writes integers (an

@@ -1,14 +1,13 @@
 //! The `INFO recipes` section.
 
 use crate::server::api;
-use crate::stats;
 use redis_module::raw;
 use std::ffi::CString;
 use std::os::raw::c_int;
 
 pub extern "C" fn info(ctx: *mut raw::RedisModuleInfoCtx, _for_crash_report: c_int) {
     api!(RedisModule_InfoAddSection(ctx, c"".as_ptr()));
-    for stat in stats::ALL {
+    for stat in crate::FAMILIES.iter().flat_map(|f| f.stats) {
         // Names are static ASCII without NUL, so CString::new cannot fail.
         if let Ok(name) = CString::new(stat.name) {
             api!(RedisModule_InfoAddFieldLongLong(

@@ -1,12 +1,12 @@
 //! `recipes`: five well-known Redis recipes as native, atomic commands.
 //!
 //! Layout: `server/` is the only FFI layer (key access, replies, replication,
-//! command dispatch); `args`, `stats` and the families' `parse` modules are
-//! pure Rust. Each family lives in its own folder; `commands` lists them all.
+//! command dispatch, configs, timers); `args`, `stats` and the families'
+//! `parse` modules are pure Rust. Each family lives in its own folder and
+//! declares there what it registers (`family::Family`); `FAMILIES` lists them.
 
 mod args;
-mod commands;
-mod config;
+mod family;
 mod info;
 mod rv;
 mod server;
@@ -14,8 +14,8 @@ mod stats;
 mod tl;
 mod topn;
 
-use redis_module::{configuration::ConfigurationFlags, redis_module, Context, RedisString, Status};
-use topn::TOPN_TYPE;
+use family::Family;
+use redis_module::{redis_module, Context, RedisString, Status};
 
 // Redis' allocator inside the server; the system one in unit tests, which run
 // without a server.
@@ -24,11 +24,15 @@ use redis_module::alloc::RedisAlloc as Allocator;
 #[cfg(test)]
 use std::alloc::System as Allocator;
 
-fn init(ctx: &Context, _args: &[RedisString]) -> Status {
+/// Every family of the module; adding one is one line here.
+pub(crate) static FAMILIES: &[&Family] = &[&rv::FAMILY, &tl::FAMILY, &topn::FAMILY];
+
+fn init(ctx: &Context, args: &[RedisString]) -> Status {
     server::command::install_panic_hook();
     let raw_ctx = ctx.ctx;
-    if !server::command::register_all(raw_ctx, &commands::table()) {
-        ctx.log_warning("recipes: could not register a command");
+    let args: Vec<server::RStr> = args.iter().map(|a| a.inner).collect();
+    if let Err(why) = register_families(raw_ctx, &args) {
+        ctx.log_warning(&why);
         return Status::Err;
     }
     // Our types check for I/O errors while loading, so Redis may use
@@ -39,25 +43,44 @@ fn init(ctx: &Context, _args: &[RedisString]) -> Status {
     ));
     // Replaces the crate's default INFO callback with our section.
     server::api!(RedisModule_RegisterInfoFunc(raw_ctx, Some(info::info)));
+    for family in FAMILIES {
+        if let Some(on_load) = family.on_load {
+            on_load(server::Ctx(raw_ctx));
+        }
+    }
     Status::Ok
+}
+
+/// Registers every family's types, configs (defaults from the load
+/// arguments) and commands.
+fn register_families(
+    ctx: *mut redis_module::raw::RedisModuleCtx,
+    args: &[server::RStr],
+) -> Result<(), String> {
+    for family in FAMILIES {
+        for ty in family.types {
+            ty.create_data_type(ctx)
+                .map_err(|e| format!("recipes: {e}"))?;
+        }
+        for config in family.configs {
+            server::config::register(ctx, config, args)?;
+        }
+    }
+    if !server::config::load_all(ctx) {
+        return Err("recipes: could not load configs".into());
+    }
+    for family in FAMILIES {
+        if !server::command::register_all(ctx, family.commands) {
+            return Err("recipes: could not register a command".into());
+        }
+    }
+    Ok(())
 }
 
 redis_module! {
     name: "recipes",
     version: 1,
     allocator: (Allocator, Allocator),
-    data_types: [TOPN_TYPE],
+    data_types: [],
     init: init,
-    configurations: [
-        i64: [
-            ["rv-default-maxlen", &config::RV_DEFAULT_MAXLEN, 0, 0, args::MAX_LEN, ConfigurationFlags::DEFAULT, None],
-            ["tl-default-maxlen", &config::TL_DEFAULT_MAXLEN, 0, 0, args::MAX_LEN, ConfigurationFlags::DEFAULT, None],
-            ["topn-default-bucket", &config::TOPN_DEFAULT_BUCKET, 3600, 1, topn::MAX_BUCKET_S, ConfigurationFlags::DEFAULT, None],
-            ["topn-default-window", &config::TOPN_DEFAULT_WINDOW, 24, 1, topn::MAX_WINDOW, ConfigurationFlags::DEFAULT, None],
-        ],
-        string: [],
-        bool: [],
-        enum: [],
-        module_args_as_configuration: true,
-    ]
 }

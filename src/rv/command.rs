@@ -1,11 +1,10 @@
 //! RV command handlers.
 
 use super::parse::{add_options, expiry_ms, get_options};
+use super::{DEFAULT_MAXLEN, TRIMS};
 use crate::args::{CmdError, Expiry};
-use crate::config;
 use crate::server::command::Args;
 use crate::server::{Arg, Class, Ctx, Key, KeyKind, AT, MAXLEN};
-use crate::stats;
 
 /// Opens `key` and checks it is a sorted set or missing.
 fn open_zset(ctx: Ctx, args: &Args, write: bool) -> Result<Key, CmdError> {
@@ -23,7 +22,7 @@ pub fn add(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let opts = add_options(&args.bytes[3..])?;
     let key = open_zset(ctx, args, true)?;
     let at = opts.at.unwrap_or_else(|| ctx.now_ms());
-    let maxlen = opts.maxlen.unwrap_or_else(config::rv_default_maxlen);
+    let maxlen = opts.maxlen.unwrap_or_else(|| DEFAULT_MAXLEN.get());
     let (name, member) = (args.raw(1), args.raw(2));
 
     key.zadd_gt(at as f64, member);
@@ -36,7 +35,7 @@ pub fn add(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     len -= trimmed;
     ctx.notify(Class::Zset, c"rv.add", name);
     if trimmed > 0 {
-        stats::RV_TRIMS.add(trimmed as i64);
+        TRIMS.add(trimmed as i64);
         ctx.notify(Class::Zset, c"rv.trim", name);
     }
 

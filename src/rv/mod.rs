@@ -12,4 +12,69 @@
 mod command;
 mod parse;
 
-pub use command::{add, get, len, rem};
+use crate::args::MAX_LEN;
+use crate::family::Family;
+use crate::server::command::{command, KEY_DELETE, KEY_READ, KEY_UPDATE};
+use crate::server::config::Config;
+use crate::stats::Stat;
+
+pub static FAMILY: Family = Family {
+    commands: &[
+        command!(
+            c"rv.add",
+            c"write deny-oom",
+            -3,
+            KEY_UPDATE,
+            command::add,
+            ADD_CALLS,
+            ERRORS,
+            c"Adds a member to a recency list at a time, trimming to MAXLEN and refreshing TTL"
+        ),
+        command!(
+            c"rv.get",
+            c"readonly",
+            -2,
+            KEY_READ,
+            command::get,
+            GET_CALLS,
+            ERRORS,
+            c"Returns a recency list newest first"
+        ),
+        command!(
+            c"rv.rem",
+            c"write",
+            -3,
+            KEY_DELETE,
+            command::rem,
+            REM_CALLS,
+            ERRORS,
+            c"Removes members from a recency list"
+        ),
+        command!(
+            c"rv.len",
+            c"readonly fast",
+            2,
+            KEY_READ,
+            command::len,
+            LEN_CALLS,
+            ERRORS,
+            c"Returns the number of entries of a recency list"
+        ),
+    ],
+    stats: &[
+        &ADD_CALLS, &GET_CALLS, &REM_CALLS, &LEN_CALLS, &TRIMS, &ERRORS,
+    ],
+    configs: &[&DEFAULT_MAXLEN],
+    types: &[],
+    on_load: None,
+};
+
+static ADD_CALLS: Stat = Stat::new("rv_add_calls");
+static GET_CALLS: Stat = Stat::new("rv_get_calls");
+static REM_CALLS: Stat = Stat::new("rv_rem_calls");
+static LEN_CALLS: Stat = Stat::new("rv_len_calls");
+static TRIMS: Stat = Stat::new("rv_trims");
+static ERRORS: Stat = Stat::new("rv_errors");
+
+/// `recipes.rv-default-maxlen`: cap for RV.ADD without MAXLEN (0 = none).
+static DEFAULT_MAXLEN: Config = Config::new(c"rv-default-maxlen", 0, 0, MAX_LEN);

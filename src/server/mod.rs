@@ -8,8 +8,10 @@
 //! them cannot fail on a supported server (Redis >= 7.0).
 
 pub mod command;
+pub mod config;
 pub mod key;
 pub mod module_type;
+pub mod timer;
 
 use crate::args::CmdError;
 use redis_module::raw;
@@ -125,10 +127,17 @@ impl Ctx {
     }
 
     /// Replicates `cmd args...` to replicas and the AOF (effects
-    /// replication: explicit arguments instead of the client's call).
+    /// replication: explicit arguments instead of the client's call). Any
+    /// number of arguments; the usual short effect needs no allocation.
     pub fn replicate(self, cmd: &CStr, args: &[Arg]) {
-        let args = &args[..args.len().min(MAX_REPLICATED_ARGS)];
-        let mut strings = [std::ptr::null_mut(); MAX_REPLICATED_ARGS];
+        let mut inline = [std::ptr::null_mut(); INLINE_ARGS];
+        let mut heap = Vec::new();
+        let strings: &mut [RStr] = if args.len() <= INLINE_ARGS {
+            &mut inline[..args.len()]
+        } else {
+            heap.resize(args.len(), std::ptr::null_mut());
+            &mut heap
+        };
         for (slot, arg) in strings.iter_mut().zip(args) {
             *slot = match *arg {
                 Arg::Str(s) => s,
@@ -144,10 +153,10 @@ impl Ctx {
                 cmd.as_ptr(),
                 c"v".as_ptr(),
                 strings.as_ptr(),
-                args.len(),
+                strings.len(),
             );
         }
-        for (arg, &s) in args.iter().zip(&strings) {
+        for (arg, &s) in args.iter().zip(strings.iter()) {
             if let Arg::Int(n) = *arg {
                 if small_int(n).is_none() {
                     api!(RedisModule_FreeString(std::ptr::null_mut(), s));
@@ -159,15 +168,19 @@ impl Ctx {
     /// Replicates `cmd args... [PXAT ms]`: the effect of a write, with its
     /// absolute expiry when it has one.
     pub fn replicate_with_expiry(self, cmd: &CStr, args: &[Arg], expire_at: Option<i64>) {
-        let mut all = [Arg::Int(0); MAX_REPLICATED_ARGS];
-        let mut used = args.len().min(MAX_REPLICATED_ARGS - 2);
-        all[..used].copy_from_slice(&args[..used]);
-        if let Some(ms) = expire_at {
-            all[used] = PXAT.arg();
-            all[used + 1] = Arg::Int(ms);
-            used += 2;
+        let Some(ms) = expire_at else {
+            return self.replicate(cmd, args);
+        };
+        let tail = [PXAT.arg(), Arg::Int(ms)];
+        let mut inline = [Arg::Int(0); INLINE_ARGS];
+        if args.len() + tail.len() <= INLINE_ARGS {
+            let all = &mut inline[..args.len() + tail.len()];
+            all[..args.len()].copy_from_slice(args);
+            all[args.len()..].copy_from_slice(&tail);
+            self.replicate(cmd, all);
+        } else {
+            self.replicate(cmd, &[args, &tail].concat());
         }
-        self.replicate(cmd, &all[..used]);
     }
 
     pub fn reply_int(self, n: i64) {
@@ -251,8 +264,8 @@ impl Ctx {
     }
 }
 
-/// Most arguments a replicated command of ours has (key included).
-const MAX_REPLICATED_ARGS: usize = 8;
+/// Replicated commands up to this many arguments are built on the stack.
+const INLINE_ARGS: usize = 16;
 
 /// An argument of a replicated command.
 #[derive(Clone, Copy)]
@@ -318,13 +331,11 @@ fn small_int(n: i64) -> Option<RStr> {
     )
 }
 
+/// Keywords of replicated effects that several families share; a family
+/// declares its own beside its commands.
 pub static AT: Word = Word::new(c"AT");
-pub static BY: Word = Word::new(c"BY");
 pub static MAXLEN: Word = Word::new(c"MAXLEN");
-pub static SLACK: Word = Word::new(c"SLACK");
 pub static PXAT: Word = Word::new(c"PXAT");
-pub static BUCKET: Word = Word::new(c"BUCKET");
-pub static WINDOW: Word = Word::new(c"WINDOW");
 
 /// An integer in decimal, formatted on the stack (cheaper than asking Redis
 /// to format a long long).

@@ -18,10 +18,15 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// A value kept in a module key.
 pub trait ModuleValue: Clone + Sized {
-    /// Versioned bytes for RDB (and so DUMP/RESTORE/MIGRATE, replica sync).
+    /// The encoding version `encode` writes; Redis stores it beside each
+    /// value and hands it back to `decode`. Each type names its versions and
+    /// keeps decoding every one it ever wrote.
+    const ENCODING_VERSION: c_int;
+    /// Bytes for RDB (and so DUMP/RESTORE/MIGRATE, replica sync).
     fn encode(&self) -> Vec<u8>;
-    /// The inverse of `encode`; `None` for bytes it cannot trust.
-    fn decode(bytes: &[u8]) -> Option<Self>;
+    /// The inverse of `encode` for data written with `encver`; `None` for
+    /// bytes it cannot trust or a version it does not know.
+    fn decode(bytes: &[u8], encver: c_int) -> Option<Self>;
     /// Heap bytes held, for MEMORY USAGE.
     fn mem_usage(&self) -> usize;
     /// About how many allocations freeing it takes (Redis frees large values
@@ -85,10 +90,6 @@ pub const fn type_methods<T: ModuleValue>() -> raw::RedisModuleTypeMethods {
     }
 }
 
-/// The encoding version Redis stores beside each value (ours also lives
-/// inside the encoded bytes).
-pub const ENCODING_VERSION: c_int = 1;
-
 /// Runs a callback body; a panic becomes `fallback` instead of unwinding into Redis.
 fn guarded<R>(fallback: R, body: impl FnOnce() -> R) -> R {
     catch_unwind(AssertUnwindSafe(body)).unwrap_or(fallback)
@@ -111,9 +112,6 @@ extern "C" fn rdb_save<T: ModuleValue>(rdb: *mut raw::RedisModuleIO, value: *mut
 
 extern "C" fn rdb_load<T: ModuleValue>(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *mut c_void {
     guarded(std::ptr::null_mut(), || {
-        if encver != ENCODING_VERSION {
-            return std::ptr::null_mut();
-        }
         let mut len = 0usize;
         let buf = api!(RedisModule_LoadStringBuffer(rdb, &mut len));
         if buf.is_null() || api!(RedisModule_IsIOError(rdb)) != 0 {
@@ -121,8 +119,9 @@ extern "C" fn rdb_load<T: ModuleValue>(rdb: *mut raw::RedisModuleIO, encver: c_i
         }
         // Sound: Redis returned `len` bytes it allocated for us; we free them below.
         let bytes = unsafe { std::slice::from_raw_parts(buf.cast::<u8>(), len) };
-        let value = T::decode(bytes);
+        let value = T::decode(bytes, encver);
         api!(RedisModule_Free(buf.cast()));
+
         value.map_or(std::ptr::null_mut(), |v| Box::into_raw(Box::new(v)).cast())
     })
 }

@@ -1,11 +1,10 @@
 //! TL command handlers.
 
 use super::parse::{items_to_trim, push_options, range_options, rem_count};
+use super::{DEFAULT_MAXLEN, SLACK, TRIMS};
 use crate::args::{CmdError, Expiry};
-use crate::config;
 use crate::server::command::Args;
-use crate::server::{Arg, Class, Ctx, Key, KeyKind, MAXLEN, SLACK};
-use crate::stats;
+use crate::server::{Arg, Class, Ctx, Key, KeyKind, MAXLEN};
 
 /// Opens `key` and checks it is a list or missing.
 fn open_list(ctx: Ctx, args: &Args, write: bool) -> Result<Key, CmdError> {
@@ -21,7 +20,7 @@ fn open_list(ctx: Ctx, args: &Args, write: bool) -> Result<Key, CmdError> {
 pub fn push(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let opts = push_options(&args.bytes[3..])?;
     let key = open_list(ctx, args, true)?;
-    let maxlen = opts.maxlen.unwrap_or_else(config::tl_default_maxlen);
+    let maxlen = opts.maxlen.unwrap_or_else(|| DEFAULT_MAXLEN.get());
     let (name, item) = (args.raw(1), args.raw(2));
 
     key.list_push_head(item);
@@ -32,7 +31,7 @@ pub fn push(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     }
     ctx.notify(Class::List, c"tl.push", name);
     if trim > 0 {
-        stats::TL_TRIMS.add(trim as i64);
+        TRIMS.add(trim as i64);
         ctx.notify(Class::List, c"tl.trim", name);
     }
     let expire_at = opts.expiry.map(|expiry| match expiry {

@@ -12,4 +12,78 @@
 mod command;
 mod parse;
 
-pub use command::{len, push, range, rem};
+use crate::args::MAX_LEN;
+use crate::family::Family;
+use crate::server::command::{command, KEY_DELETE, KEY_INSERT, KEY_READ};
+use crate::server::config::Config;
+use crate::server::Word;
+use crate::stats::Stat;
+
+pub static FAMILY: Family = Family {
+    commands: &[
+        command!(
+            c"tl.push",
+            c"write deny-oom",
+            -3,
+            KEY_INSERT,
+            command::push,
+            PUSH_CALLS,
+            ERRORS,
+            c"Pushes an item on a timeline, trimming with low/high water marks"
+        ),
+        command!(
+            c"tl.range",
+            c"readonly",
+            -2,
+            KEY_READ,
+            command::range,
+            RANGE_CALLS,
+            ERRORS,
+            c"Returns timeline items newest first"
+        ),
+        command!(
+            c"tl.rem",
+            c"write",
+            -3,
+            KEY_DELETE,
+            command::rem,
+            REM_CALLS,
+            ERRORS,
+            c"Removes occurrences of an item from a timeline, newest first"
+        ),
+        command!(
+            c"tl.len",
+            c"readonly fast",
+            2,
+            KEY_READ,
+            command::len,
+            LEN_CALLS,
+            ERRORS,
+            c"Returns the length of a timeline"
+        ),
+    ],
+    stats: &[
+        &PUSH_CALLS,
+        &RANGE_CALLS,
+        &REM_CALLS,
+        &LEN_CALLS,
+        &TRIMS,
+        &ERRORS,
+    ],
+    configs: &[&DEFAULT_MAXLEN],
+    types: &[],
+    on_load: None,
+};
+
+static PUSH_CALLS: Stat = Stat::new("tl_push_calls");
+static RANGE_CALLS: Stat = Stat::new("tl_range_calls");
+static REM_CALLS: Stat = Stat::new("tl_rem_calls");
+static LEN_CALLS: Stat = Stat::new("tl_len_calls");
+static TRIMS: Stat = Stat::new("tl_trims");
+static ERRORS: Stat = Stat::new("tl_errors");
+
+/// `recipes.tl-default-maxlen`: cap for TL.PUSH without MAXLEN (0 = none).
+static DEFAULT_MAXLEN: Config = Config::new(c"tl-default-maxlen", 0, 0, MAX_LEN);
+
+/// The keyword of the replicated effect that is TL's own.
+static SLACK: Word = Word::new(c"SLACK");

@@ -3,11 +3,10 @@
 use super::parse::{buckets_in_24h, count_args, create_options, incr_options, top_options};
 use super::value::{TopnValue, TOPN_TYPE};
 use super::window::{Overflow, TopN};
+use super::{BUCKET, BY, DEFAULT_BUCKET, DEFAULT_WINDOW, EXPIRED_BUCKETS, WINDOW};
 use crate::args::CmdError;
-use crate::config;
 use crate::server::command::Args;
-use crate::server::{Arg, Class, Ctx, Key, RStr, AT, BUCKET, BY, WINDOW};
-use crate::stats;
+use crate::server::{Arg, Class, Ctx, Key, RStr, AT};
 
 fn open(ctx: Ctx, args: &Args, write: bool) -> Key {
     ctx.open(args.raw(1), write)
@@ -36,8 +35,8 @@ pub fn create(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     if key.value::<TopnValue>(&TOPN_TYPE)?.is_some() {
         return Err(CmdError::invalid("key already exists"));
     }
-    let bucket_s = bucket_s.unwrap_or_else(config::topn_default_bucket);
-    let window = window.unwrap_or_else(config::topn_default_window);
+    let bucket_s = bucket_s.unwrap_or_else(|| DEFAULT_BUCKET.get());
+    let window = window.unwrap_or_else(|| DEFAULT_WINDOW.get());
     key.set_value(
         &TOPN_TYPE,
         TopnValue::new(TopN::new(bucket_s * 1000, window as u32)),
@@ -64,10 +63,7 @@ pub fn incr(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let at = opts_at.unwrap_or(now);
     let created = key.value::<TopnValue>(&TOPN_TYPE)?.is_none();
     if created {
-        let core = TopN::new(
-            config::topn_default_bucket() * 1000,
-            config::topn_default_window() as u32,
-        );
+        let core = TopN::new(DEFAULT_BUCKET.get() * 1000, DEFAULT_WINDOW.get() as u32);
         key.set_value(&TOPN_TYPE, TopnValue::new(core));
     }
     let value = key
@@ -86,7 +82,7 @@ pub fn incr(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
             return Err(CmdError::invalid(format!("BY: {overflow}")));
         }
     };
-    stats::TOPN_EXPIRED_BUCKETS.add(retired as i64);
+    EXPIRED_BUCKETS.add(retired as i64);
     if created {
         let core = value.get();
         replicate_create(ctx, name, core.bucket_ms() / 1000, core.window() as i64);

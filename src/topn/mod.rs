@@ -18,6 +18,109 @@ mod storage;
 mod value;
 mod window;
 
-pub use command::{count, create, incr, info, top, top24};
-pub use parse::{MAX_BUCKET_S, MAX_WINDOW};
-pub use value::TOPN_TYPE;
+use crate::family::Family;
+use crate::server::command::{command, KEY_INSERT, KEY_READ, KEY_UPDATE};
+use crate::server::config::Config;
+use crate::server::Word;
+use crate::stats::Stat;
+use parse::{MAX_BUCKET_S, MAX_WINDOW};
+
+pub static FAMILY: Family = Family {
+    commands: &[
+        command!(
+            c"topn.create",
+            c"write deny-oom",
+            -2,
+            KEY_INSERT,
+            command::create,
+            CREATE_CALLS,
+            ERRORS,
+            c"Creates a sliding-window top-N"
+        ),
+        command!(
+            c"topn.incr",
+            c"write deny-oom",
+            -3,
+            KEY_UPDATE,
+            command::incr,
+            INCR_CALLS,
+            ERRORS,
+            c"Counts an event for a member in its time bucket"
+        ),
+        command!(
+            c"topn.top",
+            c"readonly",
+            -2,
+            KEY_READ,
+            command::top,
+            TOP_CALLS,
+            ERRORS,
+            c"Returns the N highest members over the window"
+        ),
+        command!(
+            c"topn.top24",
+            c"readonly",
+            -2,
+            KEY_READ,
+            command::top24,
+            TOP_CALLS,
+            ERRORS,
+            c"Returns the N highest members over the trailing 24 hours"
+        ),
+        command!(
+            c"topn.count",
+            c"readonly",
+            -3,
+            KEY_READ,
+            command::count,
+            COUNT_CALLS,
+            ERRORS,
+            c"Returns the counts of members over the window"
+        ),
+        command!(
+            c"topn.info",
+            c"readonly",
+            2,
+            KEY_READ,
+            command::info,
+            INFO_CALLS,
+            ERRORS,
+            c"Describes a top-N key"
+        ),
+    ],
+    stats: &[
+        &CREATE_CALLS,
+        &INCR_CALLS,
+        &TOP_CALLS,
+        &COUNT_CALLS,
+        &INFO_CALLS,
+        &EXPIRED_BUCKETS,
+        &MEMBERS,
+        &ERRORS,
+    ],
+    configs: &[&DEFAULT_BUCKET, &DEFAULT_WINDOW],
+    types: &[&value::TOPN_TYPE],
+    on_load: None,
+};
+
+static CREATE_CALLS: Stat = Stat::new("topn_create_calls");
+static INCR_CALLS: Stat = Stat::new("topn_incr_calls");
+static TOP_CALLS: Stat = Stat::new("topn_top_calls");
+static COUNT_CALLS: Stat = Stat::new("topn_count_calls");
+static INFO_CALLS: Stat = Stat::new("topn_info_calls");
+static EXPIRED_BUCKETS: Stat = Stat::new("topn_expired_buckets");
+/// A gauge: members held by every TOPN key of the server.
+static MEMBERS: Stat = Stat::new("topn_members");
+static ERRORS: Stat = Stat::new("topn_errors");
+
+/// `recipes.topn-default-bucket`: bucket width in seconds for keys created
+/// without BUCKET.
+static DEFAULT_BUCKET: Config = Config::new(c"topn-default-bucket", 3600, 1, MAX_BUCKET_S);
+/// `recipes.topn-default-window`: buckets per window for keys created
+/// without WINDOW.
+static DEFAULT_WINDOW: Config = Config::new(c"topn-default-window", 24, 1, MAX_WINDOW);
+
+/// Keywords of TOPN's replicated effects.
+static BY: Word = Word::new(c"BY");
+static BUCKET: Word = Word::new(c"BUCKET");
+static WINDOW: Word = Word::new(c"WINDOW");

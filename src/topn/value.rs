@@ -1,13 +1,21 @@
 //! The TOPN module type: a [`TopN`] in a key, with its persistence callbacks.
 
 use super::window::TopN;
-use crate::server::module_type::{type_methods, AofWriter, ModuleValue, ENCODING_VERSION};
-use crate::stats;
+use super::MEMBERS;
+use crate::server::module_type::{type_methods, AofWriter, ModuleValue};
 use redis_module::native_types::RedisType;
+use std::os::raw::c_int;
 
 /// Registered as `recipesTN` (Redis type names are exactly 9 characters).
-pub static TOPN_TYPE: RedisType =
-    RedisType::new("recipesTN", ENCODING_VERSION, type_methods::<TopnValue>());
+pub static TOPN_TYPE: RedisType = RedisType::new(
+    "recipesTN",
+    TopnValue::ENCODING_VERSION,
+    type_methods::<TopnValue>(),
+);
+
+/// The first encoding (`TopN::encode`, which also starts with its own
+/// version byte). Data written with it must always load.
+pub const TOPN_ENCODING_V1: c_int = 1;
 
 /// A key's top-N. Keeps the `topn_members` gauge of INFO in step with the
 /// members it holds, from creation to free.
@@ -15,7 +23,7 @@ pub struct TopnValue(TopN);
 
 impl TopnValue {
     pub fn new(core: TopN) -> Self {
-        stats::TOPN_MEMBERS.add(core.members() as i64);
+        MEMBERS.add(core.members() as i64);
         TopnValue(core)
     }
 
@@ -27,7 +35,7 @@ impl TopnValue {
     pub fn update<R>(&mut self, f: impl FnOnce(&mut TopN) -> R) -> R {
         let before = self.0.members() as i64;
         let out = f(&mut self.0);
-        stats::TOPN_MEMBERS.add(self.0.members() as i64 - before);
+        MEMBERS.add(self.0.members() as i64 - before);
         out
     }
 }
@@ -40,17 +48,22 @@ impl Clone for TopnValue {
 
 impl Drop for TopnValue {
     fn drop(&mut self) {
-        stats::TOPN_MEMBERS.add(-(self.0.members() as i64));
+        MEMBERS.add(-(self.0.members() as i64));
     }
 }
 
 impl ModuleValue for TopnValue {
+    const ENCODING_VERSION: c_int = TOPN_ENCODING_V1;
+
     fn encode(&self) -> Vec<u8> {
         self.0.encode()
     }
 
-    fn decode(bytes: &[u8]) -> Option<Self> {
-        TopN::decode(bytes).ok().map(TopnValue::new)
+    fn decode(bytes: &[u8], encver: c_int) -> Option<Self> {
+        match encver {
+            TOPN_ENCODING_V1 => TopN::decode(bytes).ok().map(TopnValue::new),
+            _ => None,
+        }
     }
 
     fn mem_usage(&self) -> usize {
