@@ -44,6 +44,9 @@ pub enum Takes {
 /// A keyword a command accepts, e.g. `("MAXLEN", Takes::Value)`.
 pub type OptionSpec = (&'static str, Takes);
 
+/// The options found in a call: slot `i` holds the value of the `i`th spec.
+pub type Found<'a, const N: usize> = [Option<&'a [u8]>; N];
+
 /// Options found so far among a command's tokens, for parsers that mix
 /// options with other tokens (schema names, `name value` pairs).
 pub struct OptionSet<'a, 's, const N: usize> {

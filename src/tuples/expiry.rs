@@ -1,0 +1,205 @@
+//! Expiry queues: items ordered by when they are due, so the next due item
+//! is found in O(log n) and due items are popped a bounded number at a time.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Items, each due at a time (Unix ms); an item may be queued at several
+/// times only if the caller queues it so (it removes with the time it used).
+#[derive(Clone, Debug)]
+pub struct ExpiryQueue<T: Ord> {
+    queue: BTreeSet<(i64, T)>,
+}
+
+impl<T: Ord> Default for ExpiryQueue<T> {
+    fn default() -> Self {
+        ExpiryQueue {
+            queue: BTreeSet::new(),
+        }
+    }
+}
+
+impl<T: Ord + Clone> ExpiryQueue<T> {
+    pub fn push(&mut self, due: i64, item: T) {
+        self.queue.insert((due, item));
+    }
+
+    /// Removes `item` queued at `due`; true if it was there.
+    pub fn remove(&mut self, due: i64, item: T) -> bool {
+        self.queue.remove(&(due, item))
+    }
+
+    /// When the first item is due.
+    pub fn next_due(&self) -> Option<i64> {
+        self.queue.first().map(|(due, _)| *due)
+    }
+
+    /// Pops up to `budget` items due at or before `now`, earliest first.
+    pub fn pop_due(&mut self, now: i64, budget: usize) -> Vec<(i64, T)> {
+        let mut out = Vec::new();
+        while out.len() < budget && self.next_due().is_some_and(|due| due <= now) {
+            out.extend(self.queue.pop_first());
+        }
+        out
+    }
+
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.queue.len()
+    }
+
+    pub fn clear(&mut self) {
+        self.queue.clear();
+    }
+
+    /// Heap bytes held, about (B-tree nodes are about 3/4 full).
+    pub fn heap_bytes(&self) -> usize {
+        self.queue.len() * std::mem::size_of::<(i64, T)>() * 4 / 3
+    }
+}
+
+/// Keys each due at one time: scheduling a key again keeps the earlier of
+/// its two times (a visit finds the real next time and schedules that).
+#[derive(Debug)]
+pub struct Schedule<K: Ord + Clone> {
+    due: BTreeMap<K, i64>,
+    queue: ExpiryQueue<K>,
+}
+
+impl<K: Ord + Clone> Default for Schedule<K> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<K: Ord + Clone> Schedule<K> {
+    pub const fn new() -> Self {
+        Schedule {
+            due: BTreeMap::new(),
+            queue: ExpiryQueue {
+                queue: BTreeSet::new(),
+            },
+        }
+    }
+
+    /// Makes `key` due at `at`, unless it is already due earlier.
+    pub fn schedule(&mut self, key: K, at: i64) {
+        match self.due.get(&key) {
+            Some(&current) if current <= at => {}
+            Some(&current) => {
+                self.queue.remove(current, key.clone());
+                self.queue.push(at, key.clone());
+                self.due.insert(key, at);
+            }
+            None => {
+                self.queue.push(at, key.clone());
+                self.due.insert(key, at);
+            }
+        }
+    }
+
+    /// Takes up to `budget` keys due at or before `now` out of the schedule.
+    pub fn pop_due(&mut self, now: i64, budget: usize) -> Vec<K> {
+        let popped = self.queue.pop_due(now, budget);
+        popped
+            .into_iter()
+            .map(|(_, key)| {
+                self.due.remove(&key);
+                key
+            })
+            .collect()
+    }
+
+    pub fn next_due(&self) -> Option<i64> {
+        self.queue.next_due()
+    }
+
+    /// Rewrites every key with `f` (e.g. two databases swapped).
+    pub fn rekey(&mut self, f: impl Fn(&K) -> K) {
+        let old = std::mem::take(&mut self.due);
+        self.queue.clear();
+        for (key, at) in old {
+            self.schedule(f(&key), at);
+        }
+    }
+
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.due.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+
+    #[test]
+    fn pops_due_items_in_order_under_a_budget() {
+        let mut q = ExpiryQueue::default();
+        for (due, item) in [(30, "c"), (10, "a"), (20, "b"), (10, "z"), (40, "d")] {
+            q.push(due, item);
+        }
+        assert_eq!(q.next_due(), Some(10));
+        assert_eq!(q.pop_due(25, 2), [(10, "a"), (10, "z")]);
+        assert_eq!(q.pop_due(25, 10), [(20, "b")]);
+        assert_eq!(q.pop_due(25, 10), []);
+        assert!(q.remove(40, "d"));
+        assert!(!q.remove(40, "d"));
+        assert_eq!(q.len(), 1);
+        assert_eq!(q.pop_due(i64::MAX, 0), []);
+    }
+
+    /// Random pushes, removes and pops against a sorted vector.
+    #[test]
+    fn matches_a_sorted_model() {
+        let mut rng = StdRng::seed_from_u64(3);
+        let mut q = ExpiryQueue::default();
+        let mut model: Vec<(i64, u32)> = Vec::new();
+        for _ in 0..20_000 {
+            match rng.gen_range(0..4) {
+                0 | 1 => {
+                    let (due, item) = (rng.gen_range(0..1000), rng.gen_range(0..200));
+                    if !model.contains(&(due, item)) {
+                        model.push((due, item));
+                    }
+                    q.push(due, item);
+                }
+                2 => {
+                    let (due, item) = (rng.gen_range(0..1000), rng.gen_range(0..200));
+                    let was = model.iter().position(|&e| e == (due, item));
+                    if let Some(i) = was {
+                        model.remove(i);
+                    }
+                    assert_eq!(q.remove(due, item), was.is_some());
+                }
+                _ => {
+                    let (now, budget) = (rng.gen_range(0..1000), rng.gen_range(0..5));
+                    model.sort();
+                    let n = model.iter().take_while(|e| e.0 <= now).count().min(budget);
+                    let want: Vec<_> = model.drain(..n).collect();
+                    assert_eq!(q.pop_due(now, budget), want);
+                }
+            }
+            model.sort();
+            assert_eq!(q.next_due(), model.first().map(|e| e.0));
+            assert_eq!(q.len(), model.len());
+        }
+    }
+
+    #[test]
+    fn schedule_keeps_the_earliest_time() {
+        let mut s = Schedule::default();
+        s.schedule("k", 50);
+        s.schedule("k", 70);
+        assert_eq!(s.next_due(), Some(50));
+        s.schedule("k", 20);
+        s.schedule("j", 30);
+        assert_eq!(s.len(), 2);
+        assert_eq!(s.pop_due(25, 10), ["k"]);
+        assert_eq!(s.pop_due(25, 10), Vec::<&str>::new());
+        s.rekey(|k| if *k == "j" { "i" } else { k });
+        assert_eq!(s.pop_due(100, 10), ["i"]);
+        assert_eq!(s.len(), 0);
+    }
+}

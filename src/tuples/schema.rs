@@ -1,0 +1,581 @@
+//! Schemas: the names a list or counter declares at CREATE, each with its
+//! role(s), and the `name value` pairs its commands name. Pure, no FFI.
+//!
+//! Names are exact bytes (case-sensitive); keywords are case-insensitive, and
+//! no name may equal a keyword of its family, so a token is a keyword or a
+//! name, never both.
+
+use crate::args::{printable, CmdError, Found, OptionSet, OptionSpec};
+
+/// What a name is for.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Role {
+    /// ULIST: the names whose values make the unique value.
+    Value,
+    /// Uniqueness holds within one tuple of these (ULIST, HCOUNTER UNIQUE).
+    Scope,
+    /// Each distinct tuple of these is a partition, listed and deleted as one.
+    Partition,
+    /// HCOUNTER: each distinct tuple is a cell within a partition.
+    Group,
+    /// HCOUNTER: the names whose values make the unique event.
+    Unique,
+}
+
+const ROLES: usize = 5;
+
+impl Role {
+    fn slot(self) -> usize {
+        self as usize
+    }
+}
+
+/// The names of a schema and their roles.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Schema {
+    /// Each distinct name once, in the order first declared.
+    names: Vec<Vec<u8>>,
+    /// Per role, indices into `names` in the declared order.
+    roles: [Vec<u16>; ROLES],
+}
+
+/// How a family declares schemas at CREATE.
+pub struct Declaration {
+    /// Keywords that open a list of names, with the role they give.
+    pub lists: &'static [(&'static str, Role)],
+    /// Pairs of roles one name may hold both of (any other repeat is an error).
+    pub may_share: &'static [(Role, Role)],
+    /// Every keyword of the family's commands: refused as names.
+    pub reserved: &'static [&'static str],
+}
+
+/// Most names a schema may declare.
+pub const MAX_NAMES: usize = 64;
+
+impl Schema {
+    /// The indices (into the schema's names) of `role`, in declared order.
+    pub fn of(&self, role: Role) -> &[u16] {
+        &self.roles[role.slot()]
+    }
+
+    pub fn name(&self, index: u16) -> &[u8] {
+        &self.names[index as usize]
+    }
+
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    fn index_of(&self, name: &[u8]) -> Option<usize> {
+        self.names.iter().position(|n| n.as_slice() == name)
+    }
+
+    fn has_role(&self, index: usize, roles: &[Role]) -> bool {
+        roles
+            .iter()
+            .any(|r| self.roles[r.slot()].contains(&(index as u16)))
+    }
+
+    /// Parses CREATE's arguments: name lists opened by `decl.lists` keywords,
+    /// and `options`, in any order. Refuses a keyword used as a name, a name
+    /// repeated (unless `decl.may_share` allows its two roles), an empty
+    /// list and a stray token, each with an error naming it.
+    pub fn parse<'a, const N: usize>(
+        tokens: &[&'a [u8]],
+        decl: &Declaration,
+        options: &[OptionSpec; N],
+    ) -> Result<(Schema, Found<'a, N>), CmdError> {
+        let mut schema = Schema {
+            names: Vec::new(),
+            roles: Default::default(),
+        };
+        let mut found = OptionSet::new(options);
+        let mut open: Option<(&str, Role)> = None;
+        let mut seen_lists: Vec<Role> = Vec::new();
+        let mut i = 0;
+        while i < tokens.len() {
+            let token = tokens[i];
+            if let Some(&(keyword, role)) = decl
+                .lists
+                .iter()
+                .find(|(k, _)| token.eq_ignore_ascii_case(k.as_bytes()))
+            {
+                close_list(&schema, open)?;
+                if seen_lists.contains(&role) {
+                    return Err(CmdError::invalid(format!("{keyword} given more than once")));
+                }
+                seen_lists.push(role);
+                open = Some((keyword, role));
+                i += 1;
+                continue;
+            }
+            if let Some(next) = found.take(tokens, i)? {
+                close_list(&schema, open)?;
+                open = None;
+                i = next;
+                continue;
+            }
+            let Some((_, role)) = open else {
+                return Err(CmdError::invalid(format!(
+                    "unexpected argument '{}'",
+                    printable(token)
+                )));
+            };
+            schema.declare(token, role, decl)?;
+            i += 1;
+        }
+        close_list(&schema, open)?;
+        Ok((schema, found.finish()))
+    }
+
+    fn declare(&mut self, name: &[u8], role: Role, decl: &Declaration) -> Result<(), CmdError> {
+        if name.is_empty() {
+            return Err(CmdError::invalid("a name cannot be empty"));
+        }
+        if let Some(keyword) = decl
+            .reserved
+            .iter()
+            .find(|k| name.eq_ignore_ascii_case(k.as_bytes()))
+        {
+            return Err(CmdError::invalid(format!(
+                "'{}' is a keyword ({keyword}) and cannot be a name",
+                printable(name)
+            )));
+        }
+        let index = match self.index_of(name) {
+            Some(index) => {
+                let shareable = ROLE_LIST.iter().all(|&held| {
+                    !self.roles[held.slot()].contains(&(index as u16))
+                        || (held != role
+                            && decl
+                                .may_share
+                                .iter()
+                                .any(|&(a, b)| (a, b) == (held, role) || (b, a) == (held, role)))
+                });
+                if !shareable {
+                    return Err(CmdError::invalid(format!(
+                        "name '{}' declared more than once",
+                        printable(name)
+                    )));
+                }
+                index
+            }
+            None => {
+                if self.names.len() == MAX_NAMES {
+                    return Err(CmdError::invalid(format!(
+                        "at most {MAX_NAMES} names per schema"
+                    )));
+                }
+                self.names.push(name.to_vec());
+                self.names.len() - 1
+            }
+        };
+        self.roles[role.slot()].push(index as u16);
+        Ok(())
+    }
+
+    /// The CREATE arguments that declare this schema again (for AOF rewrite).
+    pub fn create_args(&self, decl: &Declaration) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        for &(keyword, role) in decl.lists {
+            if self.of(role).is_empty() {
+                continue;
+            }
+            out.push(keyword.as_bytes().to_vec());
+            out.extend(self.of(role).iter().map(|&i| self.name(i).to_vec()));
+        }
+        out
+    }
+
+    /// `u16 names, names x (u32 len, bytes), per role (u16 count, count x u16)`.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&(self.names.len() as u16).to_le_bytes());
+        for name in &self.names {
+            out.extend_from_slice(&(name.len() as u32).to_le_bytes());
+            out.extend_from_slice(name);
+        }
+        for role in &self.roles {
+            out.extend_from_slice(&(role.len() as u16).to_le_bytes());
+            for &i in role {
+                out.extend_from_slice(&i.to_le_bytes());
+            }
+        }
+    }
+
+    /// The inverse of `encode`, reading from `r`.
+    pub fn decode(r: &mut Reader) -> Option<Schema> {
+        let count = r.u16()? as usize;
+        if count > MAX_NAMES {
+            return None;
+        }
+        let mut names = Vec::with_capacity(count);
+        for _ in 0..count {
+            let len = r.u32()? as usize;
+            names.push(r.bytes(len)?.to_vec());
+        }
+        let mut roles: [Vec<u16>; ROLES] = Default::default();
+        for role in &mut roles {
+            let n = r.u16()? as usize;
+            for _ in 0..n {
+                let i = r.u16()?;
+                if i as usize >= count {
+                    return None;
+                }
+                role.push(i);
+            }
+        }
+        Some(Schema { names, roles })
+    }
+}
+
+const ROLE_LIST: [Role; ROLES] = [
+    Role::Value,
+    Role::Scope,
+    Role::Partition,
+    Role::Group,
+    Role::Unique,
+];
+
+/// A list keyword must be followed by at least one name.
+fn close_list(schema: &Schema, open: Option<(&str, Role)>) -> Result<(), CmdError> {
+    match open {
+        Some((keyword, role)) if schema.of(role).is_empty() => Err(CmdError::invalid(format!(
+            "{keyword} needs at least one name"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// The `name value` pairs of one call, by schema name.
+pub struct Pairs<'a> {
+    values: Vec<Option<&'a [u8]>>,
+}
+
+impl<'a> Pairs<'a> {
+    /// Parses `name value` pairs and `options`, in any order. Refuses a name
+    /// outside the schema, a name given twice and a name without a value.
+    pub fn parse<const N: usize>(
+        schema: &Schema,
+        tokens: &[&'a [u8]],
+        options: &[OptionSpec; N],
+    ) -> Result<(Pairs<'a>, Found<'a, N>), CmdError> {
+        let mut values = vec![None; schema.len()];
+        let mut found = OptionSet::new(options);
+        let mut i = 0;
+        while i < tokens.len() {
+            if let Some(next) = found.take(tokens, i)? {
+                i = next;
+                continue;
+            }
+            let name = tokens[i];
+            let index = schema
+                .index_of(name)
+                .ok_or_else(|| CmdError::invalid(format!("unknown name '{}'", printable(name))))?;
+            if values[index].is_some() {
+                return Err(CmdError::invalid(format!(
+                    "name '{}' given more than once",
+                    printable(name)
+                )));
+            }
+            let value = tokens.get(i + 1).ok_or_else(|| {
+                CmdError::invalid(format!("name '{}' needs a value", printable(name)))
+            })?;
+            values[index] = Some(*value);
+            i += 2;
+        }
+        Ok((Pairs { values }, found.finish()))
+    }
+
+    /// Checks that every name of the `required` roles has a value and that
+    /// no name outside `required` and `optional` roles was given.
+    pub fn check(
+        &self,
+        schema: &Schema,
+        required: &[Role],
+        optional: &[Role],
+    ) -> Result<(), CmdError> {
+        for role in required {
+            if let Some(&missing) = schema
+                .of(*role)
+                .iter()
+                .find(|&&i| self.values[i as usize].is_none())
+            {
+                return Err(CmdError::invalid(format!(
+                    "missing name '{}'",
+                    printable(schema.name(missing))
+                )));
+            }
+        }
+        for (index, value) in self.values.iter().enumerate() {
+            if value.is_some()
+                && !schema.has_role(index, required)
+                && !schema.has_role(index, optional)
+            {
+                return Err(CmdError::invalid(format!(
+                    "name '{}' does not belong here",
+                    printable(&schema.names[index])
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The values of `roles`' names, in declared order (each role after the
+    /// previous one); `None` for a name without a value.
+    pub fn of(&self, schema: &Schema, roles: &[Role]) -> Vec<Option<&'a [u8]>> {
+        roles
+            .iter()
+            .flat_map(|&role| schema.of(role).iter())
+            .map(|&i| self.values[i as usize])
+            .collect()
+    }
+
+    /// As [`Pairs::of`] for names that [`Pairs::check`] required.
+    pub fn required(&self, schema: &Schema, roles: &[Role]) -> Vec<&'a [u8]> {
+        self.of(schema, roles)
+            .into_iter()
+            .map(|v| v.unwrap_or_default())
+            .collect()
+    }
+}
+
+/// Reads little-endian fields from encoded bytes; `None` past the end.
+pub struct Reader<'a> {
+    pub buf: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    pub fn bytes(&mut self, n: usize) -> Option<&'a [u8]> {
+        if self.buf.len() < n {
+            return None;
+        }
+        let (head, rest) = self.buf.split_at(n);
+        self.buf = rest;
+        Some(head)
+    }
+    pub fn u8(&mut self) -> Option<u8> {
+        Some(self.bytes(1)?[0])
+    }
+    pub fn u16(&mut self) -> Option<u16> {
+        Some(u16::from_le_bytes(self.bytes(2)?.try_into().ok()?))
+    }
+    pub fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.bytes(4)?.try_into().ok()?))
+    }
+    pub fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.bytes(8)?.try_into().ok()?))
+    }
+    pub fn i64(&mut self) -> Option<i64> {
+        Some(i64::from_le_bytes(self.bytes(8)?.try_into().ok()?))
+    }
+    /// A `u32` length, then that many bytes.
+    pub fn blob(&mut self) -> Option<&'a [u8]> {
+        let n = self.u32()? as usize;
+        self.bytes(n)
+    }
+    pub fn is_empty(&self) -> bool {
+        self.buf.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::args::Takes;
+
+    const DECL: Declaration = Declaration {
+        lists: &[
+            ("VALUE", Role::Value),
+            ("SCOPE", Role::Scope),
+            ("PARTITION", Role::Partition),
+        ],
+        may_share: &[],
+        reserved: &["VALUE", "SCOPE", "PARTITION", "EXPIRE", "NEVER", "AT"],
+    };
+    const SHARING: Declaration = Declaration {
+        lists: &[
+            ("PARTITION", Role::Partition),
+            ("GROUP", Role::Group),
+            ("UNIQUE", Role::Unique),
+            ("SCOPE", Role::Scope),
+        ],
+        may_share: &[
+            (Role::Partition, Role::Group),
+            (Role::Unique, Role::Partition),
+            (Role::Unique, Role::Group),
+            (Role::Scope, Role::Partition),
+            (Role::Scope, Role::Group),
+        ],
+        reserved: &[
+            "PARTITION",
+            "GROUP",
+            "UNIQUE",
+            "SCOPE",
+            "TTL",
+            "FLOAT",
+            "value",
+        ],
+    };
+    const OPTS: [OptionSpec; 1] = [("EXPIRE", Takes::Value)];
+
+    fn toks<'a>(s: &'a [&'a str]) -> Vec<&'a [u8]> {
+        s.iter().map(|t| t.as_bytes()).collect()
+    }
+
+    fn names(schema: &Schema, role: Role) -> Vec<String> {
+        schema
+            .of(role)
+            .iter()
+            .map(|&i| String::from_utf8_lossy(schema.name(i)).into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn lists_and_options_in_any_order() {
+        let t = toks(&[
+            "partition",
+            "date",
+            "EXPIRE",
+            "60",
+            "VALUE",
+            "user",
+            "device",
+            "SCOPE",
+            "month",
+        ]);
+        let (schema, [expire]) = Schema::parse(&t, &DECL, &OPTS).unwrap();
+        assert_eq!(names(&schema, Role::Value), ["user", "device"]);
+        assert_eq!(names(&schema, Role::Scope), ["month"]);
+        assert_eq!(names(&schema, Role::Partition), ["date"]);
+        assert_eq!(expire, Some(&b"60"[..]));
+        let args = schema.create_args(&DECL);
+        let args: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
+        let (again, _) = Schema::parse(&args, &DECL, &OPTS).unwrap();
+        for role in [Role::Value, Role::Scope, Role::Partition] {
+            assert_eq!(names(&again, role), names(&schema, role));
+        }
+    }
+
+    #[test]
+    fn refusals_name_the_argument() {
+        let err = |s: &[&str]| {
+            Schema::parse(&toks(s), &DECL, &OPTS)
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            err(&["VALUE", "at"]),
+            "ERR 'at' is a keyword (AT) and cannot be a name"
+        );
+        assert_eq!(
+            err(&["VALUE", "a", "a"]),
+            "ERR name 'a' declared more than once"
+        );
+        assert_eq!(
+            err(&["VALUE", "a", "SCOPE", "a"]),
+            "ERR name 'a' declared more than once"
+        );
+        assert_eq!(
+            err(&["VALUE", "SCOPE", "s"]),
+            "ERR VALUE needs at least one name"
+        );
+        assert_eq!(
+            err(&["VALUE", "a", "SCOPE"]),
+            "ERR SCOPE needs at least one name"
+        );
+        assert_eq!(err(&["x", "VALUE", "a"]), "ERR unexpected argument 'x'");
+        assert_eq!(
+            err(&["VALUE", "a", "VALUE", "b"]),
+            "ERR VALUE given more than once"
+        );
+        assert_eq!(err(&["VALUE", ""]), "ERR a name cannot be empty");
+        assert_eq!(err(&["VALUE", "a", "EXPIRE"]), "ERR EXPIRE needs a value");
+    }
+
+    #[test]
+    fn sharing_only_where_declared() {
+        let t = toks(&[
+            "PARTITION",
+            "company",
+            "GROUP",
+            "company",
+            "UNIQUE",
+            "company",
+            "user",
+        ]);
+        let (schema, _) = Schema::parse(&t, &SHARING, &[]).unwrap();
+        assert_eq!(schema.len(), 2);
+        assert_eq!(names(&schema, Role::Group), ["company"]);
+        assert_eq!(names(&schema, Role::Unique), ["company", "user"]);
+        let t = toks(&["UNIQUE", "u", "SCOPE", "u"]);
+        assert!(Schema::parse(&t, &SHARING, &[]).is_err());
+        let t = toks(&["GROUP", "Value"]);
+        assert!(Schema::parse(&t, &SHARING, &[])
+            .unwrap_err()
+            .to_string()
+            .contains("keyword"));
+    }
+
+    #[test]
+    fn schema_encoding_roundtrip() {
+        let t = toks(&["VALUE", "a\x00b", "SCOPE", "s", "PARTITION", "p", "q"]);
+        let (schema, _) = Schema::parse(&t, &DECL, &OPTS).unwrap();
+        let mut out = Vec::new();
+        schema.encode(&mut out);
+        let mut r = Reader { buf: &out };
+        assert_eq!(Schema::decode(&mut r), Some(schema));
+        assert!(r.is_empty());
+        for cut in 0..out.len() {
+            assert_eq!(Schema::decode(&mut Reader { buf: &out[..cut] }), None);
+        }
+    }
+
+    #[test]
+    fn pairs_are_checked_per_command() {
+        let t = toks(&["VALUE", "user", "SCOPE", "month", "PARTITION", "day"]);
+        let (schema, _) = Schema::parse(&t, &DECL, &OPTS).unwrap();
+        let opts = [("AT", Takes::Value)];
+        let t = toks(&["day", "d1", "AT", "5", "user", "u:1", "month", "m"]);
+        let (pairs, [at]) = Pairs::parse(&schema, &t, &opts).unwrap();
+        assert_eq!(at, Some(&b"5"[..]));
+        pairs
+            .check(&schema, &[Role::Value, Role::Scope, Role::Partition], &[])
+            .unwrap();
+        assert_eq!(
+            pairs.required(&schema, &[Role::Scope, Role::Value]),
+            [&b"m"[..], b"u:1"]
+        );
+        let e = pairs
+            .check(&schema, &[Role::Value, Role::Scope], &[])
+            .unwrap_err();
+        assert_eq!(e.to_string(), "ERR name 'day' does not belong here");
+
+        let t = toks(&["user", "u"]);
+        let (pairs, _) = Pairs::parse(&schema, &t, &opts).unwrap();
+        let e = pairs
+            .check(&schema, &[Role::Value, Role::Scope], &[])
+            .unwrap_err();
+        assert_eq!(e.to_string(), "ERR missing name 'month'");
+        assert_eq!(
+            pairs.of(&schema, &[Role::Scope, Role::Value]),
+            [None, Some(&b"u"[..])]
+        );
+
+        let err = |s: &[&str]| {
+            Pairs::parse(&schema, &toks(s), &opts)
+                .err()
+                .unwrap()
+                .to_string()
+        };
+        assert_eq!(err(&["who", "x"]), "ERR unknown name 'who'");
+        assert_eq!(
+            err(&["user", "a", "user", "b"]),
+            "ERR name 'user' given more than once"
+        );
+        assert_eq!(err(&["user"]), "ERR name 'user' needs a value");
+        assert_eq!(err(&["User", "a"]), "ERR unknown name 'User'");
+        // A value may be anything, keywords included.
+        let t = toks(&["user", "AT"]);
+        assert!(Pairs::parse(&schema, &t, &opts).is_ok());
+    }
+}
