@@ -13,6 +13,8 @@ mod server;
 mod stats;
 mod tl;
 mod topn;
+mod tuples;
+mod ulist;
 
 use family::Family;
 use redis_module::{redis_module, Context, RedisString, Status};
@@ -25,7 +27,7 @@ use redis_module::alloc::RedisAlloc as Allocator;
 use std::alloc::System as Allocator;
 
 /// Every family of the module; adding one is one line here.
-pub(crate) static FAMILIES: &[&Family] = &[&rv::FAMILY, &tl::FAMILY, &topn::FAMILY];
+pub(crate) static FAMILIES: &[&Family] = &[&rv::FAMILY, &tl::FAMILY, &topn::FAMILY, &ulist::FAMILY];
 
 fn init(ctx: &Context, args: &[RedisString]) -> Status {
     server::command::install_panic_hook();

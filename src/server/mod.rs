@@ -11,6 +11,7 @@ pub mod command;
 pub mod config;
 pub mod key;
 pub mod module_type;
+pub mod reclaim;
 pub mod timer;
 
 use crate::args::CmdError;
@@ -281,6 +282,11 @@ pub fn new_string(bytes: &[u8]) -> RStr {
         bytes.as_ptr().cast(),
         bytes.len()
     ))
+}
+
+/// Frees a string made with [`new_string`].
+pub fn free_string(s: RStr) {
+    api!(RedisModule_FreeString(std::ptr::null_mut(), s));
 }
 
 /// A keyword used in replicated commands, created once as a Redis string so

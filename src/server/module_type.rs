@@ -34,6 +34,11 @@ pub trait ModuleValue: Clone + Sized {
     fn free_effort(&self) -> usize;
     /// Emits the commands that rebuild this value into `aof`.
     fn rewrite(&self, aof: &AofWriter);
+    /// When the value's next expiring item is due, for types with background
+    /// reclaim (a loaded key is then scheduled).
+    fn next_due(&self) -> Option<i64> {
+        None
+    }
 }
 
 /// The AOF being rewritten, with the key whose commands it is receiving.
@@ -121,7 +126,9 @@ extern "C" fn rdb_load<T: ModuleValue>(rdb: *mut raw::RedisModuleIO, encver: c_i
         let bytes = unsafe { std::slice::from_raw_parts(buf.cast::<u8>(), len) };
         let value = T::decode(bytes, encver);
         api!(RedisModule_Free(buf.cast()));
-
+        if let Some(due) = value.as_ref().and_then(T::next_due) {
+            super::reclaim::schedule_loaded(rdb, due);
+        }
         value.map_or(std::ptr::null_mut(), |v| Box::into_raw(Box::new(v)).cast())
     })
 }
@@ -175,16 +182,18 @@ impl Key {
         Ok(self.value_ptr::<T>(ty)?.map(|p| unsafe { &mut *p }))
     }
 
+    /// Whether this key holds a value of module type `ty`.
+    pub fn holds(&self, ty: &RedisType) -> bool {
+        self.kind() == KeyKind::Module
+            && api!(RedisModule_ModuleTypeGetType(self.raw())) == *ty.raw_type.borrow()
+    }
+
     fn value_ptr<T: ModuleValue>(&self, ty: &RedisType) -> Result<Option<*mut T>, CmdError> {
         match self.kind() {
             KeyKind::Empty => Ok(None),
-            KeyKind::Module
-                if api!(RedisModule_ModuleTypeGetType(self.raw())) == *ty.raw_type.borrow() =>
-            {
-                Ok(Some(
-                    api!(RedisModule_ModuleTypeGetValue(self.raw())).cast::<T>(),
-                ))
-            }
+            KeyKind::Module if self.holds(ty) => Ok(Some(
+                api!(RedisModule_ModuleTypeGetValue(self.raw())).cast::<T>(),
+            )),
             _ => Err(CmdError::WrongType),
         }
     }

@@ -1,0 +1,213 @@
+//! Background reclaim of expired items inside module keys (ULIST values,
+//! HCOUNTER partitions): a timer on every server, acting on the master only,
+//! visits the keys whose next item is due, a bounded amount of work at a time.
+//! What it removes the family replicates as explicit commands, so replicas
+//! and the AOF follow and never delete anything by their own clock.
+//!
+//! Which keys to visit: a schedule of (db, key name) by due time, fed by the
+//! writes that give a key an expiring item, by RDB/RESTORE loading (the key
+//! name comes with the payload), and by the keyspace events that move a
+//! value to another name or db (`rename_to`, `move_to`, `copy_to`,
+//! `restore`, SWAPDB). An entry whose key is gone or changed is dropped when
+//! visited; a replica keeps its schedule, so a promoted replica goes on.
+
+use super::{api, bytes_of, new_string, timer, Ctx, Key, KeyKind, RStr};
+use crate::tuples::expiry::Schedule;
+use redis_module::native_types::RedisType;
+use redis_module::raw;
+use std::ffi::{c_void, CStr};
+use std::os::raw::{c_char, c_int};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// What a family gives for its module type's background reclaim.
+pub struct Reclaimer {
+    pub ty: &'static RedisType,
+    /// When the next item of the key's value (of type `ty`) is due.
+    pub next_due: fn(&Key) -> Option<i64>,
+    /// Removes up to `budget` items of the write-opened key due at `now`,
+    /// replicates the removal and fires the family's event; returns how many
+    /// it removed.
+    pub reclaim: fn(Ctx, &mut Key, RStr, i64, usize) -> usize,
+}
+
+/// A key of a db.
+type DbKey = (i32, Vec<u8>);
+
+struct State {
+    schedule: Schedule<DbKey>,
+    reclaimers: Vec<&'static Reclaimer>,
+}
+
+static STATE: Mutex<State> = Mutex::new(State {
+    schedule: Schedule::new(),
+    reclaimers: Vec::new(),
+});
+
+/// The state, never held across a call into Redis (which may call back).
+fn state() -> MutexGuard<'static, State> {
+    STATE
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Timer period with nothing due (and on replicas).
+const IDLE_MS: i64 = 100;
+/// Work per timer tick: the server stays responsive between ticks.
+const TICK_BUDGET: Duration = Duration::from_micros(500);
+/// Items per reclaim call (one replicated command each).
+const CHUNK: usize = 128;
+
+/// Turns background reclaim on for `reclaimer`'s type (at module load).
+pub fn enable(ctx: Ctx, reclaimer: &'static Reclaimer) {
+    let first = {
+        let mut st = state();
+        st.reclaimers.push(reclaimer);
+        st.reclaimers.len() == 1
+    };
+    if first {
+        api!(RedisModule_SubscribeToKeyspaceEvents(
+            ctx.0,
+            raw::REDISMODULE_NOTIFY_GENERIC as c_int,
+            Some(on_keyspace_event)
+        ));
+        let swapdb = raw::RedisModuleEvent {
+            id: raw::REDISMODULE_EVENT_SWAPDB,
+            dataver: 1,
+        };
+        api!(RedisModule_SubscribeToServerEvent(
+            ctx.0,
+            swapdb,
+            Some(on_swapdb)
+        ));
+        timer::after(ctx, IDLE_MS, tick);
+    }
+}
+
+/// The key `name` of the calling command's db has an item due at `due`.
+pub fn schedule(ctx: Ctx, name: RStr, due: i64) {
+    let db = api!(RedisModule_GetSelectedDb(ctx.0));
+    state()
+        .schedule
+        .schedule((db, bytes_of(name).to_vec()), due);
+}
+
+/// The key being loaded through `io` (RDB, RESTORE) has an item due at `due`.
+pub fn schedule_loaded(io: *mut raw::RedisModuleIO, due: i64) {
+    let name = api!(RedisModule_GetKeyNameFromIO(io));
+    if name.is_null() {
+        return;
+    }
+    let db = api!(RedisModule_GetDbIdFromIO(io));
+    state()
+        .schedule
+        .schedule((db, bytes_of(name.cast_mut()).to_vec()), due);
+}
+
+fn reclaimer_of(key: &Key) -> Option<&'static Reclaimer> {
+    if key.kind() != KeyKind::Module {
+        return None;
+    }
+    let reclaimers = state().reclaimers.clone();
+    reclaimers.into_iter().find(|r| key.holds(r.ty))
+}
+
+/// A value arrived under a new name or db: schedule it there.
+extern "C" fn on_keyspace_event(
+    ctx: *mut raw::RedisModuleCtx,
+    _type: c_int,
+    event: *const c_char,
+    name: RStr,
+) -> c_int {
+    let _ = std::panic::catch_unwind(|| {
+        // Sound: Redis passes a NUL-terminated event name.
+        let event = unsafe { CStr::from_ptr(event) }.to_bytes();
+        if !matches!(event, b"rename_to" | b"move_to" | b"copy_to" | b"restore") {
+            return;
+        }
+        let ctx = Ctx(ctx);
+        let key = Key::open(ctx, name, false);
+        let due = reclaimer_of(&key).and_then(|r| (r.next_due)(&key));
+        drop(key);
+        if let Some(due) = due {
+            schedule(ctx, name, due);
+        }
+    });
+    raw::REDISMODULE_OK as c_int
+}
+
+extern "C" fn on_swapdb(
+    _ctx: *mut raw::RedisModuleCtx,
+    _eid: raw::RedisModuleEvent,
+    _subevent: u64,
+    data: *mut c_void,
+) {
+    let _ = std::panic::catch_unwind(|| {
+        // Sound: for SWAPDB Redis passes a `RedisModuleSwapDbInfo`.
+        let info = unsafe { &*data.cast::<raw::RedisModuleSwapDbInfo>() };
+        let (a, b) = (info.dbnum_first, info.dbnum_second);
+        state().schedule.rekey(|(db, name)| {
+            let db = if *db == a {
+                b
+            } else if *db == b {
+                a
+            } else {
+                *db
+            };
+            (db, name.clone())
+        });
+    });
+}
+
+/// Acts only on a master that is not loading: replicas and AOF replays
+/// follow the master's removals.
+fn acting(ctx: Ctx) -> bool {
+    let flags = api!(RedisModule_GetContextFlags(ctx.0)) as u32;
+    flags & raw::REDISMODULE_CTX_FLAGS_MASTER != 0
+        && flags & raw::REDISMODULE_CTX_FLAGS_LOADING == 0
+}
+
+fn tick(ctx: Ctx) {
+    let mut delay = IDLE_MS;
+    if acting(ctx) {
+        let now = ctx.now_ms();
+        run(ctx, now);
+        if let Some(due) = state().schedule.next_due() {
+            delay = (due - ctx.now_ms()).clamp(1, IDLE_MS);
+        }
+    }
+    timer::after(ctx, delay, tick);
+}
+
+/// Visits due keys until the tick's budget is spent.
+fn run(ctx: Ctx, now: i64) {
+    let started = Instant::now();
+    while started.elapsed() < TICK_BUDGET {
+        let due = state().schedule.pop_due(now, 1);
+        let Some((db, name)) = due.into_iter().next() else {
+            return;
+        };
+        if let Some(next) = visit(ctx, db, &name, now, started) {
+            state().schedule.schedule((db, name), next);
+        }
+    }
+}
+
+/// Reclaims what is due in one key, within the tick's budget; returns when
+/// its next item is due.
+fn visit(ctx: Ctx, db: i32, name: &[u8], now: i64, started: Instant) -> Option<i64> {
+    if api!(RedisModule_SelectDb(ctx.0, db)) != raw::REDISMODULE_OK as c_int {
+        return None;
+    }
+    let name = new_string(name);
+    let mut key = Key::open(ctx, name, true);
+    let next = reclaimer_of(&key).and_then(|r| {
+        while (r.reclaim)(ctx, &mut key, name, now, CHUNK) == CHUNK
+            && started.elapsed() < TICK_BUDGET
+        {}
+        (r.next_due)(&key)
+    });
+    drop(key);
+    api!(RedisModule_FreeString(std::ptr::null_mut(), name));
+    next
+}

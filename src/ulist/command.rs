@@ -1,0 +1,279 @@
+//! ULIST command handlers.
+
+use super::list::{Row, UList, NEVER};
+use super::value::ULIST_TYPE;
+use super::EXPIRED_VALUES;
+use crate::args::{opt_int_in, CmdError, OptionSpec, Takes, MAX_EXPIRE_MS, MAX_TIME_MS, MAX_TTL_S};
+use crate::server::command::Args;
+use crate::server::{reclaim, Arg, Class, Ctx, Key, KeyKind, RStr, AT};
+use crate::tuples::schema::{Declaration, Pairs, Role, Schema};
+
+/// How ULIST.CREATE declares names; every ULIST keyword is refused as a name.
+pub static DECLARATION: Declaration = Declaration {
+    lists: &[
+        ("VALUE", Role::Value),
+        ("SCOPE", Role::Scope),
+        ("PARTITION", Role::Partition),
+    ],
+    may_share: &[],
+    reserved: &[
+        "VALUE",
+        "SCOPE",
+        "PARTITION",
+        "EXPIRE",
+        "NEVER",
+        "AT",
+        "PXAT",
+    ],
+};
+
+const CREATE_OPTIONS: [OptionSpec; 1] = [("EXPIRE", Takes::Value)];
+const ADD_OPTIONS: [OptionSpec; 4] = [
+    ("AT", Takes::Value),
+    ("EXPIRE", Takes::Value),
+    ("NEVER", Takes::Nothing),
+    ("PXAT", Takes::Value),
+];
+
+/// The names a filter of DATA, PARTITIONS and DEL may fix, in row order.
+const WHERE: [Role; 2] = [Role::Scope, Role::Partition];
+
+/// Opens `key`, checking it is missing or a ULIST.
+fn open(ctx: Ctx, args: &Args, write: bool) -> Result<Key, CmdError> {
+    let key = ctx.open(args.raw(1), write);
+    match key.kind() {
+        KeyKind::Empty => Ok(key),
+        _ if key.holds(&ULIST_TYPE) => Ok(key),
+        _ => Err(CmdError::WrongType),
+    }
+}
+
+fn no_such_list() -> CmdError {
+    CmdError::invalid("no such list; create it with ULIST.CREATE")
+}
+
+/// `ULIST.CREATE list VALUE name ... [SCOPE name ...] [PARTITION name ...]
+/// [EXPIRE s]` -> OK; an error if the key exists. Deterministic: replicated
+/// verbatim.
+pub fn create(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
+    let (schema, [expire]) = Schema::parse(&args.bytes[2..], &DECLARATION, &CREATE_OPTIONS)?;
+    if schema.of(Role::Value).is_empty() {
+        return Err(CmdError::invalid("VALUE needs at least one name"));
+    }
+    let expire = opt_int_in("EXPIRE", expire, 1, MAX_TTL_S)?;
+    let key = ctx.open(args.raw(1), true);
+    if key.kind() != KeyKind::Empty {
+        return Err(CmdError::invalid("key already exists"));
+    }
+    key.set_value(&ULIST_TYPE, UList::new(schema, expire));
+    ctx.notify(Class::Module, c"ulist.create", args.raw(1));
+    ctx.replicate_verbatim();
+    ctx.reply_ok();
+    Ok(())
+}
+
+/// When a value added at `at` expires: `EXPIRE s`, `PXAT ms` or `NEVER`
+/// (at most one), else the list's default.
+fn expire_at(
+    at: i64,
+    [expire, never, pxat]: [Option<&[u8]>; 3],
+    default_s: Option<i64>,
+) -> Result<i64, CmdError> {
+    let expire = opt_int_in("EXPIRE", expire, 1, MAX_TTL_S)?;
+    let pxat = opt_int_in("PXAT", pxat, 1, MAX_EXPIRE_MS)?;
+    match (expire, never.is_some(), pxat) {
+        (None, false, None) => Ok(default_s.map_or(NEVER, |s| at + s * 1000)),
+        (Some(s), false, None) => Ok(at + s * 1000),
+        (None, true, None) => Ok(NEVER),
+        (None, false, Some(ms)) => Ok(ms),
+        _ => Err(CmdError::invalid(
+            "EXPIRE, NEVER and PXAT cannot be used together",
+        )),
+    }
+}
+
+/// `ULIST.ADD list [EXPIRE s | NEVER | PXAT ms] [AT ms] name value ...` ->
+/// 1 if the value is new within its scope, else 0.
+///
+/// With AT the call is deterministic and replicated verbatim; without, as
+/// the same call with `AT <server time>` added. A value that was already
+/// there changes nothing and replicates nothing.
+pub fn add(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
+    let name = args.raw(1);
+    let mut key = open(ctx, args, true)?;
+    let list = key
+        .value_mut::<UList>(&ULIST_TYPE)?
+        .ok_or_else(no_such_list)?;
+    let schema = list.schema();
+    let (pairs, [at, expire, never, pxat]) = Pairs::parse(schema, &args.bytes[2..], &ADD_OPTIONS)?;
+    pairs.check(schema, &[Role::Value, Role::Scope, Role::Partition], &[])?;
+    let given_at = opt_int_in("AT", at, 0, MAX_TIME_MS)?;
+    let at = given_at.unwrap_or_else(|| ctx.now_ms());
+    let expire_at = expire_at(at, [expire, never, pxat], list.default_expire_s())?;
+    let (value, scope, partition) = (
+        pairs.required(schema, &[Role::Value]),
+        pairs.required(schema, &[Role::Scope]),
+        pairs.required(schema, &[Role::Partition]),
+    );
+    let new = list.add(&scope, &partition, &value, at, expire_at);
+    if new {
+        ctx.notify(Class::Module, c"ulist.add", name);
+        if expire_at != NEVER {
+            reclaim::schedule(ctx, name, expire_at);
+        }
+        if given_at.is_some() {
+            ctx.replicate_verbatim();
+        } else {
+            let mut effect: Vec<Arg> = args.raw_from(1).iter().map(|&s| Arg::Str(s)).collect();
+            effect.extend([AT.arg(), Arg::Int(at)]);
+            ctx.replicate(c"ULIST.ADD", &effect);
+        }
+    }
+    ctx.reply_int(new as i64);
+    Ok(())
+}
+
+/// The list of a read, with the `name value` pairs checked against it;
+/// `None` for a missing key (reads answer as an empty list would).
+fn read<'k>(
+    key: &'k Key,
+    args: &Args<'k>,
+    required: &[Role],
+    optional: &[Role],
+) -> Result<Option<(&'k UList, Pairs<'k>)>, CmdError> {
+    let Some(list) = key.value::<UList>(&ULIST_TYPE)? else {
+        return Ok(None);
+    };
+    let (pairs, []) = Pairs::parse::<0>(list.schema(), &args.bytes[2..], &[])?;
+    pairs.check(list.schema(), required, optional)?;
+    Ok(Some((list, pairs)))
+}
+
+/// `ULIST.HAS list name value ...` -> 1 if the value is live in its scope.
+pub fn has(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
+    let key = open(ctx, args, false)?;
+    let found = match read(&key, args, &[Role::Value, Role::Scope], &[])? {
+        Some((list, pairs)) => list.has(
+            &pairs.required(list.schema(), &[Role::Scope]),
+            &pairs.required(list.schema(), &[Role::Value]),
+            ctx.now_ms(),
+        ),
+        None => false,
+    };
+    ctx.reply_int(found as i64);
+    Ok(())
+}
+
+/// Replies with `rows`, each a map from `roles`' names to the row's values.
+fn reply_rows(ctx: Ctx, schema: &Schema, roles: &[Role], rows: &[Row]) {
+    let names: Vec<&[u8]> = roles
+        .iter()
+        .flat_map(|&r| schema.of(r).iter())
+        .map(|&i| schema.name(i))
+        .collect();
+    ctx.reply_array(rows.len());
+    for row in rows {
+        ctx.reply_map(names.len());
+        for (name, value) in names.iter().zip(row) {
+            ctx.reply_bytes(name);
+            ctx.reply_bytes(value);
+        }
+    }
+}
+
+/// `ULIST.DATA list [name value ...]` -> one map per live value of the
+/// matching scopes/partitions, ordered by scope, then value.
+pub fn data(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
+    let key = open(ctx, args, false)?;
+    let Some((list, pairs)) = read(&key, args, &[], &WHERE)? else {
+        ctx.reply_array(0);
+        return Ok(());
+    };
+    let rows = list.data(&pairs.of(list.schema(), &WHERE), ctx.now_ms());
+    let roles = [Role::Value, Role::Scope, Role::Partition];
+    reply_rows(ctx, list.schema(), &roles, &rows);
+    Ok(())
+}
+
+/// `ULIST.PARTITIONS list [name value ...]` -> one map per partition with a
+/// live value (its SCOPE and PARTITION names), ascending.
+pub fn partitions(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
+    let key = open(ctx, args, false)?;
+    let Some((list, pairs)) = read(&key, args, &[], &WHERE)? else {
+        ctx.reply_array(0);
+        return Ok(());
+    };
+    let rows = list.partitions(&pairs.of(list.schema(), &WHERE), ctx.now_ms());
+    reply_rows(ctx, list.schema(), &WHERE, &rows);
+    Ok(())
+}
+
+/// `ULIST.DEL list [name value ...]` -> partitions deleted (those with a
+/// live value; all matching go). The key and its schema stay.
+/// Deterministic: replicated verbatim.
+pub fn del(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
+    let mut key = open(ctx, args, true)?;
+    let Some(list) = key.value_mut::<UList>(&ULIST_TYPE)? else {
+        ctx.reply_int(0);
+        return Ok(());
+    };
+    let (pairs, []) = Pairs::parse::<0>(list.schema(), &args.bytes[2..], &[])?;
+    pairs.check(list.schema(), &[], &WHERE)?;
+    let filter = pairs.of(list.schema(), &WHERE);
+    let (removed, live) = list.delete(&filter, ctx.now_ms());
+    if removed > 0 {
+        ctx.notify(Class::Module, c"ulist.del", args.raw(1));
+        ctx.replicate_verbatim();
+    }
+    ctx.reply_int(live as i64);
+    Ok(())
+}
+
+/// `ULIST.RECLAIM list item ...`: the master's background reclaim, as its
+/// replicas and AOF receive it (each item a value's SCOPE and VALUE tuple,
+/// encoded). Only accepted from the replication stream or an AOF.
+pub fn reclaim_items(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
+    if !ctx.is_replicated_or_loading() {
+        return Err(CmdError::invalid(
+            "ULIST.RECLAIM is internal: it replicates the master's background reclaim",
+        ));
+    }
+    let mut key = open(ctx, args, true)?;
+    let removed = match key.value_mut::<UList>(&ULIST_TYPE)? {
+        Some(list) => list.remove_items(&args.bytes[2..]),
+        None => 0,
+    };
+    if removed > 0 {
+        EXPIRED_VALUES.add(removed as i64);
+        ctx.notify(Class::Module, c"ulist.expire", args.raw(1));
+    }
+    ctx.reply_int(removed as i64);
+    Ok(())
+}
+
+/// Background reclaim on the master: removes up to `budget` values of the
+/// list expired at `now`, replicated as one `ULIST.RECLAIM`.
+pub fn reclaim(ctx: Ctx, key: &mut Key, name: RStr, now: i64, budget: usize) -> usize {
+    let Ok(Some(list)) = key.value_mut::<UList>(&ULIST_TYPE) else {
+        return 0;
+    };
+    let items = list.reclaim(now, budget);
+    if items.is_empty() {
+        return 0;
+    }
+    EXPIRED_VALUES.add(items.len() as i64);
+    ctx.notify(Class::Module, c"ulist.expire", name);
+    let strings: Vec<RStr> = items.iter().map(|i| crate::server::new_string(i)).collect();
+    let mut effect = vec![Arg::Str(name)];
+    effect.extend(strings.iter().map(|&s| Arg::Str(s)));
+    ctx.replicate(c"ULIST.RECLAIM", &effect);
+    for s in strings {
+        crate::server::free_string(s);
+    }
+    items.len()
+}
+
+/// When the list's next value expires.
+pub fn next_due(key: &Key) -> Option<i64> {
+    key.value::<UList>(&ULIST_TYPE).ok().flatten()?.next_due()
+}

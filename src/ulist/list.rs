@@ -1,0 +1,738 @@
+//! The data of one ULIST key: values unique within their scope, each kept in
+//! the partition where it was added, with an optional expiry. Pure Rust, no
+//! FFI; `value.rs` puts it in a key.
+//!
+//! Layout, chosen so each value's bytes are stored once:
+//! - per scope (the encoding of its SCOPE values), an ordered map from the
+//!   value (the encoding of its VALUE values) to its partition and expiry:
+//!   the uniqueness check is one lookup;
+//! - the partition index, keyed by the encoding of SCOPE then PARTITION
+//!   values, with each partition's value count and latest expiry (a
+//!   partition is listed while it holds a live value);
+//! - an expiry queue of the values that expire, for background reclaim.
+//!
+//! Time is always an argument: a value whose expiry is at or before the
+//! time of a read is not there, whether or not it was reclaimed yet.
+
+use crate::tuples::encoding;
+use crate::tuples::expiry::ExpiryQueue;
+use crate::tuples::index::{Filter, PartitionIndex};
+use crate::tuples::schema::{Reader, Role, Schema};
+use smallvec::SmallVec;
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// Encoded bytes, inline up to 16 (most values need no allocation).
+pub type Bytes = SmallVec<[u8; 16]>;
+
+/// The expiry of a value that never expires.
+pub const NEVER: i64 = i64::MAX;
+
+/// A partition's id, unique within its list.
+type PartitionId = u64;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Entry {
+    partition: PartitionId,
+    expire_at: i64,
+}
+
+#[derive(Clone, Debug)]
+struct Partition {
+    id: PartitionId,
+    values: u64,
+    /// The latest expiry of its values (NEVER if one never expires).
+    latest_expiry: i64,
+}
+
+#[derive(Clone, Debug)]
+pub struct UList {
+    schema: Schema,
+    /// EXPIRE s given at CREATE, for ADDs without EXPIRE/NEVER.
+    default_expire_s: Option<i64>,
+    scopes: BTreeMap<Box<[u8]>, BTreeMap<Bytes, Entry>>,
+    partitions: PartitionIndex<Partition>,
+    /// Partition id -> its key in `partitions`.
+    partition_keys: HashMap<PartitionId, Box<[u8]>>,
+    next_partition: PartitionId,
+    expiry: ExpiryQueue<(PartitionId, Bytes)>,
+    values: u64,
+}
+
+/// One live value: the values of the schema's VALUE, SCOPE and PARTITION
+/// names, in that order, each in declared order.
+pub type Row = Vec<Vec<u8>>;
+
+impl UList {
+    pub fn new(schema: Schema, default_expire_s: Option<i64>) -> Self {
+        UList {
+            schema,
+            default_expire_s,
+            scopes: BTreeMap::new(),
+            partitions: PartitionIndex::default(),
+            partition_keys: HashMap::new(),
+            next_partition: 0,
+            expiry: ExpiryQueue::default(),
+            values: 0,
+        }
+    }
+
+    pub fn schema(&self) -> &Schema {
+        &self.schema
+    }
+
+    pub fn default_expire_s(&self) -> Option<i64> {
+        self.default_expire_s
+    }
+
+    /// Values stored, expired ones not yet reclaimed included.
+    #[cfg(test)]
+    pub fn stored_values(&self) -> u64 {
+        self.values
+    }
+
+    fn scope_names(&self) -> usize {
+        self.schema.of(Role::Scope).len()
+    }
+
+    /// Adds a value at `at` with its absolute expiry (`NEVER` for none).
+    /// `scope`, `partition` and `value` are the tuples of the SCOPE,
+    /// PARTITION and VALUE names. True if the value is new within its scope
+    /// at `at`: absent, or present but expired by then. A live value is left
+    /// as it is (its expiry and partition stay).
+    pub fn add(
+        &mut self,
+        scope: &[&[u8]],
+        partition: &[&[u8]],
+        value: &[&[u8]],
+        at: i64,
+        expire_at: i64,
+    ) -> bool {
+        let scope_key = encoding::encode(scope.iter().copied());
+        let value_key: Bytes = encoding::encode(value.iter().copied()).into();
+        if let Some(old) = self
+            .scopes
+            .get(scope_key.as_slice())
+            .and_then(|s| s.get(&value_key))
+            .copied()
+        {
+            if old.expire_at > at {
+                return false;
+            }
+            self.forget(&scope_key, &value_key, old);
+        }
+        let mut partition_key = scope_key.clone();
+        for element in partition {
+            encoding::push_element(&mut partition_key, element);
+        }
+        self.insert(scope_key, &partition_key, value_key, expire_at);
+        true
+    }
+
+    /// Stores a value known to be absent from its scope.
+    fn insert(&mut self, scope_key: Vec<u8>, partition_key: &[u8], value: Bytes, expire_at: i64) {
+        let next = &mut self.next_partition;
+        let part = self.partitions.get_or_insert_with(partition_key, || {
+            *next += 1;
+            Partition {
+                id: *next,
+                values: 0,
+                latest_expiry: i64::MIN,
+            }
+        });
+        part.values += 1;
+        part.latest_expiry = part.latest_expiry.max(expire_at);
+        let id = part.id;
+        self.partition_keys
+            .entry(id)
+            .or_insert_with(|| partition_key.into());
+        if expire_at != NEVER {
+            self.expiry.push(expire_at, (id, value.clone()));
+        }
+        let entry = Entry {
+            partition: id,
+            expire_at,
+        };
+        self.scopes
+            .entry(scope_key.into_boxed_slice())
+            .or_default()
+            .insert(value, entry);
+        self.values += 1;
+    }
+
+    /// Removes a stored value: from its scope, partition and the expiry queue.
+    fn forget(&mut self, scope_key: &[u8], value: &Bytes, entry: Entry) {
+        if let Some(scope) = self.scopes.get_mut(scope_key) {
+            scope.remove(value);
+            if scope.is_empty() {
+                self.scopes.remove(scope_key);
+            }
+        }
+        if entry.expire_at != NEVER {
+            self.expiry
+                .remove(entry.expire_at, (entry.partition, value.clone()));
+        }
+        self.values -= 1;
+        self.release_value_of(entry.partition);
+    }
+
+    /// One value fewer in partition `id`; the partition goes with its last.
+    fn release_value_of(&mut self, id: PartitionId) {
+        let Some(key) = self.partition_keys.get(&id) else {
+            return;
+        };
+        let emptied = self.partitions.get_mut(key).is_some_and(|p| {
+            p.values -= 1;
+            p.values == 0
+        });
+        if emptied {
+            self.partitions.remove(key);
+            self.partition_keys.remove(&id);
+        }
+    }
+
+    /// Whether the value is live in its scope at `now`.
+    pub fn has(&self, scope: &[&[u8]], value: &[&[u8]], now: i64) -> bool {
+        let scope_key = encoding::encode(scope.iter().copied());
+        let value_key = encoding::encode(value.iter().copied());
+        self.scopes
+            .get(scope_key.as_slice())
+            .and_then(|s| s.get(value_key.as_slice()))
+            .is_some_and(|e| e.expire_at > now)
+    }
+
+    /// The partitions (SCOPE then PARTITION values) matching `filter` (over
+    /// the same positions) that hold a live value at `now`, ascending.
+    pub fn partitions(&self, filter: &Filter, now: i64) -> Vec<Row> {
+        self.partitions
+            .matching(filter)
+            .filter(|(_, p)| p.latest_expiry > now)
+            .filter_map(|(key, _)| encoding::decode(key).ok())
+            .collect()
+    }
+
+    /// Live values at `now` of the partitions matching `filter`, in
+    /// ascending order of scope, then value.
+    pub fn data(&self, filter: &Filter, now: i64) -> Vec<Row> {
+        let scope_names = self.scope_names();
+        let mut wanted: HashMap<PartitionId, Row> = HashMap::new();
+        let mut scopes: Vec<&[u8]> = Vec::new();
+        for (key, part) in self.partitions.matching(filter) {
+            if part.latest_expiry <= now {
+                continue;
+            }
+            let scope = &key[..encoding::prefix_len(key, scope_names)];
+            if scopes.last() != Some(&scope) {
+                scopes.push(scope);
+            }
+            wanted.insert(part.id, encoding::decode(key).unwrap_or_default());
+        }
+        let mut rows = Vec::new();
+        for scope in scopes {
+            let Some(values) = self.scopes.get(scope) else {
+                continue;
+            };
+            for (value, entry) in values {
+                let Some(where_) = wanted.get(&entry.partition) else {
+                    continue;
+                };
+                if entry.expire_at <= now {
+                    continue;
+                }
+                let mut row = encoding::decode(value).unwrap_or_default();
+                row.extend(where_.iter().cloned());
+                rows.push(row);
+            }
+        }
+        rows
+    }
+
+    /// Deletes the partitions matching `filter` with all their values.
+    /// Returns (partitions deleted, of which held a live value at `now`).
+    pub fn delete(&mut self, filter: &Filter, now: i64) -> (usize, usize) {
+        let removed = self.partitions.remove_matching(filter);
+        let scope_names = self.scope_names();
+        let mut by_scope: BTreeMap<Vec<u8>, HashSet<PartitionId>> = BTreeMap::new();
+        let mut live = 0;
+        for (key, part) in &removed {
+            live += (part.latest_expiry > now) as usize;
+            self.partition_keys.remove(&part.id);
+            let scope = key[..encoding::prefix_len(key, scope_names)].to_vec();
+            by_scope.entry(scope).or_default().insert(part.id);
+        }
+        for (scope_key, ids) in by_scope {
+            let Some(values) = self.scopes.get_mut(scope_key.as_slice()) else {
+                continue;
+            };
+            let before = values.len();
+            let expiry = &mut self.expiry;
+            values.retain(|value, entry| {
+                let doomed = ids.contains(&entry.partition);
+                if doomed && entry.expire_at != NEVER {
+                    expiry.remove(entry.expire_at, (entry.partition, value.clone()));
+                }
+                !doomed
+            });
+            self.values -= (before - values.len()) as u64;
+            if values.is_empty() {
+                self.scopes.remove(scope_key.as_slice());
+            }
+        }
+        (removed.len(), live)
+    }
+
+    /// When the next value expires, if one does.
+    pub fn next_due(&self) -> Option<i64> {
+        self.expiry.next_due()
+    }
+
+    /// Removes up to `budget` values expired at `now`, earliest first.
+    /// Returns each as one tuple encoding: its SCOPE then VALUE values (what
+    /// [`UList::remove_items`] takes, on replicas and AOF replays).
+    pub fn reclaim(&mut self, now: i64, budget: usize) -> Vec<Vec<u8>> {
+        let scope_names = self.scope_names();
+        let due = self.expiry.pop_due(now, budget);
+        let mut items = Vec::with_capacity(due.len());
+        for (expire_at, (partition, value)) in due {
+            let Some(key) = self.partition_keys.get(&partition) else {
+                continue;
+            };
+            let scope_key = key[..encoding::prefix_len(key, scope_names)].to_vec();
+            let entry = Entry {
+                partition,
+                expire_at,
+            };
+            // Popped already: only the scope and partition are left to update.
+            if let Some(values) = self.scopes.get_mut(scope_key.as_slice()) {
+                if values.get(&value) == Some(&entry) {
+                    values.remove(&value);
+                    if values.is_empty() {
+                        self.scopes.remove(scope_key.as_slice());
+                    }
+                    self.values -= 1;
+                    self.release_value_of(partition);
+                }
+            }
+            let mut item = scope_key;
+            item.extend_from_slice(&value);
+            items.push(item);
+        }
+        items
+    }
+
+    /// Removes the values named by `items` (as [`UList::reclaim`] returns
+    /// them), whatever their expiry: a master decided they were gone.
+    /// Returns how many were there.
+    pub fn remove_items(&mut self, items: &[&[u8]]) -> usize {
+        let scope_names = self.scope_names();
+        let mut removed = 0;
+        for item in items {
+            let split = encoding::prefix_len(item, scope_names);
+            let (scope_key, value) = item.split_at(split);
+            let value: Bytes = value.into();
+            let Some(entry) = self
+                .scopes
+                .get(scope_key)
+                .and_then(|s| s.get(&value))
+                .copied()
+            else {
+                continue;
+            };
+            self.forget(scope_key, &value, entry);
+            removed += 1;
+        }
+        removed
+    }
+
+    /// Every stored value as `(scope values, partition values, value
+    /// values, expire_at)`, for AOF rewrite.
+    pub fn entries(&self) -> impl Iterator<Item = (Row, Row, Row, i64)> + '_ {
+        let scope_names = self.scope_names();
+        self.scopes.values().flat_map(move |values| {
+            values.iter().filter_map(move |(value, entry)| {
+                let key = self.partition_keys.get(&entry.partition)?;
+                let mut where_ = encoding::decode(key).ok()?;
+                let partition = where_.split_off(scope_names);
+                Some((
+                    where_,
+                    partition,
+                    encoding::decode(value).ok()?,
+                    entry.expire_at,
+                ))
+            })
+        })
+    }
+
+    /// Heap bytes held, about.
+    pub fn mem_usage(&self) -> usize {
+        let entry = std::mem::size_of::<(Bytes, Entry)>() * 4 / 3;
+        let spilled = |b: &Bytes| if b.spilled() { b.capacity() } else { 0 };
+        let values: usize = self
+            .scopes
+            .iter()
+            .map(|(k, vs)| k.len() + 64 + vs.keys().map(|v| entry + spilled(v)).sum::<usize>())
+            .sum();
+        let keys: usize = self.partition_keys.values().map(|k| k.len() + 24).sum();
+        values
+            + keys
+            + self.partitions.heap_bytes()
+            + self.expiry.heap_bytes()
+            + self.schema.len() * 32
+    }
+
+    /// About how many allocations freeing it takes.
+    pub fn free_effort(&self) -> usize {
+        (self.values as usize + self.partitions.len()) / 8 + 1
+    }
+
+    /// `schema, u8 has_default, i64 default_expire_s, u32 partitions x blob
+    /// key, u64 values x (u32 partition index, blob value, i64 expire_at)`.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.schema.encode(&mut out);
+        out.push(self.default_expire_s.is_some() as u8);
+        out.extend_from_slice(&self.default_expire_s.unwrap_or(0).to_le_bytes());
+        let mut index: HashMap<PartitionId, u32> = HashMap::new();
+        out.extend_from_slice(&(self.partitions.len() as u32).to_le_bytes());
+        for (i, (key, part)) in self.partitions.iter().enumerate() {
+            index.insert(part.id, i as u32);
+            put_blob(&mut out, key);
+        }
+        out.extend_from_slice(&self.values.to_le_bytes());
+        for values in self.scopes.values() {
+            for (value, entry) in values {
+                out.extend_from_slice(&index[&entry.partition].to_le_bytes());
+                put_blob(&mut out, value);
+                out.extend_from_slice(&entry.expire_at.to_le_bytes());
+            }
+        }
+        out
+    }
+
+    /// The inverse of `encode`; `None` for bytes it cannot trust.
+    pub fn decode(bytes: &[u8]) -> Option<UList> {
+        let mut r = Reader { buf: bytes };
+        let schema = Schema::decode(&mut r)?;
+        if schema.of(Role::Value).is_empty() {
+            return None;
+        }
+        let default_expire_s = match (r.u8()?, r.i64()?) {
+            (0, 0) => None,
+            (1, s) if s > 0 => Some(s),
+            _ => return None,
+        };
+        let mut list = UList::new(schema, default_expire_s);
+        let (scope_names, partition_names, value_names) = (
+            list.schema.of(Role::Scope).len(),
+            list.schema.of(Role::Partition).len(),
+            list.schema.of(Role::Value).len(),
+        );
+        let count = r.u32()? as usize;
+        let mut keys = Vec::with_capacity(count.min(bytes.len()));
+        for _ in 0..count {
+            let key = r.blob()?;
+            if encoding::decode(key).ok()?.len() != scope_names + partition_names {
+                return None;
+            }
+            keys.push(key);
+        }
+        let values = r.u64()?;
+        for _ in 0..values {
+            let key = *keys.get(r.u32()? as usize)?;
+            let value = r.blob()?;
+            let expire_at = r.i64()?;
+            if encoding::decode(value).ok()?.len() != value_names {
+                return None;
+            }
+            let scope_key = key[..encoding::prefix_len(key, scope_names)].to_vec();
+            let value: Bytes = value.into();
+            if list
+                .scopes
+                .get(scope_key.as_slice())
+                .is_some_and(|s| s.contains_key(&value))
+            {
+                return None;
+            }
+            list.insert(scope_key, key, value, expire_at);
+        }
+        r.is_empty().then_some(list)
+    }
+}
+
+fn put_blob(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+    out.extend_from_slice(bytes);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::args::OptionSpec;
+    use crate::tuples::schema::Declaration;
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+    use std::collections::BTreeMap as Map;
+
+    const DECL: Declaration = Declaration {
+        lists: &[
+            ("VALUE", Role::Value),
+            ("SCOPE", Role::Scope),
+            ("PARTITION", Role::Partition),
+        ],
+        may_share: &[],
+        reserved: &[],
+    };
+
+    fn list(decl: &[&str]) -> UList {
+        let t: Vec<&[u8]> = decl.iter().map(|s| s.as_bytes()).collect();
+        let (schema, []) = Schema::parse::<0>(&t, &DECL, &[] as &[OptionSpec; 0]).unwrap();
+        UList::new(schema, None)
+    }
+
+    fn b(s: &str) -> &[u8] {
+        s.as_bytes()
+    }
+
+    fn strs(rows: Vec<Row>) -> Vec<Vec<String>> {
+        rows.into_iter()
+            .map(|r| {
+                r.into_iter()
+                    .map(|v| String::from_utf8_lossy(&v).into_owned())
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The gem's company users by month, partitioned by day.
+    #[test]
+    fn gem_company_users_by_month() {
+        let mut l = list(&[
+            "VALUE",
+            "company_id",
+            "user_id",
+            "SCOPE",
+            "start_month_date",
+            "PARTITION",
+            "date",
+        ]);
+        let add = |l: &mut UList, c: &str, u: &str, d: &str, m: &str| {
+            l.add(&[b(m)], &[b(d)], &[b(c), b(u)], 0, NEVER)
+        };
+        let mut new = 0;
+        for _ in 0..2 {
+            new += add(&mut l, "1", "11", "2013-08-10", "2013-08-01") as i32;
+        }
+        for _ in 0..3 {
+            new += add(&mut l, "1", "22", "2013-08-10", "2013-08-01") as i32;
+        }
+        for _ in 0..3 {
+            new += add(&mut l, "1", "22", "2013-09-05", "2013-09-01") as i32;
+        }
+        for _ in 0..3 {
+            new += add(&mut l, "2", "11", "2013-08-10", "2013-08-01") as i32;
+        }
+        for _ in 0..1 {
+            new += add(&mut l, "2", "22", "2013-08-11", "2013-08-01") as i32;
+        }
+        assert_eq!(new, 5);
+        let all = [None, None];
+        assert_eq!(
+            strs(l.partitions(&all, 1)),
+            [
+                ["2013-08-01", "2013-08-10"],
+                ["2013-08-01", "2013-08-11"],
+                ["2013-09-01", "2013-09-05"]
+            ]
+        );
+        assert_eq!(
+            strs(l.data(&[Some(b("2013-08-01")), Some(b("2013-08-10"))], 1)),
+            [
+                ["1", "11", "2013-08-01", "2013-08-10"],
+                ["1", "22", "2013-08-01", "2013-08-10"],
+                ["2", "11", "2013-08-01", "2013-08-10"]
+            ]
+        );
+        assert!(l.has(&[b("2013-08-01")], &[b("2"), b("22")], 1));
+        assert!(!l.has(&[b("2013-09-01")], &[b("2"), b("22")], 1));
+        assert_eq!(l.delete(&[None, Some(b("2013-08-10"))], 1), (1, 1));
+        assert!(!l.has(&[b("2013-08-01")], &[b("1"), b("11")], 1));
+        assert_eq!(l.stored_values(), 2);
+        // New again in its month once its day was deleted.
+        assert!(add(&mut l, "1", "11", "2013-08-12", "2013-08-01"));
+    }
+
+    #[test]
+    fn expiry_is_by_time_and_readd_makes_new() {
+        let mut l = list(&["VALUE", "v"]);
+        assert!(l.add(&[], &[], &[b("a")], 1000, 2000));
+        assert!(!l.add(&[], &[], &[b("a")], 1999, 9000), "live: not new");
+        assert!(l.has(&[], &[b("a")], 1999));
+        assert!(!l.has(&[], &[b("a")], 2000), "gone at its expiry");
+        assert_eq!(l.data(&[], 2000), Vec::<Row>::new());
+        assert_eq!(l.partitions(&[], 2000), Vec::<Row>::new());
+        assert_eq!(strs(l.partitions(&[], 1500)), [Vec::<String>::new()]);
+        assert!(
+            l.add(&[], &[], &[b("a")], 2000, NEVER),
+            "expired: new again"
+        );
+        assert!(l.has(&[], &[b("a")], i64::MAX - 1));
+        assert_eq!(l.next_due(), None);
+        assert_eq!(l.stored_values(), 1);
+    }
+
+    #[test]
+    fn reclaim_returns_items_that_remove_items_replays() {
+        let mut l = list(&["VALUE", "v", "SCOPE", "s", "PARTITION", "p"]);
+        for i in 0..10 {
+            let v = format!("v{i}");
+            l.add(&[b("s:1")], &[b("p")], &[v.as_bytes()], 0, 100 + i);
+        }
+        l.add(&[b("s:1")], &[b("q")], &[b("keep")], 0, NEVER);
+        let mut replica = l.clone();
+        assert_eq!(l.next_due(), Some(100));
+        let first = l.reclaim(104, 3);
+        assert_eq!(first.len(), 3);
+        let rest = l.reclaim(104, 100);
+        assert_eq!(rest.len(), 2);
+        assert_eq!(l.next_due(), Some(105));
+        let items: Vec<&[u8]> = first.iter().chain(&rest).map(|i| i.as_slice()).collect();
+        assert_eq!(replica.remove_items(&items), 5);
+        assert_eq!(replica.encode(), l.encode());
+        assert_eq!(l.reclaim(1000, 100).len(), 5);
+        assert_eq!(strs(l.partitions(&[None, None], 0)), [["s:1", "q"]]);
+        assert_eq!(l.stored_values(), 1);
+    }
+
+    #[test]
+    fn encoding_roundtrip_and_refusals() {
+        let mut l = list(&["VALUE", "v", "w", "SCOPE", "s", "PARTITION", "p"]);
+        l.default_expire_s = Some(60);
+        l.add(&[b("\x00")], &[b(":")], &[b("a:b"), b("")], 5, 7_000);
+        l.add(
+            &[b("\x00")],
+            &[b("x")],
+            &[&b"\xff"[..], b("\x00")],
+            5,
+            NEVER,
+        );
+        l.add(&[b("")], &[b(":")], &[b("a"), b("b:")], 5, 9_000);
+        let bytes = l.encode();
+        let back = UList::decode(&bytes).unwrap();
+        assert_eq!(back.encode(), bytes);
+        assert_eq!(back.data(&[None, None], 0), l.data(&[None, None], 0));
+        assert_eq!(back.next_due(), Some(7_000));
+        for cut in 0..bytes.len() {
+            assert!(UList::decode(&bytes[..cut]).is_none(), "cut at {cut}");
+        }
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert!(UList::decode(&longer).is_none());
+    }
+
+    /// A model: scope -> value -> (partition, expire_at), the obvious way.
+    #[derive(Default)]
+    struct Model {
+        scopes: Map<String, Map<String, (String, i64)>>,
+    }
+
+    impl Model {
+        fn add(&mut self, s: &str, p: &str, v: &str, at: i64, exp: i64) -> bool {
+            let scope = self.scopes.entry(s.into()).or_default();
+            if scope.get(v).is_some_and(|e| e.1 > at) {
+                return false;
+            }
+            scope.insert(v.into(), (p.into(), exp));
+            true
+        }
+        fn data(&self, s: Option<&str>, p: Option<&str>, now: i64) -> Vec<Vec<String>> {
+            let mut rows = Vec::new();
+            for (scope, values) in &self.scopes {
+                for (v, (part, exp)) in values {
+                    if *exp > now && s.is_none_or(|s| s == scope) && p.is_none_or(|p| p == part) {
+                        rows.push(vec![v.clone(), scope.clone(), part.clone()]);
+                    }
+                }
+            }
+            rows
+        }
+        fn partitions(&self, now: i64) -> Vec<Vec<String>> {
+            let mut set = std::collections::BTreeSet::new();
+            for r in self.data(None, None, now) {
+                set.insert(vec![r[1].clone(), r[2].clone()]);
+            }
+            set.into_iter().collect()
+        }
+        fn delete(&mut self, s: Option<&str>, p: Option<&str>) {
+            for (scope, values) in self.scopes.iter_mut() {
+                if s.is_none_or(|s| s == scope) {
+                    values.retain(|_, (part, _)| p.is_some_and(|p| p != part));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn random_operations_match_the_model() {
+        let mut rng = StdRng::seed_from_u64(11);
+        let mut l = list(&["VALUE", "v", "SCOPE", "s", "PARTITION", "p"]);
+        let mut m = Model::default();
+        let pick = |rng: &mut StdRng, n: usize, tag: &str| format!("{tag}{}", rng.gen_range(0..n));
+        let mut now = 0i64;
+        for step in 0..30_000 {
+            now += rng.gen_range(0..3);
+            let (s, p, v) = (
+                pick(&mut rng, 3, "s"),
+                pick(&mut rng, 4, "p"),
+                pick(&mut rng, 30, "v:"),
+            );
+            match rng.gen_range(0..10) {
+                0..=5 => {
+                    let at = now - rng.gen_range(0..20);
+                    let exp = if rng.gen_bool(0.3) {
+                        NEVER
+                    } else {
+                        at + rng.gen_range(1..60)
+                    };
+                    let want = m.add(&s, &p, &v, at, exp);
+                    assert_eq!(
+                        l.add(&[b(&s)], &[b(&p)], &[b(&v)], at, exp),
+                        want,
+                        "step {step}"
+                    );
+                }
+                6 => {
+                    let fs = rng.gen_bool(0.5).then_some(s.as_str());
+                    let fp = rng.gen_bool(0.5).then_some(p.as_str());
+                    m.delete(fs, fp);
+                    l.delete(&[fs.map(b), fp.map(b)], now);
+                }
+                7 => {
+                    // Reclaim removes only values expired at `now`, which no
+                    // read shows; later adds at older times see them gone.
+                    let before = strs(l.data(&[None, None], now));
+                    for item in l.reclaim(now, rng.gen_range(0..10)) {
+                        let sv = strs(vec![encoding::decode(&item).unwrap()]).remove(0);
+                        let gone = m.scopes.get_mut(&sv[0]).unwrap().remove(&sv[1]).unwrap();
+                        assert!(gone.1 <= now);
+                    }
+                    assert_eq!(strs(l.data(&[None, None], now)), before);
+                }
+                _ => {
+                    let fs = rng.gen_bool(0.5).then_some(s.as_str());
+                    let fp = rng.gen_bool(0.5).then_some(p.as_str());
+                    assert_eq!(
+                        strs(l.data(&[fs.map(b), fp.map(b)], now)),
+                        m.data(fs, fp, now),
+                        "step {step}"
+                    );
+                    assert_eq!(strs(l.partitions(&[None, None], now)), m.partitions(now));
+                    assert_eq!(
+                        l.has(&[b(&s)], &[b(&v)], now),
+                        !m.data(Some(&s), None, now).iter().all(|r| r[0] != v)
+                    );
+                }
+            }
+        }
+        let back = UList::decode(&l.encode()).unwrap();
+        assert_eq!(back.data(&[None, None], now), l.data(&[None, None], now));
+    }
+}

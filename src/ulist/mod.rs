@@ -1,0 +1,132 @@
+//! ULIST: lists of unique values, one key per list (module type `recipesUL`).
+//!
+//! Replaces the gem redis_counters' unique-value lists: a value (the tuple of
+//! the VALUE names) is unique within its scope (the SCOPE names), kept in a
+//! partition (SCOPE and PARTITION names) that can be listed and deleted, and
+//! may expire. One atomic command, one key, binary-safe values; expired
+//! values vanish at their time and are reclaimed in the background.
+//!
+//! - `ULIST.CREATE list VALUE name ... [SCOPE name ...] [PARTITION name ...] [EXPIRE s]`
+//! - `ULIST.ADD list [EXPIRE s | NEVER | PXAT ms] [AT ms] name value ...`
+//! - `ULIST.HAS list name value ...`
+//! - `ULIST.DATA | ULIST.PARTITIONS | ULIST.DEL list [name value ...]`
+
+mod command;
+mod list;
+mod value;
+
+use crate::family::Family;
+use crate::server::command::{command, KEY_DELETE, KEY_INSERT, KEY_READ};
+use crate::server::reclaim::{self, Reclaimer};
+use crate::server::Ctx;
+use crate::stats::Stat;
+
+pub static FAMILY: Family = Family {
+    commands: &[
+        command!(
+            c"ulist.create",
+            c"write deny-oom",
+            -4,
+            KEY_INSERT,
+            command::create,
+            CREATE_CALLS,
+            ERRORS,
+            c"Creates a unique-value list with its VALUE, SCOPE and PARTITION names"
+        ),
+        command!(
+            c"ulist.add",
+            c"write deny-oom",
+            -2,
+            KEY_INSERT,
+            command::add,
+            ADD_CALLS,
+            ERRORS,
+            c"Adds a value to a unique-value list; 1 if it is new within its scope"
+        ),
+        command!(
+            c"ulist.has",
+            c"readonly fast",
+            -2,
+            KEY_READ,
+            command::has,
+            HAS_CALLS,
+            ERRORS,
+            c"Tells whether a value is in its scope"
+        ),
+        command!(
+            c"ulist.data",
+            c"readonly",
+            -2,
+            KEY_READ,
+            command::data,
+            DATA_CALLS,
+            ERRORS,
+            c"Returns the live values of the matching scopes and partitions"
+        ),
+        command!(
+            c"ulist.partitions",
+            c"readonly",
+            -2,
+            KEY_READ,
+            command::partitions,
+            PARTITIONS_CALLS,
+            ERRORS,
+            c"Returns the matching partitions"
+        ),
+        command!(
+            c"ulist.del",
+            c"write",
+            -2,
+            KEY_DELETE,
+            command::del,
+            DEL_CALLS,
+            ERRORS,
+            c"Deletes the matching partitions with their values"
+        ),
+        command!(
+            c"ulist.reclaim",
+            c"write",
+            -3,
+            KEY_DELETE,
+            command::reclaim_items,
+            RECLAIM_CALLS,
+            ERRORS,
+            c"Internal: the master's background removal of expired values, as replicated"
+        ),
+    ],
+    stats: &[
+        &CREATE_CALLS,
+        &ADD_CALLS,
+        &HAS_CALLS,
+        &DATA_CALLS,
+        &PARTITIONS_CALLS,
+        &DEL_CALLS,
+        &RECLAIM_CALLS,
+        &EXPIRED_VALUES,
+        &ERRORS,
+    ],
+    configs: &[],
+    types: &[&value::ULIST_TYPE],
+    on_load: Some(on_load),
+};
+
+static CREATE_CALLS: Stat = Stat::new("ulist_create_calls");
+static ADD_CALLS: Stat = Stat::new("ulist_add_calls");
+static HAS_CALLS: Stat = Stat::new("ulist_has_calls");
+static DATA_CALLS: Stat = Stat::new("ulist_data_calls");
+static PARTITIONS_CALLS: Stat = Stat::new("ulist_partitions_calls");
+static DEL_CALLS: Stat = Stat::new("ulist_del_calls");
+static RECLAIM_CALLS: Stat = Stat::new("ulist_reclaim_calls");
+/// Values removed by background reclaim (on a replica: as replicated).
+static EXPIRED_VALUES: Stat = Stat::new("ulist_expired_values");
+static ERRORS: Stat = Stat::new("ulist_errors");
+
+static RECLAIMER: Reclaimer = Reclaimer {
+    ty: &value::ULIST_TYPE,
+    next_due: command::next_due,
+    reclaim: command::reclaim,
+};
+
+fn on_load(ctx: Ctx) {
+    reclaim::enable(ctx, &RECLAIMER);
+}
