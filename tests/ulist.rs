@@ -47,7 +47,7 @@ fn rows_of(v: Value) -> Vec<Row> {
     rows.into_iter()
         .map(|row| {
             let flat: Vec<Vec<u8>> = redis::from_redis_value(&row).unwrap();
-            assert!(flat.len() % 2 == 0, "odd row {flat:?}");
+            assert!(flat.len().is_multiple_of(2), "odd row {flat:?}");
             flat.chunks(2)
                 .map(|p| (p[0].clone(), p[1].clone()))
                 .collect()
