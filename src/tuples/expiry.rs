@@ -33,6 +33,11 @@ impl<T: Ord + Clone> ExpiryQueue<T> {
         self.queue.first().map(|(due, _)| *due)
     }
 
+    /// The first item, with when it is due.
+    pub fn first(&self) -> Option<(i64, T)> {
+        self.queue.first().cloned()
+    }
+
     /// Pops up to `budget` items due at or before `now`, earliest first.
     pub fn pop_due(&mut self, now: i64, budget: usize) -> Vec<(i64, T)> {
         let mut out = Vec::new();
@@ -42,18 +47,12 @@ impl<T: Ord + Clone> ExpiryQueue<T> {
         out
     }
 
-    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.queue.len()
     }
 
     pub fn clear(&mut self) {
         self.queue.clear();
-    }
-
-    /// Heap bytes held, about (B-tree nodes are about 3/4 full).
-    pub fn heap_bytes(&self) -> usize {
-        self.queue.len() * std::mem::size_of::<(i64, T)>() * 4 / 3
     }
 }
 

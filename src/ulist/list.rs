@@ -2,14 +2,16 @@
 //! the partition where it was added, with an optional expiry. Pure Rust, no
 //! FFI; `value.rs` puts it in a key.
 //!
-//! Layout, chosen so each value's bytes are stored once:
-//! - per scope (the encoding of its SCOPE values), an ordered map from the
-//!   value (the encoding of its VALUE values) to its partition and expiry:
-//!   the uniqueness check is one lookup;
+//! Layout, chosen so a value costs less memory than in the gem's sets:
+//! - every value is one fixed-size record in a chunked slab (no doubling
+//!   slack): its bytes (the encoding of its VALUE values, inline up to 16
+//!   bytes), its scope, its partition and its expiry;
+//! - per scope (the encoding of its SCOPE values), a hash table of record
+//!   numbers keyed by the value's bytes: the uniqueness check is one lookup;
 //! - the partition index, keyed by the encoding of SCOPE then PARTITION
 //!   values, with each partition's value count and latest expiry (a
 //!   partition is listed while it holds a live value);
-//! - an expiry queue of the values that expire, for background reclaim.
+//! - an expiry queue of the records that expire, for background reclaim.
 //!
 //! Time is always an argument: a value whose expiry is at or before the
 //! time of a read is not there, whether or not it was reclaimed yet.
@@ -18,8 +20,10 @@ use crate::tuples::encoding;
 use crate::tuples::expiry::ExpiryQueue;
 use crate::tuples::index::{Filter, PartitionIndex};
 use crate::tuples::schema::{Reader, Role, Schema};
+use hashbrown::{DefaultHashBuilder, HashTable};
 use smallvec::SmallVec;
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::hash::BuildHasher;
 
 /// Encoded bytes, inline up to 16 (most values need no allocation).
 pub type Bytes = SmallVec<[u8; 16]>;
@@ -27,18 +31,83 @@ pub type Bytes = SmallVec<[u8; 16]>;
 /// The expiry of a value that never expires.
 pub const NEVER: i64 = i64::MAX;
 
-/// A partition's id, unique within its list.
-type PartitionId = u64;
+/// Records per slab chunk: the slab grows a chunk at a time.
+const CHUNK: usize = 4096;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Entry {
-    partition: PartitionId,
+/// A value's record.
+#[derive(Clone, Debug)]
+struct Record {
+    value: Bytes,
+    /// Its scope's id.
+    scope: u32,
+    partition: u32,
     expire_at: i64,
+}
+
+/// Fixed-size records addressed by number, kept dense: removing one moves
+/// the last record into its place, so memory follows the values held (a
+/// chunk at a time) with no free list.
+#[derive(Clone, Debug, Default)]
+struct Slab {
+    chunks: Vec<Vec<Record>>,
+    used: usize,
+}
+
+impl Slab {
+    fn get(&self, n: u32) -> &Record {
+        &self.chunks[n as usize / CHUNK][n as usize % CHUNK]
+    }
+
+    fn push(&mut self, record: Record) -> u32 {
+        if self.chunks.last().is_none_or(|c| c.len() == CHUNK) {
+            self.chunks.push(Vec::with_capacity(CHUNK));
+        }
+        self.chunks.last_mut().expect("pushed above").push(record);
+        self.used += 1;
+        (self.used - 1) as u32
+    }
+
+    /// Removes record `n`; the last record moves into its place. Returns the
+    /// removed record and the old number of the one that moved, if one did.
+    fn swap_remove(&mut self, n: u32) -> (Record, Option<u32>) {
+        let last = (self.used - 1) as u32;
+        let tail = self.chunks.last_mut().expect("a record to remove");
+        let moved = tail.pop().expect("chunks hold no empty tail");
+        self.used -= 1;
+        if tail.is_empty() {
+            self.chunks.pop();
+        }
+        if n == last {
+            return (moved, None);
+        }
+        let slot = &mut self.chunks[n as usize / CHUNK][n as usize % CHUNK];
+        (std::mem::replace(slot, moved), Some(last))
+    }
+
+    fn heap_bytes(&self) -> usize {
+        let spilled: usize = self
+            .chunks
+            .iter()
+            .flatten()
+            .filter(|r| r.value.spilled())
+            .map(|r| r.value.capacity())
+            .sum();
+        self.chunks.len() * CHUNK * std::mem::size_of::<Record>()
+            + self.chunks.capacity() * std::mem::size_of::<Vec<Record>>()
+            + spilled
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Scope {
+    id: u32,
+    /// Record numbers, hashed by their value's bytes.
+    values: HashTable<u32>,
 }
 
 #[derive(Clone, Debug)]
 struct Partition {
-    id: PartitionId,
+    id: u32,
     values: u64,
     /// The latest expiry of its values (NEVER if one never expires).
     latest_expiry: i64,
@@ -49,13 +118,18 @@ pub struct UList {
     schema: Schema,
     /// EXPIRE s given at CREATE, for ADDs without EXPIRE/NEVER.
     default_expire_s: Option<i64>,
-    scopes: BTreeMap<Box<[u8]>, BTreeMap<Bytes, Entry>>,
+    records: Slab,
+    scopes: BTreeMap<Box<[u8]>, Scope>,
+    /// Scope id -> its key in `scopes`.
+    scope_keys: HashMap<u32, Box<[u8]>>,
     partitions: PartitionIndex<Partition>,
     /// Partition id -> its key in `partitions`.
-    partition_keys: HashMap<PartitionId, Box<[u8]>>,
-    next_partition: PartitionId,
-    expiry: ExpiryQueue<(PartitionId, Bytes)>,
-    values: u64,
+    partition_keys: HashMap<u32, Box<[u8]>>,
+    /// The last id given to a scope or partition.
+    last_id: u32,
+    /// Record numbers by expiry.
+    expiry: ExpiryQueue<u32>,
+    hasher: DefaultHashBuilder,
 }
 
 /// One live value: the values of the schema's VALUE, SCOPE and PARTITION
@@ -67,12 +141,14 @@ impl UList {
         UList {
             schema,
             default_expire_s,
+            records: Slab::default(),
             scopes: BTreeMap::new(),
+            scope_keys: HashMap::new(),
             partitions: PartitionIndex::default(),
             partition_keys: HashMap::new(),
-            next_partition: 0,
+            last_id: 0,
             expiry: ExpiryQueue::default(),
-            values: 0,
+            hasher: DefaultHashBuilder::default(),
         }
     }
 
@@ -87,11 +163,28 @@ impl UList {
     /// Values stored, expired ones not yet reclaimed included.
     #[cfg(test)]
     pub fn stored_values(&self) -> u64 {
-        self.values
+        self.records.used as u64
     }
 
     fn scope_names(&self) -> usize {
         self.schema.of(Role::Scope).len()
+    }
+
+    fn next_id(&mut self) -> u32 {
+        self.last_id = self.last_id.wrapping_add(1);
+        self.last_id
+    }
+
+    /// The record of `value` in the scope keyed `scope_key`, if stored.
+    fn find(&self, scope_key: &[u8], value: &[u8]) -> Option<u32> {
+        let scope = self.scopes.get(scope_key)?;
+        let records = &self.records;
+        scope
+            .values
+            .find(self.hasher.hash_one(value), |&n| {
+                records.get(n).value.as_slice() == value
+            })
+            .copied()
     }
 
     /// Adds a value at `at` with its absolute expiry (`NEVER` for none).
@@ -108,75 +201,125 @@ impl UList {
         expire_at: i64,
     ) -> bool {
         let scope_key = encoding::encode(scope.iter().copied());
-        let value_key: Bytes = encoding::encode(value.iter().copied()).into();
-        if let Some(old) = self
-            .scopes
-            .get(scope_key.as_slice())
-            .and_then(|s| s.get(&value_key))
-            .copied()
-        {
-            if old.expire_at > at {
+        let value = encoding::encode(value.iter().copied());
+        if let Some(n) = self.find(&scope_key, &value) {
+            if self.records.get(n).expire_at > at {
                 return false;
             }
-            self.forget(&scope_key, &value_key, old);
+            self.forget(n);
         }
         let mut partition_key = scope_key.clone();
         for element in partition {
             encoding::push_element(&mut partition_key, element);
         }
-        self.insert(scope_key, &partition_key, value_key, expire_at);
+        self.insert(&scope_key, &partition_key, value.into(), expire_at);
         true
     }
 
     /// Stores a value known to be absent from its scope.
-    fn insert(&mut self, scope_key: Vec<u8>, partition_key: &[u8], value: Bytes, expire_at: i64) {
-        let next = &mut self.next_partition;
-        let part = self.partitions.get_or_insert_with(partition_key, || {
-            *next += 1;
-            Partition {
-                id: *next,
-                values: 0,
-                latest_expiry: i64::MIN,
+    fn insert(&mut self, scope_key: &[u8], partition_key: &[u8], value: Bytes, expire_at: i64) {
+        let scope = match self.scopes.get(scope_key) {
+            Some(scope) => scope.id,
+            None => {
+                let id = self.next_id();
+                self.scope_keys.insert(id, scope_key.into());
+                let values = HashTable::new();
+                self.scopes.insert(scope_key.into(), Scope { id, values });
+                id
             }
-        });
+        };
+        let partition = match self.partitions.get_mut(partition_key) {
+            Some(p) => p.id,
+            None => {
+                let id = self.next_id();
+                self.partition_keys.insert(id, partition_key.into());
+                let new = Partition {
+                    id,
+                    values: 0,
+                    latest_expiry: i64::MIN,
+                };
+                self.partitions.get_or_insert_with(partition_key, || new).id
+            }
+        };
+        let part = self.partitions.get_mut(partition_key).expect("made above");
         part.values += 1;
         part.latest_expiry = part.latest_expiry.max(expire_at);
-        let id = part.id;
-        self.partition_keys
-            .entry(id)
-            .or_insert_with(|| partition_key.into());
-        if expire_at != NEVER {
-            self.expiry.push(expire_at, (id, value.clone()));
-        }
-        let entry = Entry {
-            partition: id,
+        let hash = self.hasher.hash_one(value.as_slice());
+        let n = self.records.push(Record {
+            value,
+            scope,
+            partition,
             expire_at,
-        };
+        });
+        if expire_at != NEVER {
+            self.expiry.push(expire_at, n);
+        }
+        let (records, hasher) = (&self.records, &self.hasher);
         self.scopes
-            .entry(scope_key.into_boxed_slice())
-            .or_default()
-            .insert(value, entry);
-        self.values += 1;
+            .get_mut(scope_key)
+            .expect("made above")
+            .values
+            .insert_unique(hash, n, |&m| {
+                hasher.hash_one(records.get(m).value.as_slice())
+            });
     }
 
-    /// Removes a stored value: from its scope, partition and the expiry queue.
-    fn forget(&mut self, scope_key: &[u8], value: &Bytes, entry: Entry) {
-        if let Some(scope) = self.scopes.get_mut(scope_key) {
-            scope.remove(value);
-            if scope.is_empty() {
+    /// Removes a stored record: from its scope, partition, the expiry queue
+    /// and the slab. Record numbers above `n` may change (the last record
+    /// takes its place).
+    fn forget(&mut self, n: u32) {
+        let record = self.records.get(n);
+        let (scope, partition, expire_at) = (record.scope, record.partition, record.expire_at);
+        let hash = self.hasher.hash_one(record.value.as_slice());
+        if let Some(scope_key) = self.scope_keys.get(&scope) {
+            let (records, hasher) = (&self.records, &self.hasher);
+            let emptied = self.scopes.get_mut(scope_key).is_some_and(|s| {
+                if let Ok(entry) = s.values.find_entry(hash, |&m| m == n) {
+                    entry.remove();
+                }
+                // Give memory back as a scope empties (rehashing a quarter).
+                if s.values.capacity() > 64 && s.values.len() * 4 < s.values.capacity() {
+                    s.values.shrink_to(s.values.len() * 2, |&m| {
+                        hasher.hash_one(records.get(m).value.as_slice())
+                    });
+                }
+                s.values.is_empty()
+            });
+            if emptied {
                 self.scopes.remove(scope_key);
+                self.scope_keys.remove(&scope);
             }
         }
-        if entry.expire_at != NEVER {
-            self.expiry
-                .remove(entry.expire_at, (entry.partition, value.clone()));
+        if expire_at != NEVER {
+            self.expiry.remove(expire_at, n);
         }
-        self.values -= 1;
-        self.release_value_of(entry.partition);
+        if let (_, Some(from)) = self.records.swap_remove(n) {
+            self.renumber(from, n);
+        }
+        self.release_value_of(partition);
+    }
+
+    /// The record numbered `from` is now numbered `to`.
+    fn renumber(&mut self, from: u32, to: u32) {
+        let record = self.records.get(to);
+        let hash = self.hasher.hash_one(record.value.as_slice());
+        if let Some(scope) = self
+            .scope_keys
+            .get(&record.scope)
+            .and_then(|k| self.scopes.get_mut(k))
+        {
+            if let Ok(mut entry) = scope.values.find_entry(hash, |&m| m == from) {
+                *entry.get_mut() = to;
+            }
+        }
+        if record.expire_at != NEVER {
+            self.expiry.remove(record.expire_at, from);
+            self.expiry.push(record.expire_at, to);
+        }
     }
 
     /// One value fewer in partition `id`; the partition goes with its last.
-    fn release_value_of(&mut self, id: PartitionId) {
+    fn release_value_of(&mut self, id: u32) {
         let Some(key) = self.partition_keys.get(&id) else {
             return;
         };
@@ -193,11 +336,9 @@ impl UList {
     /// Whether the value is live in its scope at `now`.
     pub fn has(&self, scope: &[&[u8]], value: &[&[u8]], now: i64) -> bool {
         let scope_key = encoding::encode(scope.iter().copied());
-        let value_key = encoding::encode(value.iter().copied());
-        self.scopes
-            .get(scope_key.as_slice())
-            .and_then(|s| s.get(value_key.as_slice()))
-            .is_some_and(|e| e.expire_at > now)
+        let value = encoding::encode(value.iter().copied());
+        self.find(&scope_key, &value)
+            .is_some_and(|n| self.records.get(n).expire_at > now)
     }
 
     /// The partitions (SCOPE then PARTITION values) matching `filter` (over
@@ -214,7 +355,7 @@ impl UList {
     /// ascending order of scope, then value.
     pub fn data(&self, filter: &Filter, now: i64) -> Vec<Row> {
         let scope_names = self.scope_names();
-        let mut wanted: HashMap<PartitionId, Row> = HashMap::new();
+        let mut wanted: HashMap<u32, Row> = HashMap::new();
         let mut scopes: Vec<&[u8]> = Vec::new();
         for (key, part) in self.partitions.matching(filter) {
             if part.latest_expiry <= now {
@@ -228,18 +369,19 @@ impl UList {
         }
         let mut rows = Vec::new();
         for scope in scopes {
-            let Some(values) = self.scopes.get(scope) else {
+            let Some(scope) = self.scopes.get(scope) else {
                 continue;
             };
-            for (value, entry) in values {
-                let Some(where_) = wanted.get(&entry.partition) else {
-                    continue;
-                };
-                if entry.expire_at <= now {
-                    continue;
-                }
-                let mut row = encoding::decode(value).unwrap_or_default();
-                row.extend(where_.iter().cloned());
+            let mut live: Vec<&Record> = scope
+                .values
+                .iter()
+                .map(|&n| self.records.get(n))
+                .filter(|r| r.expire_at > now && wanted.contains_key(&r.partition))
+                .collect();
+            live.sort_unstable_by(|a, b| a.value.cmp(&b.value));
+            for record in live {
+                let mut row = encoding::decode(&record.value).unwrap_or_default();
+                row.extend(wanted[&record.partition].iter().cloned());
                 rows.push(row);
             }
         }
@@ -251,7 +393,7 @@ impl UList {
     pub fn delete(&mut self, filter: &Filter, now: i64) -> (usize, usize) {
         let removed = self.partitions.remove_matching(filter);
         let scope_names = self.scope_names();
-        let mut by_scope: BTreeMap<Vec<u8>, HashSet<PartitionId>> = BTreeMap::new();
+        let mut by_scope: BTreeMap<Vec<u8>, HashSet<u32>> = BTreeMap::new();
         let mut live = 0;
         for (key, part) in &removed {
             live += (part.latest_expiry > now) as usize;
@@ -260,21 +402,21 @@ impl UList {
             by_scope.entry(scope).or_default().insert(part.id);
         }
         for (scope_key, ids) in by_scope {
-            let Some(values) = self.scopes.get_mut(scope_key.as_slice()) else {
+            let Some(scope) = self.scopes.get(scope_key.as_slice()) else {
                 continue;
             };
-            let before = values.len();
-            let expiry = &mut self.expiry;
-            values.retain(|value, entry| {
-                let doomed = ids.contains(&entry.partition);
-                if doomed && entry.expire_at != NEVER {
-                    expiry.remove(entry.expire_at, (entry.partition, value.clone()));
-                }
-                !doomed
-            });
-            self.values -= (before - values.len()) as u64;
-            if values.is_empty() {
-                self.scopes.remove(scope_key.as_slice());
+            let mut doomed: Vec<u32> = scope
+                .values
+                .iter()
+                .copied()
+                .filter(|&n| ids.contains(&self.records.get(n).partition))
+                .collect();
+            // Highest first: the record that moves into a freed number is
+            // then never one still to remove, nor moved below one. Their
+            // partitions are gone already: forgetting finds none.
+            doomed.sort_unstable_by(|a, b| b.cmp(a));
+            for n in doomed {
+                self.forget(n);
             }
         }
         (removed.len(), live)
@@ -285,36 +427,33 @@ impl UList {
         self.expiry.next_due()
     }
 
+    /// The tuple encoding of a record's SCOPE then VALUE values: how
+    /// [`UList::remove_items`] names it.
+    fn item(&self, n: u32) -> Vec<u8> {
+        let record = self.records.get(n);
+        let mut item = self
+            .scope_keys
+            .get(&record.scope)
+            .map(|k| k.to_vec())
+            .unwrap_or_default();
+        item.extend_from_slice(&record.value);
+        item
+    }
+
     /// Removes up to `budget` values expired at `now`, earliest first.
     /// Returns each as one tuple encoding: its SCOPE then VALUE values (what
     /// [`UList::remove_items`] takes, on replicas and AOF replays).
     pub fn reclaim(&mut self, now: i64, budget: usize) -> Vec<Vec<u8>> {
-        let scope_names = self.scope_names();
-        let due = self.expiry.pop_due(now, budget);
-        let mut items = Vec::with_capacity(due.len());
-        for (expire_at, (partition, value)) in due {
-            let Some(key) = self.partition_keys.get(&partition) else {
-                continue;
-            };
-            let scope_key = key[..encoding::prefix_len(key, scope_names)].to_vec();
-            let entry = Entry {
-                partition,
-                expire_at,
-            };
-            // Popped already: only the scope and partition are left to update.
-            if let Some(values) = self.scopes.get_mut(scope_key.as_slice()) {
-                if values.get(&value) == Some(&entry) {
-                    values.remove(&value);
-                    if values.is_empty() {
-                        self.scopes.remove(scope_key.as_slice());
-                    }
-                    self.values -= 1;
-                    self.release_value_of(partition);
+        let mut items = Vec::new();
+        while items.len() < budget {
+            // One at a time: forgetting a record may renumber another.
+            match self.expiry.first() {
+                Some((due, n)) if due <= now => {
+                    items.push(self.item(n));
+                    self.forget(n);
                 }
+                _ => break,
             }
-            let mut item = scope_key;
-            item.extend_from_slice(&value);
-            items.push(item);
         }
         items
     }
@@ -326,19 +465,11 @@ impl UList {
         let scope_names = self.scope_names();
         let mut removed = 0;
         for item in items {
-            let split = encoding::prefix_len(item, scope_names);
-            let (scope_key, value) = item.split_at(split);
-            let value: Bytes = value.into();
-            let Some(entry) = self
-                .scopes
-                .get(scope_key)
-                .and_then(|s| s.get(&value))
-                .copied()
-            else {
-                continue;
-            };
-            self.forget(scope_key, &value, entry);
-            removed += 1;
+            let (scope_key, value) = item.split_at(encoding::prefix_len(item, scope_names));
+            if let Some(n) = self.find(scope_key, value) {
+                self.forget(n);
+                removed += 1;
+            }
         }
         removed
     }
@@ -347,41 +478,47 @@ impl UList {
     /// values, expire_at)`, for AOF rewrite.
     pub fn entries(&self) -> impl Iterator<Item = (Row, Row, Row, i64)> + '_ {
         let scope_names = self.scope_names();
-        self.scopes.values().flat_map(move |values| {
-            values.iter().filter_map(move |(value, entry)| {
-                let key = self.partition_keys.get(&entry.partition)?;
+        self.scopes.values().flat_map(move |scope| {
+            scope.values.iter().filter_map(move |&n| {
+                let record = self.records.get(n);
+                let key = self.partition_keys.get(&record.partition)?;
                 let mut where_ = encoding::decode(key).ok()?;
                 let partition = where_.split_off(scope_names);
                 Some((
                     where_,
                     partition,
-                    encoding::decode(value).ok()?,
-                    entry.expire_at,
+                    encoding::decode(&record.value).ok()?,
+                    record.expire_at,
                 ))
             })
         })
     }
 
-    /// Heap bytes held, about.
+    /// Heap bytes held. B-tree maps count twice their entries (their nodes
+    /// are about half full when keys arrive in order, as expiry times do).
     pub fn mem_usage(&self) -> usize {
-        let entry = std::mem::size_of::<(Bytes, Entry)>() * 4 / 3;
-        let spilled = |b: &Bytes| if b.spilled() { b.capacity() } else { 0 };
-        let values: usize = self
+        let btree = |entry: usize, n: usize| n * entry * 2;
+        let scopes: usize = self
             .scopes
             .iter()
-            .map(|(k, vs)| k.len() + 64 + vs.keys().map(|v| entry + spilled(v)).sum::<usize>())
-            .sum();
-        let keys: usize = self.partition_keys.values().map(|k| k.len() + 24).sum();
-        values
-            + keys
+            .map(|(k, s)| k.len() * 2 + s.values.allocation_size())
+            .sum::<usize>()
+            + btree(std::mem::size_of::<(Box<[u8]>, Scope)>(), self.scopes.len());
+        let ids = |m: &HashMap<u32, Box<[u8]>>| {
+            m.capacity() * (std::mem::size_of::<(u32, Box<[u8]>)>() + 1)
+        };
+        self.records.heap_bytes()
+            + scopes
+            + ids(&self.scope_keys)
+            + ids(&self.partition_keys)
             + self.partitions.heap_bytes()
-            + self.expiry.heap_bytes()
+            + btree(std::mem::size_of::<(i64, u32)>(), self.expiry.len())
             + self.schema.len() * 32
     }
 
     /// About how many allocations freeing it takes.
     pub fn free_effort(&self) -> usize {
-        (self.values as usize + self.partitions.len()) / 8 + 1
+        self.records.chunks.len() + self.scopes.len() + self.partitions.len() + 1
     }
 
     /// `schema, u8 has_default, i64 default_expire_s, u32 partitions x blob
@@ -391,18 +528,23 @@ impl UList {
         self.schema.encode(&mut out);
         out.push(self.default_expire_s.is_some() as u8);
         out.extend_from_slice(&self.default_expire_s.unwrap_or(0).to_le_bytes());
-        let mut index: HashMap<PartitionId, u32> = HashMap::new();
+        let mut index: HashMap<u32, u32> = HashMap::new();
         out.extend_from_slice(&(self.partitions.len() as u32).to_le_bytes());
         for (i, (key, part)) in self.partitions.iter().enumerate() {
             index.insert(part.id, i as u32);
             put_blob(&mut out, key);
         }
-        out.extend_from_slice(&self.values.to_le_bytes());
-        for values in self.scopes.values() {
-            for (value, entry) in values {
-                out.extend_from_slice(&index[&entry.partition].to_le_bytes());
-                put_blob(&mut out, value);
-                out.extend_from_slice(&entry.expire_at.to_le_bytes());
+        out.extend_from_slice(&(self.records.used as u64).to_le_bytes());
+        for scope in self.scopes.values() {
+            let mut numbers: Vec<u32> = scope.values.iter().copied().collect();
+            numbers.sort_unstable_by(|&a, &b| {
+                self.records.get(a).value.cmp(&self.records.get(b).value)
+            });
+            for n in numbers {
+                let record = self.records.get(n);
+                out.extend_from_slice(&index[&record.partition].to_le_bytes());
+                put_blob(&mut out, &record.value);
+                out.extend_from_slice(&record.expire_at.to_le_bytes());
             }
         }
         out
@@ -443,16 +585,11 @@ impl UList {
             if encoding::decode(value).ok()?.len() != value_names {
                 return None;
             }
-            let scope_key = key[..encoding::prefix_len(key, scope_names)].to_vec();
-            let value: Bytes = value.into();
-            if list
-                .scopes
-                .get(scope_key.as_slice())
-                .is_some_and(|s| s.contains_key(&value))
-            {
+            let scope_key = &key[..encoding::prefix_len(key, scope_names)];
+            if list.find(scope_key, value).is_some() {
                 return None;
             }
-            list.insert(scope_key, key, value, expire_at);
+            list.insert(scope_key, key, value.into(), expire_at);
         }
         r.is_empty().then_some(list)
     }
@@ -628,6 +765,29 @@ mod tests {
         assert!(UList::decode(&longer).is_none());
     }
 
+    /// Every record is reachable from its scope's table under its own number,
+    /// and the expiry queue holds exactly the expiring records.
+    fn check_invariants(l: &UList) {
+        let mut reachable = 0;
+        for (key, scope) in &l.scopes {
+            assert_eq!(l.scope_keys[&scope.id].as_ref(), key.as_ref());
+            for &n in scope.values.iter() {
+                let r = l.records.get(n);
+                assert_eq!(r.scope, scope.id);
+                assert_eq!(l.find(key, &r.value), Some(n));
+                assert!(l.partition_keys.contains_key(&r.partition));
+                reachable += 1;
+            }
+        }
+        assert_eq!(reachable, l.records.used);
+        let expiring = (0..l.records.used as u32)
+            .filter(|&n| l.records.get(n).expire_at != NEVER)
+            .count();
+        assert_eq!(l.expiry.len(), expiring);
+        let counted: u64 = l.partitions.iter().map(|(_, p)| p.values).sum();
+        assert_eq!(counted, l.records.used as u64);
+    }
+
     /// A model: scope -> value -> (partition, expire_at), the obvious way.
     #[derive(Default)]
     struct Model {
@@ -717,6 +877,7 @@ mod tests {
                     assert_eq!(strs(l.data(&[None, None], now)), before);
                 }
                 _ => {
+                    check_invariants(&l);
                     let fs = rng.gen_bool(0.5).then_some(s.as_str());
                     let fp = rng.gen_bool(0.5).then_some(p.as_str());
                     assert_eq!(
