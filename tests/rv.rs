@@ -10,13 +10,6 @@ use std::time::Duration;
 
 type Entries = Vec<(Vec<u8>, f64)>;
 
-fn q<T: redis::FromRedisValue>(c: &mut Connection, args: &[&str]) -> T {
-    let command = cmd(args);
-    command
-        .query(c)
-        .unwrap_or_else(|e| panic!("{}: {}", cmd_text(&command), err_text(&e)))
-}
-
 fn add(c: &mut Connection, key: &str, member: &str, at: i64) -> i64 {
     q(c, &["RV.ADD", key, member, "AT", &at.to_string()])
 }
@@ -53,10 +46,6 @@ fn e(list: &[(&str, i64)]) -> Entries {
     list.iter()
         .map(|(m, t)| (m.as_bytes().to_vec(), *t as f64))
         .collect()
-}
-
-fn pexpiretime(c: &mut Connection, key: &str) -> i64 {
-    q(c, &["PEXPIRETIME", key])
 }
 
 /// Far enough in the future that TTLs computed from it never lapse during a test.
@@ -779,19 +768,6 @@ fn keyspace_notifications() {
     assert!(evs.is_empty(), "reads must not notify: {evs:?}");
 }
 
-fn info_counter(srv: &Server, name: &str) -> i64 {
-    let info = srv.info("recipes");
-    let suffix = format!("_{name}");
-    info.lines()
-        .find_map(|l| {
-            let (k, v) = l.trim_end().split_once(':')?;
-            (k == name || k.ends_with(&suffix))
-                .then(|| v.parse::<i64>().ok())
-                .flatten()
-        })
-        .unwrap_or_else(|| panic!("no {name} in INFO recipes:\n{info}"))
-}
-
 #[test]
 fn info_counters() {
     let srv = Server::start();
@@ -809,7 +785,7 @@ fn info_counters() {
         "rv_trims",
         "rv_errors",
     ];
-    let before: Vec<i64> = names.iter().map(|n| info_counter(&srv, n)).collect();
+    let before: Vec<i64> = names.iter().map(|n| srv.recipes_info(n)).collect();
     add(c, "k", "a", 1);
     add(c, "k", "b", 2);
     q::<i64>(c, &["RV.ADD", "k", "c", "AT", "3", "MAXLEN", "1"]); // trims 2
@@ -817,11 +793,11 @@ fn info_counters() {
     get(c, &["missing"]);
     q::<i64>(c, &["RV.REM", "k", "zz"]);
     q::<i64>(c, &["RV.LEN", "k"]);
-    let after: Vec<i64> = names.iter().map(|n| info_counter(&srv, n)).collect();
+    let after: Vec<i64> = names.iter().map(|n| srv.recipes_info(n)).collect();
     let delta: Vec<i64> = after.iter().zip(&before).map(|(a, b)| a - b).collect();
     assert_eq!(delta, [3, 2, 1, 1, 2, 0], "deltas of {names:?}");
     expect_err(c, &cmd(&["RV.ADD", "k", "m", "AT", "x"]));
-    assert_eq!(info_counter(&srv, "rv_errors") - after[5], 1);
+    assert_eq!(srv.recipes_info("rv_errors") - after[5], 1);
     // INFO everything / all includes the section too
     let all: String = q(c, &["INFO", "everything"]);
     assert!(
@@ -948,13 +924,6 @@ fn rdb_reload_matches() {
 
 // ---------------------------------------------------------------- model-based
 
-fn seed() -> u64 {
-    std::env::var("RV_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| rand::thread_rng().gen())
-}
-
 /// Reference model of one RV list.
 #[derive(Default, Clone, Debug)]
 struct Model {
@@ -1019,7 +988,7 @@ fn apply(
 
 #[test]
 fn model_replay_with_maxlen() {
-    let seed = seed();
+    let seed = seed_from_env("RV_SEED", 0);
     let mut rng = StdRng::seed_from_u64(seed);
     let srv = Server::start();
     let c = &mut srv.conn();
@@ -1078,7 +1047,7 @@ fn model_replay_with_maxlen() {
 
 #[test]
 fn model_order_independent_without_maxlen() {
-    let seed = seed();
+    let seed = seed_from_env("RV_SEED", 1);
     let mut rng = StdRng::seed_from_u64(seed);
     let srv = Server::start();
     let c = &mut srv.conn();
