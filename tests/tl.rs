@@ -632,63 +632,6 @@ fn replication_with_different_default_maxlen() {
     assert_same_data(&mut mc, &mut rc);
 }
 
-// ---------------------------------------------------------------- 6. persistence
-
-#[test]
-fn aof_rewrite_and_restart() {
-    let mut srv = Server::builder()
-        .config("appendonly", "yes")
-        .config("appendfsync", "always")
-        .start();
-    let mut c = srv.conn();
-    let seed = seed_from_env("TL_SEED", 0);
-    let mut rng = StdRng::seed_from_u64(seed);
-    // Runtime config default; the restarted server comes back with 0, so the
-    // AOF must carry explicit caps.
-    q_ok(&mut c, &["CONFIG", "SET", "recipes.tl-default-maxlen", "4"]);
-    mixed_workload(&mut c, "", &mut rng, 400);
-    for i in 0..10 {
-        q::<i64>(&mut c, &["TL.PUSH", "dflt", &i.to_string()]);
-    }
-    let _: String = redis::cmd("BGREWRITEAOF").query(&mut c).unwrap();
-    wait_for_bg_done(&srv);
-    mixed_workload(&mut c, "", &mut rng, 400);
-    for i in 10..20 {
-        q::<i64>(&mut c, &["TL.PUSH", "dflt2", &i.to_string()]);
-    }
-    let before = dump_all(&mut c);
-    assert_eq!(before.get(b"dflt".as_slice()).unwrap().value.len(), 4);
-    assert_eq!(before.get(b"dflt2".as_slice()).unwrap().value.len(), 4);
-    drop(c);
-    srv.restart();
-    let mut c = srv.conn();
-    assert_eq!(
-        q::<Vec<String>>(&mut c, &["CONFIG", "GET", "recipes.tl-default-maxlen"]),
-        s(&["recipes.tl-default-maxlen", "0"])
-    );
-    let after = dump_all(&mut c);
-    assert_eq!(before, after);
-}
-
-#[test]
-fn rdb_save_and_restart() {
-    let mut srv = Server::start();
-    let mut c = srv.conn();
-    let seed = seed_from_env("TL_SEED", 0);
-    let mut rng = StdRng::seed_from_u64(seed);
-    mixed_workload(&mut c, "", &mut rng, 500);
-    q::<i64>(&mut c, &["TL.PUSH", "ttl", "x", "TTL", "1000"]);
-    let before = dump_all(&mut c);
-    drop(c);
-    srv.restart_with_save();
-    let mut c = srv.conn();
-    let after = dump_all(&mut c);
-    assert_eq!(before, after);
-    // TL.* still works on the loaded data.
-    let n = q::<i64>(&mut c, &["TL.LEN", "ttl"]);
-    assert_eq!(q::<i64>(&mut c, &["TL.PUSH", "ttl", "y"]), n + 1);
-}
-
 // ---------------------------------------------------------------- 7. errors
 
 #[test]
