@@ -157,7 +157,10 @@ fn read_hex(file: &str) -> Vec<u8> {
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("{}: {e} (see tests/golden.rs)", path.display()));
     let hex: Vec<u8> = text.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
-    assert!(hex.len() % 2 == 0, "{file}: odd number of hex digits");
+    assert!(
+        hex.len().is_multiple_of(2),
+        "{file}: odd number of hex digits"
+    );
     hex.chunks(2)
         .map(|p| {
             u8::from_str_radix(std::str::from_utf8(p).unwrap(), 16)
