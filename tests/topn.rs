@@ -838,28 +838,7 @@ fn replica_answers_equal() {
     let bm = 60_000;
     let base = now_ms() / bm * bm;
     let mut m1 = BTreeSet::new();
-    let mut p = redis::pipe();
-    for i in 0..6000i64 {
-        let m = format!("m{}", rng.gen_range(0..400));
-        let by = if rng.gen_bool(0.1) {
-            -rng.gen_range(1..5)
-        } else {
-            rng.gen_range(1..4)
-        };
-        let mut at = base + i * 12 * bm / 6000 + rng.gen_range(0..bm / 2);
-        if i > 0 && rng.gen_bool(0.1) {
-            at -= rng.gen_range(0..7 * bm);
-        }
-        m1.insert(m.clone());
-        p.cmd("TOPN.INCR")
-            .arg("k1")
-            .arg(&m)
-            .arg("BY")
-            .arg(by)
-            .arg("AT")
-            .arg(at);
-    }
-    let _: Vec<i64> = p.query(mc).unwrap();
+    rolling_workload(mc, &mut rng, "k1", base, bm, 6000, 400, &mut m1);
     // k2: server time, default shape, created by INCR.
     avoid_boundary(HOUR_MS, 5_000);
     let mut m2 = BTreeSet::new();

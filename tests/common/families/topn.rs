@@ -57,9 +57,14 @@ pub fn rows(list: &[(&str, i64)]) -> Rows {
 
 /// `TOPN.INCR key member BY by AT at`.
 pub fn incr(c: &mut Connection, key: &str, member: &str, by: i64, at: i64) -> i64 {
+    run(c, &incr_cmd(key, member, by, at))
+}
+
+/// The command [`incr`] sends, for pipelines.
+pub fn incr_cmd(key: &str, member: &str, by: i64, at: i64) -> redis::Cmd {
     let mut k = redis::cmd("TOPN.INCR");
     k.arg(key).arg(member).arg("BY").arg(by).arg("AT").arg(at);
-    run(c, &k)
+    k
 }
 
 /// `TOPN.TOP|TOP24 key n [AT at] WITHCOUNTS`.
@@ -131,13 +136,39 @@ pub fn steady_workload(
             base + rng.gen_range(0..span * bm)
         };
         members.insert(m.clone());
-        p.cmd("TOPN.INCR")
-            .arg(key)
-            .arg(&m)
-            .arg("BY")
-            .arg(by)
-            .arg("AT")
-            .arg(at);
+        p.add_command(incr_cmd(key, &m, by, at));
+    }
+    let _: Vec<i64> = p.query(c).unwrap();
+}
+
+/// `n` events on `key` over 12 buckets of `bm` ms from `base`, so the clock
+/// runs past a shorter window and buckets retire; members `m0` .. below
+/// `members` (collected in `seen`), 10% negative, 10% late by up to 7 buckets.
+#[allow(clippy::too_many_arguments)] // a test workload with every knob spelled out
+pub fn rolling_workload(
+    c: &mut Connection,
+    rng: &mut StdRng,
+    key: &str,
+    base: i64,
+    bm: i64,
+    n: i64,
+    members: usize,
+    seen: &mut BTreeSet<String>,
+) {
+    let mut p = redis::pipe();
+    for i in 0..n {
+        let m = format!("m{}", rng.gen_range(0..members));
+        let by = if rng.gen_bool(0.1) {
+            -rng.gen_range(1..5)
+        } else {
+            rng.gen_range(1..4)
+        };
+        let mut at = base + i * 12 * bm / n + rng.gen_range(0..bm / 2);
+        if i > 0 && rng.gen_bool(0.1) {
+            at -= rng.gen_range(0..7 * bm);
+        }
+        seen.insert(m.clone());
+        p.add_command(incr_cmd(key, &m, by, at));
     }
     let _: Vec<i64> = p.query(c).unwrap();
 }
@@ -170,26 +201,7 @@ fn workload(c: &mut Connection, p: &str, base: i64, rng: &mut StdRng) {
     incr(c, &k("clk"), "m", 4, b0);
     incr(c, &k("clk"), "m", 0, b0 + 5 * bm);
     create_once(c, &k("roll"), "60", "5");
-    let mut pipe = redis::pipe();
-    for i in 0..1500i64 {
-        let by = if rng.gen_bool(0.1) {
-            -rng.gen_range(1..5)
-        } else {
-            rng.gen_range(1..4)
-        };
-        let mut at = b0 + i * 12 * bm / 1500 + rng.gen_range(0..bm / 2);
-        if i > 0 && rng.gen_bool(0.1) {
-            at -= rng.gen_range(0..7 * bm);
-        }
-        pipe.cmd("TOPN.INCR")
-            .arg(k("roll"))
-            .arg(format!("m{}", rng.gen_range(0..200)))
-            .arg("BY")
-            .arg(by)
-            .arg("AT")
-            .arg(at);
-    }
-    let _: Vec<i64> = pipe.query(c).unwrap();
+    rolling_workload(c, rng, &k("roll"), b0, bm, 1500, 200, &mut seen);
     for i in 0..100 {
         let by = (i % 5 - 1).to_string();
         q::<i64>(
