@@ -8,39 +8,9 @@ use common::*;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-const COMMANDS: &[&str] = &[
-    "RV.ADD",
-    "RV.GET",
-    "RV.REM",
-    "RV.LEN",
-    "TL.PUSH",
-    "TL.RANGE",
-    "TL.REM",
-    "TL.LEN",
-    "TOPN.CREATE",
-    "TOPN.INCR",
-    "TOPN.TOP",
-    "TOPN.TOP24",
-    "TOPN.COUNT",
-    "TOPN.INFO",
-];
-
+/// Arguments besides the families' keywords (tests/common/families.rs):
+/// edge numbers, junk and key names.
 const WORDS: &[&str] = &[
-    "AT",
-    "at",
-    "MAXLEN",
-    "TTL",
-    "PXAT",
-    "SLACK",
-    "LIMIT",
-    "SINCE",
-    "WITHSCORES",
-    "OFFSET",
-    "COUNT",
-    "BUCKET",
-    "WINDOW",
-    "BY",
-    "WITHCOUNTS",
     "0",
     "1",
     "-1",
@@ -67,6 +37,18 @@ const WORDS: &[&str] = &[
     "str",
 ];
 
+/// Every family's keywords, also in lower case, then [`WORDS`].
+fn words() -> Vec<String> {
+    let keywords = families::all_keywords();
+    let lower = keywords.iter().map(|k| k.to_lowercase());
+    keywords
+        .iter()
+        .map(|k| k.to_string())
+        .chain(lower)
+        .chain(WORDS.iter().map(|w| w.to_string()))
+        .collect()
+}
+
 /// Calls per run; `FUZZ_CALLS` for a longer hunt.
 fn calls() -> usize {
     std::env::var("FUZZ_CALLS")
@@ -75,31 +57,34 @@ fn calls() -> usize {
         .unwrap_or(6000)
 }
 
-fn token(rng: &mut StdRng) -> Vec<u8> {
+fn token(rng: &mut StdRng, words: &[String]) -> Vec<u8> {
     if rng.gen_bool(0.15) {
         let len = rng.gen_range(0..12);
         (0..len).map(|_| rng.gen()).collect()
     } else {
-        WORDS[rng.gen_range(0..WORDS.len())].as_bytes().to_vec()
+        words[rng.gen_range(0..words.len())].as_bytes().to_vec()
     }
 }
 
 #[test]
 fn random_calls_never_break_the_server() {
-    let seed: u64 = std::env::var("FUZZ_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(rand::random);
-    eprintln!("fuzz seed {seed} (rerun with FUZZ_SEED={seed})");
+    let seed = seed_from_env("FUZZ_SEED", 0);
     let mut rng = StdRng::seed_from_u64(seed);
     let srv = Server::start();
+    // Every command the module registers, as the server lists them.
+    let commands: Vec<String> = families::module_commands(&srv)
+        .into_iter()
+        .map(|(name, _, _)| name)
+        .collect();
+    assert!(!commands.is_empty(), "the module registers no command");
+    let words = words();
     let c = &mut srv.conn();
     let _: () = redis::cmd("SET").arg("str").arg("x").query(c).unwrap();
     let mut answered = 0;
     for _ in 0..calls() {
-        let mut call = redis::cmd(COMMANDS[rng.gen_range(0..COMMANDS.len())]);
+        let mut call = redis::cmd(&commands[rng.gen_range(0..commands.len())]);
         for _ in 0..rng.gen_range(0..8) {
-            call.arg(token(&mut rng));
+            call.arg(token(&mut rng, &words));
         }
         match call.query::<redis::Value>(c) {
             Ok(_) => answered += 1,
@@ -116,15 +101,11 @@ fn random_calls_never_break_the_server() {
     // Still serving, and still exact.
     let pong: String = redis::cmd("PING").query(c).unwrap();
     assert_eq!(pong, "PONG");
-    let _: i64 = redis::cmd("RV.ADD")
-        .arg("after")
-        .arg("m")
-        .arg("AT")
-        .arg(5)
-        .query(c)
-        .unwrap();
-    let got: Vec<String> = redis::cmd("RV.GET").arg("after").query(c).unwrap();
-    assert_eq!(got, ["m"]);
+    for fam in families::FAMILIES {
+        let key = format!("after:{}", fam.name);
+        let steps = (fam.sample)(&key, now_ms());
+        families::run_steps(c, &steps, &format!("seed {seed}: after the fuzz"));
+    }
     let s: String = redis::cmd("GET").arg("str").query(c).unwrap();
     assert_eq!(s, "x");
 }

@@ -10,13 +10,6 @@ use std::time::Duration;
 
 type Entries = Vec<(Vec<u8>, f64)>;
 
-fn q<T: redis::FromRedisValue>(c: &mut Connection, args: &[&str]) -> T {
-    let command = cmd(args);
-    command
-        .query(c)
-        .unwrap_or_else(|e| panic!("{}: {}", cmd_text(&command), err_text(&e)))
-}
-
 fn add(c: &mut Connection, key: &str, member: &str, at: i64) -> i64 {
     q(c, &["RV.ADD", key, member, "AT", &at.to_string()])
 }
@@ -53,10 +46,6 @@ fn e(list: &[(&str, i64)]) -> Entries {
     list.iter()
         .map(|(m, t)| (m.as_bytes().to_vec(), *t as f64))
         .collect()
-}
-
-fn pexpiretime(c: &mut Connection, key: &str) -> i64 {
-    q(c, &["PEXPIRETIME", key])
 }
 
 /// Far enough in the future that TTLs computed from it never lapse during a test.
@@ -779,19 +768,6 @@ fn keyspace_notifications() {
     assert!(evs.is_empty(), "reads must not notify: {evs:?}");
 }
 
-fn info_counter(srv: &Server, name: &str) -> i64 {
-    let info = srv.info("recipes");
-    let suffix = format!("_{name}");
-    info.lines()
-        .find_map(|l| {
-            let (k, v) = l.trim_end().split_once(':')?;
-            (k == name || k.ends_with(&suffix))
-                .then(|| v.parse::<i64>().ok())
-                .flatten()
-        })
-        .unwrap_or_else(|| panic!("no {name} in INFO recipes:\n{info}"))
-}
-
 #[test]
 fn info_counters() {
     let srv = Server::start();
@@ -809,7 +785,7 @@ fn info_counters() {
         "rv_trims",
         "rv_errors",
     ];
-    let before: Vec<i64> = names.iter().map(|n| info_counter(&srv, n)).collect();
+    let before: Vec<i64> = names.iter().map(|n| srv.recipes_info(n)).collect();
     add(c, "k", "a", 1);
     add(c, "k", "b", 2);
     q::<i64>(c, &["RV.ADD", "k", "c", "AT", "3", "MAXLEN", "1"]); // trims 2
@@ -817,11 +793,11 @@ fn info_counters() {
     get(c, &["missing"]);
     q::<i64>(c, &["RV.REM", "k", "zz"]);
     q::<i64>(c, &["RV.LEN", "k"]);
-    let after: Vec<i64> = names.iter().map(|n| info_counter(&srv, n)).collect();
+    let after: Vec<i64> = names.iter().map(|n| srv.recipes_info(n)).collect();
     let delta: Vec<i64> = after.iter().zip(&before).map(|(a, b)| a - b).collect();
     assert_eq!(delta, [3, 2, 1, 1, 2, 0], "deltas of {names:?}");
     expect_err(c, &cmd(&["RV.ADD", "k", "m", "AT", "x"]));
-    assert_eq!(info_counter(&srv, "rv_errors") - after[5], 1);
+    assert_eq!(srv.recipes_info("rv_errors") - after[5], 1);
     // INFO everything / all includes the section too
     let all: String = q(c, &["INFO", "everything"]);
     assert!(
@@ -830,130 +806,7 @@ fn info_counters() {
     );
 }
 
-// ---------------------------------------------------------------- replication & persistence
-
-/// A mix of writes covering every RV write path. Keys: a, b, c (deleted), d (expired at once), e, z.
-fn write_mix(c: &mut Connection, round: u32) {
-    let b = future_base();
-    for i in 0..20i64 {
-        let m = format!("m{}", i % 7);
-        let at = (b + i * 10 + round as i64).to_string();
-        q::<i64>(
-            c,
-            &["RV.ADD", "a", &m, "AT", &at, "MAXLEN", "5", "TTL", "3600"],
-        );
-        q::<i64>(c, &["RV.ADD", "b", &m]); // server clock
-    }
-    q::<i64>(c, &["RV.ADD", "b", "ttl", "TTL", "1000"]); // server clock + TTL
-    q::<i64>(c, &["RV.ADD", "c", "x", "AT", "5"]);
-    q::<i64>(c, &["RV.REM", "c", "x"]);
-    q::<i64>(c, &["RV.ADD", "d", "x", "AT", "5", "TTL", "1"]);
-    q::<i64>(
-        c,
-        &[
-            "RV.ADD", "e", "old", "AT", "1000", "TTL", "100", "MAXLEN", "3",
-        ],
-    );
-    q::<i64>(c, &["RV.ADD", "e", "new", "AT", &b.to_string()]);
-    q::<i64>(c, &["RV.ADD", "e", "older", "AT", "999"]);
-    q::<i64>(c, &["ZADD", "z", "1", "recipe"]);
-    q::<i64>(c, &["RV.ADD", "z", &format!("r{round}")]);
-    q::<i64>(c, &["RV.REM", "a", "m3"]);
-}
-
-#[test]
-fn replica_matches_master() {
-    let master = Server::start();
-    let replica = Server::start_replica_of(&master);
-    wait_for_sync(&master, &replica);
-    let m = &mut master.conn();
-    write_mix(m, 0);
-    // stall the replica so it applies the next writes later than the master ran them:
-    // a replica that re-read its own clock would get other scores and expiries
-    let rport = replica.port;
-    let sleeper = std::thread::spawn(move || {
-        let mut rc = redis::Client::open(format!("redis://127.0.0.1:{rport}/"))
-            .unwrap()
-            .get_connection()
-            .unwrap();
-        let _: () = redis::cmd("DEBUG")
-            .arg("SLEEP")
-            .arg("0.3")
-            .query(&mut rc)
-            .unwrap();
-    });
-    std::thread::sleep(Duration::from_millis(50));
-    write_mix(m, 1);
-    sleeper.join().unwrap();
-    wait_for_sync(&master, &replica);
-    let r = &mut replica.conn();
-    assert_same_data(m, r);
-    let d = dump_all(r);
-    assert!(
-        d.contains_key(b"b".as_slice()) && d.len() == 4,
-        "unexpected keys {:?}",
-        d.keys()
-    );
-    assert!(
-        d[b"b".as_slice()].expire_at_ms > now_ms(),
-        "TTL of b missing on replica"
-    );
-    // reads work on the replica, writes are refused
-    assert_eq!(get(r, &["a"]), get(m, &["a"]));
-    assert_eq!(q::<i64>(r, &["RV.LEN", "a"]), q::<i64>(m, &["RV.LEN", "a"]));
-    assert_eq!(get_ws(r, "b"), get_ws(m, "b"));
-    let msg = expect_err(r, &cmd(&["RV.ADD", "a", "x"]));
-    assert!(msg.starts_with("READONLY"), "write on replica: {msg}");
-    let msg = expect_err(r, &cmd(&["RV.REM", "a", "m1"]));
-    assert!(msg.starts_with("READONLY"), "write on replica: {msg}");
-}
-
-#[test]
-fn aof_reload_matches() {
-    let mut srv = Server::builder()
-        .config("appendonly", "yes")
-        .config("appendfsync", "always")
-        .start();
-    let c = &mut srv.conn();
-    write_mix(c, 0);
-    let _: String = q(c, &["BGREWRITEAOF"]);
-    wait_for_bg_done(&srv);
-    write_mix(c, 1);
-    let before = dump_all(c);
-    assert_eq!(before.len(), 4, "keys {:?}", before.keys());
-    // the reload happens later: scores and expiries taken from the clock must not move
-    std::thread::sleep(Duration::from_millis(30));
-    srv.restart();
-    let after = dump_all(&mut srv.conn());
-    assert_eq!(before, after);
-    // and once more after a rewrite without further writes
-    let c = &mut srv.conn();
-    let _: String = q(c, &["BGREWRITEAOF"]);
-    wait_for_bg_done(&srv);
-    srv.restart();
-    assert_eq!(before, dump_all(&mut srv.conn()));
-}
-
-#[test]
-fn rdb_reload_matches() {
-    let mut srv = Server::start();
-    let c = &mut srv.conn();
-    write_mix(c, 0);
-    write_mix(c, 1);
-    let before = dump_all(c);
-    assert_eq!(before.len(), 4);
-    srv.restart_with_save();
-    assert_eq!(before, dump_all(&mut srv.conn()));
-}
-
 // ---------------------------------------------------------------- model-based
-
-fn seed() -> u64 {
-    std::env::var("RV_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| rand::thread_rng().gen())
-}
 
 /// Reference model of one RV list.
 #[derive(Default, Clone, Debug)]
@@ -1019,7 +872,7 @@ fn apply(
 
 #[test]
 fn model_replay_with_maxlen() {
-    let seed = seed();
+    let seed = seed_from_env("RV_SEED", 0);
     let mut rng = StdRng::seed_from_u64(seed);
     let srv = Server::start();
     let c = &mut srv.conn();
@@ -1078,7 +931,7 @@ fn model_replay_with_maxlen() {
 
 #[test]
 fn model_order_independent_without_maxlen() {
-    let seed = seed();
+    let seed = seed_from_env("RV_SEED", 1);
     let mut rng = StdRng::seed_from_u64(seed);
     let srv = Server::start();
     let c = &mut srv.conn();

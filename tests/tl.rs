@@ -1,5 +1,6 @@
 //! Acceptance tests of the TL family (timeline / capped list).
 mod common;
+use common::families::tl::mixed_workload;
 use common::*;
 
 use rand::rngs::StdRng;
@@ -11,30 +12,8 @@ use std::time::{Duration, Instant};
 
 type Conn = redis::Connection;
 
-fn q_int(c: &mut Conn, args: &[&str]) -> i64 {
-    cmd(args)
-        .query(c)
-        .unwrap_or_else(|e| panic!("{:?}: {e}", args))
-}
-
-fn q_strs(c: &mut Conn, args: &[&str]) -> Vec<String> {
-    cmd(args)
-        .query(c)
-        .unwrap_or_else(|e| panic!("{:?}: {e}", args))
-}
-
-fn q_ok(c: &mut Conn, args: &[&str]) {
-    let _: redis::Value = cmd(args)
-        .query(c)
-        .unwrap_or_else(|e| panic!("{:?}: {e}", args));
-}
-
 fn lrange(c: &mut Conn, key: &str) -> Vec<String> {
-    q_strs(c, &["LRANGE", key, "0", "-1"])
-}
-
-fn exists(c: &mut Conn, key: &str) -> bool {
-    q_int(c, &["EXISTS", key]) == 1
+    q::<Vec<String>>(c, &["LRANGE", key, "0", "-1"])
 }
 
 fn s(v: &[&str]) -> Vec<String> {
@@ -51,15 +30,6 @@ fn lpush_many(c: &mut Conn, key: &str, items: &[String]) {
         }
         let _: i64 = k.query(c).unwrap();
     }
-}
-
-fn recipes_info(c: &mut Conn, field: &str) -> i64 {
-    let info: String = redis::cmd("INFO").arg("recipes").query(c).unwrap();
-    let name = format!("recipes_{field}");
-    info_field(&info, &name)
-        .unwrap_or_else(|| panic!("INFO recipes has no {name}:\n{info}"))
-        .parse()
-        .unwrap()
 }
 
 /// Number of tail items to cut, per the contract.
@@ -79,65 +49,71 @@ fn basics_and_defaults() {
     let mut c = srv.conn();
 
     // Missing key.
-    assert_eq!(q_int(&mut c, &["TL.LEN", "t"]), 0);
-    assert_eq!(q_strs(&mut c, &["TL.RANGE", "t"]), Vec::<String>::new());
-    assert_eq!(q_int(&mut c, &["TL.REM", "t", "a"]), 0);
+    assert_eq!(q::<i64>(&mut c, &["TL.LEN", "t"]), 0);
+    assert_eq!(
+        q::<Vec<String>>(&mut c, &["TL.RANGE", "t"]),
+        Vec::<String>::new()
+    );
+    assert_eq!(q::<i64>(&mut c, &["TL.REM", "t", "a"]), 0);
     assert!(!exists(&mut c, "t"));
 
     // No default cap: 25 pushes keep all 25.
     for i in 0..25 {
-        let n = q_int(&mut c, &["TL.PUSH", "t", &format!("i{i}")]);
+        let n = q::<i64>(&mut c, &["TL.PUSH", "t", &format!("i{i}")]);
         assert_eq!(n, i + 1);
     }
-    assert_eq!(q_int(&mut c, &["TL.LEN", "t"]), 25);
+    assert_eq!(q::<i64>(&mut c, &["TL.LEN", "t"]), 25);
     let ty: String = cmd(&["TYPE", "t"]).query(&mut c).unwrap();
     assert_eq!(ty, "list");
     // Newest first, default COUNT 10 OFFSET 0.
     let all: Vec<String> = (0..25).rev().map(|i| format!("i{i}")).collect();
-    assert_eq!(q_strs(&mut c, &["TL.RANGE", "t"]), all[..10].to_vec());
+    assert_eq!(
+        q::<Vec<String>>(&mut c, &["TL.RANGE", "t"]),
+        all[..10].to_vec()
+    );
     assert_eq!(lrange(&mut c, "t"), all);
     // OFFSET only (COUNT defaults to 10).
     assert_eq!(
-        q_strs(&mut c, &["TL.RANGE", "t", "OFFSET", "3"]),
+        q::<Vec<String>>(&mut c, &["TL.RANGE", "t", "OFFSET", "3"]),
         all[3..13].to_vec()
     );
     assert_eq!(
-        q_strs(&mut c, &["TL.RANGE", "t", "OFFSET", "20"]),
+        q::<Vec<String>>(&mut c, &["TL.RANGE", "t", "OFFSET", "20"]),
         all[20..].to_vec()
     );
     // COUNT only.
     assert_eq!(
-        q_strs(&mut c, &["TL.RANGE", "t", "COUNT", "3"]),
+        q::<Vec<String>>(&mut c, &["TL.RANGE", "t", "COUNT", "3"]),
         all[..3].to_vec()
     );
     assert_eq!(
-        q_strs(&mut c, &["TL.RANGE", "t", "COUNT", "100"]),
+        q::<Vec<String>>(&mut c, &["TL.RANGE", "t", "COUNT", "100"]),
         all.clone()
     );
     // Both, any order, case-insensitive.
     assert_eq!(
-        q_strs(&mut c, &["tl.range", "t", "count", "4", "offset", "2"]),
+        q::<Vec<String>>(&mut c, &["tl.range", "t", "count", "4", "offset", "2"]),
         all[2..6].to_vec()
     );
     // Edges.
     assert_eq!(
-        q_strs(&mut c, &["TL.RANGE", "t", "COUNT", "0"]),
+        q::<Vec<String>>(&mut c, &["TL.RANGE", "t", "COUNT", "0"]),
         Vec::<String>::new()
     );
     assert_eq!(
-        q_strs(&mut c, &["TL.RANGE", "t", "OFFSET", "24", "COUNT", "5"]),
+        q::<Vec<String>>(&mut c, &["TL.RANGE", "t", "OFFSET", "24", "COUNT", "5"]),
         s(&["i0"])
     );
     assert_eq!(
-        q_strs(&mut c, &["TL.RANGE", "t", "OFFSET", "25"]),
+        q::<Vec<String>>(&mut c, &["TL.RANGE", "t", "OFFSET", "25"]),
         Vec::<String>::new()
     );
     assert_eq!(
-        q_strs(&mut c, &["TL.RANGE", "t", "OFFSET", "1000"]),
+        q::<Vec<String>>(&mut c, &["TL.RANGE", "t", "OFFSET", "1000"]),
         Vec::<String>::new()
     );
     assert_eq!(
-        q_strs(
+        q::<Vec<String>>(
             &mut c,
             &[
                 "TL.RANGE",
@@ -151,7 +127,7 @@ fn basics_and_defaults() {
         Vec::<String>::new()
     );
     assert_eq!(
-        q_strs(
+        q::<Vec<String>>(
             &mut c,
             &[
                 "TL.RANGE",
@@ -165,96 +141,99 @@ fn basics_and_defaults() {
         s(&["i1", "i0"])
     );
     assert_eq!(
-        q_strs(&mut c, &["TL.RANGE", "t", "OFFSET", "0", "COUNT", "1"]),
+        q::<Vec<String>>(&mut c, &["TL.RANGE", "t", "OFFSET", "0", "COUNT", "1"]),
         s(&["i24"])
     );
 
     // Duplicates and REM: newest first, default COUNT 1, COUNT 0 = all.
-    q_ok(&mut c, &["DEL", "d"]);
+    q::<i64>(&mut c, &["DEL", "d"]);
     for it in ["a", "b", "a", "c", "a", "b", "a"] {
-        q_int(&mut c, &["TL.PUSH", "d", it]);
+        q::<i64>(&mut c, &["TL.PUSH", "d", it]);
     }
     // list (head first): a b a c a b a
     assert_eq!(lrange(&mut c, "d"), s(&["a", "b", "a", "c", "a", "b", "a"]));
-    assert_eq!(q_int(&mut c, &["TL.REM", "d", "a"]), 1);
+    assert_eq!(q::<i64>(&mut c, &["TL.REM", "d", "a"]), 1);
     assert_eq!(lrange(&mut c, "d"), s(&["b", "a", "c", "a", "b", "a"]));
-    assert_eq!(q_int(&mut c, &["TL.REM", "d", "a", "COUNT", "2"]), 2);
+    assert_eq!(q::<i64>(&mut c, &["TL.REM", "d", "a", "COUNT", "2"]), 2);
     assert_eq!(lrange(&mut c, "d"), s(&["b", "c", "b", "a"]));
-    assert_eq!(q_int(&mut c, &["TL.REM", "d", "zz", "COUNT", "0"]), 0);
-    assert_eq!(q_int(&mut c, &["TL.REM", "d", "b", "COUNT", "0"]), 2);
+    assert_eq!(q::<i64>(&mut c, &["TL.REM", "d", "zz", "COUNT", "0"]), 0);
+    assert_eq!(q::<i64>(&mut c, &["TL.REM", "d", "b", "COUNT", "0"]), 2);
     assert_eq!(lrange(&mut c, "d"), s(&["c", "a"]));
-    assert_eq!(q_int(&mut c, &["TL.REM", "d", "a", "COUNT", "5"]), 1);
-    assert_eq!(q_int(&mut c, &["TL.LEN", "d"]), 1);
+    assert_eq!(q::<i64>(&mut c, &["TL.REM", "d", "a", "COUNT", "5"]), 1);
+    assert_eq!(q::<i64>(&mut c, &["TL.LEN", "d"]), 1);
     // Emptied -> key deleted.
-    assert_eq!(q_int(&mut c, &["TL.REM", "d", "c"]), 1);
+    assert_eq!(q::<i64>(&mut c, &["TL.REM", "d", "c"]), 1);
     assert!(!exists(&mut c, "d"));
-    assert_eq!(q_int(&mut c, &["TL.LEN", "d"]), 0);
+    assert_eq!(q::<i64>(&mut c, &["TL.LEN", "d"]), 0);
 
     // MAXLEN 0 = no limit, even when a config default is set.
     q_ok(&mut c, &["CONFIG", "SET", "recipes.tl-default-maxlen", "3"]);
     assert_eq!(
-        q_strs(&mut c, &["CONFIG", "GET", "recipes.tl-default-maxlen"]),
+        q::<Vec<String>>(&mut c, &["CONFIG", "GET", "recipes.tl-default-maxlen"]),
         s(&["recipes.tl-default-maxlen", "3"])
     );
     for i in 0..6 {
-        assert_eq!(q_int(&mut c, &["TL.PUSH", "u", "x", "MAXLEN", "0"]), i + 1);
+        assert_eq!(
+            q::<i64>(&mut c, &["TL.PUSH", "u", "x", "MAXLEN", "0"]),
+            i + 1
+        );
     }
     // Without MAXLEN the default applies.
-    assert_eq!(q_int(&mut c, &["TL.PUSH", "v", "1"]), 1);
-    assert_eq!(q_int(&mut c, &["TL.PUSH", "v", "2"]), 2);
-    assert_eq!(q_int(&mut c, &["TL.PUSH", "v", "3"]), 3);
-    assert_eq!(q_int(&mut c, &["TL.PUSH", "v", "4"]), 3);
+    assert_eq!(q::<i64>(&mut c, &["TL.PUSH", "v", "1"]), 1);
+    assert_eq!(q::<i64>(&mut c, &["TL.PUSH", "v", "2"]), 2);
+    assert_eq!(q::<i64>(&mut c, &["TL.PUSH", "v", "3"]), 3);
+    assert_eq!(q::<i64>(&mut c, &["TL.PUSH", "v", "4"]), 3);
     assert_eq!(lrange(&mut c, "v"), s(&["4", "3", "2"]));
     // Explicit MAXLEN beats the default.
-    assert_eq!(q_int(&mut c, &["TL.PUSH", "v", "5", "MAXLEN", "10"]), 4);
+    assert_eq!(q::<i64>(&mut c, &["TL.PUSH", "v", "5", "MAXLEN", "10"]), 4);
     // ... and an existing list longer than the default is cut on a default push.
-    assert_eq!(q_int(&mut c, &["TL.PUSH", "u", "y"]), 3);
+    assert_eq!(q::<i64>(&mut c, &["TL.PUSH", "u", "y"]), 3);
     assert_eq!(lrange(&mut c, "u"), s(&["y", "x", "x"]));
     q_ok(&mut c, &["CONFIG", "SET", "recipes.tl-default-maxlen", "0"]);
-    assert_eq!(q_int(&mut c, &["TL.PUSH", "u", "z"]), 4);
+    assert_eq!(q::<i64>(&mut c, &["TL.PUSH", "u", "z"]), 4);
 
     // TTL: absolute expiry now + s*1000; without TTL the expiry is untouched.
     let before = now_ms();
-    assert_eq!(q_int(&mut c, &["TL.PUSH", "e", "a", "TTL", "100"]), 1);
+    assert_eq!(q::<i64>(&mut c, &["TL.PUSH", "e", "a", "TTL", "100"]), 1);
     let after = now_ms();
-    let at = q_int(&mut c, &["PEXPIRETIME", "e"]);
+    let at = q::<i64>(&mut c, &["PEXPIRETIME", "e"]);
     assert!(
         at >= before + 100_000 && at <= after + 100_000,
         "PEXPIRETIME {at} not in [{}, {}]",
         before + 100_000,
         after + 100_000
     );
-    assert_eq!(q_int(&mut c, &["TL.PUSH", "e", "b"]), 2);
-    assert_eq!(q_int(&mut c, &["PEXPIRETIME", "e"]), at);
-    assert_eq!(q_int(&mut c, &["TL.REM", "e", "b"]), 1);
-    assert_eq!(q_int(&mut c, &["PEXPIRETIME", "e"]), at);
+    assert_eq!(q::<i64>(&mut c, &["TL.PUSH", "e", "b"]), 2);
+    assert_eq!(q::<i64>(&mut c, &["PEXPIRETIME", "e"]), at);
+    assert_eq!(q::<i64>(&mut c, &["TL.REM", "e", "b"]), 1);
+    assert_eq!(q::<i64>(&mut c, &["PEXPIRETIME", "e"]), at);
     // A TTL refreshes (replaces) the expiry.
-    q_ok(
+    q::<i64>(
         &mut c,
         &["PEXPIREAT", "e", &(now_ms() + 5_000_000).to_string()],
     );
     let before = now_ms();
-    assert_eq!(q_int(&mut c, &["TL.PUSH", "e", "c", "TTL", "7"]), 2);
+    assert_eq!(q::<i64>(&mut c, &["TL.PUSH", "e", "c", "TTL", "7"]), 2);
     let after = now_ms();
-    let at = q_int(&mut c, &["PEXPIRETIME", "e"]);
+    let at = q::<i64>(&mut c, &["PEXPIRETIME", "e"]);
     assert!(
         at >= before + 7_000 && at <= after + 7_000,
         "PEXPIRETIME {at}"
     );
     // No TTL on a key without expiry: stays persistent.
-    assert_eq!(q_int(&mut c, &["PEXPIRETIME", "v"]), -1);
+    assert_eq!(q::<i64>(&mut c, &["PEXPIRETIME", "v"]), -1);
     // TTL with trimming at once.
     assert_eq!(
-        q_int(
+        q::<i64>(
             &mut c,
             &["TL.PUSH", "v", "6", "MAXLEN", "2", "TTL", "1000000000"]
         ),
         2
     );
     assert_eq!(lrange(&mut c, "v"), s(&["6", "5"]));
-    assert!(q_int(&mut c, &["PEXPIRETIME", "v"]) > now_ms() + 999_000_000 * 1000);
+    assert!(q::<i64>(&mut c, &["PEXPIRETIME", "v"]) > now_ms() + 999_000_000 * 1000);
     // A TTL that is very short really expires the key.
-    assert_eq!(q_int(&mut c, &["TL.PUSH", "short", "a", "TTL", "1"]), 1);
+    assert_eq!(q::<i64>(&mut c, &["TL.PUSH", "short", "a", "TTL", "1"]), 1);
     assert!(
         wait_until(Duration::from_secs(5), || !exists(&mut c, "short")),
         "key with TTL 1 did not expire"
@@ -268,13 +247,16 @@ fn pxat_sets_exact_expiry() {
     let srv = Server::start();
     let c = &mut srv.conn();
     let at = common::now_ms() + 3_600_000;
-    assert_eq!(q_int(c, &["TL.PUSH", "t", "a", "PXAT", &at.to_string()]), 1);
-    assert_eq!(q_int(c, &["PEXPIRETIME", "t"]), at);
+    assert_eq!(
+        q::<i64>(c, &["TL.PUSH", "t", "a", "PXAT", &at.to_string()]),
+        1
+    );
+    assert_eq!(q::<i64>(c, &["PEXPIRETIME", "t"]), at);
     let err = expect_err(c, &cmd(&["TL.PUSH", "t", "b", "TTL", "5", "PXAT", "99"]));
     assert!(err.starts_with("ERR") && err.contains("PXAT"), "{err}");
     assert_eq!(lrange(c, "t"), s(&["a"]));
     // An expiry already past: the list is gone.
-    assert_eq!(q_int(c, &["TL.PUSH", "t", "b", "PXAT", "1000"]), 0);
+    assert_eq!(q::<i64>(c, &["TL.PUSH", "t", "b", "PXAT", "1000"]), 0);
     assert!(!exists(c, "t"));
 }
 
@@ -286,7 +268,7 @@ fn low_high_water_trimming() {
     // MAXLEN 5 SLACK 3: 1..7, then cut back to 5 at 8: 5,6,7,5,6,7,...
     let mut lens = Vec::new();
     for i in 0..20 {
-        lens.push(q_int(
+        lens.push(q::<i64>(
             &mut c,
             &["TL.PUSH", "w", &i.to_string(), "MAXLEN", "5", "SLACK", "3"],
         ));
@@ -301,7 +283,7 @@ fn low_high_water_trimming() {
     assert_eq!(recipes_info(&mut c, "tl_trims"), 15);
     // One more push: 6 items, the 6 newest.
     assert_eq!(
-        q_int(&mut c, &["TL.PUSH", "w", "20", "SLACK", "3", "MAXLEN", "5"]),
+        q::<i64>(&mut c, &["TL.PUSH", "w", "20", "SLACK", "3", "MAXLEN", "5"]),
         6
     );
     assert_eq!(
@@ -320,7 +302,7 @@ fn low_high_water_trimming() {
             let item = i.to_string();
             let mut a = vec!["TL.PUSH", key, item.as_str(), "MAXLEN", "3"];
             a.extend(extra.iter().copied());
-            got.push(q_int(&mut c, &a));
+            got.push(q::<i64>(&mut c, &a));
         }
         assert_eq!(got, vec![1, 2, 3, 3, 3, 3, 3], "key {key}");
         assert_eq!(lrange(&mut c, key), s(&["6", "5", "4"]), "key {key}");
@@ -328,7 +310,7 @@ fn low_high_water_trimming() {
     // MAXLEN 1 keeps only the newest.
     for i in 0..4 {
         assert_eq!(
-            q_int(&mut c, &["TL.PUSH", "one", &i.to_string(), "MAXLEN", "1"]),
+            q::<i64>(&mut c, &["TL.PUSH", "one", &i.to_string(), "MAXLEN", "1"]),
             1
         );
     }
@@ -339,7 +321,7 @@ fn low_high_water_trimming() {
     lpush_many(&mut c, "big", &items);
     let trims0 = recipes_info(&mut c, "tl_trims");
     assert_eq!(
-        q_int(
+        q::<i64>(
             &mut c,
             &["TL.PUSH", "big", "new", "MAXLEN", "10", "SLACK", "50"]
         ),
@@ -352,7 +334,7 @@ fn low_high_water_trimming() {
     // Below the high-water mark nothing is cut even when over n.
     lpush_many(&mut c, "big2", &items);
     assert_eq!(
-        q_int(
+        q::<i64>(
             &mut c,
             &["TL.PUSH", "big2", "new", "MAXLEN", "10", "SLACK", "200"]
         ),
@@ -360,13 +342,13 @@ fn low_high_water_trimming() {
     );
     // Exactly at the high-water mark (102 >= 10 + 92) it is cut.
     assert_eq!(
-        q_int(
+        q::<i64>(
             &mut c,
             &["TL.PUSH", "big2", "n2", "MAXLEN", "10", "SLACK", "92"]
         ),
         10
     );
-    assert_eq!(q_int(&mut c, &["TL.LEN", "big2"]), 10);
+    assert_eq!(q::<i64>(&mut c, &["TL.LEN", "big2"]), 10);
 }
 
 // ---------------------------------------------------------------- 3. model
@@ -421,7 +403,7 @@ fn run_model(c: &mut Conn, seed: u64, ops: usize) {
             }
             let a: Vec<&str> = args.iter().map(|x| x.as_str()).collect();
             log.push(a.join(" "));
-            let got = q_int(c, &a);
+            let got = q::<i64>(c, &a);
             assert_eq!(
                 got,
                 m.len() as i64,
@@ -456,7 +438,7 @@ fn run_model(c: &mut Conn, seed: u64, ops: usize) {
             }
             let a: Vec<&str> = args.iter().map(|x| x.as_str()).collect();
             log.push(a.join(" "));
-            let got = q_int(c, &a);
+            let got = q::<i64>(c, &a);
             assert_eq!(
                 got,
                 removed as i64,
@@ -468,7 +450,7 @@ fn run_model(c: &mut Conn, seed: u64, ops: usize) {
             // TL.RANGE with random window, checked against the model.
             let off: usize = rng.gen_range(0..30);
             let cnt: usize = rng.gen_range(0..15);
-            let got = q_strs(
+            let got = q::<Vec<String>>(
                 c,
                 &[
                     "TL.RANGE",
@@ -485,7 +467,7 @@ fn run_model(c: &mut Conn, seed: u64, ops: usize) {
                 "seed {seed} op {op}: TL.RANGE {key} OFFSET {off} COUNT {cnt}"
             );
             assert_eq!(
-                q_int(c, &["TL.LEN", key]),
+                q::<i64>(c, &["TL.LEN", key]),
                 m.len() as i64,
                 "seed {seed} op {op}: TL.LEN"
             );
@@ -508,15 +490,7 @@ fn run_model(c: &mut Conn, seed: u64, ops: usize) {
 fn model_based_random_sequences() {
     let srv = Server::start();
     let mut c = srv.conn();
-    let seeds: Vec<u64> = match std::env::var("TL_SEED") {
-        Ok(v) => vec![v.parse().expect("TL_SEED must be an integer")],
-        Err(_) => {
-            let base = now_ms() as u64;
-            (0..4).map(|i| base.wrapping_add(i * 7919)).collect()
-        }
-    };
-    for seed in seeds {
-        eprintln!("model_based_random_sequences: seed {seed} (rerun with TL_SEED={seed})");
+    for seed in seeds_from_env("TL_SEED", 4) {
         q_ok(&mut c, &["FLUSHALL"]);
         run_model(&mut c, seed, 1500);
     }
@@ -530,21 +504,21 @@ fn recipe_compatibility() {
     let mut c = srv.conn();
     // A list built with the plain recipe.
     for i in 0..8 {
-        q_int(&mut c, &["LPUSH", "r", &format!("x{i}")]);
+        q::<i64>(&mut c, &["LPUSH", "r", &format!("x{i}")]);
     }
     q_ok(&mut c, &["LTRIM", "r", "0", "5"]);
-    assert_eq!(q_int(&mut c, &["TL.LEN", "r"]), 6);
+    assert_eq!(q::<i64>(&mut c, &["TL.LEN", "r"]), 6);
     assert_eq!(
-        q_strs(&mut c, &["TL.RANGE", "r", "COUNT", "3"]),
+        q::<Vec<String>>(&mut c, &["TL.RANGE", "r", "COUNT", "3"]),
         s(&["x7", "x6", "x5"])
     );
-    assert_eq!(q_int(&mut c, &["TL.REM", "r", "x5"]), 1);
-    assert_eq!(q_int(&mut c, &["TL.PUSH", "r", "x8", "MAXLEN", "4"]), 4);
+    assert_eq!(q::<i64>(&mut c, &["TL.REM", "r", "x5"]), 1);
+    assert_eq!(q::<i64>(&mut c, &["TL.PUSH", "r", "x8", "MAXLEN", "4"]), 4);
     assert_eq!(lrange(&mut c, "r"), s(&["x8", "x7", "x6", "x4"]));
 
     // TL data read with LRANGE / LINDEX / LLEN equals TL.RANGE.
     for i in 0..30 {
-        q_int(
+        q::<i64>(
             &mut c,
             &[
                 "TL.PUSH",
@@ -557,12 +531,12 @@ fn recipe_compatibility() {
             ],
         );
     }
-    let tl = q_strs(&mut c, &["TL.RANGE", "t", "COUNT", "1000"]);
+    let tl = q::<Vec<String>>(&mut c, &["TL.RANGE", "t", "COUNT", "1000"]);
     assert_eq!(lrange(&mut c, "t"), tl);
-    assert_eq!(q_int(&mut c, &["LLEN", "t"]), tl.len() as i64);
-    assert_eq!(q_int(&mut c, &["TL.LEN", "t"]), tl.len() as i64);
+    assert_eq!(q::<i64>(&mut c, &["LLEN", "t"]), tl.len() as i64);
+    assert_eq!(q::<i64>(&mut c, &["TL.LEN", "t"]), tl.len() as i64);
     for (off, cnt) in [(0, 5), (3, 7), (10, 100), (19, 1)] {
-        let lr = q_strs(
+        let lr = q::<Vec<String>>(
             &mut c,
             &[
                 "LRANGE",
@@ -571,7 +545,7 @@ fn recipe_compatibility() {
                 &(off + cnt - 1).to_string(),
             ],
         );
-        let tr = q_strs(
+        let tr = q::<Vec<String>>(
             &mut c,
             &[
                 "TL.RANGE",
@@ -584,83 +558,28 @@ fn recipe_compatibility() {
         );
         assert_eq!(lr, tr, "offset {off} count {cnt}");
     }
-    let first: Vec<String> = q_strs(&mut c, &["LINDEX", "t", "0"]);
+    let first: Vec<String> = q::<Vec<String>>(&mut c, &["LINDEX", "t", "0"]);
     assert_eq!(first, s(&["v1"])); // 29 % 7
                                    // TL.REM behaves like LREM key count item (head first).
-    q_ok(&mut c, &["COPY", "t", "t2"]);
+    q::<i64>(&mut c, &["COPY", "t", "t2"]);
     assert_eq!(
-        q_int(&mut c, &["TL.REM", "t", "v3", "COUNT", "2"]),
-        q_int(&mut c, &["LREM", "t2", "2", "v3"])
+        q::<i64>(&mut c, &["TL.REM", "t", "v3", "COUNT", "2"]),
+        q::<i64>(&mut c, &["LREM", "t2", "2", "v3"])
     );
     assert_eq!(lrange(&mut c, "t"), lrange(&mut c, "t2"));
     assert_eq!(
-        q_int(&mut c, &["TL.REM", "t", "v4", "COUNT", "0"]),
-        q_int(&mut c, &["LREM", "t2", "0", "v4"])
+        q::<i64>(&mut c, &["TL.REM", "t", "v4", "COUNT", "0"]),
+        q::<i64>(&mut c, &["LREM", "t2", "0", "v4"])
     );
     assert_eq!(lrange(&mut c, "t"), lrange(&mut c, "t2"));
     // Plain RPUSH onto TL data, then TL.* again.
-    q_int(&mut c, &["RPUSH", "t", "tail"]);
-    let tl = q_strs(&mut c, &["TL.RANGE", "t", "COUNT", "1000"]);
+    q::<i64>(&mut c, &["RPUSH", "t", "tail"]);
+    let tl = q::<Vec<String>>(&mut c, &["TL.RANGE", "t", "COUNT", "1000"]);
     assert_eq!(tl.last().unwrap(), "tail");
     assert_eq!(lrange(&mut c, "t"), tl);
 }
 
 // ---------------------------------------------------------------- 5. replication
-
-fn mixed_workload(c: &mut Conn, rng: &mut StdRng, n: usize) {
-    let pool = ["a", "b", "c", "d", "bin\0\r\n"];
-    for i in 0..n {
-        let key = format!("k{}", rng.gen_range(0..6));
-        let item = pool[rng.gen_range(0..pool.len())];
-        match rng.gen_range(0..10) {
-            0..=3 => {
-                // no MAXLEN: the server's config default applies
-                let mut k = redis::cmd("TL.PUSH");
-                k.arg(&key).arg(item);
-                if rng.gen_bool(0.3) {
-                    k.arg("SLACK").arg(rng.gen_range(0..4));
-                }
-                let _: i64 = k.query(c).unwrap();
-            }
-            4..=5 => {
-                let _: i64 = redis::cmd("TL.PUSH")
-                    .arg(&key)
-                    .arg(item)
-                    .arg("MAXLEN")
-                    .arg(rng.gen_range(0..12))
-                    .arg("SLACK")
-                    .arg(rng.gen_range(0..5))
-                    .query(c)
-                    .unwrap();
-            }
-            6 => {
-                let _: i64 = redis::cmd("TL.PUSH")
-                    .arg(&key)
-                    .arg(item)
-                    .arg("TTL")
-                    .arg(rng.gen_range(100..100_000))
-                    .query(c)
-                    .unwrap();
-            }
-            7..=8 => {
-                let _: i64 = redis::cmd("TL.REM")
-                    .arg(&key)
-                    .arg(item)
-                    .arg("COUNT")
-                    .arg(rng.gen_range(0..3))
-                    .query(c)
-                    .unwrap();
-            }
-            _ => {
-                if i % 3 == 0 {
-                    let _: i64 = redis::cmd("TL.REM").arg(&key).arg(item).query(c).unwrap();
-                } else {
-                    let _: Vec<Vec<u8>> = redis::cmd("TL.RANGE").arg(&key).query(c).unwrap();
-                }
-            }
-        }
-    }
-}
 
 #[test]
 fn replication_with_different_default_maxlen() {
@@ -675,102 +594,42 @@ fn replication_with_different_default_maxlen() {
     let mut mc = master.conn();
     let mut rc = replica.conn();
     assert_eq!(
-        q_strs(&mut rc, &["CONFIG", "GET", "recipes.tl-default-maxlen"]),
+        q::<Vec<String>>(&mut rc, &["CONFIG", "GET", "recipes.tl-default-maxlen"]),
         s(&["recipes.tl-default-maxlen", "50"])
     );
     wait_for_sync(&master, &replica);
 
-    let seed = now_ms() as u64;
-    eprintln!("replication seed {seed}");
+    let seed = seed_from_env("TL_SEED", 0);
     let mut rng = StdRng::seed_from_u64(seed);
     // A key pushed only with the default: master caps at 3.
     for i in 0..10 {
-        q_int(&mut mc, &["TL.PUSH", "dflt", &i.to_string()]);
+        q::<i64>(&mut mc, &["TL.PUSH", "dflt", &i.to_string()]);
     }
-    mixed_workload(&mut mc, &mut rng, 600);
+    mixed_workload(&mut mc, "", &mut rng, 600);
     q_ok(
         &mut mc,
         &["CONFIG", "SET", "recipes.tl-default-maxlen", "0"],
     );
-    mixed_workload(&mut mc, &mut rng, 300);
+    mixed_workload(&mut mc, "", &mut rng, 300);
     // A trim of many items at once.
     for i in 0..40 {
-        q_int(&mut mc, &["LPUSH", "many", &i.to_string()]);
+        q::<i64>(&mut mc, &["LPUSH", "many", &i.to_string()]);
     }
-    q_int(
+    q::<i64>(
         &mut mc,
         &["TL.PUSH", "many", "last", "MAXLEN", "5", "TTL", "5000"],
     );
     // REM that empties a key.
-    q_int(&mut mc, &["TL.PUSH", "gone", "z"]);
-    q_int(&mut mc, &["TL.REM", "gone", "z"]);
+    q::<i64>(&mut mc, &["TL.PUSH", "gone", "z"]);
+    q::<i64>(&mut mc, &["TL.REM", "gone", "z"]);
 
     wait_for_sync(&master, &replica);
-    assert_eq!(q_int(&mut rc, &["LLEN", "dflt"]), 3);
+    assert_eq!(q::<i64>(&mut rc, &["LLEN", "dflt"]), 3);
     assert_eq!(lrange(&mut rc, "dflt"), s(&["9", "8", "7"]));
-    assert_eq!(q_int(&mut rc, &["LLEN", "many"]), 5);
-    assert!(q_int(&mut rc, &["PEXPIRETIME", "many"]) > 0);
+    assert_eq!(q::<i64>(&mut rc, &["LLEN", "many"]), 5);
+    assert!(q::<i64>(&mut rc, &["PEXPIRETIME", "many"]) > 0);
     assert!(!exists(&mut rc, "gone"));
     assert_same_data(&mut mc, &mut rc);
-}
-
-// ---------------------------------------------------------------- 6. persistence
-
-#[test]
-fn aof_rewrite_and_restart() {
-    let mut srv = Server::builder()
-        .config("appendonly", "yes")
-        .config("appendfsync", "always")
-        .start();
-    let mut c = srv.conn();
-    let seed = now_ms() as u64;
-    eprintln!("aof seed {seed}");
-    let mut rng = StdRng::seed_from_u64(seed);
-    // Runtime config default; the restarted server comes back with 0, so the
-    // AOF must carry explicit caps.
-    q_ok(&mut c, &["CONFIG", "SET", "recipes.tl-default-maxlen", "4"]);
-    mixed_workload(&mut c, &mut rng, 400);
-    for i in 0..10 {
-        q_int(&mut c, &["TL.PUSH", "dflt", &i.to_string()]);
-    }
-    let _: String = redis::cmd("BGREWRITEAOF").query(&mut c).unwrap();
-    wait_for_bg_done(&srv);
-    mixed_workload(&mut c, &mut rng, 400);
-    for i in 10..20 {
-        q_int(&mut c, &["TL.PUSH", "dflt2", &i.to_string()]);
-    }
-    let before = dump_all(&mut c);
-    assert_eq!(before.get(b"dflt".as_slice()).unwrap().value.len(), 4);
-    assert_eq!(before.get(b"dflt2".as_slice()).unwrap().value.len(), 4);
-    drop(c);
-    srv.restart();
-    let mut c = srv.conn();
-    assert_eq!(
-        q_strs(&mut c, &["CONFIG", "GET", "recipes.tl-default-maxlen"]),
-        s(&["recipes.tl-default-maxlen", "0"])
-    );
-    let after = dump_all(&mut c);
-    assert_eq!(before, after);
-}
-
-#[test]
-fn rdb_save_and_restart() {
-    let mut srv = Server::start();
-    let mut c = srv.conn();
-    let seed = now_ms() as u64;
-    eprintln!("rdb seed {seed}");
-    let mut rng = StdRng::seed_from_u64(seed);
-    mixed_workload(&mut c, &mut rng, 500);
-    q_int(&mut c, &["TL.PUSH", "ttl", "x", "TTL", "1000"]);
-    let before = dump_all(&mut c);
-    drop(c);
-    srv.restart_with_save();
-    let mut c = srv.conn();
-    let after = dump_all(&mut c);
-    assert_eq!(before, after);
-    // TL.* still works on the loaded data.
-    let n = q_int(&mut c, &["TL.LEN", "ttl"]);
-    assert_eq!(q_int(&mut c, &["TL.PUSH", "ttl", "y"]), n + 1);
 }
 
 // ---------------------------------------------------------------- 7. errors
@@ -780,11 +639,11 @@ fn errors_change_nothing() {
     let srv = Server::start();
     let mut c = srv.conn();
     for i in 0..5 {
-        q_int(&mut c, &["TL.PUSH", "t", &format!("i{i}")]);
+        q::<i64>(&mut c, &["TL.PUSH", "t", &format!("i{i}")]);
     }
-    q_ok(&mut c, &["PEXPIRE", "t", "100000000"]);
+    q::<i64>(&mut c, &["PEXPIRE", "t", "100000000"]);
     q_ok(&mut c, &["SET", "str", "v"]);
-    q_ok(&mut c, &["ZADD", "z", "1", "m"]);
+    q::<i64>(&mut c, &["ZADD", "z", "1", "m"]);
     let snapshot = dump_all(&mut c);
     let errors0 = recipes_info(&mut c, "tl_errors");
     let mut n_err = 0;
@@ -983,7 +842,7 @@ fn errors_change_nothing() {
         .query(&mut c)
         .unwrap();
     assert_eq!(n, 1);
-    assert_eq!(q_int(&mut c, &["TL.LEN", "bin"]), 4);
+    assert_eq!(q::<i64>(&mut c, &["TL.LEN", "bin"]), 4);
     // Binary key name.
     let n: i64 = redis::cmd("TL.PUSH")
         .arg(b"k\0\r\n".as_slice())
@@ -999,7 +858,7 @@ fn errors_change_nothing() {
 
     // Garbage barrage.
     let snapshot = dump_all(&mut c);
-    let mut rng = StdRng::seed_from_u64(now_ms() as u64);
+    let mut rng = StdRng::seed_from_u64(seed_from_env("TL_SEED", 0));
     let names = [
         "TL.PUSH", "TL.RANGE", "TL.REM", "TL.LEN", "tl.push", "Tl.Range",
     ];
@@ -1068,27 +927,27 @@ fn notifications_and_info() {
 
     let ev = |e: &str, k: &str| (e.to_string(), k.to_string());
     // push, no trim
-    q_int(&mut c, &["TL.PUSH", "n", "a", "MAXLEN", "2"]);
-    q_int(&mut c, &["TL.PUSH", "n", "b", "MAXLEN", "2"]);
+    q::<i64>(&mut c, &["TL.PUSH", "n", "a", "MAXLEN", "2"]);
+    q::<i64>(&mut c, &["TL.PUSH", "n", "b", "MAXLEN", "2"]);
     // push with trim
-    q_int(&mut c, &["TL.PUSH", "n", "c", "MAXLEN", "2"]);
+    q::<i64>(&mut c, &["TL.PUSH", "n", "c", "MAXLEN", "2"]);
     // push with TTL (no trim)
-    q_int(&mut c, &["TL.PUSH", "n", "d", "MAXLEN", "5", "TTL", "100"]);
+    q::<i64>(&mut c, &["TL.PUSH", "n", "d", "MAXLEN", "5", "TTL", "100"]);
     // push with trim and TTL
-    q_int(&mut c, &["TL.PUSH", "n", "e", "MAXLEN", "1", "TTL", "100"]);
+    q::<i64>(&mut c, &["TL.PUSH", "n", "e", "MAXLEN", "1", "TTL", "100"]);
     // rem that removes nothing: no event
-    q_int(&mut c, &["TL.REM", "n", "zz"]);
+    q::<i64>(&mut c, &["TL.REM", "n", "zz"]);
     // read-only commands: no event
-    q_strs(&mut c, &["TL.RANGE", "n"]);
-    q_int(&mut c, &["TL.LEN", "n"]);
+    q::<Vec<String>>(&mut c, &["TL.RANGE", "n"]);
+    q::<i64>(&mut c, &["TL.LEN", "n"]);
     // errors: no event
     let _ = expect_err(&mut c, &cmd(&["TL.PUSH", "n", "x", "MAXLEN", "-1"]));
     let _ = expect_err(&mut c, &cmd(&["TL.PUSH", "n", "x", "TTL", "0"]));
     // rem that removes (not emptying)
-    q_int(&mut c, &["TL.PUSH", "n", "f"]);
-    q_int(&mut c, &["TL.REM", "n", "e"]);
+    q::<i64>(&mut c, &["TL.PUSH", "n", "f"]);
+    q::<i64>(&mut c, &["TL.REM", "n", "e"]);
     // rem that empties: tl.rem then del
-    q_int(&mut c, &["TL.REM", "n", "f", "COUNT", "0"]);
+    q::<i64>(&mut c, &["TL.REM", "n", "f", "COUNT", "0"]);
     q_ok(&mut c, &["SET", "sentinel", "1"]);
     let got = events_until_sentinel(&mut ps);
     assert_eq!(
@@ -1115,7 +974,7 @@ fn notifications_and_info() {
     let mut ps2 = sub2.as_pubsub();
     ps2.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     ps2.subscribe("__keyspace@0__:ks").unwrap();
-    q_int(&mut c, &["TL.PUSH", "ks", "a"]);
+    q::<i64>(&mut c, &["TL.PUSH", "ks", "a"]);
     let m = ps2.get_message().unwrap();
     assert_eq!(m.get_payload::<String>().unwrap(), "tl.push");
     drop(ps2);
@@ -1134,17 +993,17 @@ fn notifications_and_info() {
         assert_eq!(recipes_info(&mut c, f), 0, "{f}");
     }
     for i in 0..7 {
-        q_int(
+        q::<i64>(
             &mut c,
             &["TL.PUSH", "k", &i.to_string(), "MAXLEN", "3", "SLACK", "2"],
         );
     } // lens 1 2 3 4 3(trim 2) 4 3(trim 2) -> 4 trimmed
-    q_strs(&mut c, &["TL.RANGE", "k"]);
-    q_strs(&mut c, &["TL.RANGE", "missing"]);
-    q_int(&mut c, &["TL.REM", "k", "6"]);
-    q_int(&mut c, &["TL.LEN", "k"]);
-    q_int(&mut c, &["TL.LEN", "k"]);
-    q_int(&mut c, &["TL.LEN", "k"]);
+    q::<Vec<String>>(&mut c, &["TL.RANGE", "k"]);
+    q::<Vec<String>>(&mut c, &["TL.RANGE", "missing"]);
+    q::<i64>(&mut c, &["TL.REM", "k", "6"]);
+    q::<i64>(&mut c, &["TL.LEN", "k"]);
+    q::<i64>(&mut c, &["TL.LEN", "k"]);
+    q::<i64>(&mut c, &["TL.LEN", "k"]);
     let _ = expect_err(&mut c, &cmd(&["TL.PUSH", "k", "x", "SLACK", "-1"]));
     let _ = expect_err(&mut c, &cmd(&["TL.RANGE", "k", "COUNT", "-1"]));
     q_ok(&mut c, &["SET", "s", "1"]);
@@ -1174,44 +1033,47 @@ fn long_lists() {
     // items[0] is pushed first -> tail (index N-1); items[N-1] is the head.
     let items: Vec<String> = (0..N).map(|i| format!("it{i}")).collect();
     lpush_many(&mut c, "big", &items);
-    assert_eq!(q_int(&mut c, &["TL.LEN", "big"]), N as i64);
+    assert_eq!(q::<i64>(&mut c, &["TL.LEN", "big"]), N as i64);
 
     // RANGE near the end.
     let t = Instant::now();
     assert_eq!(
-        q_strs(&mut c, &["TL.RANGE", "big", "OFFSET", &(N - 3).to_string()]),
+        q::<Vec<String>>(&mut c, &["TL.RANGE", "big", "OFFSET", &(N - 3).to_string()]),
         s(&["it2", "it1", "it0"])
     );
     assert_eq!(
-        q_strs(
+        q::<Vec<String>>(
             &mut c,
             &["TL.RANGE", "big", "OFFSET", "50000", "COUNT", "3"]
         ),
         s(&["it49999", "it49998", "it49997"])
     );
     assert_eq!(
-        q_strs(&mut c, &["TL.RANGE", "big", "OFFSET", &N.to_string()]),
+        q::<Vec<String>>(&mut c, &["TL.RANGE", "big", "OFFSET", &N.to_string()]),
         Vec::<String>::new()
     );
 
     // REM deep: the tail item, and one in the middle.
-    assert_eq!(q_int(&mut c, &["TL.REM", "big", "it0"]), 1);
-    assert_eq!(q_int(&mut c, &["TL.LEN", "big"]), (N - 1) as i64);
-    assert_eq!(q_strs(&mut c, &["LINDEX", "big", "-1"]), s(&["it1"]));
+    assert_eq!(q::<i64>(&mut c, &["TL.REM", "big", "it0"]), 1);
+    assert_eq!(q::<i64>(&mut c, &["TL.LEN", "big"]), (N - 1) as i64);
     assert_eq!(
-        q_int(&mut c, &["TL.REM", "big", "it30000", "COUNT", "0"]),
+        q::<Vec<String>>(&mut c, &["LINDEX", "big", "-1"]),
+        s(&["it1"])
+    );
+    assert_eq!(
+        q::<i64>(&mut c, &["TL.REM", "big", "it30000", "COUNT", "0"]),
         1
     );
-    assert_eq!(q_int(&mut c, &["TL.REM", "big", "it30000"]), 0);
+    assert_eq!(q::<i64>(&mut c, &["TL.REM", "big", "it30000"]), 0);
     assert_eq!(
-        q_int(&mut c, &["TL.REM", "big", "nothere", "COUNT", "0"]),
+        q::<i64>(&mut c, &["TL.REM", "big", "nothere", "COUNT", "0"]),
         0
     );
-    assert_eq!(q_int(&mut c, &["LLEN", "big"]), (N - 2) as i64);
+    assert_eq!(q::<i64>(&mut c, &["LLEN", "big"]), (N - 2) as i64);
     // Neighbours intact.
-    let pos = q_int(&mut c, &["LPOS", "big", "it30001"]);
+    let pos = q::<i64>(&mut c, &["LPOS", "big", "it30001"]);
     assert_eq!(
-        q_strs(
+        q::<Vec<String>>(
             &mut c,
             &["LRANGE", "big", &pos.to_string(), &(pos + 1).to_string()]
         ),
@@ -1226,20 +1088,26 @@ fn long_lists() {
     let _: i64 = dup.query(&mut c).unwrap();
     q_ok(&mut c, &["LSET", "big", "70000", "dup"]); // overwrites one item
     q_ok(&mut c, &["LSET", "big", "90000", "dup"]);
-    let len0 = q_int(&mut c, &["LLEN", "big"]);
-    assert_eq!(q_int(&mut c, &["TL.REM", "big", "dup", "COUNT", "3"]), 3);
-    assert_eq!(q_int(&mut c, &["LLEN", "big"]), len0 - 3);
+    let len0 = q::<i64>(&mut c, &["LLEN", "big"]);
+    assert_eq!(q::<i64>(&mut c, &["TL.REM", "big", "dup", "COUNT", "3"]), 3);
+    assert_eq!(q::<i64>(&mut c, &["LLEN", "big"]), len0 - 3);
     // The two head-most (LSET ones) and the first RPUSHed one went.
     assert_eq!(
-        q_strs(&mut c, &["LRANGE", "big", "-4", "-1"]),
+        q::<Vec<String>>(&mut c, &["LRANGE", "big", "-4", "-1"]),
         s(&["dup", "dup", "dup", "dup"])
     );
-    assert_eq!(q_strs(&mut c, &["LINDEX", "big", "-5"]), s(&["it1"]));
-    assert_eq!(q_int(&mut c, &["TL.REM", "big", "dup", "COUNT", "0"]), 4);
-    assert_eq!(q_int(&mut c, &["LLEN", "big"]), len0 - 7);
-    assert_eq!(q_strs(&mut c, &["LINDEX", "big", "-1"]), s(&["it1"]));
     assert_eq!(
-        q_strs(&mut c, &["LINDEX", "big", "0"]),
+        q::<Vec<String>>(&mut c, &["LINDEX", "big", "-5"]),
+        s(&["it1"])
+    );
+    assert_eq!(q::<i64>(&mut c, &["TL.REM", "big", "dup", "COUNT", "0"]), 4);
+    assert_eq!(q::<i64>(&mut c, &["LLEN", "big"]), len0 - 7);
+    assert_eq!(
+        q::<Vec<String>>(&mut c, &["LINDEX", "big", "-1"]),
+        s(&["it1"])
+    );
+    assert_eq!(
+        q::<Vec<String>>(&mut c, &["LINDEX", "big", "0"]),
         s(&[&format!("it{}", N - 1)])
     );
     eprintln!("long list range/rem took {:?}", t.elapsed());
@@ -1253,16 +1121,19 @@ fn long_lists() {
     let items: Vec<String> = (0..10_000).map(|i| format!("t{i}")).collect();
     lpush_many(&mut c, "cut", &items);
     assert_eq!(
-        q_int(&mut c, &["TL.PUSH", "cut", "new", "MAXLEN", "10"]),
+        q::<i64>(&mut c, &["TL.PUSH", "cut", "new", "MAXLEN", "10"]),
         10
     );
-    assert_eq!(q_int(&mut c, &["LLEN", "cut"]), 10);
+    assert_eq!(q::<i64>(&mut c, &["LLEN", "cut"]), 10);
     let mut want = vec!["new".to_string()];
     want.extend((9991..10_000).rev().map(|i| format!("t{i}")));
     assert_eq!(lrange(&mut c, "cut"), want);
     assert_eq!(recipes_info(&mut c, "tl_trims"), 9991);
     // And the whole 100k list cut to 1 in one push.
-    assert_eq!(q_int(&mut c, &["TL.PUSH", "big", "only", "MAXLEN", "1"]), 1);
+    assert_eq!(
+        q::<i64>(&mut c, &["TL.PUSH", "big", "only", "MAXLEN", "1"]),
+        1
+    );
     assert_eq!(lrange(&mut c, "big"), s(&["only"]));
     let pong: String = redis::cmd("PING").query(&mut c).unwrap();
     assert_eq!(pong, "PONG");

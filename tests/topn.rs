@@ -3,6 +3,7 @@
 //!
 //! Model tests take their seed from `TOPN_SEED` (printed at the start of each run).
 mod common;
+use common::families::topn::*;
 use common::*;
 
 use rand::rngs::StdRng;
@@ -14,104 +15,6 @@ use std::time::{Duration, Instant};
 // ---------------------------------------------------------------- helpers
 
 type Conn = redis::Connection;
-type Rows = Vec<(String, i64)>;
-
-const HOUR_MS: i64 = 3_600_000;
-
-fn run<T: redis::FromRedisValue>(c: &mut Conn, k: &redis::Cmd) -> T {
-    k.query(c)
-        .unwrap_or_else(|e| panic!("{}: {}", cmd_text(k), err_text(&e)))
-}
-
-fn q<T: redis::FromRedisValue>(c: &mut Conn, args: &[&str]) -> T {
-    run(c, &cmd(args))
-}
-
-fn q_ok(c: &mut Conn, args: &[&str]) {
-    let v: Value = q(c, args);
-    assert!(
-        matches!(v, Value::Okay) || v == Value::SimpleString("OK".into()),
-        "{args:?}: expected OK, got {v:?}"
-    );
-}
-
-fn exists(c: &mut Conn, key: &str) -> bool {
-    q::<i64>(c, &["EXISTS", key]) == 1
-}
-
-fn pexpiretime(c: &mut Conn, key: &str) -> i64 {
-    q(c, &["PEXPIRETIME", key])
-}
-
-fn incr(c: &mut Conn, key: &str, member: &str, by: i64, at: i64) -> i64 {
-    let mut k = redis::cmd("TOPN.INCR");
-    k.arg(key).arg(member).arg("BY").arg(by).arg("AT").arg(at);
-    run(c, &k)
-}
-
-/// Flat `member, count, ...` (counts must be integer replies).
-fn pairs(v: Vec<Value>) -> Rows {
-    assert!(v.len().is_multiple_of(2), "odd WITHCOUNTS reply: {v:?}");
-    v.chunks(2)
-        .map(|p| {
-            let m = match &p[0] {
-                Value::BulkString(b) => String::from_utf8(b.clone()).unwrap(),
-                other => panic!("member not a bulk string: {other:?}"),
-            };
-            let n = match &p[1] {
-                Value::Int(n) => *n,
-                other => panic!("count of {m:?} not an integer reply: {other:?}"),
-            };
-            (m, n)
-        })
-        .collect()
-}
-
-/// `TOPN.TOP|TOP24 key n [AT at] WITHCOUNTS`.
-fn top_ws(c: &mut Conn, name: &str, key: &str, n: usize, at: Option<i64>) -> Rows {
-    let mut k = redis::cmd(name);
-    k.arg(key).arg(n);
-    if let Some(at) = at {
-        k.arg("AT").arg(at);
-    }
-    k.arg("WITHCOUNTS");
-    pairs(run(c, &k))
-}
-
-fn top(c: &mut Conn, key: &str, n: usize, at: i64) -> Rows {
-    top_ws(c, "TOPN.TOP", key, n, Some(at))
-}
-
-fn count(c: &mut Conn, key: &str, members: &[&str], at: Option<i64>) -> Vec<i64> {
-    let mut k = redis::cmd("TOPN.COUNT");
-    k.arg(key);
-    for m in members {
-        k.arg(*m);
-    }
-    if let Some(at) = at {
-        k.arg("AT").arg(at);
-    }
-    run(c, &k)
-}
-
-/// `TOPN.INFO key` as name -> integer (RESP2 flat array).
-fn info(c: &mut Conn, key: &str) -> BTreeMap<String, i64> {
-    let v: Vec<Value> = q(c, &["TOPN.INFO", key]);
-    pairs(v).into_iter().collect()
-}
-
-fn rows(list: &[(&str, i64)]) -> Rows {
-    list.iter().map(|(m, n)| (m.to_string(), *n)).collect()
-}
-
-fn recipes_info(c: &mut Conn, field: &str) -> i64 {
-    let info: String = redis::cmd("INFO").arg("recipes").query(c).unwrap();
-    let name = format!("topn_{field}");
-    let v = info_field(&info, &name)
-        .or_else(|| info_field(&info, &format!("recipes_{name}")))
-        .unwrap_or_else(|| panic!("INFO recipes has no {name}:\n{info}"));
-    v.parse().unwrap()
-}
 
 /// If the current `bucket_ms` bucket ends within `margin` ms, wait for the next one
 /// (tests that rely on the server clock staying in one bucket).
@@ -119,13 +22,6 @@ fn avoid_boundary(bucket_ms: i64, margin: i64) {
     let left = bucket_ms - now_ms().rem_euclid(bucket_ms);
     if left < margin {
         std::thread::sleep(Duration::from_millis(left as u64 + 20));
-    }
-}
-
-fn seed_from_env(offset: u64) -> u64 {
-    match std::env::var("TOPN_SEED") {
-        Ok(v) => v.parse::<u64>().expect("TOPN_SEED must be an integer"),
-        Err(_) => (now_ms() as u64).wrapping_add(offset),
     }
 }
 
@@ -786,8 +682,7 @@ fn run_model(c: &mut Conn, seed: u64, shape: &Shape, key: &str) {
 fn model_based_exactness() {
     let srv = Server::start();
     let c = &mut srv.conn();
-    let seed = seed_from_env(0);
-    eprintln!("model_based_exactness: seed {seed} (rerun with TOPN_SEED={seed})");
+    let seed = seed_from_env("TOPN_SEED", 0);
     let shapes = [
         Shape {
             bucket_s: 60,
@@ -834,8 +729,7 @@ fn blog_scenario_phone_lookups() {
     // "Most looked-up phone numbers of the last 24 hours", hourly buckets.
     let srv = Server::start();
     let c = &mut srv.conn();
-    let seed = seed_from_env(17);
-    eprintln!("blog_scenario_phone_lookups: seed {seed} (rerun with TOPN_SEED={seed})");
+    let seed = seed_from_env("TOPN_SEED", 17);
     let mut rng = StdRng::seed_from_u64(seed);
     q_ok(
         c,
@@ -927,51 +821,6 @@ fn times_around(base: i64, bm: i64, n: i64) -> Vec<i64> {
     (-2..n).map(|k| base + k * bm + bm / 3).collect()
 }
 
-/// Events in buckets [base_b, base_b + span) of a key of `window` >= span buckets (nothing
-/// retires), positive members only ever up, "neg*" only down, so no entry is ever 0: the
-/// member count is the same after a reload. Also some late events older than the window.
-#[allow(clippy::too_many_arguments)] // a test workload with every knob spelled out
-fn steady_workload(
-    c: &mut Conn,
-    rng: &mut StdRng,
-    key: &str,
-    base: i64,
-    bm: i64,
-    span: i64,
-    window: i64,
-    n: usize,
-    members: &mut BTreeSet<String>,
-) {
-    let mut p = redis::pipe();
-    for i in 0..n {
-        let (m, by) = if rng.gen_bool(0.1) {
-            (format!("neg{}", rng.gen_range(0..10)), -rng.gen_range(1..4))
-        } else {
-            let x: f64 = rng.gen();
-            (
-                format!("p{}", (x * x * 300.0) as usize),
-                rng.gen_range(1..6),
-            )
-        };
-        let at = if i > 0 && rng.gen_bool(0.05) {
-            base - (window + 1) * bm // ignored: older than the window
-        } else if i == 0 {
-            base
-        } else {
-            base + rng.gen_range(0..span * bm)
-        };
-        members.insert(m.clone());
-        p.cmd("TOPN.INCR")
-            .arg(key)
-            .arg(&m)
-            .arg("BY")
-            .arg(by)
-            .arg("AT")
-            .arg(at);
-    }
-    let _: Vec<i64> = p.query(c).unwrap();
-}
-
 // ---------------------------------------------------------------- 4. replication
 
 #[test]
@@ -981,8 +830,7 @@ fn replica_answers_equal() {
     wait_for_sync(&master, &replica);
     let mc = &mut master.conn();
     let rc = &mut replica.conn();
-    let seed = seed_from_env(31);
-    eprintln!("replica_answers_equal: seed {seed} (rerun with TOPN_SEED={seed})");
+    let seed = seed_from_env("TOPN_SEED", 31);
     let mut rng = StdRng::seed_from_u64(seed);
 
     // k1: explicit AT, the clock moves past the window (retirement on both sides).
@@ -990,28 +838,7 @@ fn replica_answers_equal() {
     let bm = 60_000;
     let base = now_ms() / bm * bm;
     let mut m1 = BTreeSet::new();
-    let mut p = redis::pipe();
-    for i in 0..6000i64 {
-        let m = format!("m{}", rng.gen_range(0..400));
-        let by = if rng.gen_bool(0.1) {
-            -rng.gen_range(1..5)
-        } else {
-            rng.gen_range(1..4)
-        };
-        let mut at = base + i * 12 * bm / 6000 + rng.gen_range(0..bm / 2);
-        if i > 0 && rng.gen_bool(0.1) {
-            at -= rng.gen_range(0..7 * bm);
-        }
-        m1.insert(m.clone());
-        p.cmd("TOPN.INCR")
-            .arg("k1")
-            .arg(&m)
-            .arg("BY")
-            .arg(by)
-            .arg("AT")
-            .arg(at);
-    }
-    let _: Vec<i64> = p.query(mc).unwrap();
+    rolling_workload(mc, &mut rng, "k1", base, bm, 6000, 400, &mut m1);
     // k2: server time, default shape, created by INCR.
     avoid_boundary(HOUR_MS, 5_000);
     let mut m2 = BTreeSet::new();
@@ -1134,87 +961,10 @@ fn replica_with_other_defaults_ends_equal() {
 // ---------------------------------------------------------------- 5. persistence & key ops
 
 #[test]
-fn aof_rewrite_and_restart() {
-    let mut srv = Server::builder()
-        .config("appendonly", "yes")
-        .config("appendfsync", "always")
-        .start();
-    let c = &mut srv.conn();
-    let seed = seed_from_env(53);
-    eprintln!("aof_rewrite_and_restart: seed {seed} (rerun with TOPN_SEED={seed})");
-    let mut rng = StdRng::seed_from_u64(seed);
-    let bm = 60_000;
-    let base = now_ms() / bm * bm;
-    // Runtime defaults: the restarted server comes back with 3600/24, so the AOF must
-    // carry the shape of keys created by INCR.
-    q_ok(c, &["CONFIG", "SET", "recipes.topn-default-bucket", "60"]);
-    q_ok(c, &["CONFIG", "SET", "recipes.topn-default-window", "12"]);
-    let mut ma = BTreeSet::new();
-    steady_workload(c, &mut rng, "a", base, bm, 6, 12, 3000, &mut ma);
-    q_ok(c, &["TOPN.CREATE", "b", "BUCKET", "30", "WINDOW", "40"]);
-    let mut mb = BTreeSet::new();
-    steady_workload(c, &mut rng, "b", base, 30_000, 20, 40, 1500, &mut mb);
-    q_ok(c, &["TOPN.CREATE", "empty", "BUCKET", "5", "WINDOW", "2"]);
-    // The clock moved by BY 0 alone (nothing stored at the clock bucket).
-    incr(c, "clk", "m", 4, base);
-    incr(c, "clk", "m", 0, base + 5 * bm);
-    let _: String = q(c, &["BGREWRITEAOF"]);
-    wait_for_bg_done(&srv);
-    steady_workload(c, &mut rng, "a", base + 6 * bm, bm, 4, 12, 1500, &mut ma);
-    let mut mc: BTreeSet<String> = BTreeSet::new();
-    steady_workload(c, &mut rng, "c", base, bm, 5, 12, 800, &mut mc);
-    incr(c, "clk", "m", 1, base + 4 * bm);
-
-    let ma: Vec<String> = ma.into_iter().collect();
-    let mb: Vec<String> = mb.into_iter().collect();
-    let mc: Vec<String> = mc.into_iter().collect();
-    let clk_m = vec!["m".to_string()];
-    let cases: Vec<(&str, Vec<i64>, &Vec<String>)> = vec![
-        ("a", times_around(base, bm, 24), &ma),
-        ("b", times_around(base, 30_000, 62), &mb),
-        ("c", times_around(base, bm, 18), &mc),
-        ("empty", vec![base], &clk_m),
-        ("clk", times_around(base, bm, 12), &clk_m),
-    ];
-    let before: Vec<Snap> = cases
-        .iter()
-        .map(|(k, ts, ms)| snap(c, k, ts, ms, true))
-        .collect();
-    assert_eq!(before[4].tops[2].1, rows(&[("m", 4)]));
-    assert_eq!(before[4].pexpiretime, (base / bm + 5 + 12) * bm);
-    assert_eq!(before[3].pexpiretime, -1);
-    srv.restart();
-    let c = &mut srv.conn();
-    assert_eq!(
-        q::<Vec<String>>(c, &["CONFIG", "GET", "recipes.topn-default-window"]),
-        ["recipes.topn-default-window", "24"]
-    );
-    for ((k, ts, ms), b) in cases.iter().zip(&before) {
-        assert_eq!(&snap(c, k, ts, ms, true), b, "AOF reload: {k}");
-    }
-    // Rewrite again from the reloaded state, then reload once more.
-    let _: String = q(c, &["BGREWRITEAOF"]);
-    wait_for_bg_done(&srv);
-    srv.restart();
-    let c = &mut srv.conn();
-    for ((k, ts, ms), b) in cases.iter().zip(&before) {
-        assert_eq!(
-            &snap(c, k, ts, ms, true),
-            b,
-            "AOF rewrite of a reloaded state: {k}"
-        );
-    }
-    // Still writable with the right shape.
-    let i = info(c, "a");
-    assert_eq!((i["bucket"], i["window"]), (60, 12));
-}
-
-#[test]
 fn rdb_save_and_restart() {
     let mut srv = Server::start();
     let c = &mut srv.conn();
-    let seed = seed_from_env(71);
-    eprintln!("rdb_save_and_restart: seed {seed} (rerun with TOPN_SEED={seed})");
+    let seed = seed_from_env("TOPN_SEED", 71);
     let mut rng = StdRng::seed_from_u64(seed);
     let bm = 60_000;
     let base = now_ms() / bm * bm;
@@ -1256,8 +1006,7 @@ fn rdb_save_and_restart() {
 fn dump_restore_copy_rename_memory() {
     let srv = Server::start();
     let c = &mut srv.conn();
-    let seed = seed_from_env(97);
-    eprintln!("dump_restore_copy_rename_memory: seed {seed} (rerun with TOPN_SEED={seed})");
+    let seed = seed_from_env("TOPN_SEED", 97);
     let mut rng = StdRng::seed_from_u64(seed);
     let bm = 60_000;
     let base = now_ms() / bm * bm;
@@ -1457,7 +1206,7 @@ fn errors_change_nothing() {
     let ts = times_around(base, bm, 6);
     let ms: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
     let before = snap(c, "k", &ts, &ms, true);
-    let errors0 = recipes_info(c, "errors");
+    let errors0 = recipes_info(c, "topn_errors");
     let b = base.to_string();
 
     let cases: Vec<(Vec<&str>, &[&str])> = vec![
@@ -1598,7 +1347,7 @@ fn errors_change_nothing() {
         assert!(!exists(c, k), "{k} was created by a failing command");
     }
     assert_eq!(
-        recipes_info(c, "errors") - errors0,
+        recipes_info(c, "topn_errors") - errors0,
         n_err,
         "topn_errors counts each error the module replied"
     );
@@ -1753,14 +1502,14 @@ fn notifications_and_info_counters() {
     drop(ps);
 
     // INFO counters on this fresh server (exact).
-    assert_eq!(recipes_info(c, "create_calls"), 2); // CREATE a, failed CREATE a
-    assert_eq!(recipes_info(c, "incr_calls"), 6); // 3 + failed + gone + m3
-    assert_eq!(recipes_info(c, "top_calls"), 3); // TOP, TOP24 (ok), TOP24 (err)
-    assert_eq!(recipes_info(c, "count_calls"), 1);
-    assert_eq!(recipes_info(c, "info_calls"), 1);
-    assert_eq!(recipes_info(c, "errors"), 3);
+    assert_eq!(recipes_info(c, "topn_create_calls"), 2); // CREATE a, failed CREATE a
+    assert_eq!(recipes_info(c, "topn_incr_calls"), 6); // 3 + failed + gone + m3
+    assert_eq!(recipes_info(c, "topn_top_calls"), 3); // TOP, TOP24 (ok), TOP24 (err)
+    assert_eq!(recipes_info(c, "topn_count_calls"), 1);
+    assert_eq!(recipes_info(c, "topn_info_calls"), 1);
+    assert_eq!(recipes_info(c, "topn_errors"), 3);
     // members gauge: a {m1,m2,m3}, b {m1}
-    assert_eq!(recipes_info(c, "members"), 4);
+    assert_eq!(recipes_info(c, "topn_members"), 4);
     let mut p = redis::pipe();
     for i in 0..100 {
         p.cmd("TOPN.INCR")
@@ -1770,42 +1519,42 @@ fn notifications_and_info_counters() {
             .arg(base);
     }
     let _: Vec<i64> = p.query(c).unwrap();
-    assert_eq!(recipes_info(c, "members"), 104);
+    assert_eq!(recipes_info(c, "topn_members"), 104);
     assert_eq!(q::<i64>(c, &["COPY", "c", "c2"]), 1);
-    assert_eq!(recipes_info(c, "members"), 204);
+    assert_eq!(recipes_info(c, "topn_members"), 204);
     assert_eq!(q::<i64>(c, &["DEL", "c"]), 1);
-    assert_eq!(recipes_info(c, "members"), 104);
+    assert_eq!(recipes_info(c, "topn_members"), 104);
     q_ok(c, &["RENAME", "c2", "c3"]);
-    assert_eq!(recipes_info(c, "members"), 104);
+    assert_eq!(recipes_info(c, "topn_members"), 104);
     let _: Value = q(c, &["UNLINK", "c3"]);
     assert!(
         wait_until(Duration::from_secs(5), || recipes_info(
             &mut srv.conn(),
-            "members"
+            "topn_members"
         ) == 4),
         "members gauge after UNLINK: {}",
-        recipes_info(c, "members")
+        recipes_info(c, "topn_members")
     );
     q_ok(c, &["FLUSHALL"]);
     assert!(
         wait_until(Duration::from_secs(5), || recipes_info(
             &mut srv.conn(),
-            "members"
+            "topn_members"
         ) == 0),
         "members gauge after FLUSHALL: {}",
-        recipes_info(c, "members")
+        recipes_info(c, "topn_members")
     );
     // expired buckets: a bucket leaving the window is counted.
-    let e0 = recipes_info(c, "expired_buckets");
+    let e0 = recipes_info(c, "topn_expired_buckets");
     q_ok(c, &["TOPN.CREATE", "e", "BUCKET", "60", "WINDOW", "2"]);
     incr(c, "e", "m", 1, base);
     incr(c, "e", "m", 1, base + bm);
-    assert_eq!(recipes_info(c, "expired_buckets"), e0);
+    assert_eq!(recipes_info(c, "topn_expired_buckets"), e0);
     incr(c, "e", "m", 1, base + 2 * bm);
     for _ in 0..3 {
         incr(c, "e", "m", 1, base + 2 * bm);
     }
-    assert_eq!(recipes_info(c, "expired_buckets"), e0 + 1);
+    assert_eq!(recipes_info(c, "topn_expired_buckets"), e0 + 1);
     assert_eq!(count(c, "e", &["m"], Some(base + 2 * bm)), [5]);
 }
 
@@ -1877,7 +1626,7 @@ fn bucket_boundary_with_many_members() {
     q_ok(c, &["TOPN.CREATE", "grave", "BUCKET", "60", "WINDOW", "2"]);
     fill_bucket(c, "grave", "o", OLD, 5, t(0));
     assert_eq!(info(c, "grave")["members"], OLD as i64);
-    let e0 = recipes_info(c, "expired_buckets");
+    let e0 = recipes_info(c, "topn_expired_buckets");
 
     q_ok(c, &["CONFIG", "SET", "slowlog-max-len", "100000"]);
     q_ok(c, &["CONFIG", "SET", "slowlog-log-slower-than", "0"]);
@@ -1971,11 +1720,11 @@ fn bucket_boundary_with_many_members() {
         info(c, "grave")
     );
     assert!(
-        recipes_info(c, "expired_buckets") >= e0 + 2,
+        recipes_info(c, "topn_expired_buckets") >= e0 + 2,
         "topn_expired_buckets {} (was {e0})",
-        recipes_info(c, "expired_buckets")
+        recipes_info(c, "topn_expired_buckets")
     );
-    assert_eq!(recipes_info(c, "members"), 120);
+    assert_eq!(recipes_info(c, "topn_members"), 120);
     let mut want: Rows = (0..20).map(|i| (format!("mid{i:02}"), 2)).collect();
     let mut news: Rows = (0..50).map(|i| (format!("new{i}"), 0)).collect();
     // new0 got 1 at the boundary; each round adds 10 per new member

@@ -25,6 +25,10 @@
 //! `KEEP_TMP` = keep temp dirs (their path is printed).
 #![allow(dead_code)]
 
+pub mod families;
+mod query;
+pub use query::*;
+
 use std::collections::BTreeMap;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,266 @@
+//! TOPN in the family table (module type `recipesTN`), and the TOPN query
+//! helpers the TOPN tests share.
+
+use super::super::{exists, pexpiretime, q, q_ok, run};
+use super::{Family, Step};
+use rand::rngs::StdRng;
+use rand::Rng;
+use redis::{Connection, Value};
+use std::collections::{BTreeMap, BTreeSet};
+
+pub const FAMILY: Family = Family {
+    name: "TOPN",
+    commands: &[
+        "TOPN.CREATE",
+        "TOPN.INCR",
+        "TOPN.TOP",
+        "TOPN.TOP24",
+        "TOPN.COUNT",
+        "TOPN.INFO",
+    ],
+    keywords: &["AT", "BUCKET", "WINDOW", "BY", "WITHCOUNTS"],
+    configs: &[
+        ("recipes.topn-default-bucket", "60"),
+        ("recipes.topn-default-window", "12"),
+    ],
+    workload,
+    read,
+    sample,
+};
+
+pub const HOUR_MS: i64 = 3_600_000;
+
+/// `(member, count)` rows of a WITHCOUNTS reply.
+pub type Rows = Vec<(String, i64)>;
+
+/// Flat `member, count, ...` (counts must be integer replies).
+pub fn pairs(v: Vec<Value>) -> Rows {
+    assert!(v.len().is_multiple_of(2), "odd WITHCOUNTS reply: {v:?}");
+    v.chunks(2)
+        .map(|p| {
+            let m = match &p[0] {
+                Value::BulkString(b) => String::from_utf8(b.clone()).unwrap(),
+                other => panic!("member not a bulk string: {other:?}"),
+            };
+            let n = match &p[1] {
+                Value::Int(n) => *n,
+                other => panic!("count of {m:?} not an integer reply: {other:?}"),
+            };
+            (m, n)
+        })
+        .collect()
+}
+
+pub fn rows(list: &[(&str, i64)]) -> Rows {
+    list.iter().map(|(m, n)| (m.to_string(), *n)).collect()
+}
+
+/// `TOPN.INCR key member BY by AT at`.
+pub fn incr(c: &mut Connection, key: &str, member: &str, by: i64, at: i64) -> i64 {
+    run(c, &incr_cmd(key, member, by, at))
+}
+
+/// The command [`incr`] sends, for pipelines.
+pub fn incr_cmd(key: &str, member: &str, by: i64, at: i64) -> redis::Cmd {
+    let mut k = redis::cmd("TOPN.INCR");
+    k.arg(key).arg(member).arg("BY").arg(by).arg("AT").arg(at);
+    k
+}
+
+/// `TOPN.TOP|TOP24 key n [AT at] WITHCOUNTS`.
+pub fn top_ws(c: &mut Connection, name: &str, key: &str, n: usize, at: Option<i64>) -> Rows {
+    let mut k = redis::cmd(name);
+    k.arg(key).arg(n);
+    if let Some(at) = at {
+        k.arg("AT").arg(at);
+    }
+    k.arg("WITHCOUNTS");
+    pairs(run(c, &k))
+}
+
+/// `TOPN.TOP key n AT at WITHCOUNTS`.
+pub fn top(c: &mut Connection, key: &str, n: usize, at: i64) -> Rows {
+    top_ws(c, "TOPN.TOP", key, n, Some(at))
+}
+
+/// `TOPN.COUNT key member... [AT at]`.
+pub fn count(c: &mut Connection, key: &str, members: &[&str], at: Option<i64>) -> Vec<i64> {
+    let mut k = redis::cmd("TOPN.COUNT");
+    k.arg(key);
+    for m in members {
+        k.arg(*m);
+    }
+    if let Some(at) = at {
+        k.arg("AT").arg(at);
+    }
+    run(c, &k)
+}
+
+/// `TOPN.INFO key` as name -> integer (RESP2 flat array).
+pub fn info(c: &mut Connection, key: &str) -> BTreeMap<String, i64> {
+    let v: Vec<Value> = q(c, &["TOPN.INFO", key]);
+    pairs(v).into_iter().collect()
+}
+
+/// Events in buckets [base_b, base_b + span) of a key of `window` >= span buckets (nothing
+/// retires), positive members only ever up, "neg*" only down, so no entry is ever 0: the
+/// member count is the same after a reload. Also some late events older than the window.
+#[allow(clippy::too_many_arguments)] // a test workload with every knob spelled out
+pub fn steady_workload(
+    c: &mut Connection,
+    rng: &mut StdRng,
+    key: &str,
+    base: i64,
+    bm: i64,
+    span: i64,
+    window: i64,
+    n: usize,
+    members: &mut BTreeSet<String>,
+) {
+    let mut p = redis::pipe();
+    for i in 0..n {
+        let (m, by) = if rng.gen_bool(0.1) {
+            (format!("neg{}", rng.gen_range(0..10)), -rng.gen_range(1..4))
+        } else {
+            let x: f64 = rng.gen();
+            (
+                format!("p{}", (x * x * 300.0) as usize),
+                rng.gen_range(1..6),
+            )
+        };
+        let at = if i > 0 && rng.gen_bool(0.05) {
+            base - (window + 1) * bm // ignored: older than the window
+        } else if i == 0 {
+            base
+        } else {
+            base + rng.gen_range(0..span * bm)
+        };
+        members.insert(m.clone());
+        p.add_command(incr_cmd(key, &m, by, at));
+    }
+    let _: Vec<i64> = p.query(c).unwrap();
+}
+
+/// `n` events on `key` over 12 buckets of `bm` ms from `base`, so the clock
+/// runs past a shorter window and buckets retire; members `m0` .. below
+/// `members` (collected in `seen`), 10% negative, 10% late by up to 7 buckets.
+#[allow(clippy::too_many_arguments)] // a test workload with every knob spelled out
+pub fn rolling_workload(
+    c: &mut Connection,
+    rng: &mut StdRng,
+    key: &str,
+    base: i64,
+    bm: i64,
+    n: i64,
+    members: usize,
+    seen: &mut BTreeSet<String>,
+) {
+    let mut p = redis::pipe();
+    for i in 0..n {
+        let m = format!("m{}", rng.gen_range(0..members));
+        let by = if rng.gen_bool(0.1) {
+            -rng.gen_range(1..5)
+        } else {
+            rng.gen_range(1..4)
+        };
+        let mut at = base + i * 12 * bm / n + rng.gen_range(0..bm / 2);
+        if i > 0 && rng.gen_bool(0.1) {
+            at -= rng.gen_range(0..7 * bm);
+        }
+        seen.insert(m.clone());
+        p.add_command(incr_cmd(key, &m, by, at));
+    }
+    let _: Vec<i64> = p.query(c).unwrap();
+}
+
+fn create_once(c: &mut Connection, key: &str, bucket_s: &str, window: &str) {
+    if !exists(c, key) {
+        q_ok(
+            c,
+            &["TOPN.CREATE", key, "BUCKET", bucket_s, "WINDOW", window],
+        );
+    }
+}
+
+/// Every TOPN write path: keys created with a shape and written with AT
+/// (late events older than the window are ignored), a key created and never
+/// written, the clock moved by `BY 0` alone, a clock running past the window
+/// (buckets retire), the server clock on a key INCR creates with the default
+/// shape, an AT a whole window ago on a new key (nothing stays), and a late
+/// event on an existing key.
+fn workload(c: &mut Connection, p: &str, base: i64, rng: &mut StdRng) {
+    let k = |s: &str| format!("{p}{s}");
+    let bm = 60_000;
+    let b0 = base / bm * bm;
+    let mut seen = BTreeSet::new();
+    create_once(c, &k("a"), "60", "12");
+    steady_workload(c, rng, &k("a"), b0, bm, 6, 12, 600, &mut seen);
+    create_once(c, &k("b"), "30", "40");
+    steady_workload(c, rng, &k("b"), b0, 30_000, 20, 40, 300, &mut seen);
+    create_once(c, &k("empty"), "5", "2");
+    incr(c, &k("clk"), "m", 4, b0);
+    incr(c, &k("clk"), "m", 0, b0 + 5 * bm);
+    create_once(c, &k("roll"), "60", "5");
+    rolling_workload(c, rng, &k("roll"), b0, bm, 1500, 200, &mut seen);
+    for i in 0..100 {
+        let by = (i % 5 - 1).to_string();
+        q::<i64>(
+            c,
+            &["TOPN.INCR", &k("srv"), &format!("s{}", i % 37), "BY", &by],
+        );
+    }
+    assert_eq!(
+        q::<i64>(c, &["TOPN.INCR", &k("gone"), "m", "AT", "1000"]),
+        0,
+        "an event a whole window ago leaves no key"
+    );
+    incr(c, &k("late"), "a", 3, b0);
+    incr(c, &k("late"), "a", 3, b0 - 30 * HOUR_MS);
+    incr(c, &k("late"), "b", 0, b0 + 3 * HOUR_MS);
+}
+
+/// The shape from TOPN.INFO, and TOPN.TOP / TOPN.COUNT of every member at
+/// each bucket from a window before to a window after the key's clock (taken
+/// from its expiry) and a few around `base`.
+fn read(c: &mut Connection, key: &str, base: i64) -> Vec<String> {
+    if !exists(c, key) {
+        return vec!["no key".into()];
+    }
+    let i = info(c, key);
+    let (bm, w) = (i["bucket"] * 1000, i["window"]);
+    // `members`, `buckets` and `memory` count what the key holds, which
+    // includes zero counts and buckets not yet retired: a reload drops those.
+    let mut lines = vec![format!("INFO bucket {} window {w}", i["bucket"])];
+    let exp = pexpiretime(c, key);
+    let mut buckets: BTreeSet<i64> = (-2..=2).map(|d| base / bm + d).collect();
+    if exp > 0 {
+        let clock = exp / bm - w;
+        let step = (w / 20).max(1) as usize;
+        buckets.extend((clock - w - 1..=clock + w + 1).step_by(step));
+        buckets.extend(clock - 2..=clock + 2);
+    }
+    let times: Vec<i64> = buckets.iter().map(|b| b * bm + bm / 3).collect();
+    let mut members: BTreeSet<String> = BTreeSet::new();
+    let mut tops = Vec::new();
+    for &t in &times {
+        let r = top(c, key, 1_000_000, t);
+        members.extend(r.iter().map(|(m, _)| m.clone()));
+        tops.push(r);
+    }
+    let mut members: Vec<&str> = members.iter().map(|m| m.as_str()).collect();
+    members.push("absent");
+    for (t, r) in times.iter().zip(tops) {
+        lines.push(format!("TOP AT {t}: {r:?}"));
+        let n = count(c, key, &members, Some(*t));
+        lines.push(format!("COUNT {members:?} AT {t}: {n:?}"));
+    }
+    lines
+}
+
+fn sample(key: &str, at: i64) -> Vec<Step> {
+    let at = at.to_string();
+    vec![
+        Step::new(&["TOPN.INCR", key, "member", "BY", "3", "AT", &at], "3"),
+        Step::new(&["TOPN.TOP", key, "AT", &at], "[member]"),
+    ]
+}

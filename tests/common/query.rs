@@ -1,0 +1,135 @@
+//! Query helpers shared by every test file: run a command and panic with its
+//! text and the server's error, read `INFO recipes`, and take seeds from the
+//! environment so a failing random test can be replayed.
+//!
+//! ```ignore
+//! let n: i64 = q(c, &["RV.LEN", "k"]);
+//! q_ok(c, &["TOPN.CREATE", "k", "BUCKET", "60"]);
+//! let calls = recipes_info(c, "rv_add_calls");     // or srv.recipes_info(..)
+//! let seed = seed_from_env("RV_SEED", 0);           // prints how to replay
+//! ```
+
+use super::{cmd, cmd_text, err_text, info_field, now_ms, Server};
+use redis::{Connection, FromRedisValue, Value};
+
+/// Runs `k`; on an error reply panics with the command text and the error.
+pub fn run<T: FromRedisValue>(c: &mut Connection, k: &redis::Cmd) -> T {
+    k.query(c)
+        .unwrap_or_else(|e| panic!("{}: {}", cmd_text(k), err_text(&e)))
+}
+
+/// `q(c, &["RV.ADD", "k", "m"])`: runs the command built from string args,
+/// converts its reply to `T`; panics with the command and the error otherwise.
+pub fn q<T: FromRedisValue>(c: &mut Connection, args: &[&str]) -> T {
+    run(c, &cmd(args))
+}
+
+/// Runs a command that must reply `OK`.
+pub fn q_ok(c: &mut Connection, args: &[&str]) {
+    let v: Value = q(c, args);
+    assert!(
+        matches!(v, Value::Okay) || v == Value::SimpleString("OK".into()),
+        "{args:?}: expected OK, got {v:?}"
+    );
+}
+
+/// `EXISTS key` as a bool.
+pub fn exists(c: &mut Connection, key: &str) -> bool {
+    q::<i64>(c, &["EXISTS", key]) == 1
+}
+
+/// `PEXPIRETIME key`: absolute expiry in ms, -1 without one, -2 without the key.
+pub fn pexpiretime(c: &mut Connection, key: &str) -> i64 {
+    q(c, &["PEXPIRETIME", key])
+}
+
+/// A field of `INFO recipes` as an integer. `field` is the name without the
+/// module prefix (`"rv_add_calls"`, `"topn_members"`); the full name works too.
+pub fn recipes_info(c: &mut Connection, field: &str) -> i64 {
+    let info: String = q(c, &["INFO", "recipes"]);
+    recipes_info_field(&info, field)
+}
+
+fn recipes_info_field(info: &str, field: &str) -> i64 {
+    info_field(info, &format!("recipes_{field}"))
+        .or_else(|| info_field(info, field))
+        .unwrap_or_else(|| panic!("INFO recipes has no {field}:\n{info}"))
+        .parse()
+        .unwrap_or_else(|e| panic!("INFO recipes field {field}: {e}"))
+}
+
+impl Server {
+    /// [`recipes_info`] on a fresh connection to this server.
+    pub fn recipes_info(&self, field: &str) -> i64 {
+        recipes_info_field(&self.info("recipes"), field)
+    }
+}
+
+/// The name of the running test (the test harness names each thread after it).
+fn test_name() -> String {
+    std::thread::current()
+        .name()
+        .unwrap_or("test")
+        .rsplit("::")
+        .next()
+        .unwrap_or("test")
+        .to_string()
+}
+
+/// A seed: `$var` when set, else the clock plus `offset` (so two tests started
+/// in the same millisecond differ). Printed, so a failure can be replayed with
+/// `var=<seed>`.
+pub fn seed_from_env(var: &str, offset: u64) -> u64 {
+    let seed = match std::env::var(var) {
+        Ok(v) => v
+            .parse::<u64>()
+            .unwrap_or_else(|_| panic!("{var} must be an integer, not {v:?}")),
+        Err(_) => (now_ms() as u64).wrapping_add(offset),
+    };
+    eprintln!("{}: seed {seed} (rerun with {var}={seed})", test_name());
+    seed
+}
+
+/// `n` seeds, or only `$var` when it is set (replaying one of them). Printed.
+pub fn seeds_from_env(var: &str, n: u64) -> Vec<u64> {
+    let seeds: Vec<u64> = match std::env::var(var) {
+        Ok(_) => return vec![seed_from_env(var, 0)],
+        Err(_) => {
+            let base = now_ms() as u64;
+            (0..n).map(|i| base.wrapping_add(i * 7919)).collect()
+        }
+    };
+    eprintln!(
+        "{}: seeds {seeds:?} (rerun one with {var}=<seed>)",
+        test_name()
+    );
+    seeds
+}
+
+/// A reply as short text, to compare against an expected answer: integers
+/// as they are, strings with bytes outside printable ASCII escaped (`\x00`),
+/// `OK`, `nil`, arrays as `[a, b]`, errors as `ERR: <text>`.
+pub fn reply_text(v: &Value) -> String {
+    match v {
+        Value::Nil => "nil".into(),
+        Value::Int(n) => n.to_string(),
+        Value::BulkString(b) => b.escape_ascii().to_string(),
+        Value::SimpleString(s) => s.clone(),
+        Value::Okay => "OK".into(),
+        Value::Double(d) => d.to_string(),
+        Value::Boolean(b) => b.to_string(),
+        Value::Array(items) | Value::Set(items) => {
+            let parts: Vec<String> = items.iter().map(reply_text).collect();
+            format!("[{}]", parts.join(", "))
+        }
+        Value::Map(pairs) => {
+            let parts: Vec<String> = pairs
+                .iter()
+                .map(|(k, v)| format!("{}: {}", reply_text(k), reply_text(v)))
+                .collect();
+            format!("{{{}}}", parts.join(", "))
+        }
+        Value::ServerError(e) => format!("ERR: {e:?}"),
+        other => format!("{other:?}"),
+    }
+}

@@ -1,0 +1,304 @@
+//! Golden payloads: a `DUMP` of a key of each module type, one file per type
+//! and encoding version under `tests/golden/` (see its README), made once
+//! from a known sequence of commands. Every later build must `RESTORE` each
+//! file and answer exactly as the build that made it, so no change can
+//! silently stop loading data written before it.
+//!
+//! Adding a type or a version = one entry in [`GOLDEN`] plus its file:
+//! `cargo test --test golden -- --ignored write_missing_golden_files`
+//! writes the files that are missing (it never rewrites one).
+//!
+//! Also here: `redis.conf.example` shows every config at its default.
+mod common;
+use common::families::topn::{count, info, pairs, rows, top, top_ws, HOUR_MS};
+use common::*;
+
+use redis::{Connection, Value};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+struct Golden {
+    /// The module type's name, as `TYPE` shows it.
+    type_name: &'static str,
+    /// Its encoding version in the payload.
+    version: u64,
+    /// File under `tests/golden/`: the payload in hex.
+    file: &'static str,
+    /// The key's absolute expiry (ms) when it was dumped; restored with it.
+    expire_at: i64,
+    /// The known sequence that made the key.
+    make: fn(&mut Connection, &str),
+    /// Exact answers of the key (as made or as restored); may write to it last.
+    check: fn(&mut Connection, &str),
+}
+
+const GOLDEN: &[Golden] = &[Golden {
+    type_name: "recipesTN",
+    version: 1,
+    file: "topn-v1.hex",
+    expire_at: TOPN_B + 26 * HOUR_MS,
+    make: topn_make,
+    check: topn_check,
+}];
+
+// ---------------------------------------------------------------- TOPN
+
+/// 2100-01-01T00:00:00Z: the key's expiry (a window after its newest bucket)
+/// never lapses.
+const TOPN_B: i64 = 4_102_444_800_000;
+
+fn at(offset_ms: i64) -> String {
+    (TOPN_B + offset_ms).to_string()
+}
+
+fn topn_make(c: &mut Connection, key: &str) {
+    q_ok(c, &["TOPN.CREATE", key, "BUCKET", "3600", "WINDOW", "24"]);
+    let incrs: &[(&str, &str, i64, i64)] = &[
+        ("alice", "5", 0, 5),
+        ("bob", "3", 1_000, 3),
+        ("nul\0byte", "2", 2_000, 2),
+        ("carol", "7", HOUR_MS, 7),
+        ("alice", "2", 2 * HOUR_MS + 300_000, 7),
+        ("dave", "-4", 2 * HOUR_MS, -4),
+        ("bob", "4", 2 * HOUR_MS, 7),
+        // older than the window (24 buckets before the newest): ignored
+        ("eve", "1", -30 * HOUR_MS, 0),
+    ];
+    for (member, by, offset, reply) in incrs {
+        let args = ["TOPN.INCR", key, member, "BY", by, "AT", &at(*offset)];
+        assert_eq!(q::<i64>(c, &args), *reply, "{args:?}");
+    }
+}
+
+fn topn_check(c: &mut Connection, key: &str) {
+    assert_eq!(q::<String>(c, &["TYPE", key]), "recipesTN");
+    // A whole window after the newest bucket (B + 2 h).
+    assert_eq!(pexpiretime(c, key), TOPN_B + 26 * HOUR_MS);
+    let i = info(c, key);
+    assert!(i["memory"] > 0, "{i:?}");
+    let i: BTreeMap<&str, i64> = i
+        .iter()
+        .filter(|(k, _)| *k != "memory")
+        .map(|(k, v)| (k.as_str(), *v))
+        .collect();
+    assert_eq!(
+        i,
+        BTreeMap::from([
+            ("bucket", 3600),
+            ("window", 24),
+            ("members", 5),
+            ("buckets", 3)
+        ])
+    );
+    let clock = TOPN_B + 2 * HOUR_MS + 1_800_000;
+    let all = rows(&[
+        ("alice", 7),
+        ("bob", 7),
+        ("carol", 7),
+        ("nul\0byte", 2),
+        ("dave", -4),
+    ]);
+    assert_eq!(top(c, key, 10, clock), all);
+    assert_eq!(top_ws(c, "TOPN.TOP24", key, 10, Some(clock)), all);
+    assert_eq!(top(c, key, 2, clock), all[..2].to_vec());
+    assert_eq!(
+        q::<Vec<String>>(c, &["TOPN.TOP", key, "2", "AT", &clock.to_string()]),
+        ["alice", "bob"]
+    );
+    // Bucket B only (the window ending there).
+    assert_eq!(
+        top(c, key, 10, TOPN_B + 1_800_000),
+        rows(&[("alice", 5), ("bob", 3), ("nul\0byte", 2)])
+    );
+    // B+1 .. B+2, then B+2 alone, then nothing.
+    assert_eq!(
+        top(c, key, 10, TOPN_B + 24 * HOUR_MS + 1),
+        rows(&[("carol", 7), ("bob", 4), ("alice", 2), ("dave", -4)])
+    );
+    assert_eq!(
+        top(c, key, 10, TOPN_B + 25 * HOUR_MS),
+        rows(&[("bob", 4), ("alice", 2), ("dave", -4)])
+    );
+    assert_eq!(top(c, key, 10, TOPN_B + 26 * HOUR_MS), rows(&[]));
+    let members = ["alice", "bob", "carol", "dave", "eve", "nul\0byte"];
+    assert_eq!(count(c, key, &members, Some(clock)), [7, 7, 7, -4, 0, 2]);
+    assert_eq!(
+        count(c, key, &members, Some(TOPN_B + 25 * HOUR_MS)),
+        [2, 4, 0, -4, 0, 0]
+    );
+    let v: Vec<Value> = q(c, &["TOPN.INFO", key]);
+    assert_eq!(pairs(v).len(), 5, "TOPN.INFO fields");
+    // The clock came along: B-22 h is out of the window, B-21 h is in.
+    assert_eq!(
+        q::<i64>(c, &["TOPN.INCR", key, "eve", "AT", &at(-22 * HOUR_MS)]),
+        0
+    );
+    assert_eq!(
+        q::<i64>(c, &["TOPN.INCR", key, "eve", "AT", &at(-21 * HOUR_MS)]),
+        1
+    );
+    assert_eq!(
+        q::<i64>(c, &["TOPN.INCR", key, "alice", "AT", &at(2 * HOUR_MS)]),
+        8
+    );
+    assert_eq!(pexpiretime(c, key), TOPN_B + 26 * HOUR_MS);
+}
+
+// ---------------------------------------------------------------- payloads
+
+fn golden_path(file: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(file)
+}
+
+fn read_hex(file: &str) -> Vec<u8> {
+    let path = golden_path(file);
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (see tests/golden.rs)", path.display()));
+    let hex: Vec<u8> = text.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
+    assert!(
+        hex.len().is_multiple_of(2),
+        "{file}: odd number of hex digits"
+    );
+    hex.chunks(2)
+        .map(|p| {
+            u8::from_str_radix(std::str::from_utf8(p).unwrap(), 16)
+                .unwrap_or_else(|e| panic!("{file}: {e}"))
+        })
+        .collect()
+}
+
+fn write_hex(file: &str, bytes: &[u8]) {
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    let lines: Vec<&str> = hex
+        .as_bytes()
+        .chunks(64)
+        .map(|l| std::str::from_utf8(l).unwrap())
+        .collect();
+    std::fs::write(golden_path(file), lines.join("\n") + "\n").unwrap();
+}
+
+/// The module type name and encoding version a DUMP payload names: a module
+/// value starts with its RDB type (7, module) and the module type id as a
+/// 64-bit length (0x81 + 8 bytes big endian): 9 characters of 6 bits, then
+/// 10 bits of version.
+fn payload_type(payload: &[u8]) -> (String, u64) {
+    const CHARSET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    assert!(
+        payload.len() > 10 && payload[0] == 7 && payload[1] == 0x81,
+        "not a module value payload: {:?}",
+        &payload[..payload.len().min(10)]
+    );
+    let id = u64::from_be_bytes(payload[2..10].try_into().unwrap());
+    let name = (0..9)
+        .map(|j| CHARSET[((id >> (10 + 6 * (8 - j))) & 63) as usize] as char)
+        .collect();
+    (name, id & 1023)
+}
+
+/// RESTORE the golden payload of `g` as `key`, with its expiry.
+fn restore(c: &mut Connection, g: &Golden, key: &str) {
+    let payload = read_hex(g.file);
+    assert_eq!(
+        payload_type(&payload),
+        (g.type_name.to_string(), g.version),
+        "{}: the payload is not of the type and version its entry says",
+        g.file
+    );
+    let mut k = redis::cmd("RESTORE");
+    k.arg(key).arg(g.expire_at).arg(&payload).arg("ABSTTL");
+    let _: Value = run(c, &k);
+}
+
+#[test]
+fn golden_payloads_restore_and_answer_exactly() {
+    let srv = Server::start();
+    let c = &mut srv.conn();
+    for g in GOLDEN {
+        let key = format!("golden:{}", g.file);
+        restore(c, g, &key);
+        (g.check)(c, &key);
+    }
+    assert!(!srv.log().contains("panic"), "{}", srv.log());
+}
+
+/// The sequences still give the answers the checks expect on this build, and
+/// every module type's current encoding version has a golden file.
+#[test]
+fn golden_sequences_answer_the_same_today() {
+    let srv = Server::start();
+    let c = &mut srv.conn();
+    for g in GOLDEN {
+        let key = format!("made:{}", g.file);
+        (g.make)(c, &key);
+        let payload: Vec<u8> = q(c, &["DUMP", &key]);
+        let (name, version) = payload_type(&payload);
+        assert_eq!(name, g.type_name, "{}: make() wrote another type", g.file);
+        assert!(
+            GOLDEN
+                .iter()
+                .any(|o| o.type_name == name && o.version == version),
+            "{name} now writes encoding version {version}: add a golden entry and file for it \
+             (keep the old ones: data written by them must still load)"
+        );
+        (g.check)(c, &key);
+    }
+}
+
+/// Writes the golden file of each entry that has none, from this build.
+/// Run by hand: `cargo test --test golden -- --ignored write_missing_golden_files`.
+#[test]
+#[ignore]
+fn write_missing_golden_files() {
+    let srv = Server::start();
+    let c = &mut srv.conn();
+    for g in GOLDEN {
+        if golden_path(g.file).exists() {
+            continue;
+        }
+        let key = format!("made:{}", g.file);
+        (g.make)(c, &key);
+        assert_eq!(pexpiretime(c, &key), g.expire_at, "{}: expiry", g.file);
+        let payload: Vec<u8> = q(c, &["DUMP", &key]);
+        assert_eq!(
+            payload_type(&payload),
+            (g.type_name.to_string(), g.version),
+            "{}: this build writes another type or version",
+            g.file
+        );
+        write_hex(g.file, &payload);
+        eprintln!("wrote tests/golden/{}", g.file);
+    }
+}
+
+// ---------------------------------------------------------------- redis.conf.example
+
+#[test]
+fn redis_conf_example_lists_every_config_at_its_default() {
+    let srv = Server::start();
+    let c = &mut srv.conn();
+    let defaults: BTreeMap<String, String> = q(c, &["CONFIG", "GET", "recipes.*"]);
+    assert!(!defaults.is_empty(), "the module has no config");
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("redis.conf.example");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut listed: BTreeMap<String, String> = BTreeMap::new();
+    for line in text.lines().map(str::trim) {
+        let mut words = line.split_whitespace();
+        if let (Some(name), Some(value)) = (words.next(), words.next()) {
+            if name.starts_with("recipes.") {
+                let old = listed.insert(name.to_string(), value.to_string());
+                assert!(old.is_none(), "redis.conf.example sets {name} twice");
+            }
+        }
+    }
+    assert!(
+        text.lines()
+            .any(|l| l.trim_start().starts_with("loadmodule ")),
+        "redis.conf.example does not load the module"
+    );
+    assert_eq!(
+        listed, defaults,
+        "redis.conf.example must show every recipes.* config at its default"
+    );
+}

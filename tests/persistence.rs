@@ -1,0 +1,249 @@
+//! Replication, AOF, RDB, DUMP/RESTORE, COPY and RENAME, written once and run
+//! for every family of the table in `tests/common/families.rs`: all families'
+//! workloads run on the same server (each on its own key prefix), then the
+//! data must be equal key by key (values and absolute expiries) and read the
+//! same through each family's own read commands.
+//!
+//! Family-specific subtleties stay in the family's own test file. The seed of
+//! the workloads comes from `PERSIST_SEED` (printed).
+mod common;
+use common::families::*;
+use common::*;
+
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+use std::collections::BTreeMap;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+fn workload_rng(offset: u64) -> StdRng {
+    StdRng::seed_from_u64(seed_from_env("PERSIST_SEED", offset))
+}
+
+/// `DEBUG SLEEP` on `srv` from another thread, so the writes sent meanwhile are
+/// applied later than the master ran them: a replica that read its own clock
+/// would get other times and expiries.
+fn stall(srv: &Server, seconds: &str) -> JoinHandle<()> {
+    let mut c = srv.conn();
+    let seconds = seconds.to_string();
+    let t = std::thread::spawn(move || q_ok(&mut c, &["DEBUG", "SLEEP", &seconds]));
+    std::thread::sleep(Duration::from_millis(50));
+    t
+}
+
+/// What a reload must keep: every key (type, expiry and, for Redis' own
+/// types, value: `dump_all`) and every family's reads. A module type's DUMP
+/// payload is left out: its encoding may order the same content otherwise
+/// after a reload; the family's reads compare the content.
+fn state(c: &mut redis::Connection, base: i64) -> (BTreeMap<Vec<u8>, KeyDump>, Reads) {
+    let mut keys = dump_all(c);
+    for k in keys.values_mut() {
+        if !["string", "list", "set", "zset", "hash"].contains(&k.kind.as_str()) {
+            k.value.clear();
+        }
+    }
+    (keys, all_reads(c, base))
+}
+
+fn assert_same_state(
+    a: &(BTreeMap<Vec<u8>, KeyDump>, Reads),
+    b: &(BTreeMap<Vec<u8>, KeyDump>, Reads),
+    what: &str,
+) {
+    assert_same_reads(&a.1, &b.1, what);
+    if a.0 != b.0 {
+        let keys: Vec<_> = a.0.keys().chain(b.0.keys()).collect();
+        for k in keys {
+            assert_eq!(
+                a.0.get(k),
+                b.0.get(k),
+                "{what}: key {:?} differs",
+                String::from_utf8_lossy(k)
+            );
+        }
+    }
+}
+
+#[test]
+fn family_table_lists_every_command_and_config() {
+    let srv = Server::start();
+    let commands = module_commands(&srv);
+    assert!(!commands.is_empty(), "the module registers no command");
+    for (name, _, _) in &commands {
+        let owners: Vec<&str> = FAMILIES
+            .iter()
+            .filter(|f| f.has_command(name))
+            .map(|f| f.name)
+            .collect();
+        assert_eq!(
+            owners.len(),
+            1,
+            "{name} must belong to exactly one family of tests/common/families.rs, not {owners:?}"
+        );
+    }
+    for fam in FAMILIES {
+        for name in fam.commands {
+            assert!(
+                commands
+                    .iter()
+                    .any(|(n, _, _)| n.eq_ignore_ascii_case(name)),
+                "family {} lists {name}, which the server does not have",
+                fam.name
+            );
+        }
+    }
+    let c = &mut srv.conn();
+    let configs: BTreeMap<String, String> = q(c, &["CONFIG", "GET", "recipes.*"]);
+    for (name, default) in &configs {
+        let listed: Vec<_> = FAMILIES
+            .iter()
+            .flat_map(|f| f.configs)
+            .filter(|(n, _)| n == name)
+            .collect();
+        assert_eq!(
+            listed.len(),
+            1,
+            "{name} must be in exactly one family's configs"
+        );
+        assert_ne!(
+            listed[0].1, default,
+            "{name}: the table's value must differ from the default"
+        );
+    }
+    for (name, _) in FAMILIES.iter().flat_map(|f| f.configs) {
+        assert!(configs.contains_key(*name), "the server has no {name}");
+    }
+}
+
+/// Master and a real replica: the workloads before the replica attaches (full
+/// sync) and after (the command stream, with the master's configs changed and
+/// the replica stalled), then equal data; the replica refuses every write
+/// command, and reads on the master replicate nothing.
+#[test]
+fn replica_matches_master() {
+    let master = Server::start();
+    let m = &mut master.conn();
+    let mut rng = workload_rng(0);
+    let base = now_ms();
+    run_workloads(m, base, &mut rng);
+    let replica = Server::start_replica_of(&master);
+    wait_for_sync(&master, &replica);
+    for fam in FAMILIES {
+        fam.set_configs(m);
+    }
+    let sleeper = stall(&replica, "0.3");
+    run_workloads(m, base, &mut rng);
+    sleeper.join().unwrap();
+    wait_for_sync(&master, &replica);
+    let r = &mut replica.conn();
+    assert_same_state(&state(m, base), &state(r, base), "master vs replica");
+
+    for (name, arity, write) in module_commands(&replica) {
+        if !write {
+            continue;
+        }
+        let mut args = vec![name.as_str(), "rv:any"];
+        while (args.len() as i64) < arity.abs() {
+            args.push("1");
+        }
+        let e = expect_err(r, &cmd(&args));
+        assert!(e.starts_with("READONLY"), "{args:?} on a replica: {e}");
+    }
+
+    // Retried: the master's periodic PING to its replica moves the offset too.
+    let offset = || info_field(&master.info("replication"), "master_repl_offset");
+    let unchanged = (0..3).any(|_| {
+        let before = offset();
+        all_reads(m, base);
+        before == offset()
+    });
+    assert!(unchanged, "family reads were replicated");
+}
+
+/// AOF with a rewrite in the middle: the server comes back with the default
+/// configs (the workloads ran with others), later than the writes ran, and
+/// holds the same data; so does a second rewrite of the reloaded state.
+#[test]
+fn aof_rewrite_and_reload_match() {
+    let mut srv = Server::builder()
+        .config("appendonly", "yes")
+        .config("appendfsync", "always")
+        .start();
+    let c = &mut srv.conn();
+    let mut rng = workload_rng(1);
+    let base = now_ms();
+    let defaults = config_values(c);
+    for fam in FAMILIES {
+        fam.set_configs(c);
+    }
+    run_workloads(c, base, &mut rng);
+    let _: String = q(c, &["BGREWRITEAOF"]);
+    wait_for_bg_done(&srv);
+    run_workloads(c, base, &mut rng);
+    let before = state(c, base);
+    std::thread::sleep(Duration::from_millis(30));
+    srv.restart();
+    let c = &mut srv.conn();
+    assert_eq!(config_values(c), defaults);
+    assert_same_state(&before, &state(c, base), "AOF reload");
+    let _: String = q(c, &["BGREWRITEAOF"]);
+    wait_for_bg_done(&srv);
+    srv.restart();
+    let c = &mut srv.conn();
+    assert_same_state(&before, &state(c, base), "AOF rewrite of a reloaded state");
+}
+
+/// RDB: SAVE, restart, same data; the workloads then go on on the loaded data.
+#[test]
+fn rdb_reload_matches() {
+    let mut srv = Server::start();
+    let c = &mut srv.conn();
+    let mut rng = workload_rng(2);
+    let base = now_ms();
+    run_workloads(c, base, &mut rng);
+    run_workloads(c, base, &mut rng);
+    let before = state(c, base);
+    srv.restart_with_save();
+    let c = &mut srv.conn();
+    assert_same_state(&before, &state(c, base), "RDB reload");
+    run_workloads(c, base, &mut rng);
+    all_reads(c, base);
+}
+
+/// DUMP/RESTORE (with the same absolute expiry), COPY and RENAME of every
+/// workload key keep its type, expiry and reads.
+#[test]
+fn dump_restore_copy_rename_keep_content() {
+    let srv = Server::start();
+    let c = &mut srv.conn();
+    let mut rng = workload_rng(3);
+    let base = now_ms();
+    run_workloads(c, base, &mut rng);
+    for fam in FAMILIES {
+        for key in fam.keys(c) {
+            let want = (type_and_expiry(c, &key), (fam.read)(c, &key, base));
+            let got = |c: &mut redis::Connection, k: &str| {
+                (type_and_expiry(c, k), (fam.read)(c, k, base))
+            };
+            let payload: Vec<u8> = q(c, &["DUMP", &key]);
+            let restored = format!("{key}:restored");
+            let mut restore = redis::cmd("RESTORE");
+            restore.arg(&restored);
+            match want.0 .1 {
+                exp if exp > 0 => restore.arg(exp).arg(&payload).arg("ABSTTL"),
+                _ => restore.arg(0).arg(&payload),
+            };
+            let _: redis::Value = run(c, &restore);
+            assert_eq!(got(c, &restored), want, "{}: RESTORE of {key}", fam.name);
+
+            let copy = format!("{key}:copy");
+            assert_eq!(q::<i64>(c, &["COPY", &key, &copy]), 1);
+            assert_eq!(got(c, &copy), want, "{}: COPY of {key}", fam.name);
+            let renamed = format!("{key}:renamed");
+            q_ok(c, &["RENAME", &copy, &renamed]);
+            assert!(!exists(c, &copy));
+            assert_eq!(got(c, &renamed), want, "{}: RENAME of {key}", fam.name);
+            assert_eq!(got(c, &key), want, "{}: {key} itself", fam.name);
+        }
+    }
+}
