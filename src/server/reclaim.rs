@@ -214,16 +214,24 @@ fn tick(ctx: Ctx) {
         }
         let deadline = (started + TICK_BUDGET).max(Instant::now() + UPKEEP_MIN);
         run_upkeep(ctx, now, deadline);
-        let due = {
+        let (reclaim_due, upkeep_due) = {
             let st = state();
             let reclaim = if master { st.schedule.next_due() } else { None };
-            match (reclaim, st.upkeep.next_due()) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            }
+            (reclaim, st.upkeep.next_due())
         };
-        if let Some(due) = due {
-            delay = (due - ctx.now_ms()).clamp(1, IDLE_MS);
+        let now = ctx.now_ms();
+        if let Some(due) = reclaim_due {
+            delay = (due - now).clamp(1, IDLE_MS);
+        }
+        if let Some(due) = upkeep_due {
+            // Upkeep owed now goes on at the next pass of the event loop (clients are served
+            // in between; each pass does a bounded step).
+            let upkeep_delay = if due <= now {
+                0
+            } else {
+                (due - now).clamp(1, IDLE_MS)
+            };
+            delay = delay.min(upkeep_delay);
         }
     }
     timer::after(ctx, delay, tick);

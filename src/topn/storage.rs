@@ -420,6 +420,13 @@ impl<P> NameTable<P> {
             .map(|(i, _)| i as u32)
     }
 
+    /// Writes every slot's total into `out[id]` (0 for a free slot); `out` has a cell per slot.
+    pub(super) fn totals_into(&self, out: &mut [i64]) {
+        for (o, s) in out.iter_mut().zip(self.chunks.iter().flatten()) {
+            *o = s.total;
+        }
+    }
+
     /// Rebuilds the index over every live slot.
     pub(super) fn rebuild_index(&mut self) {
         let mut keys: Vec<Key> = self.ids().map(|id| self.key(id)).collect();

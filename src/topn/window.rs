@@ -406,20 +406,34 @@ impl Bucket {
             .chain(self.extra.iter().flat_map(|x| x.table_iter()))
     }
 
-    /// Adds every entry (table and `extra`) into `acc[id]`; see `table_add_into`.
+    /// Adds every entry (table and `extra`) into `acc[id]`; see `table_scan`.
     fn add_into(&self, acc: &mut [i64]) -> bool {
+        self.scan_cells(0, usize::MAX, false, acc) | self.extra_into(false, acc)
+    }
+
+    /// Adds (subtracts with `negate`) the table cells numbered `[lo, hi)` into `acc[id]`;
+    /// see `table_scan`.
+    fn scan_cells(&self, lo: usize, hi: usize, negate: bool, acc: &mut [i64]) -> bool {
+        let oc = self.old_cap();
         let mut overflow = false;
-        let mut tables: [Option<&Table>; 4] = [None; 4];
-        tables[0] = self.old.as_ref().map(|o| &o.t);
-        tables[1] = Some(&self.cur);
-        if let Some(x) = &self.extra {
-            tables[2] = x.old.as_ref().map(|o| &o.t);
-            tables[3] = Some(&x.cur);
-        }
-        for t in tables.into_iter().flatten() {
-            overflow |= table_add_into(t, acc);
+        if let Some(o) = &self.old {
+            overflow |= table_scan(&o.t, lo.min(oc), hi.min(oc), negate, acc);
         }
         overflow
+            | table_scan(
+                &self.cur,
+                lo.saturating_sub(oc),
+                hi.saturating_sub(oc),
+                negate,
+                acc,
+            )
+    }
+
+    /// Adds (subtracts with `negate`) the entries of `extra` into `acc[id]`.
+    fn extra_into(&self, negate: bool, acc: &mut [i64]) -> bool {
+        self.extra
+            .as_ref()
+            .is_some_and(|x| x.scan_cells(0, usize::MAX, negate, acc))
     }
 
     /// Calls `f(id, count)` for every entry, table then `extra`.
@@ -454,28 +468,55 @@ impl Bucket {
     }
 }
 
-/// Adds every entry of a table into `acc[id]` (wrapping); true if an addition overflowed.
-/// `acc` has one slot more than any id: empty and moved cells add 0 there. Branch-free on
-/// purpose: whether a cell is occupied is a coin toss at the tables' load, and a branch on it
-/// costs more than the whole scan.
+/// Adds (or, with `negate`, subtracts) the counts of table cells `[lo, hi)` into `acc[id]`
+/// (wrapping); true if an addition overflowed. `acc` has one slot more than any id: empty and
+/// moved cells add 0 there. Branch-free on purpose: whether a cell is occupied is a coin toss at
+/// the tables' load, and a branch on it costs more than the whole scan.
 #[inline]
-fn table_add_into(t: &Table, acc: &mut [i64]) -> bool {
+fn table_scan(t: &Table, lo: usize, hi: usize, negate: bool, acc: &mut [i64]) -> bool {
+    let hi = hi.min(t.cap());
+    if lo >= hi {
+        return false;
+    }
     let dummy = (acc.len() - 1) as u32;
     let mut overflow = false;
     let mut vals = t.vals.init_runs().peekable();
-    for (lo, keys) in t.keys.init_runs() {
-        while vals.peek().is_some_and(|(vlo, _)| *vlo < lo) {
+    for (run, keys) in t.keys.init_runs() {
+        let (a, b) = (lo.max(run), hi.min(run + keys.len()));
+        if a >= b {
+            continue;
+        }
+        while vals.peek().is_some_and(|(vlo, _)| *vlo < run) {
             vals.next();
         }
-        let Some(v) = vals.peek().filter(|(vlo, _)| *vlo == lo).map(|(_, v)| *v) else {
+        let Some(v) = vals.peek().filter(|(vlo, _)| *vlo == run).map(|(_, v)| *v) else {
             continue; // no value written in this run: every count in it is 0
         };
-        overflow |= add_run(keys, v, acc, dummy);
+        let (keys, v) = (&keys[a - run..b - run], &v[a - run..b - run]);
+        overflow |= if negate {
+            sub_run(keys, v, acc, dummy)
+        } else {
+            add_run(keys, v, acc, dummy)
+        };
     }
     overflow
 }
 
-/// The loop of `table_add_into`, over one run (kept apart so its state stays in registers).
+/// `table_scan`'s loop, subtracting.
+#[inline(never)]
+fn sub_run(keys: &[u32], vals: &[i64], acc: &mut [i64], dummy: u32) -> bool {
+    let mut overflow = false;
+    for (k, x) in keys.iter().zip(vals) {
+        let i = if *k < MOVED { *k } else { dummy };
+        let a = &mut acc[i as usize];
+        let (diff, o) = a.overflowing_sub(*x);
+        *a = diff;
+        overflow |= o;
+    }
+    overflow
+}
+
+/// `table_scan`'s loop, over one run (kept apart so its state stays in registers).
 #[inline(never)]
 fn add_run(keys: &[u32], vals: &[i64], acc: &mut [i64], dummy: u32) -> bool {
     let mut overflow = false;
@@ -1083,6 +1124,24 @@ impl Fix<'_> {
                     _ => 0,
                 };
                 table as i128 + b.extra_get(id) as i128
+            }
+        }
+    }
+
+    /// Entries a scan of this correction reads.
+    fn entries(self) -> usize {
+        match self {
+            Fix::Sub(b, _) | Fix::Add(b, _) => b.entries(),
+        }
+    }
+
+    /// Applies this correction to every member's running total in `acc` (by id), scanning the
+    /// bucket; true on overflow.
+    fn scan_into(self, acc: &mut [i64]) -> bool {
+        match self {
+            Fix::Sub(b, from) => b.scan_cells(from, usize::MAX, true, acc),
+            Fix::Add(b, below) => {
+                b.scan_cells(0, below.unwrap_or(usize::MAX), false, acc) | b.extra_into(false, acc)
             }
         }
     }
@@ -1738,13 +1797,30 @@ impl TopN {
         let incl_has_neg = self.neg.range(sp.lo..=sp.hi).next().is_some();
         let slack: i128 = fixes.iter().map(|f| f.slack()).sum();
         let step = LOOKUP_COST * (1 + fixes.len());
+        // The cheaper of the two sums: the read window's buckets, or every running total and
+        // the fixes' buckets.
+        let (sum_cost, through_totals) = if fixes.is_empty() {
+            (usize::MAX, false)
+        } else {
+            let direct = self.entries_in(sp.i0, sp.i1);
+            let totals = self.m.nslots + fixes.iter().map(|f| f.entries()).sum::<usize>();
+            (direct.min(totals), totals < direct)
+        };
+        let sum = || {
+            note_path(2);
+            if through_totals {
+                if let Some(rows) = self.top_through_totals(n, &fixes) {
+                    return rows;
+                }
+            }
+            self.top_direct(n, sp.i0, sp.i1)
+        };
         let cap = if fixes.is_empty() {
             usize::MAX
         } else {
-            let cap = self.entries_in(sp.i0, sp.i1) / WALK_SHARE;
+            let cap = sum_cost / WALK_SHARE;
             if want.saturating_mul(step) > cap {
-                note_path(2);
-                return self.top_direct(n, sp.i0, sp.i1);
+                return sum();
             }
             cap
         };
@@ -1756,8 +1832,7 @@ impl TopN {
         for key in self.m.names.index_iter() {
             cost += step;
             if cost > cap {
-                note_path(2);
-                return self.top_direct(n, sp.i0, sp.i1);
+                return sum();
             }
             let kt = key.total();
             let name: &[u8] = key.bytes();
@@ -1801,6 +1876,31 @@ impl TopN {
             .into_iter()
             .map(|(Reverse(c), m)| (m, clamp_i64(c)))
             .collect()
+    }
+
+    /// Top `n` from every member's running total, corrected by scanning the fixes' buckets;
+    /// `None` if a total is beyond i64 or a sum overflows (then `top_direct`).
+    fn top_through_totals(&self, n: usize, fixes: &[Fix<'_>]) -> Option<Vec<(&[u8], i64)>> {
+        if !self.m.big.is_empty() {
+            return None;
+        }
+        let slots = self.m.nslots;
+        let mut acc: Vec<i64> = vec![0; slots + 1];
+        self.m.names.totals_into(&mut acc[..slots]);
+        let mut overflow = false;
+        for f in fixes {
+            overflow |= f.scan_into(&mut acc);
+        }
+        if overflow {
+            return None;
+        }
+        let acc = &acc[..slots];
+        Some(self.select(n, || {
+            acc.iter()
+                .enumerate()
+                .filter(|(_, v)| **v != 0)
+                .map(|(id, v)| (*v as i128, id as u32))
+        }))
     }
 
     /// Top `n` by summing the buckets at deque positions `[i0, i1)` directly.
@@ -1856,23 +1956,33 @@ impl TopN {
         n: usize,
         candidates: impl Fn() -> I,
     ) -> Vec<(&[u8], i64)> {
-        // Pass 1: the n-th highest count.
-        let mut heap: BinaryHeap<Reverse<i128>> = BinaryHeap::with_capacity(n.min(4096) + 1);
+        // Pass 1: the n-th highest count. Counts above the n-th highest so far are buffered,
+        // and the buffer is cut back to the n highest when full: amortized O(1) a candidate in
+        // any order (a heap costs a sift per candidate when counts rise along the scan).
+        let desc = |a: &i128, b: &i128| b.cmp(a);
+        let full = n.saturating_mul(2).saturating_add(1024);
+        let mut buf: Vec<i128> = Vec::new();
+        let mut floor: Option<i128> = None;
         for (c, _) in candidates() {
-            if heap.len() < n {
-                heap.push(Reverse(c));
-            } else if let Some(mut low) = heap.peek_mut() {
-                if c > low.0 {
-                    *low = Reverse(c);
+            if floor.is_none_or(|f| c > f) {
+                buf.push(c);
+                if buf.len() >= full {
+                    buf.select_nth_unstable_by(n - 1, desc);
+                    buf.truncate(n);
+                    floor = Some(buf[n - 1]);
                 }
             }
         }
-        let threshold = match heap.peek() {
-            None => return Vec::new(),
-            Some(&Reverse(c)) if heap.len() == n => Some(c),
-            Some(_) => None, // fewer than n candidates: all of them
+        if buf.is_empty() {
+            return Vec::new();
+        }
+        let threshold = if buf.len() >= n {
+            buf.select_nth_unstable_by(n - 1, desc);
+            Some(buf[n - 1])
+        } else {
+            None // fewer than n candidates: all of them
         };
-        drop(heap);
+        drop(buf);
         // Pass 2: everything above it, and the members tied with it.
         let mut rows: Vec<(i128, u32)> = Vec::new();
         let mut tied: Vec<u32> = Vec::new();
@@ -1886,7 +1996,21 @@ impl TopN {
         let name = |id: u32| self.m.name(id);
         if let Some(t) = threshold {
             let need = n - rows.len();
-            if tied.len() > need {
+            if tied.len() > need * 8 {
+                // Few of many: a bounded max-heap reads each tied name once (names are cold).
+                let mut heap: BinaryHeap<(&[u8], u32)> = BinaryHeap::with_capacity(need + 1);
+                for id in tied.iter().copied() {
+                    let nm = name(id);
+                    if heap.len() < need {
+                        heap.push((nm, id));
+                    } else if let Some(mut top) = heap.peek_mut() {
+                        if nm < top.0 {
+                            *top = (nm, id);
+                        }
+                    }
+                }
+                tied = heap.into_iter().map(|(_, id)| id).collect();
+            } else if tied.len() > need {
                 tied.select_nth_unstable_by(need - 1, |a, b| name(*a).cmp(name(*b)));
                 tied.truncate(need);
             }
@@ -3084,6 +3208,11 @@ mod tests {
                                 .map(|(m, c)| (m.to_vec(), c))
                                 .collect();
                             assert_eq!(d, want, "seed {seed}: top_direct({n}, {tm})");
+                            if let Some(rows) = t.top_through_totals(n, &t.fixes(&sp)) {
+                                let d: Vec<(Vec<u8>, i64)> =
+                                    rows.into_iter().map(|(m, c)| (m.to_vec(), c)).collect();
+                                assert_eq!(d, want, "seed {seed}: top_through_totals({n}, {tm})");
+                            }
                         } else {
                             assert!(want.is_empty());
                         }
@@ -3507,6 +3636,29 @@ mod tests {
         assert!(t.is_settled());
         time("adverse: top(10) idle, after upkeep", 200, || {
             t.top(10, idle).len()
+        });
+        // The next data bucket leaves the window: reads while it is being aged.
+        t.observe_time(idle + H);
+        let mut done = 0;
+        for pct in [0usize, 10, 50, 90] {
+            let goal = n as usize * pct / 100;
+            done += t.upkeep((goal - done).max(1));
+            time(
+                &format!("adverse: top(10) idle, a bucket {pct}% aged"),
+                50,
+                || t.top(10, idle + H).len(),
+            );
+            let sp = t.span(idle + H, 24).unwrap();
+            let fixes = t.fixes(&sp);
+            time(
+                &format!("adverse:   through totals ({} fixes)", fixes.len()),
+                50,
+                || t.top_through_totals(10, &fixes).map(|r| r.len()),
+            );
+        }
+        while t.upkeep(128) == 128 {}
+        time("adverse: top(10) LAST 18 idle", 50, || {
+            t.top_in(10, idle + H, 18).len()
         });
         time("adverse: top(10) LAST 1 idle", 200, || {
             t.top_in(10, idle, 1).len()
