@@ -100,16 +100,22 @@ pub fn incr(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
         .value_mut::<TopnValue>(&TOPN_TYPE)?
         .ok_or_else(|| CmdError::invalid("could not create the key"))?;
     let outcome = value.update(|core| -> Result<_, Overflow> {
-        core.observe_time(now);
-        let due_before = core.upkeep_due_ms();
+        let moved = core.observe_time(now);
+        let shape = core.shape();
         let count = core.incr(member, by, at)?;
+        // Upkeep may be owed sooner only if the window moved, the clock moved or a bucket
+        // came or went (skipped on the usual write: it costs a few searches).
+        let reschedule = created || moved || core.shape() != shape;
         Ok(Done {
             count,
             expire_at: core.expire_at_ms(),
             retired: core.take_retired_buckets(),
             aged: core.take_aged_buckets(),
-            due_before,
-            due_after: core.upkeep_due_ms(),
+            upkeep_due: if reschedule {
+                core.upkeep_due_ms()
+            } else {
+                None
+            },
         })
     });
     let done = match outcome {
@@ -144,12 +150,9 @@ pub fn incr(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
         ];
         ctx.replicate(c"TOPN.INCR", &effect);
     }
-    // Upkeep owed sooner than before (a new bucket, the clock moved): tell the
-    // timer. Otherwise the key's schedule already has it.
-    if let Some(due) = done.due_after {
-        if done.due_before.is_none_or(|before| due < before) {
-            reclaim::schedule_upkeep(ctx, name, due);
-        }
+    // Tell the timer (its schedule keeps the earlier of two times for a key).
+    if let Some(due) = done.upkeep_due {
+        reclaim::schedule_upkeep(ctx, name, due);
     }
     ctx.reply_int(done.count);
     Ok(())
@@ -161,8 +164,8 @@ struct Done {
     expire_at: Option<i64>,
     retired: usize,
     aged: usize,
-    due_before: Option<i64>,
-    due_after: Option<i64>,
+    /// When upkeep is due, if it may have come sooner.
+    upkeep_due: Option<i64>,
 }
 
 /// The timer's upkeep of a key (`Reclaimer::reclaim`, on every server): ages
@@ -174,7 +177,7 @@ pub fn upkeep(_ctx: Ctx, key: &mut Key, _name: RStr, now: i64, budget: usize) ->
         return 0;
     };
     let (done, retired, aged) = value.update(|core| {
-        core.observe_time(now);
+        let _ = core.observe_time(now);
         let done = core.upkeep(budget);
         (done, core.take_retired_buckets(), core.take_aged_buckets())
     });

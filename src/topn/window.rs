@@ -1260,13 +1260,23 @@ impl TopN {
     /// the window at that time (buckets that left it are aged by later upkeep), which makes
     /// reads at the server's time cheap. Answers never depend on it. Times going backwards are
     /// ignored.
-    pub fn observe_time(&mut self, now_ms: i64) {
+    /// Returns true if the window moved.
+    pub fn observe_time(&mut self, now_ms: i64) -> bool {
         let lo = self
             .bucket_of(now_ms)
             .saturating_sub(self.window as i64 - 1);
-        if lo > self.wall_lo {
+        let moved = lo > self.wall_lo;
+        if moved {
             self.wall_lo = lo;
         }
+        moved
+    }
+
+    /// What upkeep's due time depends on besides retirement progress: the clock and the
+    /// stored buckets. (A write that changes neither, and a window that did not move, leaves
+    /// the due time where it was or later.)
+    pub fn shape(&self) -> (Option<i64>, usize) {
+        (self.clock, self.buckets.len())
     }
 
     /// Does up to `budget` units of upkeep (freeing stale buckets and graveyards, aging buckets
@@ -1597,21 +1607,22 @@ impl TopN {
         let in_agg = b > self.agg_lo || (b == self.agg_lo && self.agg_pos == 0);
         let agg_pos = self.agg_pos;
         let bucket = &mut self.buckets[bi];
+        let in_table = if frozen { bucket.find(id) } else { None };
         let in_extra = bucket.extra.as_ref().is_some_and(|x| x.find(id).is_some());
-        let (inserted, counted) = match bucket.find(id) {
+        let (inserted, counted) = match in_table {
             // Frozen: a cell keeps its place; it counts in the aggregate if not aged yet.
-            Some(p) if frozen => {
+            Some(p) => {
                 bucket.set_val(p, entry);
                 (false, p >= agg_pos)
             }
-            _ if frozen || in_extra => {
+            None if frozen || in_extra => {
                 note_path(5);
                 let x = bucket.extra.get_or_insert_with(|| Box::new(Bucket::new(b)));
                 let (p, inserted) = x.entry(id);
                 x.set(p, entry);
                 (inserted, false)
             }
-            _ => {
+            None => {
                 if !in_agg {
                     note_path(6);
                 }
@@ -1732,6 +1743,16 @@ impl TopN {
     /// Member `id`'s exact count over `sp`: the running total corrected, or the span's buckets
     /// summed, whichever takes fewer lookups.
     fn count_id(&self, id: u32, sp: &Span) -> i128 {
+        // The usual write: the span is every stored bucket and all of them are in the aggregate.
+        if sp.i0 == 0
+            && sp.i1 == self.buckets.len()
+            && (self.buckets[0].idx > self.agg_lo
+                || (self.buckets[0].idx == self.agg_lo
+                    && self.agg_pos == 0
+                    && self.buckets[0].extra.is_none()))
+        {
+            return self.m.total(id);
+        }
         if self.fix_count(sp) < sp.i1 - sp.i0 {
             let mut c = self.m.total(id);
             for f in self.fixes(sp) {
