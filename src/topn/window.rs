@@ -1155,13 +1155,19 @@ impl Fix<'_> {
     }
 }
 
-/// Cost model of reads, in units of one entry of a direct sum (a sequential scan): a lookup of
-/// a member in a bucket table (a random probe, usually a cache miss) costs this many.
-const LOOKUP_COST: usize = 32;
-/// A corrected walk may spend up to 1/`WALK_SHARE` of the cost of summing the read window
-/// directly before it gives up and sums (so a read costs at most 1 + 1/WALK_SHARE times the
-/// direct sum, and usually far less).
-const WALK_SHARE: usize = 4;
+/// Cost model of reads, in units of one entry of a sum's branch-free scan (a few ns). A step
+/// of the index walk (one key, its name nearby) costs this many.
+const INDEX_STEP_COST: usize = 8;
+/// A lookup of a member in a bucket table (a random probe, usually a cache miss).
+const LOOKUP_COST: usize = 24;
+/// A member slot in a sum: its accumulator zeroed, then two selection passes over it.
+const SLOT_COST: usize = 3;
+/// An entry summed into a hash map (sums over few of many members).
+const MAP_ENTRY_COST: usize = 10;
+/// A corrected walk may spend up to 1/`WALK_SHARE` of the cost of the cheaper sum before it
+/// gives up and sums (so a read costs at most 1 + 1/WALK_SHARE times that sum, and usually
+/// far less).
+const WALK_SHARE: usize = 8;
 
 impl TopN {
     /// An empty structure. `bucket_ms` must be >= 1 and `window` >= 1 (smaller values are
@@ -1817,14 +1823,15 @@ impl TopN {
         // non-positive bound can still have a nonzero, negative count).
         let incl_has_neg = self.neg.range(sp.lo..=sp.hi).next().is_some();
         let slack: i128 = fixes.iter().map(|f| f.slack()).sum();
-        let step = LOOKUP_COST * (1 + fixes.len());
+        let step = INDEX_STEP_COST + LOOKUP_COST * fixes.len();
         // The cheaper of the two sums: the read window's buckets, or every running total and
         // the fixes' buckets.
         let (sum_cost, through_totals) = if fixes.is_empty() {
             (usize::MAX, false)
         } else {
-            let direct = self.entries_in(sp.i0, sp.i1);
-            let totals = self.m.nslots + fixes.iter().map(|f| f.entries()).sum::<usize>();
+            let direct = self.direct_cost(self.entries_in(sp.i0, sp.i1));
+            let totals =
+                (SLOT_COST + 1) * self.m.nslots + fixes.iter().map(|f| f.entries()).sum::<usize>();
             (direct.min(totals), totals < direct)
         };
         let sum = || {
@@ -1924,12 +1931,27 @@ impl TopN {
         }))
     }
 
+    /// Whether `top_direct` over this many entries uses dense accumulators (one per member
+    /// slot) rather than a hash map.
+    fn dense_sum(&self, entries: usize) -> bool {
+        self.m.nslots <= entries * 4 + 4096
+    }
+
+    /// The model's cost of `top_direct` over this many entries.
+    fn direct_cost(&self, entries: usize) -> usize {
+        if self.dense_sum(entries) {
+            entries + SLOT_COST * self.m.nslots
+        } else {
+            MAP_ENTRY_COST * entries
+        }
+    }
+
     /// Top `n` by summing the buckets at deque positions `[i0, i1)` directly.
     fn top_direct(&self, n: usize, i0: usize, i1: usize) -> Vec<(&[u8], i64)> {
         let range = || self.buckets.range(i0..i1);
         let entries: usize = range().map(Bucket::entries).sum();
         let slots = self.m.nslots;
-        if slots <= entries * 4 + 4096 {
+        if self.dense_sum(entries) {
             // Dense accumulators indexed by member id (plus the scan's dummy slot); i64 unless a
             // sum overflows.
             let mut acc: Vec<i64> = vec![0; slots + 1];
@@ -3575,6 +3597,49 @@ mod tests {
             }
             eprintln!("graveyard freed in {calls} calls, worst {:?}", worst);
         }
+    }
+
+    /// The bench's bucket-boundary scenario: the bucket leaving the window and the newest one
+    /// hold 100k members each (half shared), 22 buckets of 1000 in between, every count 1.
+    #[test]
+    #[ignore]
+    fn bench_boundary() {
+        let mut t = TopN::new(H, 24);
+        let name = |i: u64| format!("{}", 100_000_000 + i);
+        for i in 0..100_000 {
+            t.incr(name(i).as_bytes(), 1, 1000).unwrap();
+        }
+        for b in 1..23 {
+            for i in 0..1000 {
+                t.incr(name(i).as_bytes(), 1, b * H + 1000).unwrap();
+            }
+        }
+        for i in 50_000..150_000 {
+            t.incr(name(i).as_bytes(), 1, 23 * H + 1000).unwrap();
+        }
+        t.incr(name(7).as_bytes(), 1, 24 * H).unwrap();
+        assert!(!t.is_settled());
+        time(
+            "boundary: top24(10) right after, stale bucket pending",
+            50,
+            || t.top_in(10, 24 * H + 5, 24).len(),
+        );
+        let sp = t.span(24 * H + 5, 24).unwrap();
+        let fixes = t.fixes(&sp);
+        time("boundary:   direct", 20, || {
+            t.top_direct(10, sp.i0, sp.i1).len()
+        });
+        time("boundary:   through totals", 20, || {
+            t.top_through_totals(10, &fixes).map(|r| r.len())
+        });
+        let mut k = 0;
+        while !t.is_settled() {
+            t.incr(name(k % 1000).as_bytes(), 1, 24 * H + 7).unwrap();
+            k += 1;
+        }
+        time("boundary: top24(10) settled", 200, || {
+            t.top_in(10, 24 * H + 5, 24).len()
+        });
     }
 
     /// Worst case for corrected reads: popularity reverses half-way through the window, so the
