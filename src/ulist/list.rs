@@ -604,24 +604,14 @@ fn put_blob(out: &mut Vec<u8>, bytes: &[u8]) {
 mod tests {
     use super::*;
     use crate::args::OptionSpec;
-    use crate::tuples::schema::Declaration;
+    use crate::ulist::command::DECLARATION;
     use rand::rngs::StdRng;
     use rand::{Rng, SeedableRng};
     use std::collections::BTreeMap as Map;
 
-    const DECL: Declaration = Declaration {
-        lists: &[
-            ("VALUE", Role::Value),
-            ("SCOPE", Role::Scope),
-            ("PARTITION", Role::Partition),
-        ],
-        may_share: &[],
-        reserved: &[],
-    };
-
     fn list(decl: &[&str]) -> UList {
         let t: Vec<&[u8]> = decl.iter().map(|s| s.as_bytes()).collect();
-        let (schema, []) = Schema::parse::<0>(&t, &DECL, &[] as &[OptionSpec; 0]).unwrap();
+        let (schema, []) = Schema::parse::<0>(&t, &DECLARATION, &[] as &[OptionSpec; 0]).unwrap();
         UList::new(schema, None)
     }
 
