@@ -1,0 +1,252 @@
+//! What must not change from one server to another: the module reports the
+//! same INFO section, MODULE LIST entry and command key specs on Debian's
+//! Redis 7.0, Redis 7.2 and Valkey 8 (`make test-compat` runs this file, with
+//! the rest of the suite, on each of them through `REDIS_SERVER` / `REDIS_CLI`).
+//! Where the servers themselves differ, the test says which and how.
+mod common;
+use common::*;
+
+use redis::Value;
+use std::path::PathBuf;
+use std::process::Command;
+
+/// Every field of `INFO recipes`, in order.
+const INFO_FIELDS: [&str; 20] = [
+    "rv_add_calls",
+    "rv_get_calls",
+    "rv_rem_calls",
+    "rv_len_calls",
+    "rv_trims",
+    "rv_errors",
+    "tl_push_calls",
+    "tl_range_calls",
+    "tl_rem_calls",
+    "tl_len_calls",
+    "tl_trims",
+    "tl_errors",
+    "topn_create_calls",
+    "topn_incr_calls",
+    "topn_top_calls",
+    "topn_count_calls",
+    "topn_info_calls",
+    "topn_expired_buckets",
+    "topn_members",
+    "topn_errors",
+];
+
+/// Every command with its arity and key-spec flags (as all three servers
+/// print them: the access type upper case, the operation lower case).
+const COMMANDS: [(&str, i64, &[&str]); 14] = [
+    ("rv.add", -3, &["RW", "update"]),
+    ("rv.get", -2, &["RO", "access"]),
+    ("rv.rem", -3, &["RW", "delete"]),
+    ("rv.len", 2, &["RO", "access"]),
+    ("tl.push", -3, &["RW", "insert"]),
+    ("tl.range", -2, &["RO", "access"]),
+    ("tl.rem", -3, &["RW", "delete"]),
+    ("tl.len", 2, &["RO", "access"]),
+    ("topn.create", -2, &["RW", "insert"]),
+    ("topn.incr", -3, &["RW", "update"]),
+    ("topn.top", -2, &["RO", "access"]),
+    ("topn.top24", -2, &["RO", "access"]),
+    ("topn.count", -3, &["RO", "access"]),
+    ("topn.info", 2, &["RO", "access"]),
+];
+
+fn text(v: &Value) -> String {
+    match v {
+        Value::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
+        Value::SimpleString(s) => s.clone(),
+        Value::VerbatimString { text, .. } => text.clone(),
+        Value::Int(n) => n.to_string(),
+        other => panic!("not a string: {other:?}"),
+    }
+}
+
+/// A map reply as name/value pairs: a flat array under RESP2, a map under RESP3.
+fn pairs(v: &Value) -> Vec<(String, Value)> {
+    match v {
+        Value::Map(m) => m.iter().map(|(k, v)| (text(k), v.clone())).collect(),
+        Value::Array(a) => {
+            assert!(a.len() % 2 == 0, "odd-length map: {v:?}");
+            a.chunks(2).map(|p| (text(&p[0]), p[1].clone())).collect()
+        }
+        other => panic!("not a map: {other:?}"),
+    }
+}
+
+fn field<'a>(pairs: &'a [(String, Value)], name: &str) -> &'a Value {
+    &pairs
+        .iter()
+        .find(|(k, _)| k == name)
+        .unwrap_or_else(|| panic!("no {name} in {pairs:?}"))
+        .1
+}
+
+fn array(v: &Value) -> &[Value] {
+    match v {
+        Value::Array(a) | Value::Set(a) => a,
+        other => panic!("not an array: {other:?}"),
+    }
+}
+
+/// `--version` of a server or cli binary, e.g. "Redis server v=7.2.6 ...".
+fn version_line(bin: &str) -> String {
+    let out = Command::new(bin)
+        .arg("--version")
+        .output()
+        .unwrap_or_else(|e| panic!("run {bin} --version: {e}"));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// The server's own version: Valkey reports `valkey_version` (and keeps
+/// `redis_version` at 7.2.4, the Redis it forked from, for clients that
+/// check it); Redis only has `redis_version`.
+fn server_version(info: &str) -> String {
+    info_field(info, "valkey_version")
+        .or_else(|| info_field(info, "redis_version"))
+        .expect("INFO server has no version")
+}
+
+fn path_of(bin: &str) -> PathBuf {
+    let path = if bin.contains('/') {
+        PathBuf::from(bin)
+    } else {
+        std::env::var_os("PATH")
+            .and_then(|p| {
+                std::env::split_paths(&p)
+                    .map(|d| d.join(bin))
+                    .find(|c| c.is_file())
+            })
+            .unwrap_or_else(|| panic!("{bin} not on PATH"))
+    };
+    path.canonicalize().unwrap()
+}
+
+#[test]
+fn the_server_under_test_is_redis_server_and_redis_cli_matches_it() {
+    let srv = Server::start();
+    let info = srv.info("server");
+    let bin = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
+    let version = server_version(&info);
+    eprintln!("server under test: {bin}, version {version}");
+    // The harness ran the binary REDIS_SERVER names. (Not INFO's
+    // `executable`: for a server started by a bare name from PATH, as Debian's
+    // is, Redis joins that name to its working directory.)
+    let pid = info_field(&info, "process_id").unwrap();
+    let exe = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap();
+    assert_eq!(exe, path_of(&bin), "the server process runs {exe:?}");
+    assert!(
+        version_line(&bin).contains(&format!("v={version} ")),
+        "{bin} --version: {} vs INFO {version}",
+        version_line(&bin)
+    );
+    // The cli is the one of that server: "redis-cli 7.2.6", "valkey-cli 8.0.1".
+    let cli = version_line(&redis_cli());
+    assert!(
+        cli.split_whitespace().nth(1) == Some(version.as_str()),
+        "{} --version: {cli}, server {version}",
+        redis_cli()
+    );
+}
+
+#[test]
+fn info_section_is_the_same_on_every_server() {
+    let srv = Server::start();
+    let c = &mut srv.conn();
+    let _: i64 = redis::cmd("RV.ADD").arg("k").arg("m").query(c).unwrap();
+    let info: String = redis::cmd("INFO").arg("recipes").query(c).unwrap();
+    let mut lines = info.lines().filter(|l| !l.trim().is_empty());
+    assert_eq!(lines.next(), Some("# recipes"), "{info}");
+    let fields: Vec<(String, String)> = lines
+        .map(|l| {
+            let (k, v) = l.trim_end().split_once(':').unwrap();
+            (k.to_string(), v.to_string())
+        })
+        .collect();
+    let names: Vec<String> = INFO_FIELDS.iter().map(|f| format!("recipes_{f}")).collect();
+    assert_eq!(
+        fields.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>(),
+        names
+    );
+    for (k, v) in &fields {
+        let want = if k == "recipes_rv_add_calls" {
+            "1"
+        } else {
+            "0"
+        };
+        assert_eq!(v, want, "{k}");
+    }
+    // The section is listed under `INFO modules`' neighbours in INFO everything.
+    let all: String = redis::cmd("INFO").arg("everything").query(c).unwrap();
+    assert!(all.contains("# recipes\r\nrecipes_rv_add_calls:1"), "{all}");
+}
+
+#[test]
+fn module_list_is_the_same_on_every_server() {
+    let srv = Server::builder()
+        .module_args(&["rv-default-maxlen", "3"])
+        .start();
+    for mut c in [srv.conn(), srv.conn_resp3()] {
+        let list: Value = redis::cmd("MODULE").arg("LIST").query(&mut c).unwrap();
+        let modules = array(&list);
+        assert_eq!(modules.len(), 1, "{list:?}");
+        let m = pairs(&modules[0]);
+        let names: Vec<&str> = m.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(names, ["name", "ver", "path", "args"], "{list:?}");
+        assert_eq!(text(field(&m, "name")), "recipes");
+        assert_eq!(field(&m, "ver"), &Value::Int(1));
+        assert_eq!(
+            PathBuf::from(text(field(&m, "path"))),
+            module_path(),
+            "{list:?}"
+        );
+        let args: Vec<String> = array(field(&m, "args")).iter().map(text).collect();
+        assert_eq!(args, ["rv-default-maxlen", "3"]);
+    }
+}
+
+#[test]
+fn command_info_declares_the_key_spec_of_every_command() {
+    let srv = Server::start();
+    let c = &mut srv.conn();
+    for (name, arity, flags) in COMMANDS {
+        let reply: Value = redis::cmd("COMMAND")
+            .arg("INFO")
+            .arg(name)
+            .query(c)
+            .unwrap();
+        let info = array(&array(&reply)[0]);
+        assert_eq!(text(&info[0]), name);
+        assert_eq!(info[1], Value::Int(arity), "{name} arity");
+        // Legacy first key, last key, step.
+        assert_eq!(info[3..6], [Value::Int(1), Value::Int(1), Value::Int(1)]);
+        let specs = array(&info[8]);
+        assert_eq!(specs.len(), 1, "{name}: {specs:?}");
+        let spec = pairs(&specs[0]);
+        let got: Vec<String> = array(field(&spec, "flags")).iter().map(text).collect();
+        assert_eq!(got, flags, "{name} key-spec flags");
+        let bs = pairs(field(&spec, "begin_search"));
+        assert_eq!(text(field(&bs, "type")), "index");
+        assert_eq!(field(&pairs(field(&bs, "spec")), "index"), &Value::Int(1));
+        let fk = pairs(field(&spec, "find_keys"));
+        assert_eq!(text(field(&fk, "type")), "range");
+        let range = pairs(field(&fk, "spec"));
+        assert_eq!(field(&range, "lastkey"), &Value::Int(0));
+        assert_eq!(field(&range, "keystep"), &Value::Int(1));
+        assert_eq!(field(&range, "limit"), &Value::Int(0));
+        // And the server finds the key with it.
+        let args: &[&str] = if arity == 2 {
+            &["thekey"]
+        } else {
+            &["thekey", "x", "y"]
+        };
+        let keys: Vec<String> = redis::cmd("COMMAND")
+            .arg("GETKEYS")
+            .arg(name)
+            .arg(args)
+            .query(c)
+            .unwrap();
+        assert_eq!(keys, ["thekey"], "{name}");
+    }
+}
