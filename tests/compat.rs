@@ -130,6 +130,13 @@ fn the_server_under_test_is_redis_server_and_redis_cli_matches_it() {
     let bin = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
     let version = server_version(&info);
     eprintln!("server under test: {bin}, version {version}");
+    if info_field(&info, "server_name").as_deref() == Some("valkey") {
+        // What a client (or RedisModule_GetServerVersion) checking Redis'
+        // version sees on Valkey 8: the Redis it forked from.
+        assert_eq!(info_field(&info, "redis_version").as_deref(), Some("7.2.4"));
+    } else {
+        assert_eq!(info_field(&info, "valkey_version"), None);
+    }
     // The harness ran the binary REDIS_SERVER names. (Not INFO's
     // `executable`: for a server started by a bare name from PATH, as Debian's
     // is, Redis joins that name to its working directory.)
@@ -249,4 +256,83 @@ fn command_info_declares_the_key_spec_of_every_command() {
             .unwrap();
         assert_eq!(keys, ["thekey"], "{name}");
     }
+}
+
+fn config_get(c: &mut redis::Connection, name: &str) -> String {
+    let v: Vec<String> = redis::cmd("CONFIG").arg("GET").arg(name).query(c).unwrap();
+    v[1].clone()
+}
+
+/// Valkey 8 turns every `lazyfree-lazy-*` option on by default (Redis 7.0
+/// and 7.2 leave them off), so there a DEL, an overwrite, an expiry or a
+/// FLUSHALL of a big TOPN key frees it on a background thread. The module's
+/// free callback needs nothing from the main thread, and the `topn_members`
+/// gauge follows once the free is done. Pinned on every server by turning
+/// the options on.
+#[test]
+fn big_topn_values_are_freed_in_the_background_where_the_server_does_that() {
+    let srv = Server::start();
+    let c = &mut srv.conn();
+    let valkey = info_field(&srv.info("server"), "server_name").as_deref() == Some("valkey");
+    for what in ["user-del", "server-del", "expire", "user-flush"] {
+        let name = format!("lazyfree-lazy-{what}");
+        let default = if valkey { "yes" } else { "no" };
+        assert_eq!(config_get(c, &name), default, "{name} by default");
+        let _: () = redis::cmd("CONFIG")
+            .arg("SET")
+            .arg(&name)
+            .arg("yes")
+            .query(c)
+            .unwrap();
+    }
+    // 100 members: well above the free effort (64) past which servers free
+    // a value in the background.
+    for key in ["del", "overwrite", "expire", "flush"] {
+        let mut p = redis::pipe();
+        for i in 0..100 {
+            p.cmd("TOPN.INCR").arg(key).arg(format!("m{i}")).ignore();
+        }
+        let _: () = p.query(c).unwrap();
+    }
+    let gauge = |n: i64| {
+        wait_until(std::time::Duration::from_secs(5), || {
+            let info: String = redis::cmd("INFO")
+                .arg("recipes")
+                .query(&mut srv.conn())
+                .unwrap();
+            info_field(&info, "recipes_topn_members") == Some(n.to_string())
+        })
+    };
+    let lazyfreed = |n: i64| {
+        wait_until(std::time::Duration::from_secs(5), || {
+            info_field(&srv.info("memory"), "lazyfreed_objects") == Some(n.to_string())
+        })
+    };
+    assert!(gauge(400));
+    let _: i64 = redis::cmd("DEL").arg("del").query(c).unwrap();
+    assert!(lazyfreed(1), "DEL did not free in the background");
+    assert!(gauge(300));
+    let _: () = redis::cmd("SET")
+        .arg("overwrite")
+        .arg("x")
+        .query(c)
+        .unwrap();
+    assert!(
+        lazyfreed(2),
+        "SET over a TOPN key did not free in the background"
+    );
+    assert!(gauge(200));
+    let _: i64 = redis::cmd("PEXPIRE").arg("expire").arg(1).query(c).unwrap();
+    assert!(wait_until(std::time::Duration::from_secs(5), || {
+        redis::cmd("EXISTS").arg("expire").query::<i64>(c).unwrap() == 0
+    }));
+    assert!(lazyfreed(3), "the expiry did not free in the background");
+    assert!(gauge(100));
+    let _: () = redis::cmd("FLUSHALL").query(c).unwrap();
+    // Two keys flushed: "flush" and the string "overwrite".
+    assert!(lazyfreed(5), "FLUSHALL did not free in the background");
+    assert!(gauge(0));
+    // The server is fine and the module keeps working.
+    let n: i64 = redis::cmd("TOPN.INCR").arg("k").arg("m").query(c).unwrap();
+    assert_eq!(n, 1);
 }
