@@ -336,3 +336,28 @@ fn big_topn_values_are_freed_in_the_background_where_the_server_does_that() {
     let n: i64 = redis::cmd("TOPN.INCR").arg("k").arg("m").query(c).unwrap();
     assert_eq!(n, 1);
 }
+
+/// What the module logs while loading, the same on every server: its type,
+/// and a notice from the redis-module crate that the server has no
+/// `RedisModule_RegisterDefragCallbacks` (an API of newer servers: none of
+/// Redis 7.0, 7.2 and Valkey 8.0 has it). We register no defrag callbacks, so
+/// the notice is harmless; a server that has the API does not print it.
+#[test]
+fn load_log_is_the_same_on_every_server() {
+    let srv = Server::start();
+    let lines: Vec<String> = srv
+        .log()
+        .lines()
+        .filter_map(|l| {
+            let (head, rest) = l.split_once(" <recipes> ")?;
+            Some(format!("{} {rest}", head.chars().last()?))
+        })
+        .collect();
+    let created = "* Created new data type 'recipesTN'";
+    let defrag = "# Skip register defrag callbacks as defrag callbacks is not supported on the current Redis server.";
+    assert!(lines.iter().any(|l| l == created), "{lines:?}");
+    assert!(
+        lines.iter().all(|l| l == created || l == defrag),
+        "unexpected module log lines: {lines:?}"
+    );
+}
