@@ -7,8 +7,9 @@
 #
 # Servers, in this order:
 #   debian        the system's redis-server / redis-cli (Debian bookworm: Redis 7.0.15)
-#   redis-7.2.6   built from $SERVERS_DIR/redis-7.2.6.tar.gz
-#   valkey-8.0.1  built from $SERVERS_DIR/valkey-8.0.1.tar.gz
+#   redis-7.2.6   built from $RECIPES_SERVERS_DIR/redis-7.2.6.tar.gz (src/redis-server, src/redis-cli)
+#   valkey-8.0.1  built from $RECIPES_SERVERS_DIR/valkey-8.0.1.tar.gz (src/valkey-server,
+#                 src/valkey-cli; the redis-* names are only symlinks made by `make install`)
 #
 # A missing tarball (a clone without ../shared) skips that server with a
 # message; a checksum mismatch, a build failure or a failing test fails the
@@ -118,8 +119,12 @@ build_locked() {
     }
     # Built in a temp folder beside the final one and renamed into place at
     # the end, so an interrupted build is never taken for a finished one.
+    # Leftovers of failed or interrupted builds go first (we hold the lock).
+    local stem
+    stem=".build-$(basename "$dir")"
+    rm -rf "$cache/$stem."*
     local tmp start=$SECONDS
-    tmp=$(mktemp -d "$cache/.build-$name.XXXXXX") || {
+    tmp=$(mktemp -d "$cache/$stem.XXXXXX") || {
         reason="cannot create a folder in $cache"
         return 1
     }
@@ -206,8 +211,9 @@ else
         say "=== $name: $version ($srv, $cli) ==="
         start=$SECONDS
         rc=0
-        # --test '*': the integration tests only (the unit tests start no server).
-        (cd "$repo" && REDIS_SERVER=$srv REDIS_CLI=$cli $cargo test --test '*' 2>&1) |
+        # --test '*': the integration tests only (the unit tests start no
+        # server); --no-fail-fast: every test file, even after a failure.
+        (cd "$repo" && REDIS_SERVER=$srv REDIS_CLI=$cli $cargo test --no-fail-fast --test '*' 2>&1) |
             tee "$log" || rc=$?
         secs=$((SECONDS - start))
         passed=$(sed -n 's/^test result: .* \([0-9][0-9]*\) passed; \([0-9][0-9]*\) failed.*/\1/p' "$log" | awk '{s += $1} END {print s + 0}')
