@@ -45,7 +45,9 @@
 //! The ULIST groups (the gem redis_counters' UniqueValuesLists)
 //! - `ulist-write`: ULIST.ADD into `BENCH_KEYS` lists created empty
 //!   (`VALUE user`) against plain SADD of the same values into one set per
-//!   key (goal >= 0.6x); also with `SCOPE month PARTITION day` (30 days).
+//!   key (goal >= 0.6x); also with `SCOPE month PARTITION day` (30 days),
+//!   and with `AT` given (then replicated verbatim: shows what building the
+//!   replicated effect costs).
 //! - `ulist-gem`: 8 clients add user ids drawn from 200,000 (half stored
 //!   at the start, spread over 30 days) into 30 daily partitions of one month:
 //!   the gem's Blocking algorithm as it runs it, one request/reply at a time
@@ -1800,6 +1802,26 @@ fn ulist_write_group(s: &Settings) -> Group {
                     }))
                 }),
             },
+            // Diagnostic: with AT the call is deterministic as sent and is
+            // replicated verbatim; without, the module builds the effect
+            // (the call plus AT) for RM_Replicate, which looks the command up
+            // by name each time.
+            Scenario {
+                id: "ULIST AT",
+                label: "ULIST.ADD key AT <now ms> user <id> (diagnostic: replicated verbatim)".into(),
+                requires: vec!["ulist.add", "ulist.create"],
+                clients: None,
+                pipeline: None,
+                setup: Box::new(move |c| {
+                    ul_create_keys(c, "uw:", keys, &["VALUE", "user"])?;
+                    Ok(op(move |g, out| {
+                        let key = A::K("uw:", g.below(keys));
+                        let at = A::U(g.now_ms);
+                        enc(out, &[A::S("ULIST.ADD"), key, A::S("AT"), at, A::S("user"), A::U(g.id9())]);
+                        1
+                    }))
+                }),
+            },
             Scenario {
                 id: "ULIST scoped",
                 label: format!(
@@ -1841,7 +1863,9 @@ fn ulist_write_group(s: &Settings) -> Group {
         measures: vec![],
         compares: vec![
             cmp("ULIST.ADD", "SADD", Some(Goal::AtLeast(0.6))),
+            cmp("ULIST AT", "SADD", None),
             cmp("ULIST scoped", "SADD", None),
+            cmp("ULIST AT", "ULIST.ADD", None),
             cmp("ULIST scoped", "ULIST.ADD", None),
         ],
     }
@@ -2312,6 +2336,35 @@ impl PingStats {
     fn max_us(&self) -> f64 {
         self.sorted_us().last().copied().unwrap_or(0.0)
     }
+    /// The max of each consecutive window `len` long: a max over fewer
+    /// samples is smaller, so a short run compares with these.
+    fn window_maxes_us(&self, len: Duration) -> Vec<f64> {
+        let Some(&(t0, _)) = self.samples.first() else {
+            return vec![];
+        };
+        let len = len.max(Duration::from_millis(1));
+        let mut maxes: Vec<f64> = Vec::new();
+        let mut current: Option<(u32, f64)> = None;
+        for (t, d) in &self.samples {
+            let w = ((*t - t0).as_secs_f64() / len.as_secs_f64()) as u32;
+            let us = d.as_secs_f64() * 1e6;
+            current = match current {
+                Some((cw, m)) if cw == w => Some((cw, m.max(us))),
+                Some((_, m)) => {
+                    maxes.push(m);
+                    Some((w, us))
+                }
+                None => Some((w, us)),
+            };
+        }
+        // the last window only if complete
+        if let (Some((w, m)), Some(&(t, _))) = (current, self.samples.last()) {
+            if (t - t0).as_secs_f64() >= (w + 1) as f64 * len.as_secs_f64() * 0.9 {
+                maxes.push(m);
+            }
+        }
+        maxes
+    }
     fn text(&self) -> String {
         let v = self.sorted_us();
         if v.is_empty() {
@@ -2526,10 +2579,22 @@ fn ulist_reclaim_group(_s: &Settings) -> Group {
                 &shared,
                 true,
                 |r| {
+                    let mut w = r.idle.window_maxes_us(r.reclaim);
+                    let windows = match (median(&mut w), w.last()) {
+                        (Some(m), Some(&worst)) => format!(
+                            "; idle max per {} ms window (as long as the reclaim): median {} us, \
+                             worst {} us over {} windows",
+                            r.reclaim.as_millis(),
+                            thousands(m),
+                            thousands(worst),
+                            w.len()
+                        ),
+                        _ => String::new(),
+                    };
                     (
                         r.during.max_us() - r.idle.max_us(),
                         format!(
-                            "during reclaim: {}; idle: {}",
+                            "during reclaim: {}; idle: {}{windows}",
                             r.during.text(),
                             r.idle.text()
                         ),
@@ -2791,9 +2856,12 @@ fn median(v: &mut [f64]) -> Option<f64> {
 }
 
 fn thousands(x: f64) -> String {
-    let n = x.round() as u64;
+    let n = x.abs().round() as u64;
     let s = n.to_string();
     let mut out = String::new();
+    if x.round() < 0.0 {
+        out.push('-');
+    }
     for (i, ch) in s.chars().enumerate() {
         if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
