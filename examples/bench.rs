@@ -2070,7 +2070,8 @@ fn ulist_gem_group(s: &Settings) -> Group {
 
 /// ulist-memory: the id of value `i`, as an integer or as `u<integer>`:
 /// distinct 9-digit numbers in no particular order (users arrive in any
-/// order; ascending ids fill the module's B-trees less, see the README).
+/// order; inserted in ascending order, the module's B-tree nodes end up
+/// about half full: 88.8 B/value allocated instead of 72.4 measured here).
 fn ul_mem_value(i: u64, strings: bool) -> String {
     let n = 100_000_000 + i * 2_654_435_761 % 900_000_000; // a permutation
     if strings {
