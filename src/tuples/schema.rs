@@ -6,6 +6,7 @@
 //! name, never both.
 
 use crate::args::{printable, CmdError, Found, OptionSet, OptionSpec};
+use smallvec::SmallVec;
 
 /// What a name is for.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -248,7 +249,8 @@ fn close_list(schema: &Schema, open: Option<(&str, Role)>) -> Result<(), CmdErro
 
 /// The `name value` pairs of one call, by schema name.
 pub struct Pairs<'a> {
-    values: Vec<Option<&'a [u8]>>,
+    /// By schema name; inline for the usual few names (no allocation).
+    values: SmallVec<[Option<&'a [u8]>; 8]>,
 }
 
 impl<'a> Pairs<'a> {
@@ -259,7 +261,7 @@ impl<'a> Pairs<'a> {
         tokens: &[&'a [u8]],
         options: &[OptionSpec; N],
     ) -> Result<(Pairs<'a>, Found<'a, N>), CmdError> {
-        let mut values = vec![None; schema.len()];
+        let mut values: SmallVec<[Option<&[u8]>; 8]> = SmallVec::from_elem(None, schema.len());
         let mut found = OptionSet::new(options);
         let mut i = 0;
         while i < tokens.len() {
@@ -330,12 +332,17 @@ impl<'a> Pairs<'a> {
             .collect()
     }
 
-    /// As [`Pairs::of`] for names that [`Pairs::check`] required.
-    pub fn required(&self, schema: &Schema, roles: &[Role]) -> Vec<&'a [u8]> {
-        self.of(schema, roles)
-            .into_iter()
-            .map(|v| v.unwrap_or_default())
-            .collect()
+    /// The values of `role`'s names, in declared order, for names that
+    /// [`Pairs::check`] required.
+    pub fn values_of<'s>(
+        &'s self,
+        schema: &'s Schema,
+        role: Role,
+    ) -> impl Iterator<Item = &'a [u8]> + 's {
+        schema
+            .of(role)
+            .iter()
+            .map(|&i| self.values[i as usize].unwrap_or_default())
     }
 }
 
@@ -541,10 +548,11 @@ mod tests {
         pairs
             .check(&schema, &[Role::Value, Role::Scope, Role::Partition], &[])
             .unwrap();
-        assert_eq!(
-            pairs.required(&schema, &[Role::Scope, Role::Value]),
-            [&b"m"[..], b"u:1"]
-        );
+        let scope_then_value: Vec<&[u8]> = pairs
+            .values_of(&schema, Role::Scope)
+            .chain(pairs.values_of(&schema, Role::Value))
+            .collect();
+        assert_eq!(scope_then_value, [&b"m"[..], b"u:1"]);
         let e = pairs
             .check(&schema, &[Role::Value, Role::Scope], &[])
             .unwrap_err();

@@ -1,6 +1,6 @@
 //! ULIST command handlers.
 
-use super::list::{Row, UList, NEVER};
+use super::list::{Row, UList, ValueKeys, NEVER};
 use super::value::ULIST_TYPE;
 use super::EXPIRED_VALUES;
 use crate::args::{opt_int_in, CmdError, OptionSpec, Takes, MAX_EXPIRE_MS, MAX_TIME_MS, MAX_TTL_S};
@@ -110,18 +110,17 @@ pub fn add(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let given_at = opt_int_in("AT", at, 0, MAX_TIME_MS)?;
     let at = given_at.unwrap_or_else(|| ctx.now_ms());
     let expire_at = expire_at(at, [expire, never, pxat], list.default_expire_s())?;
-    let (value, scope, partition) = (
-        pairs.required(schema, &[Role::Value]),
-        pairs.required(schema, &[Role::Scope]),
-        pairs.required(schema, &[Role::Partition]),
-    );
-    let new = list.add(&scope, &partition, &value, at, expire_at);
+    let of = |role| pairs.values_of(schema, role);
+    let keys = ValueKeys::new(of(Role::Scope), of(Role::Partition), of(Role::Value));
+    // Without expiring values on either side, the time decides nothing.
+    let timeless = expire_at == NEVER && !list.has_expiring_values();
+    let new = list.add(&keys, at, expire_at);
     if new {
         ctx.notify(Class::Module, c"ulist.add", name);
         if expire_at != NEVER {
             reclaim::schedule(ctx, name, expire_at);
         }
-        if given_at.is_some() {
+        if given_at.is_some() || timeless {
             ctx.replicate_verbatim();
         } else {
             let mut effect: Vec<Arg> = args.raw_from(1).iter().map(|&s| Arg::Str(s)).collect();
@@ -153,11 +152,13 @@ fn read<'k>(
 pub fn has(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let key = open(ctx, args, false)?;
     let found = match read(&key, args, &[Role::Value, Role::Scope], &[])? {
-        Some((list, pairs)) => list.has(
-            &pairs.required(list.schema(), &[Role::Scope]),
-            &pairs.required(list.schema(), &[Role::Value]),
-            ctx.now_ms(),
-        ),
+        Some((list, pairs)) => {
+            let of = |role| pairs.values_of(list.schema(), role);
+            list.has(
+                &ValueKeys::new(of(Role::Scope), [], of(Role::Value)),
+                ctx.now_ms(),
+            )
+        }
         None => false,
     };
     ctx.reply_int(found as i64);
