@@ -38,14 +38,9 @@ const ADD_OPTIONS: [OptionSpec; 4] = [
 /// The names a filter of DATA, PARTITIONS and DEL may fix, in row order.
 const WHERE: [Role; 2] = [Role::Scope, Role::Partition];
 
-/// Opens `key`, checking it is missing or a ULIST.
-fn open(ctx: Ctx, args: &Args, write: bool) -> Result<Key, CmdError> {
-    let key = ctx.open(args.raw(1), write);
-    match key.kind() {
-        KeyKind::Empty => Ok(key),
-        _ if key.holds(&ULIST_TYPE) => Ok(key),
-        _ => Err(CmdError::WrongType),
-    }
+/// Opens `key` (its type is checked when its value is read).
+fn open(ctx: Ctx, args: &Args, write: bool) -> Key {
+    ctx.open(args.raw(1), write)
 }
 
 fn no_such_list() -> CmdError {
@@ -100,7 +95,7 @@ fn expire_at(
 /// there changes nothing and replicates nothing.
 pub fn add(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let name = args.raw(1);
-    let mut key = open(ctx, args, true)?;
+    let mut key = open(ctx, args, true);
     let list = key
         .value_mut::<UList>(&ULIST_TYPE)?
         .ok_or_else(no_such_list)?;
@@ -150,7 +145,7 @@ fn read<'k>(
 
 /// `ULIST.HAS list name value ...` -> 1 if the value is live in its scope.
 pub fn has(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
-    let key = open(ctx, args, false)?;
+    let key = open(ctx, args, false);
     let found = match read(&key, args, &[Role::Value, Role::Scope], &[])? {
         Some((list, pairs)) => {
             let of = |role| pairs.values_of(list.schema(), role);
@@ -185,7 +180,7 @@ fn reply_rows(ctx: Ctx, schema: &Schema, roles: &[Role], rows: &[Row]) {
 /// `ULIST.DATA list [name value ...]` -> one map per live value of the
 /// matching scopes/partitions, ordered by scope, then value.
 pub fn data(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
-    let key = open(ctx, args, false)?;
+    let key = open(ctx, args, false);
     let Some((list, pairs)) = read(&key, args, &[], &WHERE)? else {
         ctx.reply_array(0);
         return Ok(());
@@ -199,7 +194,7 @@ pub fn data(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
 /// `ULIST.PARTITIONS list [name value ...]` -> one map per partition with a
 /// live value (its SCOPE and PARTITION names), ascending.
 pub fn partitions(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
-    let key = open(ctx, args, false)?;
+    let key = open(ctx, args, false);
     let Some((list, pairs)) = read(&key, args, &[], &WHERE)? else {
         ctx.reply_array(0);
         return Ok(());
@@ -213,7 +208,7 @@ pub fn partitions(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
 /// live value; all matching go). The key and its schema stay.
 /// Deterministic: replicated verbatim.
 pub fn del(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
-    let mut key = open(ctx, args, true)?;
+    let mut key = open(ctx, args, true);
     let Some(list) = key.value_mut::<UList>(&ULIST_TYPE)? else {
         ctx.reply_int(0);
         return Ok(());
@@ -239,7 +234,7 @@ pub fn reclaim_items(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
             "ULIST.RECLAIM is internal: it replicates the master's background reclaim",
         ));
     }
-    let mut key = open(ctx, args, true)?;
+    let mut key = open(ctx, args, true);
     let removed = match key.value_mut::<UList>(&ULIST_TYPE)? {
         Some(list) => list.remove_items(&args.bytes[2..]),
         None => 0,

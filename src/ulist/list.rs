@@ -31,7 +31,8 @@ pub type Bytes = SmallVec<[u8; 16]>;
 /// The expiry of a value that never expires.
 pub const NEVER: i64 = i64::MAX;
 
-/// Records per slab chunk: the slab grows a chunk at a time.
+/// Records per slab chunk: a big list grows a chunk at a time; a small one
+/// has one chunk that grows as a vector does.
 const CHUNK: usize = 4096;
 
 /// A value's record.
@@ -45,8 +46,8 @@ struct Record {
 }
 
 /// Fixed-size records addressed by number, kept dense: removing one moves
-/// the last record into its place, so memory follows the values held (a
-/// chunk at a time) with no free list.
+/// the last record into its place, so memory follows the values held with
+/// no free list. Chunks never move, so growing never copies a big list.
 #[derive(Clone, Debug, Default)]
 struct Slab {
     chunks: Vec<Vec<Record>>,
@@ -60,7 +61,9 @@ impl Slab {
 
     fn push(&mut self, record: Record) -> u32 {
         if self.chunks.last().is_none_or(|c| c.len() == CHUNK) {
-            self.chunks.push(Vec::with_capacity(CHUNK));
+            // The first chunk starts small; later ones are full-size at once.
+            let capacity = if self.chunks.is_empty() { 0 } else { CHUNK };
+            self.chunks.push(Vec::with_capacity(capacity));
         }
         self.chunks.last_mut().expect("pushed above").push(record);
         self.used += 1;
@@ -92,7 +95,7 @@ impl Slab {
             .filter(|r| r.value.spilled())
             .map(|r| r.value.capacity())
             .sum();
-        self.chunks.len() * CHUNK * std::mem::size_of::<Record>()
+        self.chunks.iter().map(Vec::capacity).sum::<usize>() * std::mem::size_of::<Record>()
             + self.chunks.capacity() * std::mem::size_of::<Vec<Record>>()
             + spilled
     }
