@@ -6,6 +6,7 @@ use super::EXPIRED_VALUES;
 use crate::args::{opt_int_in, CmdError, OptionSpec, Takes, MAX_EXPIRE_MS, MAX_TIME_MS, MAX_TTL_S};
 use crate::server::command::Args;
 use crate::server::{reclaim, Arg, Class, Ctx, Key, KeyKind, RStr, AT};
+use crate::tuples::index::Filter;
 use crate::tuples::schema::{Declaration, Pairs, Role, Schema};
 
 /// How ULIST.CREATE declares names; every ULIST keyword is refused as a name.
@@ -177,31 +178,35 @@ fn reply_rows(ctx: Ctx, schema: &Schema, roles: &[Role], rows: &[Row]) {
     }
 }
 
-/// `ULIST.DATA list [name value ...]` -> one map per live value of the
-/// matching scopes/partitions, ordered by scope, then value.
-pub fn data(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
+/// Replies with the rows `rows_of` finds under the call's filter (any
+/// subset of the SCOPE and PARTITION names), each a map of `roles`' names.
+fn reply_filtered(
+    ctx: Ctx,
+    args: &Args,
+    roles: &[Role],
+    rows_of: fn(&UList, &Filter, i64) -> Vec<Row>,
+) -> Result<(), CmdError> {
     let key = open(ctx, args, false);
     let Some((list, pairs)) = read(&key, args, &[], &WHERE)? else {
         ctx.reply_array(0);
         return Ok(());
     };
-    let rows = list.data(&pairs.of(list.schema(), &WHERE), ctx.now_ms());
-    let roles = [Role::Value, Role::Scope, Role::Partition];
-    reply_rows(ctx, list.schema(), &roles, &rows);
+    let rows = rows_of(list, &pairs.of(list.schema(), &WHERE), ctx.now_ms());
+    reply_rows(ctx, list.schema(), roles, &rows);
     Ok(())
+}
+
+/// `ULIST.DATA list [name value ...]` -> one map per live value of the
+/// matching scopes/partitions, ordered by scope, then value.
+pub fn data(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
+    let roles = [Role::Value, Role::Scope, Role::Partition];
+    reply_filtered(ctx, args, &roles, UList::data)
 }
 
 /// `ULIST.PARTITIONS list [name value ...]` -> one map per partition with a
 /// live value (its SCOPE and PARTITION names), ascending.
 pub fn partitions(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
-    let key = open(ctx, args, false);
-    let Some((list, pairs)) = read(&key, args, &[], &WHERE)? else {
-        ctx.reply_array(0);
-        return Ok(());
-    };
-    let rows = list.partitions(&pairs.of(list.schema(), &WHERE), ctx.now_ms());
-    reply_rows(ctx, list.schema(), &WHERE, &rows);
-    Ok(())
+    reply_filtered(ctx, args, &WHERE, UList::partitions)
 }
 
 /// `ULIST.DEL list [name value ...]` -> partitions deleted (those with a
