@@ -31,13 +31,16 @@ impl Role {
     }
 }
 
-/// The names of a schema and their roles.
+/// The names of a schema and their roles, laid out compactly: every call
+/// looks its names up here.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Schema {
-    /// Each distinct name once, in the order first declared.
-    names: Vec<Vec<u8>>,
-    /// Per role, indices into `names` in the declared order.
-    roles: [Vec<u16>; ROLES],
+    /// Each distinct name once, in the order first declared, back to back.
+    text: Vec<u8>,
+    /// Where each name ends in `text`.
+    ends: SmallVec<[u32; 8]>,
+    /// Per role, indices of its names in the declared order.
+    roles: [SmallVec<[u16; 4]>; ROLES],
 }
 
 /// How a family declares schemas at CREATE.
@@ -60,15 +63,26 @@ impl Schema {
     }
 
     pub fn name(&self, index: u16) -> &[u8] {
-        &self.names[index as usize]
+        let i = index as usize;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        &self.text[start..self.ends[i] as usize]
     }
 
     pub fn len(&self) -> usize {
-        self.names.len()
+        self.ends.len()
+    }
+
+    fn names(&self) -> impl Iterator<Item = &[u8]> {
+        (0..self.len() as u16).map(|i| self.name(i))
     }
 
     fn index_of(&self, name: &[u8]) -> Option<usize> {
-        self.names.iter().position(|n| n.as_slice() == name)
+        self.names().position(|n| n == name)
+    }
+
+    fn push_name(&mut self, name: &[u8]) {
+        self.text.extend_from_slice(name);
+        self.ends.push(self.text.len() as u32);
     }
 
     fn has_role(&self, index: usize, roles: &[Role]) -> bool {
@@ -87,7 +101,8 @@ impl Schema {
         options: &[OptionSpec; N],
     ) -> Result<(Schema, Found<'a, N>), CmdError> {
         let mut schema = Schema {
-            names: Vec::new(),
+            text: Vec::new(),
+            ends: SmallVec::new(),
             roles: Default::default(),
         };
         let mut found = OptionSet::new(options);
@@ -162,13 +177,13 @@ impl Schema {
                 index
             }
             None => {
-                if self.names.len() == MAX_NAMES {
+                if self.len() == MAX_NAMES {
                     return Err(CmdError::invalid(format!(
                         "at most {MAX_NAMES} names per schema"
                     )));
                 }
-                self.names.push(name.to_vec());
-                self.names.len() - 1
+                self.push_name(name);
+                self.len() - 1
             }
         };
         self.roles[role.slot()].push(index as u16);
@@ -190,8 +205,8 @@ impl Schema {
 
     /// `u16 names, names x (u32 len, bytes), per role (u16 count, count x u16)`.
     pub fn encode(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&(self.names.len() as u16).to_le_bytes());
-        for name in &self.names {
+        out.extend_from_slice(&(self.len() as u16).to_le_bytes());
+        for name in self.names() {
             out.extend_from_slice(&(name.len() as u32).to_le_bytes());
             out.extend_from_slice(name);
         }
@@ -209,13 +224,16 @@ impl Schema {
         if count > MAX_NAMES {
             return None;
         }
-        let mut names = Vec::with_capacity(count);
+        let mut schema = Schema {
+            text: Vec::new(),
+            ends: SmallVec::new(),
+            roles: Default::default(),
+        };
         for _ in 0..count {
             let len = r.u32()? as usize;
-            names.push(r.bytes(len)?.to_vec());
+            schema.push_name(r.bytes(len)?);
         }
-        let mut roles: [Vec<u16>; ROLES] = Default::default();
-        for role in &mut roles {
+        for role in &mut schema.roles {
             let n = r.u16()? as usize;
             for _ in 0..n {
                 let i = r.u16()?;
@@ -225,7 +243,7 @@ impl Schema {
                 role.push(i);
             }
         }
-        Some(Schema { names, roles })
+        Some(schema)
     }
 }
 
@@ -315,7 +333,7 @@ impl<'a> Pairs<'a> {
             {
                 return Err(CmdError::invalid(format!(
                     "name '{}' does not belong here",
-                    printable(&schema.names[index])
+                    printable(schema.name(index as u16))
                 )));
             }
         }
