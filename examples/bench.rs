@@ -39,8 +39,10 @@
 //!   converts them from listpack to skiplist, which is not the recipe's data).
 //! - `BENCH_ONLY`: comma-separated group ids or prefixes, e.g. `rv` or
 //!   `rv-write,topn-read` (groups: rv-write, rv-memory, tl-write, topn-write,
-//!   topn-read, topn-latency, ulist-write, ulist-gem, ulist-memory,
-//!   ulist-reclaim; `ulist` runs the four ULIST groups).
+//!   topn-read, topn-last, topn-idle, topn-latency, ulist-write, ulist-gem,
+//!   ulist-memory, ulist-reclaim; `ulist` runs the four ULIST groups).
+//!   topn-idle starts a replica of the bench's server for its replica
+//!   measure, and waits about 30 s (buckets of 1 s must pass with no writes).
 //!
 //! The ULIST groups (the gem redis_counters' UniqueValuesLists)
 //! - `ulist-write`: ULIST.ADD into `BENCH_KEYS` lists created empty
@@ -75,11 +77,13 @@
 //! `all_groups`. A scenario or measure whose module command is unknown to the
 //! server (`COMMAND INFO name` is nil) is skipped, not failed.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, Stdio};
+use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -813,13 +817,22 @@ fn remove_stale_dirs() {
 }
 
 fn start_server(s: &Settings) -> Result<Server, String> {
+    start_server_with(&s.redis_server, &s.module, &[])
+}
+
+/// A server of `redis_server` with `module` loaded and `extra` arguments (e.g. `--replicaof`).
+fn start_server_with(
+    redis_server: &str,
+    module: &Path,
+    extra: &[String],
+) -> Result<Server, String> {
     if cfg!(target_os = "linux") {
         remove_stale_dirs();
     }
     let port = free_port()?;
     let dir = std::env::temp_dir().join(format!("recipes-bench-{}-{port}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| format!("mkdir {}: {e}", dir.display()))?;
-    let mut cmd = Command::new(&s.redis_server);
+    let mut cmd = Command::new(redis_server);
     cmd.arg("--port")
         .arg(port.to_string())
         .args([
@@ -837,7 +850,8 @@ fn start_server(s: &Settings) -> Result<Server, String> {
         .arg("--logfile")
         .arg(dir.join("redis.log"))
         .arg("--loadmodule")
-        .arg(&s.module)
+        .arg(module)
+        .args(extra)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
@@ -856,7 +870,7 @@ fn start_server(s: &Settings) -> Result<Server, String> {
     }
     let child = cmd
         .spawn()
-        .map_err(|e| format!("cannot start {}: {e}", s.redis_server))?;
+        .map_err(|e| format!("cannot start {redis_server}: {e}"))?;
     let mut server = Server { child, port, dir };
     let deadline = Instant::now() + Duration::from_secs(15);
     loop {
@@ -2681,6 +2695,440 @@ fn ulist_reclaim_group(_s: &Settings) -> Group {
     }
 }
 
+// ----------------------------------------------------------------------
+// TOPN: reads of an idle key, and of the LAST k buckets, on 24 buckets x
+// 50k members whose popularity reverses half-way through the window
+// ----------------------------------------------------------------------
+
+const TOPN_REV_MEMBERS: u64 = 50_000;
+/// Buckets between the newest bucket written and the idle read.
+const TOPN_IDLE_AFTER: u64 = 18;
+/// Calls whose server-side times (SLOWLOG) a read measure takes.
+const TOPN_READ_CALLS: usize = 200;
+/// Pause between the idle reads: a dashboard reads at arbitrary moments, also while the
+/// server ages a bucket that just left the window (one a second with 1 s buckets).
+const TOPN_READ_PAUSE: Duration = Duration::from_millis(10);
+
+/// Count of member `m` in bucket `b` (0..24): one set of members leads the
+/// first 12 buckets, the reverse set the last 12.
+fn topn_rev_count(b: u64, m: u64) -> u64 {
+    let rank = if b < TOPN_BUCKETS / 2 {
+        m
+    } else {
+        TOPN_REV_MEMBERS - 1 - m
+    };
+    1 + (TOPN_REV_MEMBERS - rank) / 1000
+}
+
+/// Fills the TOPN key `key` with buckets `first .. first + 24` (of `bucket_ms`), bucket by
+/// bucket, and the zsets `<zset_prefix><bucket>` of the buckets `zsets` (indexes 0..24).
+fn topn_rev_fill(
+    c: &mut Conn,
+    key: &str,
+    bucket_ms: u64,
+    first: u64,
+    zset_prefix: &'static str,
+    zsets: std::ops::Range<u64>,
+) -> Result<(), String> {
+    eprintln!(
+        "  filling {key}: {} TOPN.INCR ...",
+        TOPN_BUCKETS * TOPN_REV_MEMBERS
+    );
+    c.load(
+        "TOPN reversing fill",
+        TOPN_BUCKETS * TOPN_REV_MEMBERS,
+        |i, out| {
+            let (b, m) = (i / TOPN_REV_MEMBERS, i % TOPN_REV_MEMBERS);
+            enc(
+                out,
+                &[
+                    A::S("TOPN.INCR"),
+                    A::S(key),
+                    A::U(topn_member(m)),
+                    A::S("BY"),
+                    A::U(topn_rev_count(b, m)),
+                    A::S("AT"),
+                    A::U((first + b) * bucket_ms + 1),
+                ],
+            );
+        },
+    )?;
+    const PER: u64 = 1000;
+    let per_bucket = TOPN_REV_MEMBERS.div_ceil(PER);
+    let (z0, nz) = (zsets.start, zsets.end - zsets.start);
+    eprintln!("  filling {nz} bucket zsets ...");
+    c.load("TOPN reversing zsets", nz * per_bucket, |i, out| {
+        let (b, chunk) = (z0 + i / per_bucket, i % per_bucket);
+        let mut args = vec![A::S("ZADD"), A::K(zset_prefix, first + b)];
+        for m in chunk * PER..((chunk + 1) * PER).min(TOPN_REV_MEMBERS) {
+            args.push(A::U(topn_rev_count(b, m)));
+            args.push(A::U(topn_member(m)));
+        }
+        enc(out, &args);
+    })
+}
+
+/// Server-side times (SLOWLOG, us) of `n` operations run one at a time, each made of the
+/// commands `op(i)` returns (whitespace-separated lines); per operation, the sum of its
+/// commands' times.
+fn slowlog_op_us(
+    c: &mut Conn,
+    n: usize,
+    op: impl Fn(usize) -> Vec<String>,
+) -> Result<Vec<i64>, String> {
+    slowlog_op_us_paced(c, n, Duration::ZERO, op)
+}
+
+/// `slowlog_op_us` with `pause` between operations (reads at arbitrary moments, not in a
+/// burst).
+fn slowlog_op_us_paced(
+    c: &mut Conn,
+    n: usize,
+    pause: Duration,
+    op: impl Fn(usize) -> Vec<String>,
+) -> Result<Vec<i64>, String> {
+    let names: Vec<String> = op(0)
+        .iter()
+        .map(|l| {
+            l.split_whitespace()
+                .next()
+                .unwrap_or("")
+                .to_ascii_uppercase()
+        })
+        .collect();
+    c.cmd("CONFIG SET slowlog-max-len 100000")?;
+    c.cmd("CONFIG SET slowlog-log-slower-than 0")?;
+    c.cmd("SLOWLOG RESET")?;
+    let mut run = || -> Result<(), String> {
+        for i in 0..n {
+            for line in op(i) {
+                c.cmd(&line)?;
+            }
+            if !pause.is_zero() {
+                std::thread::sleep(pause);
+            }
+        }
+        Ok(())
+    };
+    let res = run();
+    let log = c.cmd("SLOWLOG GET 100000");
+    c.cmd("CONFIG SET slowlog-log-slower-than 10000")?;
+    c.cmd("CONFIG SET slowlog-max-len 128")?;
+    c.cmd("SLOWLOG RESET")?;
+    res?;
+    let mut durs = Vec::new();
+    if let V::Arr(entries) = log? {
+        // Newest first: oldest first, then one operation per `names.len()` entries.
+        for e in entries.iter().rev() {
+            let V::Arr(f) = e else { continue };
+            let (Some(d), Some(V::Arr(args))) = (f.get(2), f.get(3)) else {
+                continue;
+            };
+            let name = args.first().map(|a| a.text().to_ascii_uppercase());
+            if name.is_some_and(|x| names.contains(&x)) {
+                durs.push(d.int()?);
+            }
+        }
+    }
+    if durs.len() != n * names.len() {
+        return Err(format!(
+            "SLOWLOG holds {} entries of {names:?}, expected {}",
+            durs.len(),
+            n * names.len()
+        ));
+    }
+    Ok(durs.chunks(names.len()).map(|c| c.iter().sum()).collect())
+}
+
+/// `(median, note with p50 / p99 / max)` of server-side times.
+fn us_summary(mut v: Vec<i64>, what: &str) -> (f64, String) {
+    v.sort_unstable();
+    let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
+    (
+        at(0.5) as f64,
+        format!(
+            "median of {} {what}; p99 {} us, max {} us",
+            v.len(),
+            at(0.99),
+            v[v.len() - 1]
+        ),
+    )
+}
+
+/// The counts of a `member, count, ...` reply (TOPN WITHCOUNTS or ZREVRANGE WITHSCORES).
+fn reply_counts(v: &V) -> Vec<i64> {
+    match v {
+        V::Arr(items) => items
+            .chunks(2)
+            .filter_map(|p| p.get(1).and_then(|x| x.int().ok()))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The idle key's zsets that the recipe's union of the window at `now_ms` names (24 keys; the
+/// older ones no longer exist, as the recipe's TTL would have removed them).
+fn topn_idle_union(now_ms: u64) -> Vec<String> {
+    let hi = now_ms / 1000;
+    let keys: Vec<String> = (hi + 1 - TOPN_BUCKETS..=hi)
+        .map(|b| format!("topn:iz:{b}"))
+        .collect();
+    vec![
+        format!("ZUNIONSTORE topn:itmp {TOPN_BUCKETS} {}", keys.join(" ")),
+        "ZREVRANGE topn:itmp 0 9 WITHSCORES".into(),
+    ]
+}
+
+fn topn_idle_group(s: &Settings) -> Group {
+    // The replica lives as long as the group (its measures use it).
+    let replica: Rc<RefCell<Option<Server>>> = Rc::new(RefCell::new(None));
+    let (server_bin, module) = (s.redis_server.clone(), s.module.clone());
+    let setup_replica = replica.clone();
+    let replica_read = replica.clone();
+    Group {
+        id: "topn-idle",
+        title: format!(
+            "TOPN idle key: BUCKET 1 WINDOW 24, {TOPN_BUCKETS} buckets x {TOPN_REV_MEMBERS} members \
+             (popularity reverses half-way), then no writes; TOPN.TOP key 10 at the server's time \
+             {TOPN_IDLE_AFTER} buckets after the newest bucket written, on the master and on a \
+             replica (server-side, SLOWLOG); baseline: the recipe's union of the window's bucket zsets"
+        ),
+        reset_each: false,
+        setup: Some(Box::new(move |c: &mut Conn| {
+            if !c.has("topn.incr")? {
+                return Ok(());
+            }
+            let port = c.info_field("server", "tcp_port")?;
+            let replica = start_server_with(
+                &server_bin,
+                &module,
+                &["--replicaof".into(), "127.0.0.1".into(), port],
+            )?;
+            *setup_replica.borrow_mut() = Some(replica);
+            c.cmd("TOPN.CREATE topn:idle BUCKET 1 WINDOW 24")?;
+            // Oldest bucket 14 s ago: every event is inside the window when written (future
+            // buckets are), whatever the fill takes.
+            let first = now_ms() / 1000 - 14;
+            let newest = first + TOPN_BUCKETS - 1;
+            let read_at = (newest + TOPN_IDLE_AFTER) * 1000;
+            // The buckets still inside the window at the read: zsets for the recipe's union.
+            let kept = TOPN_BUCKETS - TOPN_IDLE_AFTER;
+            topn_rev_fill(c, "topn:idle", 1000, first, "topn:iz:", TOPN_BUCKETS - kept..TOPN_BUCKETS)?;
+            let rport = setup_replica.borrow().as_ref().map(|r| r.port).unwrap_or(0);
+            let mut rc = Conn::open(rport).map_err(|e| format!("replica: {e}"))?;
+            let offsets_equal = |c: &mut Conn, rc: &mut Conn| -> Result<bool, String> {
+                Ok(rc.info_field("replication", "master_link_status")? == "up"
+                    && c.info_field("replication", "master_repl_offset")?
+                        == rc.info_field("replication", "slave_repl_offset")?)
+            };
+            eprintln!("  waiting for the replica, then {TOPN_IDLE_AFTER} s of no writes ...");
+            let deadline = Instant::now() + Duration::from_secs(120);
+            while !offsets_equal(c, &mut rc)? {
+                if Instant::now() > deadline || stopped() {
+                    return Err("the replica did not catch up".into());
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            let aged = |c: &mut Conn| -> Result<i64, String> {
+                c.info_field("recipes", "recipes_topn_aged_buckets")?
+                    .parse::<i64>()
+                    .map_err(|e| e.to_string())
+            };
+            while now_ms() < read_at + 300 {
+                if stopped() {
+                    return Err("interrupted".into());
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            // Each server's timer has aged the buckets that left the window by itself.
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while aged(c)? < TOPN_IDLE_AFTER as i64 || aged(&mut rc)? < TOPN_IDLE_AFTER as i64 {
+                if Instant::now() > deadline || stopped() {
+                    return Err(format!(
+                        "buckets aged: master {}, replica {} (expected {TOPN_IDLE_AFTER})",
+                        aged(c)?,
+                        aged(&mut rc)?
+                    ));
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            // The answer is the union's (counts compared: ties order differently).
+            let top = c.cmd("TOPN.TOP topn:idle 10 WITHCOUNTS")?;
+            let mut union = V::Nil;
+            for line in topn_idle_union(now_ms()) {
+                union = c.cmd(&line)?;
+            }
+            if reply_counts(&top) != reply_counts(&union) || reply_counts(&top).len() != 10 {
+                return Err(format!(
+                    "TOPN.TOP and the union disagree: {} vs {}",
+                    top.text(),
+                    union.text()
+                ));
+            }
+            Ok(())
+        })),
+        scenarios: vec![],
+        measures: vec![
+            Measure {
+                id: "idle master",
+                label: "TOPN.TOP key 10 (server's time) on the master".into(),
+                unit: Unit::Micros,
+                requires: vec!["topn.incr"],
+                run: Box::new(|c| {
+                    let v = slowlog_op_us_paced(c, TOPN_READ_CALLS, TOPN_READ_PAUSE, |_| {
+                        vec!["TOPN.TOP topn:idle 10".into()]
+                    })?;
+                    Ok(us_summary(v, "reads, 10 ms apart"))
+                }),
+            },
+            Measure {
+                id: "idle replica",
+                label: "TOPN.TOP key 10 (server's time) on the replica".into(),
+                unit: Unit::Micros,
+                requires: vec!["topn.incr"],
+                run: Box::new(move |_| {
+                    let port = replica_read.borrow().as_ref().map(|r| r.port).ok_or("no replica")?;
+                    let mut rc = Conn::open(port).map_err(|e| format!("replica: {e}"))?;
+                    let v = slowlog_op_us_paced(&mut rc, TOPN_READ_CALLS, TOPN_READ_PAUSE, |_| {
+                        vec!["TOPN.TOP topn:idle 10".into()]
+                    })?;
+                    Ok(us_summary(v, "reads, 10 ms apart"))
+                }),
+            },
+            Measure {
+                id: "union (idle)",
+                label: "recipe: ZUNIONSTORE tmp 24 <window's bucket keys, 6 left>; ZREVRANGE tmp 0 9 WITHSCORES".into(),
+                unit: Unit::Micros,
+                requires: vec!["topn.incr"],
+                run: Box::new(|c| {
+                    let v = slowlog_op_us(c, 7, |_| topn_idle_union(now_ms()))?;
+                    Ok(us_summary(v, "unions"))
+                }),
+            },
+        ],
+        compares: vec![
+            cmp("union (idle)", "idle master", None),
+            Compare { a: "idle master", b: None, goal: Some(Goal::AtMost(1000.0)) },
+            Compare { a: "idle replica", b: None, goal: Some(Goal::AtMost(1000.0)) },
+        ],
+    }
+}
+
+/// `TOPN.TOP topn:l 10 LAST k AT <ms in the newest bucket>`.
+fn topn_last_cmd(newest: u64, k: u64) -> String {
+    format!("TOPN.TOP topn:l 10 LAST {k} AT {}", newest * HOUR_MS + 1000)
+}
+
+/// The recipe's read of the newest `k` hourly bucket zsets (a union, or one zset).
+fn topn_last_union(newest: u64, k: u64) -> Vec<String> {
+    if k == 1 {
+        return vec![format!("ZREVRANGE topn:lz:{newest} 0 9 WITHSCORES")];
+    }
+    let keys: Vec<String> = (newest + 1 - k..=newest)
+        .map(|b| format!("topn:lz:{b}"))
+        .collect();
+    vec![
+        format!("ZUNIONSTORE topn:ltmp {k} {}", keys.join(" ")),
+        "ZREVRANGE topn:ltmp 0 9 WITHSCORES".into(),
+    ]
+}
+
+/// A scenario of the whitespace-separated command lines `lines`, one client, no pipeline.
+fn lines_scenario(
+    id: &'static str,
+    label: String,
+    requires: Vec<&'static str>,
+    lines: Vec<String>,
+) -> Scenario {
+    Scenario {
+        id,
+        label,
+        requires,
+        clients: Some(1),
+        pipeline: Some(1),
+        setup: Box::new(move |_| {
+            let lines = lines.clone();
+            Ok(op(move |_, out| {
+                for l in &lines {
+                    let args: Vec<A> = l.split_whitespace().map(A::S).collect();
+                    enc(out, &args);
+                }
+                lines.len()
+            }))
+        }),
+    }
+}
+
+fn topn_last_group(_s: &Settings) -> Group {
+    let hour = now_ms() / HOUR_MS;
+    let first = hour + 1 - TOPN_BUCKETS;
+    let newest = hour;
+    let last_measure = |id: &'static str, k: u64| Measure {
+        id,
+        label: format!("TOPN.TOP key 10 LAST {k} (server-side)"),
+        unit: Unit::Micros,
+        requires: vec!["topn.incr"],
+        run: Box::new(move |c| {
+            let v = slowlog_op_us(c, 50, |_| vec![topn_last_cmd(newest, k)])?;
+            Ok(us_summary(v, "reads"))
+        }),
+    };
+    let union_label = |k: u64| {
+        if k == 1 {
+            "ZREVRANGE <newest bucket zset> 0 9 WITHSCORES (1 client)".to_string()
+        } else {
+            format!("ZUNIONSTORE tmp {k} <newest {k} bucket zsets>; ZREVRANGE tmp 0 9 WITHSCORES (1 client)")
+        }
+    };
+    Group {
+        id: "topn-last",
+        title: format!(
+            "TOPN LAST k: hourly key, {TOPN_BUCKETS} buckets x {TOPN_REV_MEMBERS} members (popularity \
+             reverses half-way), read at the newest bucket; each against the recipe's read of the \
+             same k bucket zsets"
+        ),
+        reset_each: false,
+        setup: Some(Box::new(move |c: &mut Conn| {
+            if !c.has("topn.incr")? {
+                return Ok(());
+            }
+            topn_rev_fill(c, "topn:l", HOUR_MS, first, "topn:lz:", 0..TOPN_BUCKETS)?;
+            for k in [1, 6, 12] {
+                let top = c.cmd(&(topn_last_cmd(newest, k) + " WITHCOUNTS"))?;
+                let mut union = V::Nil;
+                for line in topn_last_union(newest, k) {
+                    union = c.cmd(&line)?;
+                }
+                if reply_counts(&top) != reply_counts(&union) {
+                    return Err(format!("LAST {k} and the union disagree: {} vs {}", top.text(), union.text()));
+                }
+            }
+            Ok(())
+        })),
+        scenarios: vec![
+            lines_scenario("union 12", union_label(12), vec![], topn_last_union(newest, 12)),
+            lines_scenario("union 6", union_label(6), vec![], topn_last_union(newest, 6)),
+            lines_scenario("zset 1", union_label(1), vec![], topn_last_union(newest, 1)),
+            lines_scenario("LAST 12", format!("{} (1 client)", topn_last_cmd(newest, 12)), vec!["topn.incr"], vec![topn_last_cmd(newest, 12)]),
+            lines_scenario("LAST 6", format!("{} (1 client)", topn_last_cmd(newest, 6)), vec!["topn.incr"], vec![topn_last_cmd(newest, 6)]),
+            lines_scenario("LAST 1", format!("{} (1 client)", topn_last_cmd(newest, 1)), vec!["topn.incr"], vec![topn_last_cmd(newest, 1)]),
+        ],
+        measures: vec![
+            last_measure("LAST 1 us", 1),
+            last_measure("LAST 6 us", 6),
+            last_measure("LAST 12 us", 12),
+        ],
+        compares: vec![
+            cmp("LAST 12", "union 12", None),
+            cmp("LAST 6", "union 6", None),
+            cmp("LAST 1", "zset 1", None),
+            Compare { a: "LAST 1 us", b: None, goal: Some(Goal::AtMost(5000.0)) },
+            Compare { a: "LAST 6 us", b: None, goal: Some(Goal::AtMost(5000.0)) },
+            Compare { a: "LAST 12 us", b: None, goal: Some(Goal::AtMost(5000.0)) },
+        ],
+    }
+}
+
 fn all_groups(s: &Settings) -> Vec<Group> {
     vec![
         rv_write_group(s),
@@ -2688,6 +3136,8 @@ fn all_groups(s: &Settings) -> Vec<Group> {
         tl_write_group(s),
         topn_write_group(s),
         topn_read_group(s),
+        topn_last_group(s),
+        topn_idle_group(s),
         topn_latency_group(s),
         ulist_write_group(s),
         ulist_gem_group(s),

@@ -101,8 +101,15 @@ impl Model {
     }
 
     fn count(&self, m: &str, at: i64) -> i64 {
-        self.range(at, self.window)
-            .map_or(0, |(lo, hi)| self.sum(m, lo, hi) as i64)
+        self.count_in(m, at, self.window)
+    }
+
+    /// The count over the `w` newest buckets of the window at `at` (LAST w), clamped as replies.
+    fn count_in(&self, m: &str, at: i64, w: i64) -> i64 {
+        self.range(at, w).map_or(0, |(lo, hi)| {
+            self.sum(m, lo, hi)
+                .clamp(i64::MIN as i128, i64::MAX as i128) as i64
+        })
     }
 
     fn top_in(&self, n: usize, at: i64, w: i64) -> Rows {
@@ -553,6 +560,8 @@ fn check_against_model(
         let got = count(c, key, &sample, Some(t));
         let want: Vec<i64> = sample.iter().map(|m| model.count(m, t)).collect();
         assert_eq!(got, want, "{ctx}: TOPN.COUNT {key} {sample:?} AT {t}");
+        // For LAST: never-seen, the top members and some others.
+        let sample: Vec<&str> = sample[sample.len().saturating_sub(20)..].to_vec();
         if let Some(w24) = model.w24() {
             let got = top_ws(c, "TOPN.TOP24", key, 20, Some(t));
             assert_eq!(
@@ -561,6 +570,28 @@ fn check_against_model(
                 "{ctx}: TOPN.TOP24 {key} 20 AT {t}"
             );
         }
+        // LAST k: a random k, and the extremes.
+        for k in [1, rng.gen_range(1..=w), w] {
+            let n = [1, 10, 50][rng.gen_range(0..3)];
+            assert_eq!(
+                top_last(c, key, n, Some(t), k),
+                model.top_in(n, t, k),
+                "{ctx}: TOPN.TOP {key} {n} AT {t} LAST {k}"
+            );
+            let got = count_last(c, key, &sample, Some(t), Some(k));
+            let want: Vec<i64> = sample.iter().map(|m| model.count_in(m, t, k)).collect();
+            assert_eq!(got, want, "{ctx}: TOPN.COUNT {key} ... AT {t} LAST {k}");
+        }
+    }
+    // LAST k at random times around the clock.
+    for _ in 0..4 {
+        let t = cl + rng.gen_range(-(w + 2) * bm..(w + 2) * bm);
+        let k = rng.gen_range(1..=w);
+        assert_eq!(
+            top_last(c, key, 20, Some(t), k),
+            model.top_in(20, t, k),
+            "{ctx}: TOPN.TOP {key} 20 AT {t} LAST {k}"
+        );
     }
     // The whole ranking at the clock.
     let t = cl + bm - 1;
@@ -607,7 +638,9 @@ fn run_model(c: &mut Conn, seed: u64, shape: &Shape, key: &str) {
             _ => format!("u{i}-x"),
         })
         .collect();
-    let base = now_ms() / bm * bm;
+    // The events start two buckets ahead of the server's time and run ahead of it, so the
+    // server-time rule for late events never rejects what the model's clock rule accepts.
+    let base = (now_ms() / bm + 2) * bm;
     let mut cur = base;
     let step_max = (shape.span_buckets * bm * 2 / shape.events as i64).max(1);
     let mut i = 0;
@@ -1155,10 +1188,13 @@ fn expiry() {
     // One bucket later it lives, and expires when its bucket leaves the window.
     assert_eq!(incr(c, "young", "m", 5, (b - 23) * HOUR_MS), 5);
     assert_eq!(pexpiretime(c, "young"), (b + 1) * HOUR_MS);
-    // An explicitly created key written only in the past is gone too.
+    // An explicitly created key that gets only an event outside the window stays as it was.
     q_ok(c, &["TOPN.CREATE", "made", "BUCKET", "60", "WINDOW", "2"]);
     assert_eq!(incr(c, "made", "m", 1, now - 10 * 60_000), 0);
-    assert!(!exists(c, "made"));
+    assert!(exists(c, "made"));
+    assert_eq!(pexpiretime(c, "made"), -1);
+    let i = info(c, "made");
+    assert_eq!((i["bucket"], i["window"], i["members"]), (60, 2, 0));
 
     // PEXPIRETIME = (clock bucket + WINDOW) * bucket_ms, following the clock only.
     q_ok(c, &["TOPN.CREATE", "k", "BUCKET", "60", "WINDOW", "5"]);
@@ -1308,7 +1344,22 @@ fn errors_change_nothing() {
         ),
         (vec!["TOPN.TOP", "k", "BY", "3"], &["ERR"]),
         (vec!["TOPN.TOP", "str"], &["WRONGTYPE"]),
+        (vec!["TOPN.TOP", "k", "LAST", "0"], &["ERR", "LAST"]),
+        (vec!["TOPN.TOP", "k", "LAST", "-1"], &["ERR", "LAST"]),
+        (vec!["TOPN.TOP", "k", "LAST", "x"], &["ERR", "LAST"]),
+        (vec!["TOPN.TOP", "k", "LAST"], &["ERR", "LAST"]),
+        (
+            vec!["TOPN.TOP", "k", "LAST", "5"],
+            &["ERR", "LAST", "WINDOW (4)"],
+        ),
+        (vec!["TOPN.TOP", "k", "LAST", "100001"], &["ERR", "LAST"]),
+        (
+            vec!["TOPN.TOP", "k", "LAST", "1", "LAST", "1"],
+            &["ERR", "LAST"],
+        ),
+        (vec!["TOPN.TOP", "str", "LAST", "1"], &["WRONGTYPE"]),
         (vec!["TOPN.TOP24", "k"], &["ERR", "24"]),
+        (vec!["TOPN.TOP24", "k", "LAST", "1"], &["ERR", "LAST"]),
         (vec!["TOPN.TOP24", "str"], &["WRONGTYPE"]),
         (vec!["TOPN.TOP24", "k", "x"], &["ERR", "N"]),
         // COUNT
@@ -1316,6 +1367,15 @@ fn errors_change_nothing() {
         (vec!["TOPN.COUNT", "k"], &["wrong number of arguments"]),
         (vec!["TOPN.COUNT", "k", "a", "AT", "x"], &["ERR", "AT"]),
         (vec!["TOPN.COUNT", "k", "a", "AT", "-1"], &["ERR", "AT"]),
+        (vec!["TOPN.COUNT", "k", "a", "LAST", "0"], &["ERR", "LAST"]),
+        (
+            vec!["TOPN.COUNT", "k", "a", "LAST", "5"],
+            &["ERR", "LAST", "WINDOW (4)"],
+        ),
+        (
+            vec!["TOPN.COUNT", "k", "a", "LAST", "x", "AT", &b],
+            &["ERR", "LAST"],
+        ),
         (vec!["TOPN.COUNT", "str", "a"], &["WRONGTYPE"]),
         // INFO
         (vec!["TOPN.INFO"], &["wrong number of arguments"]),
@@ -1391,6 +1451,29 @@ fn errors_change_nothing() {
     assert_eq!(
         q::<Vec<i64>>(c, &["TOPN.COUNT", "missing", "a", "b"]),
         [0, 0]
+    );
+    // LAST: final pairs in either order; a member may be called LAST otherwise.
+    let b1 = (base + bm).to_string();
+    assert_eq!(
+        q::<Vec<i64>>(c, &["TOPN.COUNT", "k", "a", "b", "LAST", "1", "AT", &b1]),
+        [0, 2]
+    );
+    assert_eq!(
+        q::<Vec<i64>>(c, &["TOPN.COUNT", "k", "a", "b", "AT", &b1, "LAST", "2"]),
+        [3, 2]
+    );
+    assert_eq!(q::<Vec<i64>>(c, &["TOPN.COUNT", "k", "LAST", "1"]), [0, 0]);
+    assert_eq!(
+        q::<Vec<i64>>(c, &["TOPN.COUNT", "missing", "a", "LAST", "1000"]),
+        [0]
+    );
+    assert_eq!(
+        q::<Vec<String>>(c, &["TOPN.TOP", "k", "LAST", "1", "AT", &b1]),
+        ["b"]
+    );
+    assert_eq!(
+        q::<Vec<String>>(c, &["TOPN.TOP", "missing", "LAST", "1000"]),
+        Vec::<String>::new()
     );
     // Reads of missing keys.
     assert_eq!(
@@ -1475,19 +1558,17 @@ fn notifications_and_info_counters() {
             ev("topn.incr", "b"),
         ]
     );
-    // An INCR that leaves nothing: no topn.incr, the key goes (expired or del).
+    // An event outside the window changes nothing: no key, no event at all (also on a key
+    // that exists).
     assert_eq!(q::<i64>(c, &["TOPN.INCR", "gone", "m", "AT", "5"]), 0);
+    assert_eq!(q::<i64>(c, &["TOPN.INCR", "a", "m1", "AT", "5"]), 1);
     q_ok(c, &["SET", "sentinel", "1"]);
     let got = events_until_sentinel(&mut ps);
     assert!(
-        !got.iter().any(|(e, _)| e == "topn.incr"),
-        "INCR that deleted its key fired topn.incr: {got:?}"
+        got.is_empty(),
+        "an event outside the window fired keyspace events: {got:?}"
     );
-    assert!(
-        got.iter()
-            .all(|(e, k)| k == "gone" && (e == "expired" || e == "del" || e == "topn.create")),
-        "{got:?}"
-    );
+    assert!(!exists(c, "gone"));
     drop(ps);
     // Module class alone: only `d` (module events) + E (keyevent).
     q_ok(c, &["CONFIG", "SET", "notify-keyspace-events", "Ed"]);
@@ -1503,7 +1584,7 @@ fn notifications_and_info_counters() {
 
     // INFO counters on this fresh server (exact).
     assert_eq!(recipes_info(c, "topn_create_calls"), 2); // CREATE a, failed CREATE a
-    assert_eq!(recipes_info(c, "topn_incr_calls"), 6); // 3 + failed + gone + m3
+    assert_eq!(recipes_info(c, "topn_incr_calls"), 7); // 3 + failed + 2 late + m3
     assert_eq!(recipes_info(c, "topn_top_calls"), 3); // TOP, TOP24 (ok), TOP24 (err)
     assert_eq!(recipes_info(c, "topn_count_calls"), 1);
     assert_eq!(recipes_info(c, "topn_info_calls"), 1);
@@ -1750,4 +1831,189 @@ fn bucket_boundary_with_many_members() {
         g.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         g
     });
+}
+
+// ---------------------------------------------------------------- 9. late events, idle keys
+
+/// `master_repl_offset` stays put while `f` runs (retried: the master's periodic PING to its
+/// replicas moves it too).
+fn replicates_nothing(master: &Server, mut f: impl FnMut()) -> bool {
+    (0..3).any(|_| {
+        let off = info_field(&master.info("replication"), "master_repl_offset");
+        f();
+        off == info_field(&master.info("replication"), "master_repl_offset")
+    })
+}
+
+#[test]
+fn a_late_event_changes_nothing() {
+    // The sequence (one-minute buckets) on a master with an AOF and a replica.
+    let mut master = Server::builder().config("appendonly", "yes").start();
+    let replica = Server::start_replica_of(&master);
+    wait_for_sync(&master, &replica);
+    let mc = &mut master.conn();
+    q_ok(mc, &["CONFIG", "SET", "notify-keyspace-events", "KEA"]);
+    let mut sub = master.conn();
+    let mut ps = sub.as_pubsub();
+    ps.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    ps.psubscribe("__keyevent@0__:*").unwrap();
+    let min = 60_000;
+    avoid_boundary(min, 5_000);
+    let now = now_ms();
+
+    q_ok(mc, &["TOPN.CREATE", "k", "BUCKET", "60", "WINDOW", "24"]);
+    let late = |c: &mut Conn, key: &str, by: i64, at: i64| incr(c, key, "m", by, at);
+    assert!(replicates_nothing(&master, || {
+        assert_eq!(late(mc, "k", 1, now - 41 * min), 0);
+    }));
+    assert!(exists(mc, "k"), "a late event deleted the key");
+    assert_eq!(
+        pexpiretime(mc, "k"),
+        -1,
+        "a late event gave the key an expiry"
+    );
+    // Also on a missing key (default shape, 3600 x 24): nothing is created.
+    assert!(replicates_nothing(&master, || {
+        assert_eq!(late(mc, "nokey", 1, now - 25 * HOUR_MS), 0);
+    }));
+    assert!(!exists(mc, "nokey"));
+    // The next event inside the window counts in the key as created.
+    assert_eq!(late(mc, "k", 1, now - 20 * min), 1);
+    let i = info(mc, "k");
+    assert_eq!((i["bucket"], i["window"], i["members"]), (60, 24, 1));
+    let exp = ((now - 20 * min) / min + 24) * min;
+    assert_eq!(pexpiretime(mc, "k"), exp);
+    // A written key: a late event replies the current count and changes nothing.
+    assert!(replicates_nothing(&master, || {
+        assert_eq!(late(mc, "k", 5, now - 30 * min), 1);
+        assert_eq!(late(mc, "k", 5, now - 25 * HOUR_MS), 1);
+    }));
+    assert_eq!(pexpiretime(mc, "k"), exp);
+    assert_eq!(count(mc, "k", &["m"], None), [1]);
+    q_ok(mc, &["SET", "sentinel", "1"]);
+    let ev = |e: &str| (e.to_string(), "k".to_string());
+    assert_eq!(
+        events_until_sentinel(&mut ps),
+        vec![ev("topn.create"), ev("topn.incr")],
+        "late events fired keyspace events"
+    );
+    drop(ps);
+
+    // The replica and an AOF replay hold the same.
+    let ts: Vec<i64> = (-26..3).map(|k| now + k * min).collect();
+    let ms = vec!["m".to_string(), "x".to_string()];
+    let want = snap(mc, "k", &ts, &ms, true);
+    wait_for_sync(&master, &replica);
+    let rc = &mut replica.conn();
+    assert_eq!(snap(rc, "k", &ts, &ms, true), want, "replica");
+    assert!(!exists(rc, "nokey"));
+    master.restart();
+    let mc = &mut master.conn();
+    assert_eq!(snap(mc, "k", &ts, &ms, true), want, "AOF replay");
+    assert!(!exists(mc, "nokey"));
+}
+
+/// Server-side duration (us) of the slowest `TOPN.*` call in SLOWLOG, and how many there are.
+fn slowlog_topn_max_us(c: &mut Conn) -> (usize, i64) {
+    let entries: Vec<Value> = q(c, &["SLOWLOG", "GET", "100000"]);
+    let mut n = 0;
+    let mut max = 0;
+    for e in entries {
+        let Value::Array(f) = e else { continue };
+        if let (Some(Value::Int(d)), Some(Value::Array(args))) = (f.get(2), f.get(3)) {
+            if matches!(args.first(), Some(Value::BulkString(x)) if x.starts_with(b"TOPN.")) {
+                n += 1;
+                max = max.max(*d);
+            }
+        }
+    }
+    (n, max)
+}
+
+#[test]
+fn idle_key_reads_stay_exact_on_master_replica_and_reload() {
+    // BUCKET 1 WINDOW 8: eight buckets of 3000 members whose popularity reverses half-way, then
+    // no writes for a few buckets. The timer of each server ages the buckets that leave the
+    // window (internal state: nothing replicated); every read stays exact.
+    let mut master = Server::start();
+    let replica = Server::start_replica_of(&master);
+    wait_for_sync(&master, &replica);
+    let mc = &mut master.conn();
+    let (bm, w, n) = (1000, 8, 3000);
+    q_ok(mc, &["TOPN.CREATE", "idle", "BUCKET", "1", "WINDOW", "8"]);
+    let mut model = Model::new(1, w);
+    let b0 = now_ms() / bm + 1;
+    for b in 0..w {
+        let mut p = redis::pipe();
+        for i in 0..n {
+            let rank = if b < w / 2 { i } else { n - 1 - i };
+            let by = 1 + (n - rank) / 100;
+            let (m, at) = (format!("u{i:05}"), (b0 + b) * bm + 1);
+            p.add_command(incr_cmd("idle", &m, by, at)).ignore();
+            model.incr(&m, by, at).unwrap();
+        }
+        let _: () = p.query(mc).unwrap();
+    }
+    wait_for_sync(&master, &replica);
+    let rc = &mut replica.conn();
+    let aged = |c: &mut Conn| recipes_info(c, "topn_aged_buckets");
+    let (m0, r0) = (aged(mc), aged(rc));
+    // Idle until three buckets past the newest one.
+    let newest = b0 + w - 1;
+    let idle_until = (newest + 3) * bm + 200;
+    std::thread::sleep(Duration::from_millis((idle_until - now_ms()).max(0) as u64));
+    // Buckets b0..b0+2 left the window: each server aged them by itself.
+    for (c, before, who) in [(&mut *mc, m0, "master"), (&mut *rc, r0, "replica")] {
+        assert!(
+            wait_until(Duration::from_secs(5), || aged(c) >= before + 3),
+            "{who}: topn_aged_buckets {} (was {before})",
+            aged(c)
+        );
+    }
+    let members: Vec<String> = (0..n).step_by(97).map(|i| format!("u{i:05}")).collect();
+    let refs: Vec<&str> = members.iter().map(|m| m.as_str()).collect();
+    let check = |c: &mut Conn, who: &str| {
+        let now = now_ms();
+        let mut times: Vec<i64> = (b0 - 1..=newest + 4).map(|b| b * bm + 500).collect();
+        times.push(now);
+        for &t in &times {
+            assert_eq!(top(c, "idle", 20, t), model.top(20, t), "{who}: TOP AT {t}");
+            let want: Vec<i64> = refs.iter().map(|m| model.count(m, t)).collect();
+            assert_eq!(
+                count(c, "idle", &refs, Some(t)),
+                want,
+                "{who}: COUNT AT {t}"
+            );
+            for k in [1, 2, 4] {
+                assert_eq!(
+                    top_last(c, "idle", 10, Some(t), k),
+                    model.top_in(10, t, k),
+                    "{who}: TOP AT {t} LAST {k}"
+                );
+            }
+        }
+        // At the server's time (no AT), when the read stays in one bucket.
+        let t0 = now_ms();
+        let got = top_ws(c, "TOPN.TOP", "idle", 20, None);
+        if now_ms() / bm == t0 / bm {
+            assert_eq!(got, model.top(20, t0), "{who}: TOP without AT");
+        }
+    };
+    q_ok(mc, &["CONFIG", "SET", "slowlog-log-slower-than", "0"]);
+    q_ok(mc, &["SLOWLOG", "RESET"]);
+    for _ in 0..20 {
+        let _ = top_ws(mc, "TOPN.TOP", "idle", 10, None);
+    }
+    let (calls, max_us) = slowlog_topn_max_us(mc);
+    eprintln!("idle TOPN.TOP 10 at the server's time: {calls} calls, slowest {max_us} us");
+    check(mc, "master");
+    check(rc, "replica");
+    assert_eq!(pexpiretime(mc, "idle"), model.expire_at());
+    assert_eq!(pexpiretime(rc, "idle"), model.expire_at());
+    // After a reload, buckets already out of the window load aged.
+    master.restart_with_save();
+    let mc = &mut master.conn();
+    if exists(mc, "idle") {
+        check(mc, "reloaded master");
+    }
 }

@@ -61,6 +61,19 @@ impl Key {
         Key { ctx, ptr }
     }
 
+    /// Opens a key read-only for background upkeep: does not touch its LRU/LFU
+    /// and (Redis 7.2+, ignored before) fires no keymiss event and counts no
+    /// keyspace hit or miss. On a replica an expired key reads as missing and
+    /// stays (only the master's DEL removes it).
+    pub fn open_quiet(ctx: Ctx, name: RStr) -> Key {
+        let mode = raw::REDISMODULE_READ
+            | raw::REDISMODULE_OPEN_KEY_NOTOUCH
+            | raw::REDISMODULE_OPEN_KEY_NONOTIFY
+            | raw::REDISMODULE_OPEN_KEY_NOSTATS;
+        let ptr = api!(RedisModule_OpenKey(ctx.0, name, mode as c_int)).cast();
+        Key { ctx, ptr }
+    }
+
     pub(super) fn raw(&self) -> *mut raw::RedisModuleKey {
         self.ptr
     }

@@ -43,6 +43,11 @@ pub enum Class {
     Module = raw::REDISMODULE_NOTIFY_MODULE as isize,
 }
 
+/// The server's clock, Unix ms (for code that has no context, e.g. loading).
+pub fn clock_ms() -> i64 {
+    api!(RedisModule_Milliseconds())
+}
+
 /// The calling command's context.
 #[derive(Clone, Copy)]
 pub struct Ctx(pub(crate) *mut raw::RedisModuleCtx);

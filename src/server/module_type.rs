@@ -39,6 +39,11 @@ pub trait ModuleValue: Clone + Sized {
     fn next_due(&self) -> Option<i64> {
         None
     }
+    /// When the value's next internal upkeep is due, for types with background
+    /// upkeep (`Reclaimer::everywhere`; a loaded key is then scheduled).
+    fn upkeep_due(&self) -> Option<i64> {
+        None
+    }
 }
 
 /// The AOF being rewritten, with the key whose commands it is receiving.
@@ -128,6 +133,9 @@ extern "C" fn rdb_load<T: ModuleValue>(rdb: *mut raw::RedisModuleIO, encver: c_i
         api!(RedisModule_Free(buf.cast()));
         if let Some(due) = value.as_ref().and_then(T::next_due) {
             super::reclaim::schedule_loaded(rdb, due);
+        }
+        if let Some(due) = value.as_ref().and_then(T::upkeep_due) {
+            super::reclaim::schedule_loaded_upkeep(rdb, due);
         }
         value.map_or(std::ptr::null_mut(), |v| Box::into_raw(Box::new(v)).cast())
     })

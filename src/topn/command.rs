@@ -3,10 +3,10 @@
 use super::parse::{buckets_in_24h, count_args, create_options, incr_options, top_options};
 use super::value::{TopnValue, TOPN_TYPE};
 use super::window::{Overflow, TopN};
-use super::{BUCKET, BY, DEFAULT_BUCKET, DEFAULT_WINDOW, EXPIRED_BUCKETS, WINDOW};
+use super::{AGED_BUCKETS, BUCKET, BY, DEFAULT_BUCKET, DEFAULT_WINDOW, EXPIRED_BUCKETS, WINDOW};
 use crate::args::CmdError;
 use crate::server::command::Args;
-use crate::server::{Arg, Class, Ctx, Key, RStr, AT};
+use crate::server::{reclaim, Arg, Class, Ctx, Key, RStr, AT};
 
 fn open(ctx: Ctx, args: &Args, write: bool) -> Key {
     ctx.open(args.raw(1), write)
@@ -50,30 +50,69 @@ pub fn create(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
 
 /// `TOPN.INCR key member [BY n] [AT ms]` -> the member's count over the window.
 ///
+/// An event outside the window (at the server's time, or older than the key's
+/// own window) changes nothing: no key is created or written, the expiry and
+/// settings stay, no notification, nothing replicated; the reply is the
+/// member's count over the key's window (as for any INCR: the window ending at
+/// the newest bucket written), 0 without a key. Replicas and AOF replays skip
+/// the server-time rule: they apply what the master applied, and the master
+/// replicates only what it applied.
+///
 /// Replicated verbatim when it names its time and found the key; otherwise as
 /// `TOPN.INCR key member BY n AT ms`, preceded by `TOPN.CREATE` with explicit
-/// shape when it created the key. The key's
-/// expiry (a whole window after its newest bucket) follows from the data, so
-/// every server sets the same one without a separate `PEXPIREAT`.
+/// shape when it created the key. The key's expiry (a whole window after its
+/// newest bucket) follows from the data, so every server sets the same one
+/// without a separate `PEXPIREAT`; an accepted event is inside the window at
+/// the server's time, so that expiry is never in the past on the master.
 pub fn incr(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let (by, opts_at) = incr_options(&args.bytes[3..])?;
     let mut key = open(ctx, args, true);
     let name = args.raw(1);
+    let member = args.bytes[2];
     let now = ctx.now_ms();
     let at = opts_at.unwrap_or(now);
-    let created = key.value::<TopnValue>(&TOPN_TYPE)?.is_none();
-    if created {
-        let core = TopN::new(DEFAULT_BUCKET.get() * 1000, DEFAULT_WINDOW.get() as u32);
-        key.set_value(&TOPN_TYPE, TopnValue::new(core));
-    }
+    let replaying = ctx.is_replicated_or_loading();
+    let created = match key.value::<TopnValue>(&TOPN_TYPE)? {
+        Some(value) => {
+            let core = value.get();
+            if core.is_older_than_window(at)
+                || (!replaying && TopN::outside_window_at(core.bucket_ms(), core.window(), at, now))
+            {
+                ctx.reply_int(core.count_at_clock(member));
+                return Ok(());
+            }
+            false
+        }
+        None => {
+            let (bucket_s, window) = (DEFAULT_BUCKET.get(), DEFAULT_WINDOW.get());
+            if !replaying && TopN::outside_window_at(bucket_s * 1000, window as u32, at, now) {
+                ctx.reply_int(0);
+                return Ok(());
+            }
+            key.set_value(
+                &TOPN_TYPE,
+                TopnValue::new(TopN::new(bucket_s * 1000, window as u32)),
+            );
+            true
+        }
+    };
     let value = key
         .value_mut::<TopnValue>(&TOPN_TYPE)?
         .ok_or_else(|| CmdError::invalid("could not create the key"))?;
     let outcome = value.update(|core| -> Result<_, Overflow> {
-        let count = core.incr(args.bytes[2], by, at)?;
-        Ok((count, core.expire_at_ms(), core.take_retired_buckets()))
+        core.observe_time(now);
+        let due_before = core.upkeep_due_ms();
+        let count = core.incr(member, by, at)?;
+        Ok(Done {
+            count,
+            expire_at: core.expire_at_ms(),
+            retired: core.take_retired_buckets(),
+            aged: core.take_aged_buckets(),
+            due_before,
+            due_after: core.upkeep_due_ms(),
+        })
     });
-    let (count, expire_at, retired) = match outcome {
+    let done = match outcome {
         Ok(done) => done,
         Err(overflow) => {
             if created {
@@ -82,18 +121,15 @@ pub fn incr(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
             return Err(CmdError::invalid(format!("BY: {overflow}")));
         }
     };
-    EXPIRED_BUCKETS.add(retired as i64);
+    EXPIRED_BUCKETS.add(done.retired as i64);
+    AGED_BUCKETS.add(done.aged as i64);
     if created {
         let core = value.get();
         replicate_create(ctx, name, core.bucket_ms() / 1000, core.window() as i64);
     }
-    // A whole window already behind us (an AT far in the past): the key is gone.
-    let expire_at = expire_at.unwrap_or(now);
-    if ctx.delete_if_expired(&key, name, expire_at) {
-        ctx.reply_int(0);
-        return Ok(());
+    if let Some(expire_at) = done.expire_at {
+        key.set_expire_at(expire_at);
     }
-    key.set_expire_at(expire_at);
     ctx.notify(Class::Module, c"topn.incr", name);
     if opts_at.is_some() && !created {
         ctx.replicate_verbatim();
@@ -108,24 +144,82 @@ pub fn incr(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
         ];
         ctx.replicate(c"TOPN.INCR", &effect);
     }
-    ctx.reply_int(count);
+    // Upkeep owed sooner than before (a new bucket, the clock moved): tell the
+    // timer. Otherwise the key's schedule already has it.
+    if let Some(due) = done.due_after {
+        if done.due_before.is_none_or(|before| due < before) {
+            reclaim::schedule_upkeep(ctx, name, due);
+        }
+    }
+    ctx.reply_int(done.count);
     Ok(())
 }
 
-/// Replies with the top `n` of the window of `window` buckets ending at `at`.
+/// What an accepted INCR did.
+struct Done {
+    count: i64,
+    expire_at: Option<i64>,
+    retired: usize,
+    aged: usize,
+    due_before: Option<i64>,
+    due_after: Option<i64>,
+}
+
+/// The timer's upkeep of a key (`Reclaimer::reclaim`, on every server): ages
+/// buckets that left the window at `now` out of the running aggregate, frees
+/// stale ones. Internal state only: the key was opened read-only, nothing is
+/// written, notified or replicated.
+pub fn upkeep(_ctx: Ctx, key: &mut Key, _name: RStr, now: i64, budget: usize) -> usize {
+    let Ok(Some(value)) = key.value_mut::<TopnValue>(&TOPN_TYPE) else {
+        return 0;
+    };
+    let (done, retired, aged) = value.update(|core| {
+        core.observe_time(now);
+        let done = core.upkeep(budget);
+        (done, core.take_retired_buckets(), core.take_aged_buckets())
+    });
+    EXPIRED_BUCKETS.add(retired as i64);
+    AGED_BUCKETS.add(aged as i64);
+    done
+}
+
+/// When the key's next upkeep is due (`Reclaimer::next_due`).
+pub fn upkeep_due(key: &Key) -> Option<i64> {
+    key.value::<TopnValue>(&TOPN_TYPE)
+        .ok()
+        .flatten()?
+        .get()
+        .upkeep_due_ms()
+}
+
+/// `LAST k` checked against the key's WINDOW: the number of buckets a read covers.
+fn last_of(core: &TopN, last: Option<i64>, default: u32) -> Result<u32, CmdError> {
+    match last {
+        None => Ok(default),
+        Some(k) if k >= 1 && k <= core.window() as i64 => Ok(k as u32),
+        Some(_) => Err(CmdError::invalid(format!(
+            "LAST must be an integer between 1 and the key's WINDOW ({})",
+            core.window()
+        ))),
+    }
+}
+
+/// Replies with the top `n` of the window of `window` buckets ending at `at`
+/// (the `LAST k` newest of them when given).
 fn reply_top(
     ctx: Ctx,
     args: &Args,
+    allow_last: bool,
     window_of: fn(&TopN) -> Result<u32, CmdError>,
 ) -> Result<(), CmdError> {
-    let opts = top_options(&args.bytes[2..])?;
+    let opts = top_options(&args.bytes[2..], allow_last)?;
     let key = open(ctx, args, false);
     let Some(value) = key.value::<TopnValue>(&TOPN_TYPE)? else {
         ctx.reply_array(0);
         return Ok(());
     };
     let core = value.get();
-    let window = window_of(core)?;
+    let window = last_of(core, opts.last, window_of(core)?)?;
     let at = opts.at.unwrap_or_else(|| ctx.now_ms());
     let rows = core.top_in(opts.n.min(core.members()), at, window);
     ctx.reply_array(if opts.with_counts {
@@ -142,32 +236,42 @@ fn reply_top(
     Ok(())
 }
 
-/// `TOPN.TOP key [N] [AT ms] [WITHCOUNTS]` -> the N highest over the window.
+/// `TOPN.TOP key [N] [AT ms] [LAST k] [WITHCOUNTS]` -> the N highest over the
+/// window (its k newest buckets with LAST).
 pub fn top(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
-    reply_top(ctx, args, |core| Ok(core.window()))
+    reply_top(ctx, args, true, |core| Ok(core.window()))
 }
 
 /// `TOPN.TOP24 key [N] [AT ms] [WITHCOUNTS]` -> the same over the trailing 24 hours.
 pub fn top24(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
-    reply_top(ctx, args, |core| {
+    reply_top(ctx, args, false, |core| {
         buckets_in_24h(core.bucket_ms(), core.window()).ok_or_else(|| {
             CmdError::invalid("TOP24 needs a window covering 24 hours in whole buckets")
         })
     })
 }
 
-/// `TOPN.COUNT key member [member ...] [AT ms]` -> each member's count.
+/// `TOPN.COUNT key member [member ...] [AT ms] [LAST k]` -> each member's count
+/// over the window (its k newest buckets with LAST).
 pub fn count(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
-    let (members, at) = count_args(&args.bytes[2..])?;
+    let (members, at, last) = count_args(&args.bytes[2..])?;
     if members.is_empty() {
         return Err(CmdError::Arity);
     }
     let key = open(ctx, args, false);
     let value = key.value::<TopnValue>(&TOPN_TYPE)?;
+    let k = match &value {
+        Some(v) => last_of(v.get(), last, v.get().window())?,
+        None => 0,
+    };
     let at = at.unwrap_or_else(|| ctx.now_ms());
     ctx.reply_array(members.len());
     for member in members {
-        ctx.reply_int(value.as_ref().map_or(0, |v| v.get().count(member, at)));
+        ctx.reply_int(
+            value
+                .as_ref()
+                .map_or(0, |v| v.get().count_in(member, at, k)),
+        );
     }
     Ok(())
 }

@@ -4,13 +4,15 @@
 //! read time (approximate after pruning, and the union blocks the server).
 //! Here one module key holds the buckets of its window plus a running
 //! aggregate with an order index (see `window.rs` for the design), so TOP is
-//! exact and costs about O(N log M), and a bucket that ages out is retired a
-//! little at a time by later writes.
+//! exact and costs about O(N log M). A bucket that leaves the window is taken
+//! out of the aggregate a little at a time, by later writes and by a timer on
+//! every server (`server::reclaim` upkeep), so reads stay cheap also on a key
+//! that no longer receives writes, on masters and replicas alike.
 //!
 //! - `TOPN.CREATE key [BUCKET s] [WINDOW buckets]`
 //! - `TOPN.INCR key member [BY n] [AT ms]`
-//! - `TOPN.TOP key [N] [AT ms] [WITHCOUNTS]`, `TOPN.TOP24 ...` (trailing 24 h)
-//! - `TOPN.COUNT key member [member ...] [AT ms]`, `TOPN.INFO key`
+//! - `TOPN.TOP key [N] [AT ms] [LAST k] [WITHCOUNTS]`, `TOPN.TOP24 ...` (trailing 24 h)
+//! - `TOPN.COUNT key member [member ...] [AT ms] [LAST k]`, `TOPN.INFO key`
 
 mod command;
 mod parse;
@@ -21,7 +23,8 @@ mod window;
 use crate::family::Family;
 use crate::server::command::{command, KEY_INSERT, KEY_READ, KEY_UPDATE};
 use crate::server::config::Config;
-use crate::server::Word;
+use crate::server::reclaim::{self, Reclaimer};
+use crate::server::{Ctx, Word};
 use crate::stats::Stat;
 use parse::{MAX_BUCKET_S, MAX_WINDOW};
 
@@ -95,13 +98,26 @@ pub static FAMILY: Family = Family {
         &COUNT_CALLS,
         &INFO_CALLS,
         &EXPIRED_BUCKETS,
+        &AGED_BUCKETS,
         &MEMBERS,
         &ERRORS,
     ],
     configs: &[&DEFAULT_BUCKET, &DEFAULT_WINDOW],
     types: &[&value::TOPN_TYPE],
-    on_load: None,
+    on_load: Some(on_load),
 };
+
+/// The timer's upkeep of TOPN keys, on every server.
+static UPKEEP: Reclaimer = Reclaimer {
+    ty: &value::TOPN_TYPE,
+    next_due: command::upkeep_due,
+    reclaim: command::upkeep,
+    everywhere: true,
+};
+
+fn on_load(ctx: Ctx) {
+    reclaim::enable(ctx, &UPKEEP);
+}
 
 static CREATE_CALLS: Stat = Stat::new("topn_create_calls");
 static INCR_CALLS: Stat = Stat::new("topn_incr_calls");
@@ -109,6 +125,10 @@ static TOP_CALLS: Stat = Stat::new("topn_top_calls");
 static COUNT_CALLS: Stat = Stat::new("topn_count_calls");
 static INFO_CALLS: Stat = Stat::new("topn_info_calls");
 static EXPIRED_BUCKETS: Stat = Stat::new("topn_expired_buckets");
+/// Buckets that left the window at the server's time and were taken out of a
+/// key's running aggregate (their data stays for reads at earlier times until
+/// the key's clock moves past them).
+static AGED_BUCKETS: Stat = Stat::new("topn_aged_buckets");
 /// A gauge: members held by every TOPN key of the server.
 static MEMBERS: Stat = Stat::new("topn_members");
 static ERRORS: Stat = Stat::new("topn_errors");

@@ -28,43 +28,75 @@ pub fn incr_options(tokens: &[&[u8]]) -> Result<(i64, Option<i64>), CmdError> {
     ))
 }
 
-/// `TOPN.TOP key [N] [AT ms] [WITHCOUNTS]`: N is positional when present.
+/// `TOPN.TOP key [N] [AT ms] [LAST k] [WITHCOUNTS]` (TOP24: no LAST): N is positional when
+/// present. LAST is checked against the key's WINDOW by the command.
 #[derive(Debug, PartialEq, Eq)]
 pub struct TopOptions {
     pub n: usize,
     pub at: Option<i64>,
+    pub last: Option<i64>,
     pub with_counts: bool,
 }
 
-pub fn top_options(tokens: &[&[u8]]) -> Result<TopOptions, CmdError> {
-    let is_keyword =
-        |t: &[u8]| t.eq_ignore_ascii_case(b"AT") || t.eq_ignore_ascii_case(b"WITHCOUNTS");
+pub fn top_options(tokens: &[&[u8]], allow_last: bool) -> Result<TopOptions, CmdError> {
+    let is_keyword = |t: &[u8]| {
+        [&b"AT"[..], b"LAST", b"WITHCOUNTS"]
+            .iter()
+            .any(|k| t.eq_ignore_ascii_case(k))
+    };
     let (n, rest) = match tokens.split_first() {
         Some((first, rest)) if !is_keyword(first) => {
             (int_in("N", first, 0, i64::MAX)? as usize, rest)
         }
         _ => (10, tokens),
     };
-    let [at, with_counts] = parse_options(
-        rest,
-        &[("AT", Takes::Value), ("WITHCOUNTS", Takes::Nothing)],
-    )?;
+    let (at, last, with_counts) = if allow_last {
+        let [at, last, with_counts] = parse_options(
+            rest,
+            &[
+                ("AT", Takes::Value),
+                ("LAST", Takes::Value),
+                ("WITHCOUNTS", Takes::Nothing),
+            ],
+        )?;
+        (at, last, with_counts)
+    } else {
+        let [at, with_counts] = parse_options(
+            rest,
+            &[("AT", Takes::Value), ("WITHCOUNTS", Takes::Nothing)],
+        )?;
+        (at, None, with_counts)
+    };
     Ok(TopOptions {
         n,
         at: opt_int_in("AT", at, 0, MAX_TIME_MS)?,
+        last: opt_int_in("LAST", last, 1, MAX_WINDOW)?,
         with_counts: with_counts.is_some(),
     })
 }
 
-/// `TOPN.COUNT key member [member ...] [AT ms]`: the members run to the end,
-/// except that a final `AT ms` pair is the option.
-pub fn count_args<'a>(tokens: &'a [&'a [u8]]) -> Result<(&'a [&'a [u8]], Option<i64>), CmdError> {
-    let n = tokens.len();
-    if n >= 3 && tokens[n - 2].eq_ignore_ascii_case(b"AT") {
-        let at = int_in("AT", tokens[n - 1], 0, MAX_TIME_MS)?;
-        return Ok((&tokens[..n - 2], Some(at)));
+/// What `count_args` finds: (members, AT, LAST).
+pub type CountArgs<'a> = (&'a [&'a [u8]], Option<i64>, Option<i64>);
+
+/// `TOPN.COUNT key member [member ...] [AT ms] [LAST k]`: the members run to the end, except
+/// that final `AT ms` / `LAST k` pairs (in either order, each once) are options; at least one
+/// member stays a member.
+pub fn count_args<'a>(tokens: &'a [&'a [u8]]) -> Result<CountArgs<'a>, CmdError> {
+    let mut members = tokens;
+    let (mut at, mut last) = (None, None);
+    while members.len() >= 3 {
+        let n = members.len();
+        let (keyword, value) = (members[n - 2], members[n - 1]);
+        if at.is_none() && keyword.eq_ignore_ascii_case(b"AT") {
+            at = Some(int_in("AT", value, 0, MAX_TIME_MS)?);
+        } else if last.is_none() && keyword.eq_ignore_ascii_case(b"LAST") {
+            last = Some(int_in("LAST", value, 1, MAX_WINDOW)?);
+        } else {
+            break;
+        }
+        members = &members[..n - 2];
     }
-    Ok((tokens, None))
+    Ok((members, at, last))
 }
 
 /// The number of buckets covering 24 hours, if 24 h is a whole number of
@@ -86,53 +118,109 @@ mod tests {
     #[test]
     fn top_takes_an_optional_leading_n() {
         assert_eq!(
-            top_options(&[]).unwrap(),
+            top_options(&[], true).unwrap(),
             TopOptions {
                 n: 10,
                 at: None,
+                last: None,
                 with_counts: false
             }
         );
         assert_eq!(
-            top_options(&toks(&["3", "withcounts", "AT", "5"])).unwrap(),
+            top_options(&toks(&["3", "withcounts", "AT", "5"]), true).unwrap(),
             TopOptions {
                 n: 3,
                 at: Some(5),
+                last: None,
                 with_counts: true
             }
         );
         assert_eq!(
-            top_options(&toks(&["at", "7"])).unwrap(),
+            top_options(&toks(&["at", "7"]), false).unwrap(),
             TopOptions {
                 n: 10,
                 at: Some(7),
+                last: None,
                 with_counts: false
             }
         );
-        assert!(top_options(&toks(&["-1"]))
+        assert_eq!(
+            top_options(&toks(&["last", "6", "5", "WITHCOUNTS"]), true)
+                .unwrap_err()
+                .to_string(),
+            "ERR unknown option '5'",
+            "N comes first"
+        );
+        assert_eq!(
+            top_options(&toks(&["5", "LAST", "1", "AT", "9"]), true).unwrap(),
+            TopOptions {
+                n: 5,
+                at: Some(9),
+                last: Some(1),
+                with_counts: false
+            }
+        );
+        for bad in [
+            &["LAST", "0"][..],
+            &["LAST", "-1"],
+            &["LAST", "x"],
+            &["LAST"],
+        ] {
+            assert!(
+                top_options(&toks(bad), true)
+                    .unwrap_err()
+                    .to_string()
+                    .contains("LAST"),
+                "{bad:?}"
+            );
+        }
+        assert!(top_options(&toks(&["LAST", "100001"]), true).is_err());
+        assert!(top_options(&toks(&["LAST", "2", "LAST", "2"]), true).is_err());
+        // TOP24 has no LAST.
+        assert_eq!(
+            top_options(&toks(&["LAST", "2"]), false)
+                .unwrap_err()
+                .to_string(),
+            "ERR unknown option 'LAST'"
+        );
+        assert!(top_options(&toks(&["-1"]), true)
             .unwrap_err()
             .to_string()
             .contains("N must"));
-        assert!(top_options(&toks(&["x"]))
+        assert!(top_options(&toks(&["x"]), true)
             .unwrap_err()
             .to_string()
             .contains("N must"));
-        assert!(top_options(&toks(&["3", "4"]))
+        assert!(top_options(&toks(&["3", "4"]), true)
             .unwrap_err()
             .to_string()
             .contains("unknown option"));
     }
 
     #[test]
-    fn count_takes_a_final_at_pair_only() {
+    fn count_takes_final_at_and_last_pairs_only() {
         let t = toks(&["a", "b", "AT", "5"]);
-        let (members, at) = count_args(&t).unwrap();
+        let (members, at, last) = count_args(&t).unwrap();
         assert_eq!(members, &toks(&["a", "b"])[..]);
-        assert_eq!(at, Some(5));
+        assert_eq!((at, last), (Some(5), None));
+        let t = toks(&["a", "LAST", "2", "at", "5"]);
+        assert_eq!(count_args(&t).unwrap(), (&t[..1], Some(5), Some(2)));
+        let t = toks(&["a", "at", "5", "last", "2"]);
+        assert_eq!(count_args(&t).unwrap(), (&t[..1], Some(5), Some(2)));
+        // A second pair of the same option is made of members.
+        let t = toks(&["a", "AT", "4", "AT", "5"]);
+        assert_eq!(count_args(&t).unwrap(), (&t[..3], Some(5), None));
+        // At least one member stays.
         let t = toks(&["AT", "b"]);
-        assert_eq!(count_args(&t).unwrap(), (&t[..], None));
+        assert_eq!(count_args(&t).unwrap(), (&t[..], None, None));
+        let t = toks(&["LAST", "3", "AT", "5"]);
+        assert_eq!(count_args(&t).unwrap(), (&t[..2], Some(5), None));
         let t = toks(&["a", "at", "x"]);
         assert!(count_args(&t).unwrap_err().to_string().contains("AT"));
+        let t = toks(&["a", "LAST", "0"]);
+        assert!(count_args(&t).unwrap_err().to_string().contains("LAST"));
+        let t = toks(&["a", "LAST", "x", "AT", "5"]);
+        assert!(count_args(&t).unwrap_err().to_string().contains("LAST"));
     }
 
     #[test]

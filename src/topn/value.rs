@@ -61,7 +61,10 @@ impl ModuleValue for TopnValue {
 
     fn decode(bytes: &[u8], encver: c_int) -> Option<Self> {
         match encver {
-            TOPN_ENCODING_V1 => TopN::decode(bytes).ok().map(TopnValue::new),
+            // Buckets that already left the window at this server's time load aged.
+            TOPN_ENCODING_V1 => TopN::decode_at(bytes, Some(crate::server::clock_ms()))
+                .ok()
+                .map(TopnValue::new),
             _ => None,
         }
     }
@@ -72,6 +75,10 @@ impl ModuleValue for TopnValue {
 
     fn free_effort(&self) -> usize {
         self.0.free_effort()
+    }
+
+    fn upkeep_due(&self) -> Option<i64> {
+        self.0.upkeep_due_ms()
     }
 
     /// `TOPN.CREATE` with the key's shape, then one `TOPN.INCR ... AT` per

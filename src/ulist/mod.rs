@@ -125,6 +125,7 @@ static RECLAIMER: Reclaimer = Reclaimer {
     ty: &value::ULIST_TYPE,
     next_due: command::next_due,
     reclaim: command::reclaim,
+    everywhere: false,
 };
 
 fn on_load(ctx: Ctx) {

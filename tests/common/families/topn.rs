@@ -1,7 +1,7 @@
 //! TOPN in the family table (module type `recipesTN`), and the TOPN query
 //! helpers the TOPN tests share.
 
-use super::super::{exists, pexpiretime, q, q_ok, run};
+use super::super::{exists, now_ms, pexpiretime, q, q_ok, run};
 use super::{Family, Step};
 use rand::rngs::StdRng;
 use rand::Rng;
@@ -18,7 +18,7 @@ pub const FAMILY: Family = Family {
         "TOPN.COUNT",
         "TOPN.INFO",
     ],
-    keywords: &["AT", "BUCKET", "WINDOW", "BY", "WITHCOUNTS"],
+    keywords: &["AT", "BUCKET", "WINDOW", "BY", "WITHCOUNTS", "LAST"],
     configs: &[
         ("recipes.topn-default-bucket", "60"),
         ("recipes.topn-default-window", "12"),
@@ -83,12 +83,37 @@ pub fn top(c: &mut Connection, key: &str, n: usize, at: i64) -> Rows {
     top_ws(c, "TOPN.TOP", key, n, Some(at))
 }
 
+/// `TOPN.TOP key n [AT at] LAST k WITHCOUNTS`.
+pub fn top_last(c: &mut Connection, key: &str, n: usize, at: Option<i64>, last: i64) -> Rows {
+    let mut k = redis::cmd("TOPN.TOP");
+    k.arg(key).arg(n);
+    if let Some(at) = at {
+        k.arg("AT").arg(at);
+    }
+    k.arg("LAST").arg(last).arg("WITHCOUNTS");
+    pairs(run(c, &k))
+}
+
 /// `TOPN.COUNT key member... [AT at]`.
 pub fn count(c: &mut Connection, key: &str, members: &[&str], at: Option<i64>) -> Vec<i64> {
+    count_last(c, key, members, at, None)
+}
+
+/// `TOPN.COUNT key member... [AT at] [LAST k]` (LAST first when both, to cover either order).
+pub fn count_last(
+    c: &mut Connection,
+    key: &str,
+    members: &[&str],
+    at: Option<i64>,
+    last: Option<i64>,
+) -> Vec<i64> {
     let mut k = redis::cmd("TOPN.COUNT");
     k.arg(key);
     for m in members {
         k.arg(*m);
+    }
+    if let Some(last) = last {
+        k.arg("LAST").arg(last);
     }
     if let Some(at) = at {
         k.arg("AT").arg(at);
@@ -186,8 +211,9 @@ fn create_once(c: &mut Connection, key: &str, bucket_s: &str, window: &str) {
 /// (late events older than the window are ignored), a key created and never
 /// written, the clock moved by `BY 0` alone, a clock running past the window
 /// (buckets retire), the server clock on a key INCR creates with the default
-/// shape, an AT a whole window ago on a new key (nothing stays), and a late
-/// event on an existing key.
+/// shape, an AT a whole window ago on a new key (nothing stays), a late event
+/// on an existing key, and a late event (at the server's time) on a created
+/// key that has no write yet: it keeps its shape and stays without expiry.
 fn workload(c: &mut Connection, p: &str, base: i64, rng: &mut StdRng) {
     let k = |s: &str| format!("{p}{s}");
     let bm = 60_000;
@@ -217,6 +243,18 @@ fn workload(c: &mut Connection, p: &str, base: i64, rng: &mut StdRng) {
     incr(c, &k("late"), "a", 3, b0);
     incr(c, &k("late"), "a", 3, b0 - 30 * HOUR_MS);
     incr(c, &k("late"), "b", 0, b0 + 3 * HOUR_MS);
+    create_once(c, &k("made"), "60", "24");
+    let now = now_ms();
+    let before = count(c, &k("made"), &["m"], Some(now))[0];
+    assert_eq!(
+        incr(c, &k("made"), "m", 1, now - 41 * 60_000),
+        before,
+        "an event outside the window changes nothing"
+    );
+    assert!(exists(c, &k("made")));
+    create_once(c, &k("made2"), "60", "24");
+    incr(c, &k("made2"), "m", 1, now - 41 * 60_000);
+    incr(c, &k("made2"), "m", 2, now - 20 * 60_000);
 }
 
 /// The shape from TOPN.INFO, and TOPN.TOP / TOPN.COUNT of every member at
@@ -249,10 +287,17 @@ fn read(c: &mut Connection, key: &str, base: i64) -> Vec<String> {
     }
     let mut members: Vec<&str> = members.iter().map(|m| m.as_str()).collect();
     members.push("absent");
+    let lasts: BTreeSet<i64> = [1, (w + 1) / 2].into_iter().collect();
     for (t, r) in times.iter().zip(tops) {
         lines.push(format!("TOP AT {t}: {r:?}"));
         let n = count(c, key, &members, Some(*t));
         lines.push(format!("COUNT {members:?} AT {t}: {n:?}"));
+        for &k in &lasts {
+            let r = top_last(c, key, 1_000_000, Some(*t), k);
+            lines.push(format!("TOP AT {t} LAST {k}: {r:?}"));
+            let n = count_last(c, key, &members, Some(*t), Some(k));
+            lines.push(format!("COUNT AT {t} LAST {k}: {n:?}"));
+        }
     }
     lines
 }
