@@ -1,6 +1,9 @@
 # recipes: Redis module (Rust cdylib)
 #   make run    build (release) and run redis-server with the module, foreground
 #   make test   cargo test (unit + integration, real redis-server); builds the bench too
+#   make test-compat  integration tests on Debian's Redis 7.0, Redis 7.2.6 and Valkey
+#               8.0.1 (the last two built once from ../shared/servers into ~/.cache;
+#               skipped with a message when the tarballs are not there)
 #   make bench  cargo run --release --example bench
 # Missing system packages (redis-server, redis-tools, libclang-dev) are installed
 # with apt-get, only when missing.
@@ -13,7 +16,7 @@ export RUST_TEST_THREADS
 
 SUDO := $(shell if [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1; then echo sudo; fi)
 
-.PHONY: all deps build run test bench fmt clean
+.PHONY: all deps build run test test-compat bench fmt clean
 
 all: build
 
@@ -40,6 +43,11 @@ run: build
 test: deps
 	$(CARGO) build --examples
 	$(CARGO) test --lib --tests
+
+# Builds the servers once (cached outside the checkout), then runs the
+# integration suite on each: scripts/compat-servers.sh says how.
+test-compat: deps
+	CARGO=$(CARGO) scripts/compat-servers.sh
 
 bench: build
 	$(CARGO) run --release --example bench

@@ -14,6 +14,10 @@
 //!   connection, sending pipelines of P pre-encoded RESP commands and reading
 //!   exactly their replies. Any error reply fails the scenario loudly (a bench
 //!   on error replies means nothing). A MULTI..EXEC block counts as one op.
+//!   A recipe that is a conditional conversation (WATCH, read, decide, MULTI
+//!   .. EXEC, retry) runs as a *dialog* instead: each client runs one whole
+//!   operation at a time, request/reply, retries included in its time; the
+//!   bench also prints its attempts per operation.
 //! - Interleaving: for R rounds, every scenario of a group runs D ms in turn
 //!   (the order rotates each round); write groups start every run from the same
 //!   state (FLUSHALL + setup). Reported: median ops/s over rounds and the ratio
@@ -35,9 +39,35 @@
 //!   converts them from listpack to skiplist, which is not the recipe's data).
 //! - `BENCH_ONLY`: comma-separated group ids or prefixes, e.g. `rv` or
 //!   `rv-write,topn-read` (groups: rv-write, rv-memory, tl-write, topn-write,
-//!   topn-read, topn-last, topn-idle, topn-latency). topn-idle starts a
-//!   replica of the bench's server for its replica measure, and waits about
-//!   30 s (buckets of 1 s must pass with no writes).
+//!   topn-read, topn-last, topn-idle, topn-latency, ulist-write, ulist-gem,
+//!   ulist-memory, ulist-reclaim; `ulist` runs the four ULIST groups).
+//!   topn-idle starts a replica of the bench's server for its replica
+//!   measure, and waits about 30 s (buckets of 1 s must pass with no writes).
+//!
+//! The ULIST groups (the gem redis_counters' UniqueValuesLists)
+//! - `ulist-write`: ULIST.ADD into `BENCH_KEYS` lists created empty
+//!   (`VALUE user`) against plain SADD of the same values into one set per
+//!   key (goal >= 0.6x); also with `SCOPE month PARTITION day` (30 days),
+//!   and with `AT` given (then replicated verbatim: shows what building the
+//!   replicated effect costs).
+//! - `ulist-gem`: 8 clients add user ids drawn from 200,000 (half stored
+//!   at the start, spread over 30 days) into 30 daily partitions of one month:
+//!   the gem's Blocking algorithm as it runs it, one request/reply at a time
+//!   (WATCH the partitions list, LRANGE it, WATCH each partition set,
+//!   SISMEMBER each, then MULTI SADD [RPUSH] EXEC, retried while EXEC is nil)
+//!   against ULIST.ADD by the same 8 clients at pipeline 1 (goal >= 10x), and
+//!   pipelined for reference.
+//! - `ulist-memory`: bytes per value at 100,000 values in 30 daily
+//!   partitions, integer and `u<n>` ids: ULIST without expiry against the
+//!   gem's Blocking layout (a set per partition + the partitions list), and
+//!   ULIST with `EXPIRE 86400` against its Expirable layout (a zset per
+//!   partition scored by the expiry); goal ULIST <= gem on MEMORY USAGE
+//!   (the module's own estimate for its key), checked also on what the
+//!   allocator holds (`used_memory` with minus without the keys).
+//! - `ulist-reclaim`: 200,000 values that expire together in one untouched
+//!   list; a client PINGs about every ms during the background reclaim and,
+//!   just before, on the idle server: goal max <= idle max + 2 ms; also the
+//!   reclaim time and the list's MEMORY USAGE before, after and when empty.
 //! - `RECIPES_MODULE`: the .so (default `<repo>/target/release/librecipes.so`);
 //!   `REDIS_SERVER`: the server binary (default `redis-server`).
 //!
@@ -608,6 +638,34 @@ impl Conn {
         }
     }
 
+    /// Several commands written at once (`write` encodes `n` of them), then
+    /// their `n` replies; an error reply, also inside an EXEC reply, becomes
+    /// `Err`.
+    fn batch(&mut self, n: usize, write: impl FnOnce(&mut Vec<u8>)) -> Result<Vec<V>, String> {
+        self.buf.clear();
+        write(&mut self.buf);
+        self.w
+            .write_all(&self.buf)
+            .map_err(|e| format!("write: {e}"))?;
+        let mut out = Vec::with_capacity(n);
+        for _ in 0..n {
+            let v = self.r.value().map_err(|e| format!("read: {e}"))?;
+            let err = match &v {
+                V::Err(e) => Some(e.clone()),
+                V::Arr(items) => items.iter().find_map(|i| match i {
+                    V::Err(e) => Some(e.clone()),
+                    _ => None,
+                }),
+                _ => None,
+            };
+            if let Some(e) = err {
+                return Err(e);
+            }
+            out.push(v);
+        }
+        Ok(out)
+    }
+
     /// A command given as one whitespace-separated line.
     fn cmd(&mut self, line: &str) -> Result<V, String> {
         let args: Vec<A> = line.split_whitespace().map(A::S).collect();
@@ -847,8 +905,21 @@ fn start_server_with(
 /// Appends ONE operation (one command, or a whole MULTI..EXEC block) to the
 /// buffer and returns how many replies it produces.
 type OpFn = Arc<dyn Fn(&mut Gen, &mut Vec<u8>) -> usize + Send + Sync>;
+/// Runs ONE operation as a request/reply conversation on the client's own
+/// connection (a conditional protocol such as WATCH .. EXEC with retries,
+/// which cannot be pre-encoded); returns how many attempts it took (1 = no
+/// retry). Error replies fail the scenario, as in pipelined runs.
+type DialogFn = Arc<dyn Fn(&mut Gen, &mut Conn) -> Result<u64, String> + Send + Sync>;
 type SetupFn = Box<dyn Fn(&mut Conn) -> Result<(), String>>;
-type ScenarioSetupFn = Box<dyn Fn(&mut Conn) -> Result<OpFn, String>>;
+type ScenarioSetupFn = Box<dyn Fn(&mut Conn) -> Result<Load, String>>;
+
+/// What each client of a run does.
+enum Load {
+    /// Pipelines of `pipeline` pre-encoded operations.
+    Pipelined(OpFn),
+    /// One conversation after the other (the pipeline depth does not apply).
+    Dialog(DialogFn),
+}
 /// Returns the value and a note to print next to it.
 type MeasureFn = Box<dyn Fn(&mut Conn) -> Result<(f64, String), String>>;
 
@@ -870,7 +941,10 @@ struct Scenario {
 #[derive(Clone, Copy)]
 enum Unit {
     Bytes,
+    /// bytes per stored value (shown with a decimal)
+    BytesPerValue,
     Micros,
+    Millis,
 }
 
 struct Measure {
@@ -951,8 +1025,12 @@ impl Scenario {
     }
 }
 
-fn op(f: impl Fn(&mut Gen, &mut Vec<u8>) -> usize + Send + Sync + 'static) -> OpFn {
-    Arc::new(f)
+fn op(f: impl Fn(&mut Gen, &mut Vec<u8>) -> usize + Send + Sync + 'static) -> Load {
+    Load::Pipelined(Arc::new(f))
+}
+
+fn dialog(f: impl Fn(&mut Gen, &mut Conn) -> Result<u64, String> + Send + Sync + 'static) -> Load {
+    Load::Dialog(Arc::new(f))
 }
 
 fn cmp(a: &'static str, b: &'static str, goal: Option<Goal>) -> Compare {
@@ -1664,6 +1742,960 @@ fn topn_latency_group(_s: &Settings) -> Group {
 }
 
 // ----------------------------------------------------------------------
+// ULIST: unique-value lists (the gem redis_counters' UniqueValuesLists)
+// ----------------------------------------------------------------------
+
+/// The gem's scope (its "cluster", start_month_date) and 30 daily partitions.
+const UL_MONTH: &str = "2024-05-01";
+const UL_DAYS: u64 = 30;
+/// ulist-gem: user ids drawn from this many, half of them already stored
+/// (spread over the 30 days) when a run starts: half the adds repeat.
+const UL_GEM_USERS: u64 = 200_000;
+const UL_GEM_CLIENTS: usize = 8;
+/// ulist-memory: values stored per layout.
+const UL_MEM_VALUES: u64 = 100_000;
+const UL_MEM_TTL: u64 = 86_400;
+/// ulist-reclaim: values that expire together, and the idle PING window.
+const UL_RECLAIM_VALUES: u64 = 200_000;
+const UL_IDLE_PING_MS: u64 = 3_000;
+/// ulist-reclaim: the values' AT is the load's start plus this, so that the
+/// load (about 1 s on a busy 2-CPU machine) is over before they expire and
+/// the PINGs measure the reclaim alone.
+const UL_RECLAIM_LEAD_MS: u64 = 2_000;
+
+fn ul_day(d: u64) -> String {
+    format!("2024-05-{:02}", d + 1)
+}
+
+/// The ulist-gem user id number `n` (0..UL_GEM_USERS).
+fn ul_user(n: u64) -> u64 {
+    100_000_000 + n
+}
+
+/// Create `keys` ULIST keys `<prefix><n>` with the given declaration.
+fn ul_create_keys(
+    c: &mut Conn,
+    prefix: &'static str,
+    keys: u64,
+    decl: &'static [&'static str],
+) -> Result<(), String> {
+    c.load("ULIST.CREATE", keys, |k, out| {
+        let mut args = vec![A::S("ULIST.CREATE"), A::K(prefix, k)];
+        args.extend(decl.iter().map(|d| A::S(d)));
+        enc(out, &args);
+    })
+}
+
+fn ulist_write_group(s: &Settings) -> Group {
+    let keys = s.keys;
+    let days: Arc<Vec<String>> = Arc::new((0..UL_DAYS).map(ul_day).collect());
+    Group {
+        id: "ulist-write",
+        title: format!(
+            "ULIST write: {keys} keys, random 9-digit user ids (almost all new); baseline: plain SADD \
+             of the same values into one set per key; ULIST keys created empty in setup"
+        ),
+        reset_each: true,
+        setup: None,
+        scenarios: vec![
+            Scenario::command("SADD", "SADD key <id>", vec![], move |g, out| {
+                enc(out, &[A::S("SADD"), A::K("uw:", g.below(keys)), A::U(g.id9())])
+            }),
+            Scenario {
+                id: "ULIST.ADD",
+                label: "ULIST.ADD key user <id> (created with VALUE user)".into(),
+                requires: vec!["ulist.add", "ulist.create"],
+                clients: None,
+                pipeline: None,
+                setup: Box::new(move |c| {
+                    ul_create_keys(c, "uw:", keys, &["VALUE", "user"])?;
+                    Ok(op(move |g, out| {
+                        let key = A::K("uw:", g.below(keys));
+                        enc(out, &[A::S("ULIST.ADD"), key, A::S("user"), A::U(g.id9())]);
+                        1
+                    }))
+                }),
+            },
+            // Diagnostic: with AT the call is deterministic as sent and is
+            // replicated verbatim; without, the module builds the effect
+            // (the call plus AT) for RM_Replicate, which looks the command up
+            // by name each time.
+            Scenario {
+                id: "ULIST AT",
+                label: "ULIST.ADD key AT <now ms> user <id> (diagnostic: replicated verbatim)".into(),
+                requires: vec!["ulist.add", "ulist.create"],
+                clients: None,
+                pipeline: None,
+                setup: Box::new(move |c| {
+                    ul_create_keys(c, "uw:", keys, &["VALUE", "user"])?;
+                    Ok(op(move |g, out| {
+                        let key = A::K("uw:", g.below(keys));
+                        let at = A::U(g.now_ms);
+                        enc(out, &[A::S("ULIST.ADD"), key, A::S("AT"), at, A::S("user"), A::U(g.id9())]);
+                        1
+                    }))
+                }),
+            },
+            Scenario {
+                id: "ULIST scoped",
+                label: format!(
+                    "ULIST.ADD key month {UL_MONTH} day <1 of {UL_DAYS}> user <id> \
+                     (created with VALUE user SCOPE month PARTITION day)"
+                ),
+                requires: vec!["ulist.add", "ulist.create"],
+                clients: None,
+                pipeline: None,
+                setup: Box::new(move |c| {
+                    ul_create_keys(
+                        c,
+                        "uw:",
+                        keys,
+                        &["VALUE", "user", "SCOPE", "month", "PARTITION", "day"],
+                    )?;
+                    let days = days.clone();
+                    Ok(op(move |g, out| {
+                        let key = A::K("uw:", g.below(keys));
+                        let day = &days[g.below(UL_DAYS) as usize];
+                        enc(
+                            out,
+                            &[
+                                A::S("ULIST.ADD"),
+                                key,
+                                A::S("month"),
+                                A::S(UL_MONTH),
+                                A::S("day"),
+                                A::S(day),
+                                A::S("user"),
+                                A::U(g.id9()),
+                            ],
+                        );
+                        1
+                    }))
+                }),
+            },
+        ],
+        measures: vec![],
+        compares: vec![
+            cmp("ULIST.ADD", "SADD", Some(Goal::AtLeast(0.6))),
+            cmp("ULIST AT", "SADD", None),
+            cmp("ULIST scoped", "SADD", None),
+            cmp("ULIST AT", "ULIST.ADD", None),
+            cmp("ULIST scoped", "ULIST.ADD", None),
+        ],
+    }
+}
+
+/// The gem's UniqueValuesLists::Blocking#add (process_value), as the gem
+/// does it over redis-rb, one request/reply at a time:
+/// WATCH `<name>:<scope>:partitions`; LRANGE it; WATCH each partition set
+/// `<name>:<scope>:<partition>` (one call each); SISMEMBER the value in each,
+/// newest first, until found; found -> UNWATCH, not new; else
+/// `MULTI; SADD <today's set> value; [RPUSH list today]; EXEC` (redis-rb's
+/// `multi` block: one round trip), retried from the top while EXEC is nil.
+/// Returns (new, attempts).
+fn gem_blocking_add(
+    c: &mut Conn,
+    name: &str,
+    scope: &str,
+    partition: &str,
+    value: &[u8],
+) -> Result<(bool, u64), String> {
+    let list = format!("{name}:{scope}:partitions");
+    let today = format!("{name}:{scope}:{partition}");
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        c.call(&[A::S("WATCH"), A::S(&list)])?;
+        let parts: Vec<Vec<u8>> =
+            match c.call(&[A::S("LRANGE"), A::S(&list), A::S("0"), A::S("-1")])? {
+                V::Arr(items) => items
+                    .into_iter()
+                    .filter_map(|v| match v {
+                        V::Str(p) if !p.is_empty() => Some(p),
+                        _ => None,
+                    })
+                    .collect(),
+                v => return Err(format!("LRANGE {list}: {}", v.text())),
+            };
+        let keys: Vec<Vec<u8>> = parts
+            .iter()
+            .map(|p| [name.as_bytes(), b":", scope.as_bytes(), b":", p].concat())
+            .collect();
+        for k in &keys {
+            c.call(&[A::S("WATCH"), A::B(k)])?;
+        }
+        let mut exists = false;
+        for k in keys.iter().rev() {
+            if c.call(&[A::S("SISMEMBER"), A::B(k), A::B(value)])?.int()? == 1 {
+                exists = true;
+                break;
+            }
+        }
+        if exists {
+            c.call(&[A::S("UNWATCH")])?;
+            return Ok((false, attempts));
+        }
+        let new_partition = !parts.iter().any(|p| p == partition.as_bytes());
+        let replies = c.batch(3 + new_partition as usize, |out| {
+            enc(out, &[A::S("MULTI")]);
+            enc(out, &[A::S("SADD"), A::S(&today), A::B(value)]);
+            if new_partition {
+                enc(out, &[A::S("RPUSH"), A::S(&list), A::S(partition)]);
+            }
+            enc(out, &[A::S("EXEC")]);
+        })?;
+        if !matches!(replies.last(), Some(V::Nil)) {
+            return Ok((true, attempts));
+        }
+    }
+}
+
+/// ulist-gem prefill, the gem's layout: users with an even number, each in
+/// day (n / 2) % 30, and the 30 days in the partitions list.
+fn ul_gem_prefill_sets(c: &mut Conn) -> Result<(), String> {
+    let mut args = vec![A::S("RPUSH"), A::S("gem:2024-05-01:partitions")];
+    let days: Vec<String> = (0..UL_DAYS).map(ul_day).collect();
+    args.extend(days.iter().map(|d| A::S(d)));
+    c.call(&args)?;
+    let per_day = UL_GEM_USERS / 2 / UL_DAYS + 1;
+    const PER: u64 = 1000;
+    let chunks = per_day.div_ceil(PER);
+    c.load("ULIST gem: sets", UL_DAYS * chunks, |i, out| {
+        let (d, chunk) = (i / chunks, i % chunks);
+        let key = format!("gem:{UL_MONTH}:{}", ul_day(d));
+        let mut args = vec![A::S("SADD"), A::S(&key)];
+        let mut any = false;
+        for j in chunk * PER..((chunk + 1) * PER).min(per_day) {
+            let n = (j * UL_DAYS + d) * 2;
+            if n < UL_GEM_USERS {
+                args.push(A::U(ul_user(n)));
+                any = true;
+            }
+        }
+        if !any {
+            args = vec![A::S("PING")];
+        }
+        enc(out, &args);
+    })
+}
+
+/// ulist-gem prefill, ULIST: the same values in the same days.
+fn ul_gem_prefill_ulist(c: &mut Conn) -> Result<(), String> {
+    c.cmd("ULIST.CREATE gem VALUE user SCOPE month PARTITION day")?;
+    c.load("ULIST gem: ULIST.ADD", UL_GEM_USERS / 2, |j, out| {
+        let n = j * 2;
+        enc(
+            out,
+            &[
+                A::S("ULIST.ADD"),
+                A::S("gem"),
+                A::S("month"),
+                A::S(UL_MONTH),
+                A::S("day"),
+                A::S(&ul_day(j % UL_DAYS)),
+                A::S("user"),
+                A::U(ul_user(n)),
+            ],
+        );
+    })
+}
+
+fn ul_gem_ulist_scenario(id: &'static str, pipeline: Option<usize>, what: &str) -> Scenario {
+    let days: Arc<Vec<String>> = Arc::new((0..UL_DAYS).map(ul_day).collect());
+    Scenario {
+        id,
+        label: format!(
+            "ULIST.ADD gem month {UL_MONTH} day <d> user <u> ({UL_GEM_CLIENTS} clients, {what})"
+        ),
+        requires: vec!["ulist.add", "ulist.create"],
+        clients: Some(UL_GEM_CLIENTS),
+        pipeline,
+        setup: Box::new(move |c| {
+            ul_gem_prefill_ulist(c)?;
+            let days = days.clone();
+            Ok(op(move |g, out| {
+                let day = &days[g.below(UL_DAYS) as usize];
+                let user = ul_user(g.below(UL_GEM_USERS));
+                enc(
+                    out,
+                    &[
+                        A::S("ULIST.ADD"),
+                        A::S("gem"),
+                        A::S("month"),
+                        A::S(UL_MONTH),
+                        A::S("day"),
+                        A::S(day),
+                        A::S("user"),
+                        A::U(user),
+                    ],
+                );
+                1
+            }))
+        }),
+    }
+}
+
+fn ulist_gem_group(s: &Settings) -> Group {
+    Group {
+        id: "ulist-gem",
+        title: format!(
+            "ULIST vs the gem's Blocking list: {UL_GEM_CLIENTS} concurrent clients add user ids drawn \
+             from {UL_GEM_USERS} (half already stored at the start) into {UL_DAYS} daily partitions \
+             of one month's scope; one op = one add (the gem's retries included)"
+        ),
+        reset_each: true,
+        setup: None,
+        scenarios: vec![
+            Scenario {
+                id: "gem Blocking",
+                label: format!(
+                    "gem Blocking add ({UL_GEM_CLIENTS} clients, request/reply): WATCH list; LRANGE; \
+                     WATCH each of {UL_DAYS} sets; SISMEMBER each until found; \
+                     MULTI SADD [RPUSH] EXEC, retried while EXEC is nil"
+                ),
+                requires: vec![],
+                clients: Some(UL_GEM_CLIENTS),
+                pipeline: Some(1),
+                setup: Box::new(|c| {
+                    ul_gem_prefill_sets(c)?;
+                    let days: Vec<String> = (0..UL_DAYS).map(ul_day).collect();
+                    Ok(dialog(move |g, c| {
+                        let day = &days[g.below(UL_DAYS) as usize];
+                        let mut t = [0u8; 20];
+                        let user = fmt_u(ul_user(g.below(UL_GEM_USERS)), &mut t);
+                        Ok(gem_blocking_add(c, "gem", UL_MONTH, day, user)?.1)
+                    }))
+                }),
+            },
+            ul_gem_ulist_scenario("ULIST p1", Some(1), "request/reply"),
+            ul_gem_ulist_scenario(
+                "ULIST pipe",
+                None,
+                &format!("pipeline {} (reference)", s.pipeline),
+            ),
+        ],
+        measures: vec![],
+        compares: vec![
+            cmp("ULIST p1", "gem Blocking", Some(Goal::AtLeast(10.0))),
+            cmp("ULIST pipe", "gem Blocking", None),
+        ],
+    }
+}
+
+/// ulist-memory: the id of value `i`, as an integer or as `u<integer>`:
+/// distinct 9-digit numbers in no particular order (users arrive in any
+/// order; inserted in ascending order, the module's B-tree nodes end up
+/// about half full: 88.8 B/value allocated instead of 72.4 measured here).
+fn ul_mem_value(i: u64, strings: bool) -> String {
+    let n = 100_000_000 + i * 2_654_435_761 % 900_000_000; // a permutation
+    if strings {
+        format!("u{n}")
+    } else {
+        n.to_string()
+    }
+}
+
+fn used_memory(c: &mut Conn) -> Result<i64, String> {
+    c.info_field("memory", "used_memory")?
+        .parse()
+        .map_err(|e| format!("used_memory: {e}"))
+}
+
+/// Per layout id, the bytes per value the allocator holds for it.
+type AllocBytes = std::rc::Rc<std::cell::RefCell<HashMap<&'static str, f64>>>;
+
+/// Fills one layout with `fill`, then reports MEMORY USAGE summed over `keys`
+/// per value (the note: totals, the allocator's view, encodings), and
+/// deletes the keys. The allocator's view: `used_memory` with the data
+/// minus `used_memory` once its keys are deleted (DEL frees synchronously),
+/// so the loading connection's buffers count on neither side.
+fn ul_mem_measure(
+    c: &mut Conn,
+    id: &'static str,
+    alloc: &AllocBytes,
+    keys: &[String],
+    fill: impl FnOnce(&mut Conn) -> Result<(), String>,
+) -> Result<(f64, String), String> {
+    fill(c)?;
+    let used1 = used_memory(c)?;
+    let mut total = 0;
+    for k in keys {
+        total += c.memory_usage(k)?;
+    }
+    let enc_of = |c: &mut Conn, k: &str| -> Result<String, String> {
+        Ok(c.call(&[A::S("OBJECT"), A::S("ENCODING"), A::S(k)])?.text())
+    };
+    let first_enc = enc_of(c, &keys[0])?;
+    let encodings = if keys.len() > 1 {
+        let last = keys.last().unwrap();
+        format!(
+            "{} keys, {} of the partitions like {}, {} of {last}",
+            keys.len(),
+            first_enc,
+            keys[0],
+            enc_of(c, last)?
+        )
+    } else {
+        format!("1 key {}", keys[0])
+    };
+    let mut del = vec![A::S("DEL")];
+    del.extend(keys.iter().map(|k| A::S(k)));
+    c.call(&del)?;
+    let used0 = used_memory(c)?;
+    let n = UL_MEM_VALUES as f64;
+    alloc.borrow_mut().insert(id, (used1 - used0) as f64 / n);
+    let note = format!(
+        "MEMORY USAGE total {} B; allocated {} B = {:.1} B/value; {encodings}",
+        thousands(total as f64),
+        thousands((used1 - used0) as f64),
+        (used1 - used0) as f64 / n
+    );
+    Ok((total as f64 / n, note))
+}
+
+/// ULIST layout: one key, VALUE user SCOPE month PARTITION day, value i in
+/// day i % 30; `ttl`: per-value EXPIRE.
+fn ul_mem_ulist(id: &'static str, strings: bool, ttl: Option<u64>, alloc: &AllocBytes) -> Measure {
+    let alloc = alloc.clone();
+    let label = format!(
+        "ULIST, {} ids, {}: one key, {UL_MEM_VALUES} values in {UL_DAYS} day partitions",
+        if strings { "u<n>" } else { "integer" },
+        match ttl {
+            Some(t) => format!("EXPIRE {t} per value"),
+            None => "no expiry".into(),
+        }
+    );
+    Measure {
+        id,
+        label,
+        unit: Unit::BytesPerValue,
+        requires: vec!["ulist.add", "ulist.create"],
+        run: Box::new(move |c| {
+            let key = format!("ulm:{id}");
+            let keys = [key.clone()];
+            let days: Vec<String> = (0..UL_DAYS).map(ul_day).collect();
+            ul_mem_measure(c, id, &alloc, &keys, |c| {
+                c.call(&[
+                    A::S("ULIST.CREATE"),
+                    A::S(&key),
+                    A::S("VALUE"),
+                    A::S("user"),
+                    A::S("SCOPE"),
+                    A::S("month"),
+                    A::S("PARTITION"),
+                    A::S("day"),
+                ])?;
+                c.load("ULIST memory fill", UL_MEM_VALUES, |i, out| {
+                    let v = ul_mem_value(i, strings);
+                    let day = &days[(i % UL_DAYS) as usize];
+                    let mut args = vec![A::S("ULIST.ADD"), A::S(&key)];
+                    if let Some(t) = ttl {
+                        args.extend([A::S("EXPIRE"), A::U(t)]);
+                    }
+                    args.extend([
+                        A::S("month"),
+                        A::S(UL_MONTH),
+                        A::S("day"),
+                        A::S(day),
+                        A::S("user"),
+                        A::S(&v),
+                    ]);
+                    enc(out, &args);
+                })
+            })
+        }),
+    }
+}
+
+/// The gem's layouts: per day partition a set (Blocking) or a zset scored by
+/// the expiry in seconds (Expirable), plus the scope's partitions list.
+fn ul_mem_gem(id: &'static str, strings: bool, expirable: bool, alloc: &AllocBytes) -> Measure {
+    let alloc = alloc.clone();
+    let label = format!(
+        "gem {}, {} ids: {UL_DAYS} {} <name>:<month>:<day> + list <name>:<month>:partitions",
+        if expirable { "Expirable" } else { "Blocking" },
+        if strings { "u<n>" } else { "integer" },
+        if expirable {
+            "zsets (score = expiry s)"
+        } else {
+            "sets"
+        },
+    );
+    Measure {
+        id,
+        label,
+        unit: Unit::BytesPerValue,
+        requires: vec![],
+        run: Box::new(move |c| {
+            let name = format!("gm{}{}", strings as u8, expirable as u8);
+            let list = format!("{name}:{UL_MONTH}:partitions");
+            let days: Vec<String> = (0..UL_DAYS).map(ul_day).collect();
+            let sets: Vec<String> = days
+                .iter()
+                .map(|d| format!("{name}:{UL_MONTH}:{d}"))
+                .collect();
+            let mut keys = sets.clone();
+            keys.push(list.clone());
+            let expiry = now_ms() / 1000 + UL_MEM_TTL;
+            ul_mem_measure(c, id, &alloc, &keys, |c| {
+                let mut args = vec![A::S("RPUSH"), A::S(&list)];
+                args.extend(days.iter().map(|d| A::S(d)));
+                c.call(&args)?;
+                // The gem adds one value per call; the stored data is the same.
+                c.load("gem memory fill", UL_MEM_VALUES, |i, out| {
+                    let v = ul_mem_value(i, strings);
+                    let set = A::S(&sets[(i % UL_DAYS) as usize]);
+                    if expirable {
+                        enc(out, &[A::S("ZADD"), set, A::U(expiry), A::S(&v)]);
+                    } else {
+                        enc(out, &[A::S("SADD"), set, A::S(&v)]);
+                    }
+                })
+            })
+        }),
+    }
+}
+
+/// The allocator's bytes per value of layout `of` (measured by its measure,
+/// which runs before).
+fn ul_mem_alloc(id: &'static str, of: &'static str, alloc: &AllocBytes) -> Measure {
+    let alloc = alloc.clone();
+    Measure {
+        id,
+        label: format!("{of}: allocated (used_memory with minus without the keys)"),
+        unit: Unit::BytesPerValue,
+        requires: if of.starts_with("ULIST") {
+            vec!["ulist.add", "ulist.create"]
+        } else {
+            vec![]
+        },
+        run: Box::new(move |_| {
+            let v = alloc.borrow().get(of).copied();
+            v.map(|v| (v, String::new()))
+                .ok_or_else(|| format!("{of} was not measured"))
+        }),
+    }
+}
+
+fn ulist_memory_group(_s: &Settings) -> Group {
+    let a: AllocBytes = Default::default();
+    Group {
+        id: "ulist-memory",
+        title: format!(
+            "ULIST memory per stored value: {UL_MEM_VALUES} distinct users in {UL_DAYS} daily partitions \
+             of one month scope, MEMORY USAGE ... SAMPLES 0 summed over each layout's keys"
+        ),
+        reset_each: false,
+        setup: None,
+        scenarios: vec![],
+        measures: vec![
+            ul_mem_ulist("ULIST int", false, None, &a),
+            ul_mem_gem("Blocking int", false, false, &a),
+            ul_mem_ulist("ULIST str", true, None, &a),
+            ul_mem_gem("Blocking str", true, false, &a),
+            ul_mem_ulist("ULIST exp int", false, Some(UL_MEM_TTL), &a),
+            ul_mem_gem("Expirable int", false, true, &a),
+            ul_mem_ulist("ULIST exp str", true, Some(UL_MEM_TTL), &a),
+            ul_mem_gem("Expirable str", true, true, &a),
+            ul_mem_alloc("alloc ULIST int", "ULIST int", &a),
+            ul_mem_alloc("alloc Block int", "Blocking int", &a),
+            ul_mem_alloc("alloc ULIST str", "ULIST str", &a),
+            ul_mem_alloc("alloc Block str", "Blocking str", &a),
+            ul_mem_alloc("alloc ULIST exp i", "ULIST exp int", &a),
+            ul_mem_alloc("alloc Expir int", "Expirable int", &a),
+            ul_mem_alloc("alloc ULIST exp s", "ULIST exp str", &a),
+            ul_mem_alloc("alloc Expir str", "Expirable str", &a),
+        ],
+        // The goal is on MEMORY USAGE, which for a module key is the module's
+        // own estimate (its mem_usage callback); the same goal is also
+        // checked on what the allocator really holds.
+        compares: vec![
+            cmp("ULIST int", "Blocking int", Some(Goal::AtMost(1.0))),
+            cmp("ULIST str", "Blocking str", Some(Goal::AtMost(1.0))),
+            cmp("ULIST exp int", "Expirable int", Some(Goal::AtMost(1.0))),
+            cmp("ULIST exp str", "Expirable str", Some(Goal::AtMost(1.0))),
+            cmp("alloc ULIST int", "alloc Block int", Some(Goal::AtMost(1.0))),
+            cmp("alloc ULIST str", "alloc Block str", Some(Goal::AtMost(1.0))),
+            cmp("alloc ULIST exp i", "alloc Expir int", Some(Goal::AtMost(1.0))),
+            cmp("alloc ULIST exp s", "alloc Expir str", Some(Goal::AtMost(1.0))),
+        ],
+    }
+}
+
+/// PING round trips of one client, about one per millisecond.
+struct PingStats {
+    /// (sent at, round trip)
+    samples: Vec<(Instant, Duration)>,
+}
+
+impl PingStats {
+    fn within(&self, from: Instant, to: Instant) -> PingStats {
+        PingStats {
+            samples: self
+                .samples
+                .iter()
+                .filter(|(t, _)| *t >= from && *t <= to)
+                .copied()
+                .collect(),
+        }
+    }
+    fn sorted_us(&self) -> Vec<f64> {
+        let mut v: Vec<f64> = self
+            .samples
+            .iter()
+            .map(|(_, d)| d.as_secs_f64() * 1e6)
+            .collect();
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        v
+    }
+    fn max_us(&self) -> f64 {
+        self.sorted_us().last().copied().unwrap_or(0.0)
+    }
+    /// The max of each consecutive window `len` long: a max over fewer
+    /// samples is smaller, so a short run compares with these.
+    fn window_maxes_us(&self, len: Duration) -> Vec<f64> {
+        let Some(&(t0, _)) = self.samples.first() else {
+            return vec![];
+        };
+        let len = len.max(Duration::from_millis(1));
+        let mut maxes: Vec<f64> = Vec::new();
+        let mut current: Option<(u32, f64)> = None;
+        for (t, d) in &self.samples {
+            let w = ((*t - t0).as_secs_f64() / len.as_secs_f64()) as u32;
+            let us = d.as_secs_f64() * 1e6;
+            current = match current {
+                Some((cw, m)) if cw == w => Some((cw, m.max(us))),
+                Some((_, m)) => {
+                    maxes.push(m);
+                    Some((w, us))
+                }
+                None => Some((w, us)),
+            };
+        }
+        // the last window only if complete
+        if let (Some((w, m)), Some(&(t, _))) = (current, self.samples.last()) {
+            if (t - t0).as_secs_f64() >= (w + 1) as f64 * len.as_secs_f64() * 0.9 {
+                maxes.push(m);
+            }
+        }
+        maxes
+    }
+    fn text(&self) -> String {
+        let v = self.sorted_us();
+        if v.is_empty() {
+            return "no samples".into();
+        }
+        let q = |p: f64| v[((v.len() - 1) as f64 * p).round() as usize];
+        format!(
+            "max {} us, p99 {} us, p50 {} us ({} PINGs)",
+            thousands(q(1.0)),
+            thousands(q(0.99)),
+            thousands(q(0.5)),
+            v.len()
+        )
+    }
+}
+
+/// PING, read the reply, sleep 1 ms, until `stop` (or 10 minutes).
+fn ping_loop(port: u16, stop: &AtomicBool) -> Result<PingStats, String> {
+    let mut c = Conn::open(port).map_err(|e| format!("PING client: connect: {e}"))?;
+    let mut req = Vec::new();
+    enc(&mut req, &[A::S("PING")]);
+    let mut samples = Vec::new();
+    let start = Instant::now();
+    while !stop.load(Ordering::Relaxed) && !stopped() && start.elapsed() < Duration::from_secs(600)
+    {
+        let t = Instant::now();
+        c.w.write_all(&req)
+            .map_err(|e| format!("PING: write: {e}"))?;
+        match c.r.value().map_err(|e| format!("PING: read: {e}"))? {
+            V::Str(p) if p == b"PONG" => {}
+            v => return Err(format!("PING: {}", v.text())),
+        }
+        samples.push((t, t.elapsed()));
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    Ok(PingStats { samples })
+}
+
+fn expired_values(c: &mut Conn) -> Result<i64, String> {
+    c.info_field("recipes", "recipes_ulist_expired_values")?
+        .parse()
+        .map_err(|e| format!("recipes_ulist_expired_values: {e}"))
+}
+
+struct ReclaimOut {
+    idle: PingStats,
+    during: PingStats,
+    /// From the values' expiry to the last one reclaimed.
+    reclaim: Duration,
+    /// From the expiry to the first one reclaimed.
+    first: Option<Duration>,
+    load: Duration,
+    /// Load end minus expiry, ms (> 0: the load overran the expiry).
+    overrun_ms: i64,
+    reclaimed_at_load_end: i64,
+    mem_empty: i64,
+    mem_before: i64,
+    mem_after: i64,
+    used_grew: i64,
+    used_after: i64,
+    data_after: usize,
+}
+
+/// The ulist-reclaim experiment (once; the group's measures report parts).
+fn ul_reclaim_run(c: &mut Conn) -> Result<ReclaimOut, String> {
+    let port =
+        c.w.peer_addr()
+            .map_err(|e| format!("peer_addr: {e}"))?
+            .port();
+    let key = "ulr";
+    c.call(&[A::S("ULIST.CREATE"), A::S(key), A::S("VALUE"), A::S("user")])?;
+    let mem_empty = c.memory_usage(key)?;
+    let expired0 = expired_values(c)?;
+
+    // The same PING loop on the idle server, just before.
+    let stop = AtomicBool::new(false);
+    let idle = std::thread::scope(|sc| {
+        let h = sc.spawn(|| ping_loop(port, &stop));
+        std::thread::sleep(Duration::from_millis(UL_IDLE_PING_MS));
+        stop.store(true, Ordering::Relaxed);
+        h.join()
+            .unwrap_or_else(|_| Err("PING thread panicked".into()))
+    })?;
+
+    // 200,000 values added at t0 with EXPIRE 1: all expire at t0 + 1 s.
+    let used0 = used_memory(c)?;
+    let t0 = now_ms() + UL_RECLAIM_LEAD_MS;
+    let started = Instant::now();
+    c.load("ULIST reclaim fill", UL_RECLAIM_VALUES, |i, out| {
+        enc(
+            out,
+            &[
+                A::S("ULIST.ADD"),
+                A::S(key),
+                A::S("EXPIRE"),
+                A::S("1"),
+                A::S("AT"),
+                A::U(t0),
+                A::S("user"),
+                A::K("u", i),
+            ],
+        )
+    })?;
+    let load = started.elapsed();
+    let expiry = started + Duration::from_millis(UL_RECLAIM_LEAD_MS + 1000);
+    let reclaimed_at_load_end = expired_values(c)? - expired0;
+    let mem_before = c.memory_usage(key)?;
+    let used_grew = used_memory(c)? - used0;
+
+    // PINGs from now on; the control connection polls the counter only
+    // (MEMORY USAGE of the list walks its values: not during the reclaim).
+    let stop = AtomicBool::new(false);
+    let (all, first, done) = std::thread::scope(|sc| -> Result<_, String> {
+        let h = sc.spawn(|| ping_loop(port, &stop));
+        let mut first = None;
+        let deadline = Instant::now() + Duration::from_secs(300);
+        let res = loop {
+            let n = expired_values(c)? - expired0;
+            let now = Instant::now();
+            if n > 0 && first.is_none() {
+                first = Some(now);
+            }
+            if n >= UL_RECLAIM_VALUES as i64 {
+                break Ok(now);
+            }
+            if now > deadline || stopped() {
+                break Err(format!(
+                    "reclaim incomplete after 300 s: {n} of {UL_RECLAIM_VALUES}"
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        stop.store(true, Ordering::Relaxed);
+        let pings = h
+            .join()
+            .unwrap_or_else(|_| Err("PING thread panicked".into()))?;
+        Ok((pings, first, res?))
+    })?;
+    let during = all.within(expiry.max(started + load), done);
+    let mem_after = c.memory_usage(key)?;
+    let data_after = match c.call(&[A::S("ULIST.DATA"), A::S(key)])? {
+        V::Arr(rows) => rows.len(),
+        v => return Err(format!("ULIST.DATA: {}", v.text())),
+    };
+    let used_after = used_memory(c)? - used0;
+    c.call(&[A::S("DEL"), A::S(key)])?;
+    Ok(ReclaimOut {
+        idle,
+        during,
+        reclaim: done.saturating_duration_since(expiry),
+        first: first.map(|f| f.saturating_duration_since(expiry)),
+        load,
+        overrun_ms: load.as_millis() as i64 - (UL_RECLAIM_LEAD_MS + 1000) as i64,
+        reclaimed_at_load_end,
+        mem_empty,
+        mem_before,
+        mem_after,
+        used_grew,
+        used_after,
+        data_after,
+    })
+}
+
+type Shared<T> = std::rc::Rc<std::cell::RefCell<Option<Result<T, String>>>>;
+
+/// A measure reporting `f` of the shared experiment's result (run by the first).
+fn ul_reclaim_measure(
+    id: &'static str,
+    label: &str,
+    unit: Unit,
+    shared: &Shared<ReclaimOut>,
+    run_it: bool,
+    f: impl Fn(&ReclaimOut) -> (f64, String) + 'static,
+) -> Measure {
+    let shared = shared.clone();
+    Measure {
+        id,
+        label: label.into(),
+        unit,
+        requires: vec!["ulist.add", "ulist.create", "ulist.data"],
+        run: Box::new(move |c| {
+            if run_it {
+                *shared.borrow_mut() = Some(ul_reclaim_run(c));
+            }
+            match &*shared.borrow() {
+                Some(Ok(r)) => Ok(f(r)),
+                Some(Err(e)) => Err(e.clone()),
+                None => Err("the reclaim experiment did not run".into()),
+            }
+        }),
+    }
+}
+
+fn ulist_reclaim_group(_s: &Settings) -> Group {
+    let shared: Shared<ReclaimOut> = Default::default();
+    let n = UL_RECLAIM_VALUES;
+    Group {
+        id: "ulist-reclaim",
+        title: format!(
+            "ULIST reclaim: {n} values added with EXPIRE 1 AT <load start + {UL_RECLAIM_LEAD_MS} ms> into one list nobody touches \
+             afterwards; while the master reclaims them in the background, another client PINGs about \
+             every ms (request/reply); the same PING loop ran {UL_IDLE_PING_MS} ms on the idle server just before"
+        ),
+        reset_each: false,
+        setup: None,
+        scenarios: vec![],
+        measures: vec![
+            ul_reclaim_measure(
+                "PING max excess",
+                "PING max during reclaim minus idle PING max",
+                Unit::Micros,
+                &shared,
+                true,
+                |r| {
+                    let mut w = r.idle.window_maxes_us(r.reclaim);
+                    let windows = match (median(&mut w), w.last()) {
+                        (Some(m), Some(&worst)) => format!(
+                            "; idle max per {} ms window (as long as the reclaim): median {} us, \
+                             worst {} us over {} windows",
+                            r.reclaim.as_millis(),
+                            thousands(m),
+                            thousands(worst),
+                            w.len()
+                        ),
+                        _ => String::new(),
+                    };
+                    (
+                        r.during.max_us() - r.idle.max_us(),
+                        format!(
+                            "during reclaim: {}; idle: {}{windows}",
+                            r.during.text(),
+                            r.idle.text()
+                        ),
+                    )
+                },
+            ),
+            ul_reclaim_measure(
+                "reclaim time",
+                &format!("from the values' expiry until INFO recipes counts {n} expired values"),
+                Unit::Millis,
+                &shared,
+                false,
+                |r| {
+                    let overrun = if r.overrun_ms > 0 {
+                        format!(
+                            "; the load overran the expiry by {} ms ({} values already reclaimed at its end)",
+                            r.overrun_ms, r.reclaimed_at_load_end
+                        )
+                    } else {
+                        String::new()
+                    };
+                    (
+                        r.reclaim.as_secs_f64() * 1000.0,
+                        format!(
+                            "first value reclaimed {} after the expiry; {:.0} values/s; the load took {} ms{overrun}; \
+                             ULIST.DATA after: {} rows",
+                            r.first
+                                .map(|f| format!("{} ms", f.as_millis()))
+                                .unwrap_or_else(|| "?".into()),
+                            UL_RECLAIM_VALUES as f64 / r.reclaim.as_secs_f64().max(1e-3),
+                            r.load.as_millis(),
+                            r.data_after
+                        ),
+                    )
+                },
+            ),
+            ul_reclaim_measure(
+                "memory before",
+                &format!("MEMORY USAGE of the list holding the {n} values"),
+                Unit::Bytes,
+                &shared,
+                false,
+                |r| {
+                    (
+                        r.mem_before as f64,
+                        format!("used_memory grew {} B with the load", thousands(r.used_grew as f64)),
+                    )
+                },
+            ),
+            ul_reclaim_measure(
+                "memory after",
+                "MEMORY USAGE of the list once all are reclaimed",
+                Unit::Bytes,
+                &shared,
+                false,
+                |r| {
+                    (
+                        r.mem_after as f64,
+                        format!(
+                            "used_memory vs before the load: {:+} B",
+                            r.used_after
+                        ),
+                    )
+                },
+            ),
+            ul_reclaim_measure(
+                "memory empty",
+                "MEMORY USAGE of the list right after ULIST.CREATE",
+                Unit::Bytes,
+                &shared,
+                false,
+                |r| (r.mem_empty as f64, String::new()),
+            ),
+        ],
+        compares: vec![
+            Compare {
+                a: "PING max excess",
+                b: None,
+                goal: Some(Goal::AtMost(2000.0)),
+            },
+            cmp("memory after", "memory empty", None),
+        ],
+    }
+}
+
+// ----------------------------------------------------------------------
 // TOPN: reads of an idle key, and of the LAST k buckets, on 24 buckets x
 // 50k members whose popularity reverses half-way through the window
 // ----------------------------------------------------------------------
@@ -2107,6 +3139,10 @@ fn all_groups(s: &Settings) -> Vec<Group> {
         topn_last_group(s),
         topn_idle_group(s),
         topn_latency_group(s),
+        ulist_write_group(s),
+        ulist_gem_group(s),
+        ulist_memory_group(s),
+        ulist_reclaim_group(s),
     ]
 }
 
@@ -2117,29 +3153,57 @@ fn all_groups(s: &Settings) -> Vec<Group> {
 struct RunOut {
     ops: u64,
     secs: f64,
+    /// Attempts of dialog operations (retries included); 0 for pipelined runs.
+    attempts: u64,
 }
 
-/// Drive one scenario for `dur` with `clients` connections of `pipeline`-deep pipelines.
+/// Per client: (operations, attempts, start, end).
+type ClientOut = (u64, u64, Instant, Instant);
+
+/// Drive one scenario for `dur` with `clients` connections of `pipeline`-deep
+/// pipelines (or, for a dialog, one conversation at a time).
 fn run_load(
     port: u16,
     clients: usize,
     pipeline: usize,
     dur: Duration,
-    f: &OpFn,
+    load: &Load,
     seed: u64,
 ) -> Result<RunOut, String> {
     let barrier = Barrier::new(clients);
-    let results: Vec<Result<(u64, Instant, Instant), String>> = std::thread::scope(|sc| {
+    let results: Vec<Result<ClientOut, String>> = std::thread::scope(|sc| {
         let handles: Vec<_> = (0..clients)
             .map(|t| {
                 let barrier = &barrier;
-                let f = f.clone();
-                sc.spawn(move || -> Result<(u64, Instant, Instant), String> {
+                sc.spawn(move || -> Result<ClientOut, String> {
                     let conn = connect(port);
                     barrier.wait();
                     let (mut w, mut r) = conn.map_err(|e| format!("connect: {e}"))?;
                     let mut g =
                         Gen::new(seed.wrapping_mul(31).wrapping_add(t as u64 * 0x1_0000_0001));
+                    let f = match load {
+                        Load::Pipelined(f) => f,
+                        Load::Dialog(d) => {
+                            let mut c = Conn {
+                                w,
+                                r,
+                                buf: Vec::new(),
+                                known: HashMap::new(),
+                            };
+                            let (mut ops, mut attempts) = (0u64, 0u64);
+                            let start = Instant::now();
+                            let deadline = start + dur;
+                            loop {
+                                g.now_ms = now_ms();
+                                attempts += d(&mut g, &mut c)?;
+                                ops += 1;
+                                if Instant::now() >= deadline || stopped() {
+                                    break;
+                                }
+                            }
+                            return Ok((ops, attempts, start, Instant::now()));
+                        }
+                    };
                     let mut out = Vec::with_capacity(pipeline * 128);
                     let mut ops = 0u64;
                     let start = Instant::now();
@@ -2168,7 +3232,7 @@ fn run_load(
                             break;
                         }
                     }
-                    Ok((ops, start, Instant::now()))
+                    Ok((ops, 0, start, Instant::now()))
                 })
             })
             .collect();
@@ -2180,17 +3244,22 @@ fn run_load(
             })
             .collect()
     });
-    let mut ops = 0;
+    let (mut ops, mut attempts) = (0, 0);
     let mut start: Option<Instant> = None;
     let mut end: Option<Instant> = None;
     for r in results {
-        let (o, s, e) = r?;
+        let (o, a, s, e) = r?;
         ops += o;
+        attempts += a;
         start = Some(start.map_or(s, |x| x.min(s)));
         end = Some(end.map_or(e, |x| x.max(e)));
     }
     let secs = (end.unwrap() - start.unwrap()).as_secs_f64();
-    Ok(RunOut { ops, secs })
+    Ok(RunOut {
+        ops,
+        secs,
+        attempts,
+    })
 }
 
 enum Status {
@@ -2203,6 +3272,8 @@ struct ScenResult {
     ops: Vec<Option<f64>>,
     /// Server CPU and bench (client) CPU during the run, in cores.
     cpu: Vec<Option<CpuUse>>,
+    /// Dialogs: attempts per operation (1 = never retried).
+    attempts: Vec<Option<f64>>,
     status: Status,
 }
 
@@ -2236,9 +3307,12 @@ fn median(v: &mut [f64]) -> Option<f64> {
 }
 
 fn thousands(x: f64) -> String {
-    let n = x.round() as u64;
+    let n = x.abs().round() as u64;
     let s = n.to_string();
     let mut out = String::new();
+    if x.round() < 0.0 {
+        out.push('-');
+    }
     for (i, ch) in s.chars().enumerate() {
         if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
@@ -2275,14 +3349,18 @@ fn fmt_value(v: f64, unit: Unit) -> String {
     match unit {
         Unit::Bytes if v >= 10_000_000.0 => format!("{:.1} MB", v / 1e6),
         Unit::Bytes => format!("{} B", thousands(v)),
+        Unit::BytesPerValue => format!("{v:.1} B/value"),
         Unit::Micros => format!("{} us", thousands(v)),
+        Unit::Millis => format!("{} ms", thousands(v)),
     }
 }
 
 fn unit_suffix(unit: Unit) -> &'static str {
     match unit {
         Unit::Bytes => " B",
+        Unit::BytesPerValue => " B/value",
         Unit::Micros => " us",
+        Unit::Millis => " ms",
     }
 }
 
@@ -2347,6 +3425,7 @@ fn run_group(
         res.push(ScenResult {
             ops: vec![None; s.rounds],
             cpu: vec![None; s.rounds],
+            attempts: vec![None; s.rounds],
             status,
         });
     }
@@ -2367,7 +3446,7 @@ fn run_group(
                 if stopped() {
                     return Err("interrupted".into());
                 }
-                let attempt = (|| -> Result<(f64, CpuUse), String> {
+                let attempt = (|| -> Result<(RunOut, CpuUse), String> {
                     if grp.reset_each {
                         c.cmd("FLUSHALL")?;
                         if let Some(setup) = &grp.setup {
@@ -2385,13 +3464,17 @@ fn run_group(
                         (round * 1000 + i) as u64,
                     )?;
                     let cpu = CpuSnap::take(c)?.since(&cpu0);
-                    Ok((out.ops as f64 / out.secs, cpu))
+                    Ok((out, cpu))
                 })();
                 match attempt {
                     _ if stopped() => return Err("interrupted".into()),
-                    Ok((ops, cpu)) => {
+                    Ok((out, cpu)) => {
+                        let ops = out.ops as f64 / out.secs;
                         res[i].ops[round] = Some(ops);
                         res[i].cpu[round] = Some(cpu);
+                        if out.attempts > 0 {
+                            res[i].attempts[round] = Some(out.attempts as f64 / out.ops as f64);
+                        }
                         if let Some(o) = cpu.other {
                             busy.push(o);
                         }
@@ -2520,6 +3603,13 @@ fn run_group(
                         pct(&mut oth),
                         sc.label
                     );
+                    let mut att: Vec<f64> = res[i].attempts.iter().flatten().copied().collect();
+                    if let Some(a) = median(&mut att) {
+                        println!(
+                            "  {:<12} {a:.2} attempts per operation (median over rounds; 1 = no retry)",
+                            ""
+                        );
+                    }
                     if let Status::Failed(e) = &res[i].status {
                         println!("  {:<12} FAILED in a later round: {e}", "");
                     }

@@ -1,4 +1,5 @@
-//! Redis Cluster: a real 3-node cluster made with `redis-cli --cluster create`.
+//! Redis Cluster: a real 3-node cluster made with `redis-cli --cluster create`
+//! (the cli of the server under test: `REDIS_CLI`).
 //! Every command declares its key, so a node refuses a key it does not own
 //! with MOVED, and a cluster client following the redirect lands every key on
 //! its owner.
@@ -30,13 +31,13 @@ impl Cluster {
             .iter()
             .map(|n| format!("127.0.0.1:{}", n.port))
             .collect();
-        let out = Command::new("redis-cli")
+        let out = Command::new(redis_cli())
             .arg("--cluster")
             .arg("create")
             .args(&addrs)
             .arg("--cluster-yes")
             .output()
-            .expect("run redis-cli --cluster create");
+            .unwrap_or_else(|e| panic!("run {} --cluster create: {e}", redis_cli()));
         assert!(
             out.status.success(),
             "cluster create failed: {}{}",
@@ -150,11 +151,11 @@ fn redis_cli_cluster_mode_follows_redirects() {
     let cluster = Cluster::start();
     let port = cluster.nodes[1].port.to_string();
     let run = |args: &[&str]| {
-        let out = Command::new("redis-cli")
+        let out = Command::new(redis_cli())
             .args(["-c", "-p", &port])
             .args(args)
             .output()
-            .expect("run redis-cli -c");
+            .unwrap_or_else(|e| panic!("run {} -c: {e}", redis_cli()));
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     };
     for i in 0..10 {

@@ -24,7 +24,8 @@ struct Golden {
     version: u64,
     /// File under `tests/golden/`: the payload in hex.
     file: &'static str,
-    /// The key's absolute expiry (ms) when it was dumped; restored with it.
+    /// The key's absolute expiry (ms) when it was dumped, -1 for none;
+    /// restored with it.
     expire_at: i64,
     /// The known sequence that made the key.
     make: fn(&mut Connection, &str),
@@ -32,14 +33,24 @@ struct Golden {
     check: fn(&mut Connection, &str),
 }
 
-const GOLDEN: &[Golden] = &[Golden {
-    type_name: "recipesTN",
-    version: 1,
-    file: "topn-v1.hex",
-    expire_at: TOPN_B + 26 * HOUR_MS,
-    make: topn_make,
-    check: topn_check,
-}];
+const GOLDEN: &[Golden] = &[
+    Golden {
+        type_name: "recipesTN",
+        version: 1,
+        file: "topn-v1.hex",
+        expire_at: TOPN_B + 26 * HOUR_MS,
+        make: topn_make,
+        check: topn_check,
+    },
+    Golden {
+        type_name: "recipesUL",
+        version: 1,
+        file: "ulist-v1.hex",
+        expire_at: -1,
+        make: ulist_make,
+        check: ulist_check,
+    },
+];
 
 // ---------------------------------------------------------------- TOPN
 
@@ -144,6 +155,111 @@ fn topn_check(c: &mut Connection, key: &str) {
     assert_eq!(pexpiretime(c, key), TOPN_B + 26 * HOUR_MS);
 }
 
+// ---------------------------------------------------------------- ULIST
+
+/// A schema with every role and a default expiry; values that never expire,
+/// expire in 2100 (by default and by PXAT), and expired in 2000 (kept until
+/// reclaimed, which the check does not wait for), with binary bytes.
+fn ulist_make(c: &mut Connection, key: &str) {
+    q_ok(
+        c,
+        &[
+            "ULIST.CREATE",
+            key,
+            "VALUE",
+            "company",
+            "user",
+            "SCOPE",
+            "month",
+            "PARTITION",
+            "day",
+            "EXPIRE",
+            "3600",
+        ],
+    );
+    let add =
+        |c: &mut Connection, extra: &[&str], co: &str, u: &str, m: &str, d: &str, new: i64| {
+            let mut args = vec![
+                "ULIST.ADD",
+                key,
+                "company",
+                co,
+                "user",
+                u,
+                "month",
+                m,
+                "day",
+                d,
+            ];
+            args.extend_from_slice(extra);
+            assert_eq!(q::<i64>(c, &args), new, "{args:?}");
+        };
+    let at_2100 = TOPN_B.to_string();
+    add(c, &["NEVER"], "1", "11", "2013-08", "2013-08-10", 1);
+    add(c, &["NEVER"], "1", "11", "2013-08", "2013-08-11", 0);
+    add(c, &["AT", &at_2100], "1", "22", "2013-08", "2013-08-10", 1);
+    add(
+        c,
+        &["PXAT", &at_2100],
+        "2",
+        "a:b\0\u{ff}",
+        "2013-08",
+        "2013-08-11",
+        1,
+    );
+    add(c, &["NEVER"], "1", "22", "2013-09", "2013-09-05", 1);
+    add(
+        c,
+        &["AT", "946684800000"],
+        "3",
+        "old",
+        "2013-09",
+        "2013-09-05",
+        1,
+    );
+}
+
+fn ulist_check(c: &mut Connection, key: &str) {
+    assert_eq!(q::<String>(c, &["TYPE", key]), "recipesUL");
+    let data: Value = q(c, &["ULIST.DATA", key]);
+    assert_eq!(
+        reply_text(&data),
+        "[[company, 1, user, 11, month, 2013-08, day, 2013-08-10], \
+         [company, 1, user, 22, month, 2013-08, day, 2013-08-10], \
+         [company, 2, user, a:b\\x00\\xc3\\xbf, month, 2013-08, day, 2013-08-11], \
+         [company, 1, user, 22, month, 2013-09, day, 2013-09-05]]"
+    );
+    let parts: Value = q(c, &["ULIST.PARTITIONS", key, "month", "2013-08"]);
+    assert_eq!(
+        reply_text(&parts),
+        "[[month, 2013-08, day, 2013-08-10], [month, 2013-08, day, 2013-08-11]]"
+    );
+    let has = |c: &mut Connection, co: &str, u: &str, m: &str| -> i64 {
+        q(c, &["ULIST.HAS", key, "company", co, "user", u, "month", m])
+    };
+    assert_eq!(has(c, "1", "11", "2013-08"), 1);
+    assert_eq!(has(c, "3", "old", "2013-09"), 0);
+    // The schema and its default expiry came along.
+    let args = [
+        "ULIST.ADD",
+        key,
+        "company",
+        "9",
+        "user",
+        "9",
+        "month",
+        "m",
+        "day",
+        "d",
+        "AT",
+        "0",
+    ];
+    assert_eq!(q::<i64>(c, &args), 1);
+    assert_eq!(has(c, "9", "9", "m"), 0, "default EXPIRE 3600 from AT 0");
+    let e = expect_err(c, &cmd(&["ULIST.ADD", key, "company", "1"]));
+    assert!(e.contains("missing name 'user'"), "{e}");
+}
+
 // ---------------------------------------------------------------- payloads
 
 fn golden_path(file: &str) -> PathBuf {
@@ -207,7 +323,11 @@ fn restore(c: &mut Connection, g: &Golden, key: &str) {
         g.file
     );
     let mut k = redis::cmd("RESTORE");
-    k.arg(key).arg(g.expire_at).arg(&payload).arg("ABSTTL");
+    // RESTORE's 0 is "no expiry".
+    k.arg(key)
+        .arg(g.expire_at.max(0))
+        .arg(&payload)
+        .arg("ABSTTL");
     let _: Value = run(c, &k);
 }
 

@@ -247,3 +247,37 @@ fn dump_restore_copy_rename_keep_content() {
         }
     }
 }
+
+/// MIGRATE moves every workload key of every family to another server with
+/// its content; the absolute expiry may move by the transfer time (MIGRATE
+/// carries the time left).
+#[test]
+fn migrate_moves_keys_with_their_content() {
+    let (from, to) = (Server::start(), Server::start());
+    let (a, b) = (&mut from.conn(), &mut to.conn());
+    let mut rng = workload_rng(4);
+    let base = now_ms();
+    run_workloads(a, base, &mut rng);
+    let port = to.port.to_string();
+    for fam in FAMILIES {
+        for key in fam.keys(a) {
+            let ((kind, expire_at), reads) = (type_and_expiry(a, &key), (fam.read)(a, &key, base));
+            let reply: String = q(a, &["MIGRATE", "127.0.0.1", &port, &key, "0", "5000"]);
+            assert_eq!(reply, "OK", "{}: MIGRATE {key}", fam.name);
+            assert!(!exists(a, &key));
+            let (kind_b, expire_b) = type_and_expiry(b, &key);
+            assert_eq!(kind_b, kind, "{}: {key}", fam.name);
+            assert!(
+                (expire_b - expire_at).abs() <= 1_000 && (expire_b > 0) == (expire_at > 0),
+                "{}: {key} expiry {expire_b} vs {expire_at}",
+                fam.name
+            );
+            assert_eq!(
+                (fam.read)(b, &key, base),
+                reads,
+                "{}: MIGRATE of {key}",
+                fam.name
+            );
+        }
+    }
+}

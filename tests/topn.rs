@@ -1604,7 +1604,17 @@ fn notifications_and_info_counters() {
     assert_eq!(q::<i64>(c, &["COPY", "c", "c2"]), 1);
     assert_eq!(recipes_info(c, "topn_members"), 204);
     assert_eq!(q::<i64>(c, &["DEL", "c"]), 1);
-    assert_eq!(recipes_info(c, "topn_members"), 104);
+    // Valkey 8 has lazyfree-lazy-user-del on by default, so DEL frees a value
+    // this big on a background thread and the gauge follows a moment later
+    // (Redis 7.0/7.2 free it at once; tests/compat.rs pins the difference).
+    assert!(
+        wait_until(Duration::from_secs(5), || recipes_info(
+            &mut srv.conn(),
+            "topn_members"
+        ) == 104),
+        "members gauge after DEL: {}",
+        recipes_info(c, "topn_members")
+    );
     q_ok(c, &["RENAME", "c2", "c3"]);
     assert_eq!(recipes_info(c, "topn_members"), 104);
     let _: Value = q(c, &["UNLINK", "c3"]);

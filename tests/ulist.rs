@@ -1,7 +1,7 @@
 //! Acceptance tests of the ULIST family (unique-value lists with scopes,
 //! partitions and per-value expiry) against a real redis-server.
 //!
-//! The model test takes its seed from `ULIST_SEED` (printed at the start).
+//! The model test takes its seed from `ULIST_SEED` (printed).
 mod common;
 use common::*;
 
@@ -17,26 +17,13 @@ type Row = Vec<(Vec<u8>, Vec<u8>)>;
 
 const DAY_MS: i64 = 86_400_000;
 
-fn q<T: redis::FromRedisValue>(c: &mut Conn, args: &[&str]) -> T {
-    let command = cmd(args);
-    command
-        .query(c)
-        .unwrap_or_else(|e| panic!("{}: {}", cmd_text(&command), err_text(&e)))
-}
-
+/// A command of binary arguments (the name first).
 fn q_bin<T: redis::FromRedisValue>(c: &mut Conn, args: &[&[u8]]) -> T {
     let mut command = redis::cmd(std::str::from_utf8(args[0]).unwrap());
     for a in &args[1..] {
         command.arg(*a);
     }
-    command
-        .query(c)
-        .unwrap_or_else(|e| panic!("{}: {}", cmd_text(&command), err_text(&e)))
-}
-
-fn ok(c: &mut Conn, args: &[&str]) {
-    let reply: String = q(c, args);
-    assert_eq!(reply, "OK", "{args:?}");
+    run(c, &command)
 }
 
 /// Rows of a RESP2 DATA/PARTITIONS reply (flat name/value arrays).
@@ -70,25 +57,8 @@ fn want(rows: &[&[(&str, &str)]]) -> Vec<Row> {
         .collect()
 }
 
-fn info_field_i64(c: &mut Conn, field: &str) -> i64 {
-    let info: String = q(c, &["INFO", "recipes"]);
-    info_field(&info, &format!("recipes_{field}"))
-        .unwrap_or_else(|| panic!("no {field} in INFO recipes:\n{info}"))
-        .parse()
-        .unwrap()
-}
-
 fn memory(c: &mut Conn, key: &str) -> i64 {
     q(c, &["MEMORY", "USAGE", key, "SAMPLES", "0"])
-}
-
-fn seed() -> u64 {
-    let seed = std::env::var("ULIST_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| now_ms() as u64);
-    eprintln!("ULIST_SEED={seed}");
-    seed
 }
 
 // ---------------------------------------------------------------- the gem's examples
@@ -98,7 +68,7 @@ fn seed() -> u64 {
 fn gem_simple_list_of_users() {
     let srv = Server::start();
     let c = &mut srv.conn();
-    ok(c, &["ULIST.CREATE", "users", "VALUE", "user_id"]);
+    q_ok(c, &["ULIST.CREATE", "users", "VALUE", "user_id"]);
     let added: Vec<i64> = ["1", "2", "1"]
         .iter()
         .map(|u| q(c, &["ULIST.ADD", "users", "user_id", u]))
@@ -146,7 +116,7 @@ fn gem_company_users_by_month() {
     let srv = Server::start();
     let c = &mut srv.conn();
     let k = "company_users_by_month";
-    ok(
+    q_ok(
         c,
         &[
             "ULIST.CREATE",
@@ -280,7 +250,7 @@ fn gem_company_users_by_month() {
 fn gem_expirable_sessions() {
     let srv = Server::start();
     let c = &mut srv.conn();
-    ok(
+    q_ok(
         c,
         &[
             "ULIST.CREATE",
@@ -303,7 +273,7 @@ fn gem_expirable_sessions() {
     );
     assert_eq!(rows(c, &["ULIST.DATA", "sessions"]).len(), 3);
     // The same, as if added 11 minutes ago: only the NEVER one is left.
-    ok(
+    q_ok(
         c,
         &[
             "ULIST.CREATE",
@@ -374,7 +344,7 @@ fn gem_expirable_sessions() {
 fn binary_values_never_mix_up() {
     let srv = Server::start();
     let c = &mut srv.conn();
-    ok(
+    q_ok(
         c,
         &["ULIST.CREATE", "b", "VALUE", "x", "y", "PARTITION", "p"],
     );
@@ -420,7 +390,7 @@ fn binary_values_never_mix_up() {
 fn rows_are_maps_under_resp3() {
     let srv = Server::start();
     let c = &mut srv.conn_resp3();
-    ok(c, &["ULIST.CREATE", "l", "VALUE", "v", "SCOPE", "s"]);
+    q_ok(c, &["ULIST.CREATE", "l", "VALUE", "v", "SCOPE", "s"]);
     let _: i64 = q(c, &["ULIST.ADD", "l", "v", "1", "s", "a"]);
     let data: Value = q(c, &["ULIST.DATA", "l"]);
     let Value::Array(rows) = data else {
@@ -441,7 +411,7 @@ fn rows_are_maps_under_resp3() {
 fn errors_name_the_argument_and_change_nothing() {
     let srv = Server::start();
     let c = &mut srv.conn();
-    ok(
+    q_ok(
         c,
         &[
             "ULIST.CREATE",
@@ -457,7 +427,7 @@ fn errors_name_the_argument_and_change_nothing() {
         ],
     );
     let _: i64 = q(c, &["ULIST.ADD", "l", "v", "1", "s", "a", "p", "x"]);
-    ok(c, &["SET", "str", "x"]);
+    q_ok(c, &["SET", "str", "x"]);
     let before = dump_all(c);
     let cases: &[(&[&str], &str)] = &[
         (
@@ -647,13 +617,13 @@ fn keys_are_declared() {
 fn notifications_and_info() {
     let srv = Server::start();
     let c = &mut srv.conn();
-    ok(c, &["CONFIG", "SET", "notify-keyspace-events", "KEA"]);
+    q_ok(c, &["CONFIG", "SET", "notify-keyspace-events", "KEA"]);
     let mut sub = srv.conn();
     let mut ps = sub.as_pubsub();
     ps.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     ps.psubscribe("__keyevent@0__:*").unwrap();
     let ev = |e: &str| (e.to_string(), "l".to_string());
-    ok(c, &["ULIST.CREATE", "l", "VALUE", "v", "PARTITION", "p"]);
+    q_ok(c, &["ULIST.CREATE", "l", "VALUE", "v", "PARTITION", "p"]);
     let _: i64 = q(c, &["ULIST.ADD", "l", "v", "1", "p", "a"]);
     let _: i64 = q(c, &["ULIST.ADD", "l", "v", "1", "p", "a"]); // not new: no event
     let _: i64 = q(c, &["ULIST.HAS", "l", "v", "1"]);
@@ -678,11 +648,11 @@ fn notifications_and_info() {
             &past,
         ],
     );
-    assert!(wait_until(Duration::from_secs(5), || info_field_i64(
+    assert!(wait_until(Duration::from_secs(5), || recipes_info(
         c,
         "ulist_expired_values"
     ) == 1));
-    ok(c, &["SET", "sentinel", "1"]);
+    q_ok(c, &["SET", "sentinel", "1"]);
     assert_eq!(
         events_until_sentinel(&mut ps),
         vec![
@@ -693,12 +663,12 @@ fn notifications_and_info() {
             ev("ulist.expire")
         ]
     );
-    assert_eq!(info_field_i64(c, "ulist_create_calls"), 1);
-    assert_eq!(info_field_i64(c, "ulist_add_calls"), 4);
-    assert_eq!(info_field_i64(c, "ulist_has_calls"), 1);
-    assert_eq!(info_field_i64(c, "ulist_data_calls"), 1);
-    assert_eq!(info_field_i64(c, "ulist_del_calls"), 2);
-    assert_eq!(info_field_i64(c, "ulist_errors"), 1);
+    assert_eq!(recipes_info(c, "ulist_create_calls"), 1);
+    assert_eq!(recipes_info(c, "ulist_add_calls"), 4);
+    assert_eq!(recipes_info(c, "ulist_has_calls"), 1);
+    assert_eq!(recipes_info(c, "ulist_data_calls"), 1);
+    assert_eq!(recipes_info(c, "ulist_del_calls"), 2);
+    assert_eq!(recipes_info(c, "ulist_errors"), 1);
 }
 
 // ---------------------------------------------------------------- the model
@@ -751,7 +721,7 @@ fn filter_args<'a>(s: Option<&'a str>, p: Option<&'a str>) -> Vec<&'a str> {
 /// replica, after BGREWRITEAOF + restart and after an RDB restart.
 #[test]
 fn model_based_random_operations() {
-    let seed = seed();
+    let seed = seed_from_env("ULIST_SEED", 0);
     let mut rng = StdRng::seed_from_u64(seed);
     let mut master = Server::builder()
         .config("appendonly", "yes")
@@ -759,7 +729,7 @@ fn model_based_random_operations() {
         .start();
     let replica = Server::start_replica_of(&master);
     let c = &mut master.conn();
-    ok(
+    q_ok(
         c,
         &[
             "ULIST.CREATE",
@@ -948,7 +918,7 @@ fn workload(c: &mut Conn, key: &str, round: u32) {
 }
 
 fn create(c: &mut Conn, key: &str) {
-    ok(
+    q_ok(
         c,
         &[
             "ULIST.CREATE",
@@ -971,12 +941,12 @@ const EXPIRED_PER_ROUND: i64 = 10;
 /// Waits until background reclaim has removed `total` values on this server.
 fn wait_reclaimed(c: &mut Conn, total: i64) {
     let done = wait_until(Duration::from_secs(10), || {
-        info_field_i64(c, "ulist_expired_values") >= total
+        recipes_info(c, "ulist_expired_values") >= total
     });
     assert!(
         done,
         "reclaimed {} of {total}",
-        info_field_i64(c, "ulist_expired_values")
+        recipes_info(c, "ulist_expired_values")
     );
 }
 
@@ -994,7 +964,7 @@ fn replica_aof_and_rdb_reproduce_the_master() {
     workload(c, "a", 1);
     // A write with many names and no AT: its effect is replicated with every
     // argument (this once lost all past the 8th).
-    ok(
+    q_ok(
         c,
         &[
             "ULIST.CREATE",
@@ -1047,7 +1017,7 @@ fn replica_aof_and_rdb_reproduce_the_master() {
     assert_eq!(rows(r, &["ULIST.DATA", "wide"]).len(), 1);
     assert_eq!(rows(r, &["ULIST.DATA", "a"]), rows(c, &["ULIST.DATA", "a"]));
     assert!(
-        info_field_i64(r, "ulist_expired_values") > 0,
+        recipes_info(r, "ulist_expired_values") > 0,
         "the replica applied the reclaim"
     );
     // AOF: rewrite mid-way, then more writes, then restart.
@@ -1095,7 +1065,7 @@ fn dump_restore_rename_copy_and_memory() {
         q::<i64>(c, &["ULIST.DEL", "b"])
     );
     assert_eq!(rows(c, &["ULIST.DATA", "a"]), data);
-    ok(c, &["RENAME", "a", "d"]);
+    q_ok(c, &["RENAME", "a", "d"]);
     assert_eq!(rows(c, &["ULIST.DATA", "d"]), data);
     assert_eq!(memory(c, "d"), mem);
     let _: i64 = q(c, &["EXPIRE", "d", "1000"]);
@@ -1129,10 +1099,10 @@ fn reclaim_follows_the_key() {
     for k in ["r", "m", "w", "cp", "rs"] {
         fill(c, k, &at);
     }
-    ok(c, &["RENAME", "r", "r2"]);
+    q_ok(c, &["RENAME", "r", "r2"]);
     let _: i64 = q(c, &["MOVE", "m", "3"]);
-    ok(c, &["SWAPDB", "0", "5"]);
-    ok(c, &["SELECT", "5"]);
+    q_ok(c, &["SWAPDB", "0", "5"]);
+    q_ok(c, &["SELECT", "5"]);
     let _: i64 = q(c, &["COPY", "cp", "cp2"]);
     let payload: Vec<u8> = q(c, &["DUMP", "rs"]);
     let _: String = redis::cmd("RESTORE")
@@ -1144,12 +1114,12 @@ fn reclaim_follows_the_key() {
     // r2, m, w, cp, cp2, rs, rs2.
     let expected = 50 * 7;
     let done = wait_until(Duration::from_secs(10), || {
-        info_field_i64(c, "ulist_expired_values") == expected
+        recipes_info(c, "ulist_expired_values") == expected
     });
     assert!(
         done,
         "reclaimed {} of {expected}",
-        info_field_i64(c, "ulist_expired_values")
+        recipes_info(c, "ulist_expired_values")
     );
     for (db, key) in [
         ("5", "r2"),
@@ -1160,28 +1130,28 @@ fn reclaim_follows_the_key() {
         ("5", "rs"),
         ("5", "rs2"),
     ] {
-        ok(c, &["SELECT", db]);
+        q_ok(c, &["SELECT", db]);
         assert_eq!(rows(c, &["ULIST.DATA", key]).len(), 1, "{db}/{key}");
         // Only the NEVER value is left stored: DEL finds one partition.
     }
     // After a restart the loaded keys are scheduled again.
-    ok(c, &["SELECT", "0"]);
+    q_ok(c, &["SELECT", "0"]);
     let at = soon();
     fill(c, "after", &at);
     srv.restart_with_save();
     let c = &mut srv.conn();
     let done = wait_until(Duration::from_secs(10), || {
-        info_field_i64(c, "ulist_expired_values") == 50
+        recipes_info(c, "ulist_expired_values") == 50
     });
     assert!(
         done,
         "after restart: {}",
-        info_field_i64(c, "ulist_expired_values")
+        recipes_info(c, "ulist_expired_values")
     );
     // FLUSHALL leaves nothing behind; new lists work as before.
-    ok(c, &["FLUSHALL"]);
+    q_ok(c, &["FLUSHALL"]);
     fill(c, "fresh", &soon());
-    assert!(wait_until(Duration::from_secs(10), || info_field_i64(
+    assert!(wait_until(Duration::from_secs(10), || recipes_info(
         c,
         "ulist_expired_values"
     ) == 100));
@@ -1196,7 +1166,7 @@ fn reclaims_200k_values_on_master_and_replica() {
     let replica = Server::start_replica_of(&master);
     wait_for_sync(&master, &replica);
     let c = &mut master.conn();
-    ok(
+    q_ok(
         c,
         &[
             "ULIST.CREATE",
@@ -1238,18 +1208,18 @@ fn reclaims_200k_values_on_master_and_replica() {
     let (full_m, full_r) = (memory(c, "big"), memory(r, "big"));
     assert!(full_m > 5_000_000, "{full_m}");
     let done = wait_until(Duration::from_secs(60), || {
-        info_field_i64(c, "ulist_expired_values") == 200_000
+        recipes_info(c, "ulist_expired_values") == 200_000
     });
     assert!(
         done,
         "reclaimed {}",
-        info_field_i64(c, "ulist_expired_values")
+        recipes_info(c, "ulist_expired_values")
     );
     wait_for_sync(&master, &replica);
     let (after_m, after_r) = (memory(c, "big"), memory(r, "big"));
     assert!(after_m < full_m / 50, "master {full_m} -> {after_m}");
     assert!(after_r < full_r / 50, "replica {full_r} -> {after_r}");
-    assert_eq!(info_field_i64(r, "ulist_expired_values"), 200_000);
+    assert_eq!(recipes_info(r, "ulist_expired_values"), 200_000);
     assert_eq!(
         rows(r, &["ULIST.DATA", "big"]),
         rows(c, &["ULIST.DATA", "big"])
@@ -1281,8 +1251,8 @@ fn promoted_replica_reclaims() {
     wait_for_sync(&master, &replica);
     drop(master);
     let r = &mut replica.conn();
-    ok(r, &["REPLICAOF", "NO", "ONE"]);
-    assert!(wait_until(Duration::from_secs(10), || info_field_i64(
+    q_ok(r, &["REPLICAOF", "NO", "ONE"]);
+    assert!(wait_until(Duration::from_secs(10), || recipes_info(
         r,
         "ulist_expired_values"
     ) == 20));

@@ -13,14 +13,18 @@ const ESCAPED_NUL: u8 = 0xFF;
 const END: u8 = 0x01;
 
 /// Appends the encoding of one element to `out`.
-pub fn push_element(out: &mut Vec<u8>, element: &[u8]) {
-    for &b in element {
-        out.push(b);
-        if b == ESCAPE {
-            out.push(ESCAPED_NUL);
+pub fn push_element(out: &mut impl Extend<u8>, element: &[u8]) {
+    if !element.contains(&ESCAPE) {
+        out.extend(element.iter().copied());
+    } else {
+        for &b in element {
+            out.extend([b]);
+            if b == ESCAPE {
+                out.extend([ESCAPED_NUL]);
+            }
         }
     }
-    out.extend_from_slice(&[ESCAPE, END]);
+    out.extend([ESCAPE, END]);
 }
 
 /// The encoding of `elements`, in order.

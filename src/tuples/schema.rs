@@ -6,6 +6,7 @@
 //! name, never both.
 
 use crate::args::{printable, CmdError, Found, OptionSet, OptionSpec};
+use smallvec::SmallVec;
 
 /// What a name is for.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -30,13 +31,16 @@ impl Role {
     }
 }
 
-/// The names of a schema and their roles.
+/// The names of a schema and their roles, laid out compactly: every call
+/// looks its names up here.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Schema {
-    /// Each distinct name once, in the order first declared.
-    names: Vec<Vec<u8>>,
-    /// Per role, indices into `names` in the declared order.
-    roles: [Vec<u16>; ROLES],
+    /// Each distinct name once, in the order first declared, back to back.
+    text: Vec<u8>,
+    /// Where each name ends in `text`.
+    ends: SmallVec<[u32; 8]>,
+    /// Per role, indices of its names in the declared order.
+    roles: [SmallVec<[u16; 4]>; ROLES],
 }
 
 /// How a family declares schemas at CREATE.
@@ -59,15 +63,26 @@ impl Schema {
     }
 
     pub fn name(&self, index: u16) -> &[u8] {
-        &self.names[index as usize]
+        let i = index as usize;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        &self.text[start..self.ends[i] as usize]
     }
 
     pub fn len(&self) -> usize {
-        self.names.len()
+        self.ends.len()
+    }
+
+    fn names(&self) -> impl Iterator<Item = &[u8]> {
+        (0..self.len() as u16).map(|i| self.name(i))
     }
 
     fn index_of(&self, name: &[u8]) -> Option<usize> {
-        self.names.iter().position(|n| n.as_slice() == name)
+        self.names().position(|n| n == name)
+    }
+
+    fn push_name(&mut self, name: &[u8]) {
+        self.text.extend_from_slice(name);
+        self.ends.push(self.text.len() as u32);
     }
 
     fn has_role(&self, index: usize, roles: &[Role]) -> bool {
@@ -86,7 +101,8 @@ impl Schema {
         options: &[OptionSpec; N],
     ) -> Result<(Schema, Found<'a, N>), CmdError> {
         let mut schema = Schema {
-            names: Vec::new(),
+            text: Vec::new(),
+            ends: SmallVec::new(),
             roles: Default::default(),
         };
         let mut found = OptionSet::new(options);
@@ -161,13 +177,13 @@ impl Schema {
                 index
             }
             None => {
-                if self.names.len() == MAX_NAMES {
+                if self.len() == MAX_NAMES {
                     return Err(CmdError::invalid(format!(
                         "at most {MAX_NAMES} names per schema"
                     )));
                 }
-                self.names.push(name.to_vec());
-                self.names.len() - 1
+                self.push_name(name);
+                self.len() - 1
             }
         };
         self.roles[role.slot()].push(index as u16);
@@ -189,8 +205,8 @@ impl Schema {
 
     /// `u16 names, names x (u32 len, bytes), per role (u16 count, count x u16)`.
     pub fn encode(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&(self.names.len() as u16).to_le_bytes());
-        for name in &self.names {
+        out.extend_from_slice(&(self.len() as u16).to_le_bytes());
+        for name in self.names() {
             out.extend_from_slice(&(name.len() as u32).to_le_bytes());
             out.extend_from_slice(name);
         }
@@ -208,13 +224,16 @@ impl Schema {
         if count > MAX_NAMES {
             return None;
         }
-        let mut names = Vec::with_capacity(count);
+        let mut schema = Schema {
+            text: Vec::new(),
+            ends: SmallVec::new(),
+            roles: Default::default(),
+        };
         for _ in 0..count {
             let len = r.u32()? as usize;
-            names.push(r.bytes(len)?.to_vec());
+            schema.push_name(r.bytes(len)?);
         }
-        let mut roles: [Vec<u16>; ROLES] = Default::default();
-        for role in &mut roles {
+        for role in &mut schema.roles {
             let n = r.u16()? as usize;
             for _ in 0..n {
                 let i = r.u16()?;
@@ -224,7 +243,7 @@ impl Schema {
                 role.push(i);
             }
         }
-        Some(Schema { names, roles })
+        Some(schema)
     }
 }
 
@@ -248,7 +267,8 @@ fn close_list(schema: &Schema, open: Option<(&str, Role)>) -> Result<(), CmdErro
 
 /// The `name value` pairs of one call, by schema name.
 pub struct Pairs<'a> {
-    values: Vec<Option<&'a [u8]>>,
+    /// By schema name; inline for the usual few names (no allocation).
+    values: SmallVec<[Option<&'a [u8]>; 8]>,
 }
 
 impl<'a> Pairs<'a> {
@@ -259,7 +279,7 @@ impl<'a> Pairs<'a> {
         tokens: &[&'a [u8]],
         options: &[OptionSpec; N],
     ) -> Result<(Pairs<'a>, Found<'a, N>), CmdError> {
-        let mut values = vec![None; schema.len()];
+        let mut values: SmallVec<[Option<&[u8]>; 8]> = SmallVec::from_elem(None, schema.len());
         let mut found = OptionSet::new(options);
         let mut i = 0;
         while i < tokens.len() {
@@ -313,7 +333,7 @@ impl<'a> Pairs<'a> {
             {
                 return Err(CmdError::invalid(format!(
                     "name '{}' does not belong here",
-                    printable(&schema.names[index])
+                    printable(schema.name(index as u16))
                 )));
             }
         }
@@ -330,12 +350,17 @@ impl<'a> Pairs<'a> {
             .collect()
     }
 
-    /// As [`Pairs::of`] for names that [`Pairs::check`] required.
-    pub fn required(&self, schema: &Schema, roles: &[Role]) -> Vec<&'a [u8]> {
-        self.of(schema, roles)
-            .into_iter()
-            .map(|v| v.unwrap_or_default())
-            .collect()
+    /// The values of `role`'s names, in declared order, for names that
+    /// [`Pairs::check`] required.
+    pub fn values_of<'s>(
+        &'s self,
+        schema: &'s Schema,
+        role: Role,
+    ) -> impl Iterator<Item = &'a [u8]> + 's {
+        schema
+            .of(role)
+            .iter()
+            .map(|&i| self.values[i as usize].unwrap_or_default())
     }
 }
 
@@ -541,10 +566,11 @@ mod tests {
         pairs
             .check(&schema, &[Role::Value, Role::Scope, Role::Partition], &[])
             .unwrap();
-        assert_eq!(
-            pairs.required(&schema, &[Role::Scope, Role::Value]),
-            [&b"m"[..], b"u:1"]
-        );
+        let scope_then_value: Vec<&[u8]> = pairs
+            .values_of(&schema, Role::Scope)
+            .chain(pairs.values_of(&schema, Role::Value))
+            .collect();
+        assert_eq!(scope_then_value, [&b"m"[..], b"u:1"]);
         let e = pairs
             .check(&schema, &[Role::Value, Role::Scope], &[])
             .unwrap_err();

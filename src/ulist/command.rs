@@ -1,11 +1,12 @@
 //! ULIST command handlers.
 
-use super::list::{Row, UList, NEVER};
+use super::list::{Row, UList, ValueKeys, NEVER};
 use super::value::ULIST_TYPE;
 use super::EXPIRED_VALUES;
 use crate::args::{opt_int_in, CmdError, OptionSpec, Takes, MAX_EXPIRE_MS, MAX_TIME_MS, MAX_TTL_S};
 use crate::server::command::Args;
 use crate::server::{reclaim, Arg, Class, Ctx, Key, KeyKind, RStr, AT};
+use crate::tuples::index::Filter;
 use crate::tuples::schema::{Declaration, Pairs, Role, Schema};
 
 /// How ULIST.CREATE declares names; every ULIST keyword is refused as a name.
@@ -38,14 +39,9 @@ const ADD_OPTIONS: [OptionSpec; 4] = [
 /// The names a filter of DATA, PARTITIONS and DEL may fix, in row order.
 const WHERE: [Role; 2] = [Role::Scope, Role::Partition];
 
-/// Opens `key`, checking it is missing or a ULIST.
-fn open(ctx: Ctx, args: &Args, write: bool) -> Result<Key, CmdError> {
-    let key = ctx.open(args.raw(1), write);
-    match key.kind() {
-        KeyKind::Empty => Ok(key),
-        _ if key.holds(&ULIST_TYPE) => Ok(key),
-        _ => Err(CmdError::WrongType),
-    }
+/// Opens `key` (its type is checked when its value is read).
+fn open(ctx: Ctx, args: &Args, write: bool) -> Key {
+    ctx.open(args.raw(1), write)
 }
 
 fn no_such_list() -> CmdError {
@@ -100,7 +96,7 @@ fn expire_at(
 /// there changes nothing and replicates nothing.
 pub fn add(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let name = args.raw(1);
-    let mut key = open(ctx, args, true)?;
+    let mut key = open(ctx, args, true);
     let list = key
         .value_mut::<UList>(&ULIST_TYPE)?
         .ok_or_else(no_such_list)?;
@@ -110,18 +106,17 @@ pub fn add(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let given_at = opt_int_in("AT", at, 0, MAX_TIME_MS)?;
     let at = given_at.unwrap_or_else(|| ctx.now_ms());
     let expire_at = expire_at(at, [expire, never, pxat], list.default_expire_s())?;
-    let (value, scope, partition) = (
-        pairs.required(schema, &[Role::Value]),
-        pairs.required(schema, &[Role::Scope]),
-        pairs.required(schema, &[Role::Partition]),
-    );
-    let new = list.add(&scope, &partition, &value, at, expire_at);
+    let of = |role| pairs.values_of(schema, role);
+    let keys = ValueKeys::new(of(Role::Scope), of(Role::Partition), of(Role::Value));
+    // Without expiring values on either side, the time decides nothing.
+    let timeless = expire_at == NEVER && !list.has_expiring_values();
+    let new = list.add(&keys, at, expire_at);
     if new {
         ctx.notify(Class::Module, c"ulist.add", name);
         if expire_at != NEVER {
             reclaim::schedule(ctx, name, expire_at);
         }
-        if given_at.is_some() {
+        if given_at.is_some() || timeless {
             ctx.replicate_verbatim();
         } else {
             let mut effect: Vec<Arg> = args.raw_from(1).iter().map(|&s| Arg::Str(s)).collect();
@@ -151,13 +146,15 @@ fn read<'k>(
 
 /// `ULIST.HAS list name value ...` -> 1 if the value is live in its scope.
 pub fn has(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
-    let key = open(ctx, args, false)?;
+    let key = open(ctx, args, false);
     let found = match read(&key, args, &[Role::Value, Role::Scope], &[])? {
-        Some((list, pairs)) => list.has(
-            &pairs.required(list.schema(), &[Role::Scope]),
-            &pairs.required(list.schema(), &[Role::Value]),
-            ctx.now_ms(),
-        ),
+        Some((list, pairs)) => {
+            let of = |role| pairs.values_of(list.schema(), role);
+            list.has(
+                &ValueKeys::new(of(Role::Scope), [], of(Role::Value)),
+                ctx.now_ms(),
+            )
+        }
         None => false,
     };
     ctx.reply_int(found as i64);
@@ -181,38 +178,42 @@ fn reply_rows(ctx: Ctx, schema: &Schema, roles: &[Role], rows: &[Row]) {
     }
 }
 
-/// `ULIST.DATA list [name value ...]` -> one map per live value of the
-/// matching scopes/partitions, ordered by scope, then value.
-pub fn data(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
-    let key = open(ctx, args, false)?;
+/// Replies with the rows `rows_of` finds under the call's filter (any
+/// subset of the SCOPE and PARTITION names), each a map of `roles`' names.
+fn reply_filtered(
+    ctx: Ctx,
+    args: &Args,
+    roles: &[Role],
+    rows_of: fn(&UList, &Filter, i64) -> Vec<Row>,
+) -> Result<(), CmdError> {
+    let key = open(ctx, args, false);
     let Some((list, pairs)) = read(&key, args, &[], &WHERE)? else {
         ctx.reply_array(0);
         return Ok(());
     };
-    let rows = list.data(&pairs.of(list.schema(), &WHERE), ctx.now_ms());
-    let roles = [Role::Value, Role::Scope, Role::Partition];
-    reply_rows(ctx, list.schema(), &roles, &rows);
+    let rows = rows_of(list, &pairs.of(list.schema(), &WHERE), ctx.now_ms());
+    reply_rows(ctx, list.schema(), roles, &rows);
     Ok(())
+}
+
+/// `ULIST.DATA list [name value ...]` -> one map per live value of the
+/// matching scopes/partitions, ordered by scope, then value.
+pub fn data(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
+    let roles = [Role::Value, Role::Scope, Role::Partition];
+    reply_filtered(ctx, args, &roles, UList::data)
 }
 
 /// `ULIST.PARTITIONS list [name value ...]` -> one map per partition with a
 /// live value (its SCOPE and PARTITION names), ascending.
 pub fn partitions(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
-    let key = open(ctx, args, false)?;
-    let Some((list, pairs)) = read(&key, args, &[], &WHERE)? else {
-        ctx.reply_array(0);
-        return Ok(());
-    };
-    let rows = list.partitions(&pairs.of(list.schema(), &WHERE), ctx.now_ms());
-    reply_rows(ctx, list.schema(), &WHERE, &rows);
-    Ok(())
+    reply_filtered(ctx, args, &WHERE, UList::partitions)
 }
 
 /// `ULIST.DEL list [name value ...]` -> partitions deleted (those with a
 /// live value; all matching go). The key and its schema stay.
 /// Deterministic: replicated verbatim.
 pub fn del(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
-    let mut key = open(ctx, args, true)?;
+    let mut key = open(ctx, args, true);
     let Some(list) = key.value_mut::<UList>(&ULIST_TYPE)? else {
         ctx.reply_int(0);
         return Ok(());
@@ -238,7 +239,7 @@ pub fn reclaim_items(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
             "ULIST.RECLAIM is internal: it replicates the master's background reclaim",
         ));
     }
-    let mut key = open(ctx, args, true)?;
+    let mut key = open(ctx, args, true);
     let removed = match key.value_mut::<UList>(&ULIST_TYPE)? {
         Some(list) => list.remove_items(&args.bytes[2..]),
         None => 0,

@@ -31,7 +31,8 @@ pub type Bytes = SmallVec<[u8; 16]>;
 /// The expiry of a value that never expires.
 pub const NEVER: i64 = i64::MAX;
 
-/// Records per slab chunk: the slab grows a chunk at a time.
+/// Records per slab chunk: a big list grows a chunk at a time; a small one
+/// has one chunk that grows as a vector does.
 const CHUNK: usize = 4096;
 
 /// A value's record.
@@ -45,8 +46,8 @@ struct Record {
 }
 
 /// Fixed-size records addressed by number, kept dense: removing one moves
-/// the last record into its place, so memory follows the values held (a
-/// chunk at a time) with no free list.
+/// the last record into its place, so memory follows the values held with
+/// no free list. Chunks never move, so growing never copies a big list.
 #[derive(Clone, Debug, Default)]
 struct Slab {
     chunks: Vec<Vec<Record>>,
@@ -60,7 +61,9 @@ impl Slab {
 
     fn push(&mut self, record: Record) -> u32 {
         if self.chunks.last().is_none_or(|c| c.len() == CHUNK) {
-            self.chunks.push(Vec::with_capacity(CHUNK));
+            // The first chunk starts small; later ones are full-size at once.
+            let capacity = if self.chunks.is_empty() { 0 } else { CHUNK };
+            self.chunks.push(Vec::with_capacity(capacity));
         }
         self.chunks.last_mut().expect("pushed above").push(record);
         self.used += 1;
@@ -92,7 +95,7 @@ impl Slab {
             .filter(|r| r.value.spilled())
             .map(|r| r.value.capacity())
             .sum();
-        self.chunks.len() * CHUNK * std::mem::size_of::<Record>()
+        self.chunks.iter().map(Vec::capacity).sum::<usize>() * std::mem::size_of::<Record>()
             + self.chunks.capacity() * std::mem::size_of::<Vec<Record>>()
             + spilled
     }
@@ -130,6 +133,46 @@ pub struct UList {
     /// Record numbers by expiry.
     expiry: ExpiryQueue<u32>,
     hasher: DefaultHashBuilder,
+}
+
+/// The encodings a value is found and kept under, made once per call.
+pub struct ValueKeys {
+    /// SCOPE then PARTITION values; the first `scope_len` bytes are the scope.
+    place: SmallVec<[u8; 64]>,
+    scope_len: usize,
+    value: Bytes,
+}
+
+impl ValueKeys {
+    /// The keys of a value given the values of its SCOPE, PARTITION (none
+    /// for a lookup) and VALUE names, each in declared order.
+    pub fn new<'a>(
+        scope: impl IntoIterator<Item = &'a [u8]>,
+        partition: impl IntoIterator<Item = &'a [u8]>,
+        value: impl IntoIterator<Item = &'a [u8]>,
+    ) -> Self {
+        let mut place = SmallVec::new();
+        scope
+            .into_iter()
+            .for_each(|e| encoding::push_element(&mut place, e));
+        let scope_len = place.len();
+        partition
+            .into_iter()
+            .for_each(|e| encoding::push_element(&mut place, e));
+        let mut encoded = Bytes::new();
+        value
+            .into_iter()
+            .for_each(|e| encoding::push_element(&mut encoded, e));
+        ValueKeys {
+            place,
+            scope_len,
+            value: encoded,
+        }
+    }
+
+    fn scope(&self) -> &[u8] {
+        &self.place[..self.scope_len]
+    }
 }
 
 /// One live value: the values of the schema's VALUE, SCOPE and PARTITION
@@ -177,77 +220,84 @@ impl UList {
 
     /// The record of `value` in the scope keyed `scope_key`, if stored.
     fn find(&self, scope_key: &[u8], value: &[u8]) -> Option<u32> {
+        self.find_hashed(scope_key, value, self.hasher.hash_one(value))
+    }
+
+    /// [`UList::find`] with the value's hash already known.
+    fn find_hashed(&self, scope_key: &[u8], value: &[u8], hash: u64) -> Option<u32> {
         let scope = self.scopes.get(scope_key)?;
         let records = &self.records;
         scope
             .values
-            .find(self.hasher.hash_one(value), |&n| {
-                records.get(n).value.as_slice() == value
-            })
+            .find(hash, |&n| records.get(n).value.as_slice() == value)
             .copied()
     }
 
+    /// Whether anything stored expires: if not, and an add's value never
+    /// expires, the add's outcome does not depend on its time.
+    pub fn has_expiring_values(&self) -> bool {
+        self.expiry.next_due().is_some()
+    }
+
     /// Adds a value at `at` with its absolute expiry (`NEVER` for none).
-    /// `scope`, `partition` and `value` are the tuples of the SCOPE,
-    /// PARTITION and VALUE names. True if the value is new within its scope
-    /// at `at`: absent, or present but expired by then. A live value is left
-    /// as it is (its expiry and partition stay).
-    pub fn add(
-        &mut self,
-        scope: &[&[u8]],
-        partition: &[&[u8]],
-        value: &[&[u8]],
-        at: i64,
-        expire_at: i64,
-    ) -> bool {
-        let scope_key = encoding::encode(scope.iter().copied());
-        let value = encoding::encode(value.iter().copied());
-        if let Some(n) = self.find(&scope_key, &value) {
+    /// True if the value is new within its scope at `at`: absent, or present
+    /// but expired by then. A live value is left as it is (its expiry and
+    /// partition stay).
+    pub fn add(&mut self, keys: &ValueKeys, at: i64, expire_at: i64) -> bool {
+        let hash = self.hasher.hash_one(keys.value.as_slice());
+        if let Some(n) = self.find_hashed(keys.scope(), &keys.value, hash) {
             if self.records.get(n).expire_at > at {
                 return false;
             }
             self.forget(n);
         }
-        let mut partition_key = scope_key.clone();
-        for element in partition {
-            encoding::push_element(&mut partition_key, element);
-        }
-        self.insert(&scope_key, &partition_key, value.into(), expire_at);
+        self.insert(
+            keys.scope(),
+            &keys.place,
+            keys.value.clone(),
+            hash,
+            expire_at,
+        );
         true
     }
 
-    /// Stores a value known to be absent from its scope.
-    fn insert(&mut self, scope_key: &[u8], partition_key: &[u8], value: Bytes, expire_at: i64) {
-        let scope = match self.scopes.get(scope_key) {
-            Some(scope) => scope.id,
-            None => {
-                let id = self.next_id();
-                self.scope_keys.insert(id, scope_key.into());
-                let values = HashTable::new();
-                self.scopes.insert(scope_key.into(), Scope { id, values });
-                id
-            }
-        };
+    /// Stores a value (hashed `hash`) known to be absent from its scope.
+    fn insert(
+        &mut self,
+        scope_key: &[u8],
+        partition_key: &[u8],
+        value: Bytes,
+        hash: u64,
+        expire_at: i64,
+    ) {
         let partition = match self.partitions.get_mut(partition_key) {
-            Some(p) => p.id,
+            Some(part) => {
+                part.values += 1;
+                part.latest_expiry = part.latest_expiry.max(expire_at);
+                part.id
+            }
             None => {
                 let id = self.next_id();
                 self.partition_keys.insert(id, partition_key.into());
                 let new = Partition {
                     id,
-                    values: 0,
-                    latest_expiry: i64::MIN,
+                    values: 1,
+                    latest_expiry: expire_at,
                 };
-                self.partitions.get_or_insert_with(partition_key, || new).id
+                self.partitions.get_or_insert_with(partition_key, || new);
+                id
             }
         };
-        let part = self.partitions.get_mut(partition_key).expect("made above");
-        part.values += 1;
-        part.latest_expiry = part.latest_expiry.max(expire_at);
-        let hash = self.hasher.hash_one(value.as_slice());
+        if !self.scopes.contains_key(scope_key) {
+            let id = self.next_id();
+            self.scope_keys.insert(id, scope_key.into());
+            let values = HashTable::new();
+            self.scopes.insert(scope_key.into(), Scope { id, values });
+        }
+        let scope = self.scopes.get_mut(scope_key).expect("made above");
         let n = self.records.push(Record {
             value,
-            scope,
+            scope: scope.id,
             partition,
             expire_at,
         });
@@ -255,13 +305,9 @@ impl UList {
             self.expiry.push(expire_at, n);
         }
         let (records, hasher) = (&self.records, &self.hasher);
-        self.scopes
-            .get_mut(scope_key)
-            .expect("made above")
-            .values
-            .insert_unique(hash, n, |&m| {
-                hasher.hash_one(records.get(m).value.as_slice())
-            });
+        scope.values.insert_unique(hash, n, |&m| {
+            hasher.hash_one(records.get(m).value.as_slice())
+        });
     }
 
     /// Removes a stored record: from its scope, partition, the expiry queue
@@ -333,11 +379,10 @@ impl UList {
         }
     }
 
-    /// Whether the value is live in its scope at `now`.
-    pub fn has(&self, scope: &[&[u8]], value: &[&[u8]], now: i64) -> bool {
-        let scope_key = encoding::encode(scope.iter().copied());
-        let value = encoding::encode(value.iter().copied());
-        self.find(&scope_key, &value)
+    /// Whether the value is live in its scope at `now` (its partition, if
+    /// `keys` names one, does not matter).
+    pub fn has(&self, keys: &ValueKeys, now: i64) -> bool {
+        self.find(keys.scope(), &keys.value)
             .is_some_and(|n| self.records.get(n).expire_at > now)
     }
 
@@ -586,10 +631,11 @@ impl UList {
                 return None;
             }
             let scope_key = &key[..encoding::prefix_len(key, scope_names)];
-            if list.find(scope_key, value).is_some() {
+            let hash = list.hasher.hash_one(value);
+            if list.find_hashed(scope_key, value, hash).is_some() {
                 return None;
             }
-            list.insert(scope_key, key, value.into(), expire_at);
+            list.insert(scope_key, key, value.into(), hash, expire_at);
         }
         r.is_empty().then_some(list)
     }
@@ -604,24 +650,33 @@ fn put_blob(out: &mut Vec<u8>, bytes: &[u8]) {
 mod tests {
     use super::*;
     use crate::args::OptionSpec;
-    use crate::tuples::schema::Declaration;
+    use crate::ulist::command::DECLARATION;
     use rand::rngs::StdRng;
     use rand::{Rng, SeedableRng};
     use std::collections::BTreeMap as Map;
 
-    const DECL: Declaration = Declaration {
-        lists: &[
-            ("VALUE", Role::Value),
-            ("SCOPE", Role::Scope),
-            ("PARTITION", Role::Partition),
-        ],
-        may_share: &[],
-        reserved: &[],
-    };
+    /// `add` and `has` with the tuples spelled out.
+    trait Tuples {
+        fn add_t(&mut self, s: &[&[u8]], p: &[&[u8]], v: &[&[u8]], at: i64, exp: i64) -> bool;
+        fn has_t(&self, s: &[&[u8]], v: &[&[u8]], now: i64) -> bool;
+    }
+
+    impl Tuples for UList {
+        fn add_t(&mut self, s: &[&[u8]], p: &[&[u8]], v: &[&[u8]], at: i64, exp: i64) -> bool {
+            let keys = ValueKeys::new(s.iter().copied(), p.iter().copied(), v.iter().copied());
+            self.add(&keys, at, exp)
+        }
+        fn has_t(&self, s: &[&[u8]], v: &[&[u8]], now: i64) -> bool {
+            self.has(
+                &ValueKeys::new(s.iter().copied(), [], v.iter().copied()),
+                now,
+            )
+        }
+    }
 
     fn list(decl: &[&str]) -> UList {
         let t: Vec<&[u8]> = decl.iter().map(|s| s.as_bytes()).collect();
-        let (schema, []) = Schema::parse::<0>(&t, &DECL, &[] as &[OptionSpec; 0]).unwrap();
+        let (schema, []) = Schema::parse::<0>(&t, &DECLARATION, &[] as &[OptionSpec; 0]).unwrap();
         UList::new(schema, None)
     }
 
@@ -652,7 +707,7 @@ mod tests {
             "date",
         ]);
         let add = |l: &mut UList, c: &str, u: &str, d: &str, m: &str| {
-            l.add(&[b(m)], &[b(d)], &[b(c), b(u)], 0, NEVER)
+            l.add_t(&[b(m)], &[b(d)], &[b(c), b(u)], 0, NEVER)
         };
         let mut new = 0;
         for _ in 0..2 {
@@ -688,10 +743,10 @@ mod tests {
                 ["2", "11", "2013-08-01", "2013-08-10"]
             ]
         );
-        assert!(l.has(&[b("2013-08-01")], &[b("2"), b("22")], 1));
-        assert!(!l.has(&[b("2013-09-01")], &[b("2"), b("22")], 1));
+        assert!(l.has_t(&[b("2013-08-01")], &[b("2"), b("22")], 1));
+        assert!(!l.has_t(&[b("2013-09-01")], &[b("2"), b("22")], 1));
         assert_eq!(l.delete(&[None, Some(b("2013-08-10"))], 1), (1, 1));
-        assert!(!l.has(&[b("2013-08-01")], &[b("1"), b("11")], 1));
+        assert!(!l.has_t(&[b("2013-08-01")], &[b("1"), b("11")], 1));
         assert_eq!(l.stored_values(), 2);
         // New again in its month once its day was deleted.
         assert!(add(&mut l, "1", "11", "2013-08-12", "2013-08-01"));
@@ -700,18 +755,18 @@ mod tests {
     #[test]
     fn expiry_is_by_time_and_readd_makes_new() {
         let mut l = list(&["VALUE", "v"]);
-        assert!(l.add(&[], &[], &[b("a")], 1000, 2000));
-        assert!(!l.add(&[], &[], &[b("a")], 1999, 9000), "live: not new");
-        assert!(l.has(&[], &[b("a")], 1999));
-        assert!(!l.has(&[], &[b("a")], 2000), "gone at its expiry");
+        assert!(l.add_t(&[], &[], &[b("a")], 1000, 2000));
+        assert!(!l.add_t(&[], &[], &[b("a")], 1999, 9000), "live: not new");
+        assert!(l.has_t(&[], &[b("a")], 1999));
+        assert!(!l.has_t(&[], &[b("a")], 2000), "gone at its expiry");
         assert_eq!(l.data(&[], 2000), Vec::<Row>::new());
         assert_eq!(l.partitions(&[], 2000), Vec::<Row>::new());
         assert_eq!(strs(l.partitions(&[], 1500)), [Vec::<String>::new()]);
         assert!(
-            l.add(&[], &[], &[b("a")], 2000, NEVER),
+            l.add_t(&[], &[], &[b("a")], 2000, NEVER),
             "expired: new again"
         );
-        assert!(l.has(&[], &[b("a")], i64::MAX - 1));
+        assert!(l.has_t(&[], &[b("a")], i64::MAX - 1));
         assert_eq!(l.next_due(), None);
         assert_eq!(l.stored_values(), 1);
     }
@@ -721,9 +776,9 @@ mod tests {
         let mut l = list(&["VALUE", "v", "SCOPE", "s", "PARTITION", "p"]);
         for i in 0..10 {
             let v = format!("v{i}");
-            l.add(&[b("s:1")], &[b("p")], &[v.as_bytes()], 0, 100 + i);
+            l.add_t(&[b("s:1")], &[b("p")], &[v.as_bytes()], 0, 100 + i);
         }
-        l.add(&[b("s:1")], &[b("q")], &[b("keep")], 0, NEVER);
+        l.add_t(&[b("s:1")], &[b("q")], &[b("keep")], 0, NEVER);
         let mut replica = l.clone();
         assert_eq!(l.next_due(), Some(100));
         let first = l.reclaim(104, 3);
@@ -743,15 +798,15 @@ mod tests {
     fn encoding_roundtrip_and_refusals() {
         let mut l = list(&["VALUE", "v", "w", "SCOPE", "s", "PARTITION", "p"]);
         l.default_expire_s = Some(60);
-        l.add(&[b("\x00")], &[b(":")], &[b("a:b"), b("")], 5, 7_000);
-        l.add(
+        l.add_t(&[b("\x00")], &[b(":")], &[b("a:b"), b("")], 5, 7_000);
+        l.add_t(
             &[b("\x00")],
             &[b("x")],
             &[&b"\xff"[..], b("\x00")],
             5,
             NEVER,
         );
-        l.add(&[b("")], &[b(":")], &[b("a"), b("b:")], 5, 9_000);
+        l.add_t(&[b("")], &[b(":")], &[b("a"), b("b:")], 5, 9_000);
         let bytes = l.encode();
         let back = UList::decode(&bytes).unwrap();
         assert_eq!(back.encode(), bytes);
@@ -854,7 +909,7 @@ mod tests {
                     };
                     let want = m.add(&s, &p, &v, at, exp);
                     assert_eq!(
-                        l.add(&[b(&s)], &[b(&p)], &[b(&v)], at, exp),
+                        l.add_t(&[b(&s)], &[b(&p)], &[b(&v)], at, exp),
                         want,
                         "step {step}"
                     );
@@ -887,7 +942,7 @@ mod tests {
                     );
                     assert_eq!(strs(l.partitions(&[None, None], now)), m.partitions(now));
                     assert_eq!(
-                        l.has(&[b(&s)], &[b(&v)], now),
+                        l.has_t(&[b(&s)], &[b(&v)], now),
                         !m.data(Some(&s), None, now).iter().all(|r| r[0] != v)
                     );
                 }

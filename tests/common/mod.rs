@@ -22,6 +22,7 @@
 //!
 //! Env: `RECIPES_MODULE` = path of the .so (else found next to the test binary);
 //! `REDIS_SERVER` = redis-server binary (default `redis-server`);
+//! `REDIS_CLI` = the matching redis-cli, for tests that run it ([`redis_cli`]);
 //! `KEEP_TMP` = keep temp dirs (their path is printed).
 #![allow(dead_code)]
 
@@ -63,6 +64,12 @@ pub fn module_path() -> PathBuf {
          or set RECIPES_MODULE=/path/to/librecipes.so",
         tried
     );
+}
+
+/// The redis-cli to run: `$REDIS_CLI`, else `redis-cli`. Tests run it only
+/// through this, so it matches the server `REDIS_SERVER` names.
+pub fn redis_cli() -> String {
+    std::env::var("REDIS_CLI").unwrap_or_else(|_| "redis-cli".into())
 }
 
 /// Current Unix time in ms (the test machine's clock = the server's clock).
@@ -276,8 +283,13 @@ impl Server {
                         new_port = true;
                         continue;
                     }
+                    let version = Command::new(&bin)
+                        .arg("--version")
+                        .output()
+                        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+                        .unwrap_or_default();
                     panic!(
-                        "redis-server on port {} did not start (dir {})\n--- log ---\n{}",
+                        "{bin} ({version}) on port {} did not start (dir {})\n--- log ---\n{}",
                         self.port,
                         self.dir.display(),
                         log
