@@ -494,38 +494,29 @@ fn table_scan(t: &Table, lo: usize, hi: usize, negate: bool, acc: &mut [i64]) ->
         };
         let (keys, v) = (&keys[a - run..b - run], &v[a - run..b - run]);
         overflow |= if negate {
-            sub_run(keys, v, acc, dummy)
+            apply_run::<true>(keys, v, acc, dummy)
         } else {
-            add_run(keys, v, acc, dummy)
+            apply_run::<false>(keys, v, acc, dummy)
         };
     }
     overflow
 }
 
-/// `table_scan`'s loop, subtracting.
+/// `table_scan`'s loop over one run, adding or (`NEGATE`) subtracting; each
+/// instance kept apart so its state stays in registers.
 #[inline(never)]
-fn sub_run(keys: &[u32], vals: &[i64], acc: &mut [i64], dummy: u32) -> bool {
-    let mut overflow = false;
-    for (k, x) in keys.iter().zip(vals) {
-        let i = if *k < MOVED { *k } else { dummy };
-        let a = &mut acc[i as usize];
-        let (diff, o) = a.overflowing_sub(*x);
-        *a = diff;
-        overflow |= o;
-    }
-    overflow
-}
-
-/// `table_scan`'s loop, over one run (kept apart so its state stays in registers).
-#[inline(never)]
-fn add_run(keys: &[u32], vals: &[i64], acc: &mut [i64], dummy: u32) -> bool {
+fn apply_run<const NEGATE: bool>(keys: &[u32], vals: &[i64], acc: &mut [i64], dummy: u32) -> bool {
     let mut overflow = false;
     for (k, x) in keys.iter().zip(vals) {
         // Empty and moved cells hold 0: only where it goes depends on the key.
         let i = if *k < MOVED { *k } else { dummy };
         let a = &mut acc[i as usize];
-        let (sum, o) = a.overflowing_add(*x);
-        *a = sum;
+        let (v, o) = if NEGATE {
+            a.overflowing_sub(*x)
+        } else {
+            a.overflowing_add(*x)
+        };
+        *a = v;
         overflow |= o;
     }
     overflow
