@@ -6,7 +6,6 @@ use common::*;
 use rand::prelude::*;
 use redis::Connection;
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 type Entries = Vec<(Vec<u8>, f64)>;
 
@@ -712,11 +711,8 @@ fn command_keys_declared() {
 fn keyspace_notifications() {
     let srv = Server::start();
     let c = &mut srv.conn();
-    let _: () = q(c, &["CONFIG", "SET", "notify-keyspace-events", "KEA"]);
     let mut sub = srv.conn();
-    let mut ps = sub.as_pubsub();
-    ps.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    ps.psubscribe("__keyevent@0__:*").unwrap();
+    let mut ps = subscribe_keyevents(c, &mut sub);
 
     // run a command, then a sentinel SET; return the (event, key) list seen in between
     let mut round = |args: &[&str]| -> Vec<(String, String)> {

@@ -919,11 +919,8 @@ fn errors_change_nothing() {
 fn notifications_and_info() {
     let srv = Server::start();
     let mut c = srv.conn();
-    q_ok(&mut c, &["CONFIG", "SET", "notify-keyspace-events", "KEA"]);
     let mut sub = srv.conn();
-    let mut ps = sub.as_pubsub();
-    ps.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    ps.psubscribe("__keyevent@0__:*").unwrap();
+    let mut ps = subscribe_keyevents(&mut c, &mut sub);
 
     let ev = |e: &str, k: &str| (e.to_string(), k.to_string());
     // push, no trim

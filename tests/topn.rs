@@ -1527,11 +1527,8 @@ fn resp3_replies() {
 fn notifications_and_info_counters() {
     let srv = Server::start();
     let c = &mut srv.conn();
-    q_ok(c, &["CONFIG", "SET", "notify-keyspace-events", "KEA"]);
     let mut sub = srv.conn();
-    let mut ps = sub.as_pubsub();
-    ps.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    ps.psubscribe("__keyevent@0__:*").unwrap();
+    let mut ps = subscribe_keyevents(c, &mut sub);
     let ev = |e: &str, k: &str| (e.to_string(), k.to_string());
     let bm = 60_000;
     let base = now_ms() / bm * bm;
@@ -1852,11 +1849,8 @@ fn a_late_event_changes_nothing() {
     let replica = Server::start_replica_of(&master);
     wait_for_sync(&master, &replica);
     let mc = &mut master.conn();
-    q_ok(mc, &["CONFIG", "SET", "notify-keyspace-events", "KEA"]);
     let mut sub = master.conn();
-    let mut ps = sub.as_pubsub();
-    ps.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    ps.psubscribe("__keyevent@0__:*").unwrap();
+    let mut ps = subscribe_keyevents(mc, &mut sub);
     let min = 60_000;
     avoid_boundary(min, 5_000);
     let now = now_ms();

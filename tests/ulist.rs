@@ -617,11 +617,8 @@ fn keys_are_declared() {
 fn notifications_and_info() {
     let srv = Server::start();
     let c = &mut srv.conn();
-    q_ok(c, &["CONFIG", "SET", "notify-keyspace-events", "KEA"]);
     let mut sub = srv.conn();
-    let mut ps = sub.as_pubsub();
-    ps.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    ps.psubscribe("__keyevent@0__:*").unwrap();
+    let mut ps = subscribe_keyevents(c, &mut sub);
     let ev = |e: &str| (e.to_string(), "l".to_string());
     q_ok(c, &["ULIST.CREATE", "l", "VALUE", "v", "PARTITION", "p"]);
     let _: i64 = q(c, &["ULIST.ADD", "l", "v", "1", "p", "a"]);

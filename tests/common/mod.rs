@@ -581,3 +581,22 @@ pub fn events_until_sentinel(ps: &mut redis::PubSub<'_>) -> Vec<(String, String)
         out.push((ev, key));
     }
 }
+
+/// Turns every keyspace notification on (through `c`) and subscribes `sub`, a
+/// connection of its own, to every key event of db 0, with a read timeout so
+/// a missing event fails instead of hanging. Read with [`events_until_sentinel`].
+pub fn subscribe_keyevents<'a>(
+    c: &mut redis::Connection,
+    sub: &'a mut redis::Connection,
+) -> redis::PubSub<'a> {
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("notify-keyspace-events")
+        .arg("KEA")
+        .query(c)
+        .expect("CONFIG SET notify-keyspace-events");
+    let mut ps = sub.as_pubsub();
+    ps.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    ps.psubscribe("__keyevent@0__:*").unwrap();
+    ps
+}
