@@ -40,7 +40,9 @@
 //! - `BENCH_ONLY`: comma-separated group ids or prefixes, e.g. `rv` or
 //!   `rv-write,topn-read` (groups: rv-write, rv-memory, tl-write, topn-write,
 //!   topn-read, topn-last, topn-idle, topn-latency, ulist-write, ulist-gem,
-//!   ulist-memory, ulist-reclaim; `ulist` runs the four ULIST groups).
+//!   ulist-memory, ulist-reclaim, hcounter-write, hcounter-unique,
+//!   hcounter-list, hcounter-memory; `ulist` runs the four ULIST groups,
+//!   `hcounter` the four HCOUNTER groups, described in `hcounter.rs`).
 //!   topn-idle starts a replica of the bench's server for its replica
 //!   measure, and waits about 30 s (buckets of 1 s must pass with no writes).
 //!
@@ -87,6 +89,8 @@ use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+mod hcounter;
 
 // ======================================================================
 // Settings
@@ -1892,6 +1896,8 @@ fn ulist_write_group(s: &Settings) -> Group {
 /// newest first, until found; found -> UNWATCH, not new; else
 /// `MULTI; SADD <today's set> value; [RPUSH list today]; EXEC` (redis-rb's
 /// `multi` block: one round trip), retried from the top while EXEC is nil.
+/// `also`: commands the caller's block adds inside the MULTI (the gem's
+/// `add(params) { ... }`, e.g. UniqueHashCounter's HINCRBYFLOAT).
 /// Returns (new, attempts).
 fn gem_blocking_add(
     c: &mut Conn,
@@ -1899,6 +1905,7 @@ fn gem_blocking_add(
     scope: &str,
     partition: &str,
     value: &[u8],
+    also: &[&[A]],
 ) -> Result<(bool, u64), String> {
     let list = format!("{name}:{scope}:partitions");
     let today = format!("{name}:{scope}:{partition}");
@@ -1936,11 +1943,14 @@ fn gem_blocking_add(
             return Ok((false, attempts));
         }
         let new_partition = !parts.iter().any(|p| p == partition.as_bytes());
-        let replies = c.batch(3 + new_partition as usize, |out| {
+        let replies = c.batch(3 + new_partition as usize + also.len(), |out| {
             enc(out, &[A::S("MULTI")]);
             enc(out, &[A::S("SADD"), A::S(&today), A::B(value)]);
             if new_partition {
                 enc(out, &[A::S("RPUSH"), A::S(&list), A::S(partition)]);
+            }
+            for cmd in also {
+                enc(out, cmd);
             }
             enc(out, &[A::S("EXEC")]);
         })?;
@@ -2063,7 +2073,7 @@ fn ulist_gem_group(s: &Settings) -> Group {
                         let day = &days[g.below(UL_DAYS) as usize];
                         let mut t = [0u8; 20];
                         let user = fmt_u(ul_user(g.below(UL_GEM_USERS)), &mut t);
-                        Ok(gem_blocking_add(c, "gem", UL_MONTH, day, user)?.1)
+                        Ok(gem_blocking_add(c, "gem", UL_MONTH, day, user, &[])?.1)
                     }))
                 }),
             },
@@ -2104,16 +2114,17 @@ fn used_memory(c: &mut Conn) -> Result<i64, String> {
 /// Per layout id, the bytes per value the allocator holds for it.
 type AllocBytes = std::rc::Rc<std::cell::RefCell<HashMap<&'static str, f64>>>;
 
-/// Fills one layout with `fill`, then reports MEMORY USAGE summed over `keys`
-/// per value (the note: totals, the allocator's view, encodings), and
-/// deletes the keys. The allocator's view: `used_memory` with the data
+/// Fills one layout with `fill` (`n` values), then reports MEMORY USAGE summed
+/// over `keys` per value (the note: totals, the allocator's view, encodings),
+/// and deletes the keys. The allocator's view: `used_memory` with the data
 /// minus `used_memory` once its keys are deleted (DEL frees synchronously),
 /// so the loading connection's buffers count on neither side.
-fn ul_mem_measure(
+fn mem_measure(
     c: &mut Conn,
     id: &'static str,
     alloc: &AllocBytes,
     keys: &[String],
+    n: u64,
     fill: impl FnOnce(&mut Conn) -> Result<(), String>,
 ) -> Result<(f64, String), String> {
     fill(c)?;
@@ -2142,7 +2153,7 @@ fn ul_mem_measure(
     del.extend(keys.iter().map(|k| A::S(k)));
     c.call(&del)?;
     let used0 = used_memory(c)?;
-    let n = UL_MEM_VALUES as f64;
+    let n = n as f64;
     alloc.borrow_mut().insert(id, (used1 - used0) as f64 / n);
     let note = format!(
         "MEMORY USAGE total {} B; allocated {} B = {:.1} B/value; {encodings}",
@@ -2174,7 +2185,7 @@ fn ul_mem_ulist(id: &'static str, strings: bool, ttl: Option<u64>, alloc: &Alloc
             let key = format!("ulm:{id}");
             let keys = [key.clone()];
             let days: Vec<String> = (0..UL_DAYS).map(ul_day).collect();
-            ul_mem_measure(c, id, &alloc, &keys, |c| {
+            mem_measure(c, id, &alloc, &keys, UL_MEM_VALUES, |c| {
                 c.call(&[
                     A::S("ULIST.CREATE"),
                     A::S(&key),
@@ -2237,7 +2248,7 @@ fn ul_mem_gem(id: &'static str, strings: bool, expirable: bool, alloc: &AllocByt
             let mut keys = sets.clone();
             keys.push(list.clone());
             let expiry = now_ms() / 1000 + UL_MEM_TTL;
-            ul_mem_measure(c, id, &alloc, &keys, |c| {
+            mem_measure(c, id, &alloc, &keys, UL_MEM_VALUES, |c| {
                 let mut args = vec![A::S("RPUSH"), A::S(&list)];
                 args.extend(days.iter().map(|d| A::S(d)));
                 c.call(&args)?;
@@ -2258,7 +2269,7 @@ fn ul_mem_gem(id: &'static str, strings: bool, expirable: bool, alloc: &AllocByt
 
 /// The allocator's bytes per value of layout `of` (measured by its measure,
 /// which runs before).
-fn ul_mem_alloc(id: &'static str, of: &'static str, alloc: &AllocBytes) -> Measure {
+fn mem_alloc(id: &'static str, of: &'static str, alloc: &AllocBytes) -> Measure {
     let alloc = alloc.clone();
     Measure {
         id,
@@ -2297,14 +2308,14 @@ fn ulist_memory_group(_s: &Settings) -> Group {
             ul_mem_gem("Expirable int", false, true, &a),
             ul_mem_ulist("ULIST exp str", true, Some(UL_MEM_TTL), &a),
             ul_mem_gem("Expirable str", true, true, &a),
-            ul_mem_alloc("alloc ULIST int", "ULIST int", &a),
-            ul_mem_alloc("alloc Block int", "Blocking int", &a),
-            ul_mem_alloc("alloc ULIST str", "ULIST str", &a),
-            ul_mem_alloc("alloc Block str", "Blocking str", &a),
-            ul_mem_alloc("alloc ULIST exp i", "ULIST exp int", &a),
-            ul_mem_alloc("alloc Expir int", "Expirable int", &a),
-            ul_mem_alloc("alloc ULIST exp s", "ULIST exp str", &a),
-            ul_mem_alloc("alloc Expir str", "Expirable str", &a),
+            mem_alloc("alloc ULIST int", "ULIST int", &a),
+            mem_alloc("alloc Block int", "Blocking int", &a),
+            mem_alloc("alloc ULIST str", "ULIST str", &a),
+            mem_alloc("alloc Block str", "Blocking str", &a),
+            mem_alloc("alloc ULIST exp i", "ULIST exp int", &a),
+            mem_alloc("alloc Expir int", "Expirable int", &a),
+            mem_alloc("alloc ULIST exp s", "ULIST exp str", &a),
+            mem_alloc("alloc Expir str", "Expirable str", &a),
         ],
         // The goal is on MEMORY USAGE, which for a module key is the module's
         // own estimate (its mem_usage callback); the same goal is also
@@ -3143,6 +3154,10 @@ fn all_groups(s: &Settings) -> Vec<Group> {
         ulist_gem_group(s),
         ulist_memory_group(s),
         ulist_reclaim_group(s),
+        hcounter::write_group(s),
+        hcounter::unique_group(s),
+        hcounter::list_group(s),
+        hcounter::memory_group(s),
     ]
 }
 

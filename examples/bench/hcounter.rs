@@ -1,0 +1,534 @@
+//! The HCOUNTER groups: the gem redis_counters' HashCounter and
+//! UniqueHashCounter (`counter:<partition>` hashes with fields
+//! `<group1>:<group2>`, the unique list `<counter>_uq:<scope>:<partition>`
+//! sets + `<counter>_uq:<scope>:partitions`) against one HCOUNTER key.
+//!
+//! - `hcounter-write`: `HCOUNTER.INCR counter date <d> company_id <c>` (30
+//!   daily partitions x 300 companies) against plain `HINCRBY counter:<date>
+//!   <company> 1` on the gem's layout, the floor (goal >= 0.6x), and the
+//!   HINCRBYFLOAT the gem sends (reference).
+//! - `hcounter-unique`: 8 clients count (company, user) pairs drawn from
+//!   200,000 (half stored at the start, spread over the 30 days) into 30
+//!   daily partitions of one month's scope: the gem's UniqueHashCounter over
+//!   its Blocking list (WATCH list; LRANGE; WATCH each set; SISMEMBER each
+//!   until found; MULTI SADD [RPUSH] HINCRBYFLOAT EXEC, retried while EXEC is
+//!   nil), request/reply, against HCOUNTER.INCR by the same 8 clients at
+//!   pipeline 1 (goal >= 10x), and pipelined for reference.
+//! - `hcounter-list`: 10,000 partitions (10 dates x 1,000 companies, 20
+//!   cities each): `HCOUNTER.PARTITIONS` + one partition's `HCOUNTER.DATA`
+//!   against the gem's `partitions` + `data(partition)` reduced to its
+//!   cheapest form, `KEYS counter:*` + `HGETALL` of one partition key (as
+//!   shipped, `data` runs two more KEYS: the exact key and `key:*`); goal >= 10x.
+//! - `hcounter-memory`: bytes per cell at 100,000 cells, 20 cells per
+//!   partition (5,000 partitions) and 1,000 per partition (100), HCOUNTER
+//!   (integer counts) against the gem's hashes filled with HINCRBYFLOAT, by
+//!   MEMORY USAGE and by what the allocator holds; goal HCOUNTER <= gem at
+//!   1,000 cells per partition.
+
+use super::*;
+
+/// hcounter-write: companies per daily partition.
+const HW_COMPANIES: u64 = 300;
+/// hcounter-unique: (company, user) pairs drawn from this many, half of them
+/// already counted when a run starts; companies among them.
+const HU_PAIRS: u64 = 200_000;
+const HU_COMPANIES: u64 = 300;
+/// hcounter-list: partitions (dates x companies) and cells per partition.
+const HL_DATES: u64 = 10;
+const HL_COMPANIES: u64 = 1_000;
+const HL_CITIES: u64 = 20;
+/// hcounter-memory: cells per layout.
+const HM_CELLS: u64 = 100_000;
+
+const HC_CREATE: &str = "hcounter.create";
+const HC_INCR: &str = "hcounter.incr";
+
+/// A company id (5 digits).
+fn company(k: u64) -> u64 {
+    10_000 + k
+}
+
+/// hcounter-unique pair `n`: (company, user).
+fn hu_pair(n: u64) -> (u64, u64) {
+    (company(n % HU_COMPANIES), ul_user(n))
+}
+
+/// `HCOUNTER.CREATE key <decl>` as one line.
+fn create(c: &mut Conn, key: &str, decl: &str) -> Result<(), String> {
+    c.cmd(&format!("HCOUNTER.CREATE {key} {decl}")).map(|_| ())
+}
+
+fn hc_scenario(
+    id: &'static str,
+    label: String,
+    clients: Option<usize>,
+    pipeline: Option<usize>,
+    setup: ScenarioSetupFn,
+) -> Scenario {
+    Scenario {
+        id,
+        label,
+        requires: vec![HC_INCR, HC_CREATE],
+        clients,
+        pipeline,
+        setup,
+    }
+}
+
+// ----------------------------------------------------------------------
+// hcounter-write
+// ----------------------------------------------------------------------
+
+pub(crate) fn write_group(_s: &Settings) -> Group {
+    let days: Arc<Vec<String>> = Arc::new((0..UL_DAYS).map(ul_day).collect());
+    // The gem's layout: hw:<date> = { <company> => count }.
+    let hashes: Arc<Vec<String>> = Arc::new(days.iter().map(|d| format!("hw:{d}")).collect());
+    let gem = |id: &'static str, cmd: &'static str| {
+        let hashes = hashes.clone();
+        Scenario::command(
+            id,
+            format!("{cmd} hw:<date> <company> 1 ({UL_DAYS} dates x {HW_COMPANIES} companies)"),
+            vec![],
+            move |g, out| {
+                let hash = &hashes[g.below(UL_DAYS) as usize];
+                let c = company(g.below(HW_COMPANIES));
+                enc(out, &[A::S(cmd), A::S(hash), A::U(c), A::S("1")]);
+            },
+        )
+    };
+    Group {
+        id: "hcounter-write",
+        title: format!(
+            "HCOUNTER write: counts into {UL_DAYS} daily partitions x {HW_COMPANIES} companies; \
+             baseline: plain HINCRBY on the gem's layout (one hash per date)"
+        ),
+        reset_each: true,
+        setup: None,
+        scenarios: vec![
+            gem("HINCRBY", "HINCRBY"),
+            hc_scenario(
+                "HCOUNTER.INCR",
+                "HCOUNTER.INCR hcw date <date> company_id <company> \
+                 (created with PARTITION date GROUP company_id)"
+                    .into(),
+                None,
+                None,
+                Box::new(move |c| {
+                    create(c, "hcw", "PARTITION date GROUP company_id")?;
+                    let days = days.clone();
+                    Ok(op(move |g, out| {
+                        let day = &days[g.below(UL_DAYS) as usize];
+                        let c = company(g.below(HW_COMPANIES));
+                        enc(
+                            out,
+                            &[
+                                A::S("HCOUNTER.INCR"),
+                                A::S("hcw"),
+                                A::S("date"),
+                                A::S(day),
+                                A::S("company_id"),
+                                A::U(c),
+                            ],
+                        );
+                        1
+                    }))
+                }),
+            ),
+            gem("HINCRBYFLOAT", "HINCRBYFLOAT"),
+        ],
+        measures: vec![],
+        compares: vec![
+            cmp("HCOUNTER.INCR", "HINCRBY", Some(Goal::AtLeast(0.6))),
+            cmp("HCOUNTER.INCR", "HINCRBYFLOAT", None),
+        ],
+    }
+}
+
+// ----------------------------------------------------------------------
+// hcounter-unique
+// ----------------------------------------------------------------------
+
+/// `HCOUNTER.INCR hcu date <day> company_id <c> user_id <u> month <month>`
+/// for pair `n`.
+fn hu_incr(out: &mut Vec<u8>, day: &str, n: u64) {
+    let (c, u) = hu_pair(n);
+    enc(
+        out,
+        &[
+            A::S("HCOUNTER.INCR"),
+            A::S("hcu"),
+            A::S("date"),
+            A::S(day),
+            A::S("company_id"),
+            A::U(c),
+            A::S("user_id"),
+            A::U(u),
+            A::S("month"),
+            A::S(UL_MONTH),
+        ],
+    );
+}
+
+/// The pairs counted before a run: pair 2j on day j % 30.
+const HU_PREFILL: u64 = HU_PAIRS / 2;
+
+/// hcounter-unique prefill, the gem's layout: the partitions list, a set of
+/// `<company>:<user>` per day and a hash of counts per day.
+fn hu_prefill_gem(c: &mut Conn) -> Result<(), String> {
+    let mut args = vec![A::S("RPUSH"), A::S("hu_uq:2024-05-01:partitions")];
+    let days: Vec<String> = (0..UL_DAYS).map(ul_day).collect();
+    args.extend(days.iter().map(|d| A::S(d)));
+    c.call(&args)?;
+    c.load("HCOUNTER unique: gem", 2 * HU_PREFILL, |i, out| {
+        let j = i / 2;
+        let day = &days[(j % UL_DAYS) as usize];
+        let (company, user) = hu_pair(2 * j);
+        if i % 2 == 0 {
+            let set = format!("hu_uq:{UL_MONTH}:{day}");
+            enc(
+                out,
+                &[A::S("SADD"), A::S(&set), A::S(&format!("{company}:{user}"))],
+            );
+        } else {
+            let hash = format!("hu:{day}");
+            enc(
+                out,
+                &[A::S("HINCRBYFLOAT"), A::S(&hash), A::U(company), A::S("1")],
+            );
+        }
+    })
+}
+
+/// hcounter-unique prefill, HCOUNTER: the same pairs counted on the same days.
+fn hu_prefill_hcounter(c: &mut Conn) -> Result<(), String> {
+    create(
+        c,
+        "hcu",
+        "PARTITION date GROUP company_id UNIQUE company_id user_id SCOPE month",
+    )?;
+    let days: Vec<String> = (0..UL_DAYS).map(ul_day).collect();
+    c.load("HCOUNTER unique: HCOUNTER.INCR", HU_PREFILL, |j, out| {
+        hu_incr(out, &days[(j % UL_DAYS) as usize], 2 * j)
+    })
+}
+
+fn hu_hcounter_scenario(id: &'static str, pipeline: Option<usize>, what: &str) -> Scenario {
+    let days: Arc<Vec<String>> = Arc::new((0..UL_DAYS).map(ul_day).collect());
+    hc_scenario(
+        id,
+        format!(
+            "HCOUNTER.INCR hcu date <d> company_id <c> user_id <u> month {UL_MONTH} \
+             ({UL_GEM_CLIENTS} clients, {what})"
+        ),
+        Some(UL_GEM_CLIENTS),
+        pipeline,
+        Box::new(move |c| {
+            hu_prefill_hcounter(c)?;
+            let days = days.clone();
+            Ok(op(move |g, out| {
+                hu_incr(out, &days[g.below(UL_DAYS) as usize], g.below(HU_PAIRS));
+                1
+            }))
+        }),
+    )
+}
+
+pub(crate) fn unique_group(s: &Settings) -> Group {
+    Group {
+        id: "hcounter-unique",
+        title: format!(
+            "HCOUNTER unique vs the gem's UniqueHashCounter: {UL_GEM_CLIENTS} concurrent clients count \
+             (company, user) pairs drawn from {HU_PAIRS} ({HU_COMPANIES} companies; half already \
+             counted at the start) into {UL_DAYS} daily partitions of one month's scope; one op = one \
+             event (the gem's retries included)"
+        ),
+        reset_each: true,
+        setup: None,
+        scenarios: vec![
+            Scenario {
+                id: "gem unique",
+                label: format!(
+                    "gem UniqueHashCounter increment ({UL_GEM_CLIENTS} clients, request/reply): \
+                     WATCH list; LRANGE; WATCH each of {UL_DAYS} sets; SISMEMBER each until found; \
+                     MULTI SADD [RPUSH] HINCRBYFLOAT hu:<date> <company> 1 EXEC, retried while EXEC is nil"
+                ),
+                requires: vec![],
+                clients: Some(UL_GEM_CLIENTS),
+                pipeline: Some(1),
+                setup: Box::new(|c| {
+                    hu_prefill_gem(c)?;
+                    let days: Vec<String> = (0..UL_DAYS).map(ul_day).collect();
+                    Ok(dialog(move |g, c| {
+                        let day = &days[g.below(UL_DAYS) as usize];
+                        let (company, user) = hu_pair(g.below(HU_PAIRS));
+                        let value = format!("{company}:{user}");
+                        let hash = format!("hu:{day}");
+                        let incr: &[A] = &[A::S("HINCRBYFLOAT"), A::S(&hash), A::U(company), A::S("1")];
+                        Ok(gem_blocking_add(c, "hu_uq", UL_MONTH, day, value.as_bytes(), &[incr])?.1)
+                    }))
+                }),
+            },
+            hu_hcounter_scenario("HCOUNTER p1", Some(1), "request/reply"),
+            hu_hcounter_scenario(
+                "HCOUNTER pipe",
+                None,
+                &format!("pipeline {} (reference)", s.pipeline),
+            ),
+        ],
+        measures: vec![],
+        compares: vec![
+            cmp("HCOUNTER p1", "gem unique", Some(Goal::AtLeast(10.0))),
+            cmp("HCOUNTER pipe", "gem unique", None),
+        ],
+    }
+}
+
+// ----------------------------------------------------------------------
+// hcounter-list
+// ----------------------------------------------------------------------
+
+/// hcounter-list: the count of cell (partition p, city k), 1..1000.
+fn hl_count(p: u64, k: u64) -> u64 {
+    1 + (p * HL_CITIES + k) * 2_654_435_761 % 1000
+}
+
+/// A city id (3 digits).
+fn city(k: u64) -> u64 {
+    100 + k
+}
+
+pub(crate) fn list_group(_s: &Settings) -> Group {
+    let partitions = HL_DATES * HL_COMPANIES;
+    // Partition p: date p / HL_COMPANIES, company p % HL_COMPANIES.
+    let part = |p: u64| (ul_day(p / HL_COMPANIES), company(p % HL_COMPANIES));
+    Group {
+        id: "hcounter-list",
+        title: format!(
+            "HCOUNTER listing: {partitions} partitions ({HL_DATES} dates x {HL_COMPANIES} companies) \
+             of {HL_CITIES} cells (cities) each; one op = list the partitions, then read one \
+             partition's rows; baseline: the gem's listing"
+        ),
+        reset_each: false,
+        setup: Some(Box::new(move |c: &mut Conn| {
+            // The gem: hl:<date>:<company> = { <company>:<city> => count }.
+            c.load("HCOUNTER list: gem hashes", partitions, |p, out| {
+                let (day, co) = part(p);
+                let key = format!("hl:{day}:{co}");
+                let fields: Vec<String> = (0..HL_CITIES).map(|k| format!("{co}:{}", city(k))).collect();
+                let mut args = vec![A::S("HSET"), A::S(&key)];
+                for (k, f) in fields.iter().enumerate() {
+                    args.extend([A::S(f), A::U(hl_count(p, k as u64))]);
+                }
+                enc(out, &args);
+            })?;
+            if c.has(HC_INCR)? {
+                create(c, "hcl", "PARTITION date company_id GROUP company_id city_id")?;
+                c.load("HCOUNTER list: HCOUNTER.INCRBY", partitions * HL_CITIES, |i, out| {
+                    let (p, k) = (i / HL_CITIES, i % HL_CITIES);
+                    let (day, co) = part(p);
+                    enc(
+                        out,
+                        &[
+                            A::S("HCOUNTER.INCRBY"),
+                            A::S("hcl"),
+                            A::U(hl_count(p, k)),
+                            A::S("date"),
+                            A::S(&day),
+                            A::S("company_id"),
+                            A::U(co),
+                            A::S("city_id"),
+                            A::U(city(k)),
+                        ],
+                    );
+                })?;
+            }
+            Ok(())
+        })),
+        scenarios: vec![
+            Scenario {
+                id: "gem listing",
+                label: "KEYS hl:*; HGETALL hl:<date>:<company> (the gem's partitions + \
+                        data(partition) at its cheapest; 1 client, no pipeline)"
+                    .into(),
+                requires: vec![],
+                clients: Some(1),
+                pipeline: Some(1),
+                setup: Box::new(move |_| {
+                    Ok(op(move |g, out| {
+                        let (day, co) = part(g.below(partitions));
+                        enc(out, &[A::S("KEYS"), A::S("hl:*")]);
+                        enc(out, &[A::S("HGETALL"), A::S(&format!("hl:{day}:{co}"))]);
+                        2
+                    }))
+                }),
+            },
+            Scenario {
+                id: "HCOUNTER",
+                label: "HCOUNTER.PARTITIONS hcl; HCOUNTER.DATA hcl date <date> company_id <company> \
+                        (1 client, no pipeline)"
+                    .into(),
+                requires: vec![HC_INCR, HC_CREATE, "hcounter.partitions", "hcounter.data"],
+                clients: Some(1),
+                pipeline: Some(1),
+                setup: Box::new(move |_| {
+                    Ok(op(move |g, out| {
+                        let (day, co) = part(g.below(partitions));
+                        enc(out, &[A::S("HCOUNTER.PARTITIONS"), A::S("hcl")]);
+                        enc(
+                            out,
+                            &[
+                                A::S("HCOUNTER.DATA"),
+                                A::S("hcl"),
+                                A::S("date"),
+                                A::S(&day),
+                                A::S("company_id"),
+                                A::U(co),
+                            ],
+                        );
+                        2
+                    }))
+                }),
+            },
+        ],
+        measures: vec![],
+        compares: vec![cmp("HCOUNTER", "gem listing", Some(Goal::AtLeast(10.0)))],
+    }
+}
+
+// ----------------------------------------------------------------------
+// hcounter-memory
+// ----------------------------------------------------------------------
+
+/// hcounter-memory: partition `d` as a 10-byte date-shaped value (the
+/// values are opaque to both layouts; 5,000 of them do not fit in real days
+/// of a few years only).
+fn hm_date(d: u64) -> String {
+    format!(
+        "{}-{:02}-{:02}",
+        2000 + d / 372,
+        d / 31 % 12 + 1,
+        d % 31 + 1
+    )
+}
+
+/// hcounter-memory: cell `j` of partition `d`: (company, count 1..1000).
+/// The companies of a partition are distinct, in no particular order.
+fn hm_cell(d: u64, j: u64) -> (u64, u64) {
+    let i = d * 1000 + j;
+    (
+        company((d * 7919 + j * 13) % 90_000),
+        1 + i * 2_654_435_761 % 1000,
+    )
+}
+
+/// HCOUNTER layout: one key, PARTITION date GROUP company_id, integer counts.
+fn hm_hcounter(id: &'static str, per: u64, alloc: &AllocBytes) -> Measure {
+    let alloc = alloc.clone();
+    let parts = HM_CELLS / per;
+    Measure {
+        id,
+        label: format!(
+            "HCOUNTER, {per} cells per partition: one key, {parts} partitions (PARTITION date \
+             GROUP company_id), {HM_CELLS} cells"
+        ),
+        unit: Unit::BytesPerValue,
+        requires: vec!["hcounter.incrby", HC_CREATE],
+        run: Box::new(move |c| {
+            let key = format!("hcm:{per}");
+            mem_measure(c, id, &alloc, std::slice::from_ref(&key), HM_CELLS, |c| {
+                create(c, &key, "PARTITION date GROUP company_id")?;
+                c.load("HCOUNTER memory fill", HM_CELLS, |i, out| {
+                    let (d, j) = (i / per, i % per);
+                    let (co, n) = hm_cell(d, j);
+                    enc(
+                        out,
+                        &[
+                            A::S("HCOUNTER.INCRBY"),
+                            A::S(&key),
+                            A::U(n),
+                            A::S("date"),
+                            A::S(&hm_date(d)),
+                            A::S("company_id"),
+                            A::U(co),
+                        ],
+                    );
+                })
+            })
+        }),
+    }
+}
+
+/// The gem's layout: a hash `hm<per>:<date>` per partition, fields
+/// `<company>`, values written by HINCRBYFLOAT.
+fn hm_gem(id: &'static str, per: u64, alloc: &AllocBytes) -> Measure {
+    let alloc = alloc.clone();
+    let parts = HM_CELLS / per;
+    Measure {
+        id,
+        label: format!(
+            "gem, {per} cells per partition: {parts} hashes hm{per}:<date> {{<company> => count}} \
+             written by HINCRBYFLOAT"
+        ),
+        unit: Unit::BytesPerValue,
+        requires: vec![],
+        run: Box::new(move |c| {
+            let keys: Vec<String> = (0..parts)
+                .map(|d| format!("hm{per}:{}", hm_date(d)))
+                .collect();
+            mem_measure(c, id, &alloc, &keys, HM_CELLS, |c| {
+                // The gem adds 1 per event; the stored data is the same.
+                c.load("gem memory fill", HM_CELLS, |i, out| {
+                    let (d, j) = (i / per, i % per);
+                    let (co, n) = hm_cell(d, j);
+                    enc(
+                        out,
+                        &[
+                            A::S("HINCRBYFLOAT"),
+                            A::S(&keys[d as usize]),
+                            A::U(co),
+                            A::U(n),
+                        ],
+                    );
+                })
+            })
+        }),
+    }
+}
+
+/// The allocator's bytes per cell of the HCOUNTER layout `of`.
+fn hm_alloc_hcounter(id: &'static str, of: &'static str, alloc: &AllocBytes) -> Measure {
+    Measure {
+        requires: vec!["hcounter.incrby", HC_CREATE],
+        ..mem_alloc(id, of, alloc)
+    }
+}
+
+pub(crate) fn memory_group(_s: &Settings) -> Group {
+    let a: AllocBytes = Default::default();
+    Group {
+        id: "hcounter-memory",
+        title: format!(
+            "HCOUNTER memory per cell: {HM_CELLS} cells at 20 and at 1000 cells per partition, \
+             MEMORY USAGE ... SAMPLES 0 summed over each layout's keys"
+        ),
+        reset_each: false,
+        setup: None,
+        scenarios: vec![],
+        measures: vec![
+            hm_hcounter("HCOUNTER 20", 20, &a),
+            hm_gem("gem 20", 20, &a),
+            hm_hcounter("HCOUNTER 1000", 1000, &a),
+            hm_gem("gem 1000", 1000, &a),
+            hm_alloc_hcounter("alloc HC 20", "HCOUNTER 20", &a),
+            mem_alloc("alloc gem 20", "gem 20", &a),
+            hm_alloc_hcounter("alloc HC 1000", "HCOUNTER 1000", &a),
+            mem_alloc("alloc gem 1000", "gem 1000", &a),
+        ],
+        compares: vec![
+            cmp("HCOUNTER 20", "gem 20", None),
+            cmp("HCOUNTER 1000", "gem 1000", Some(Goal::AtMost(1.0))),
+            cmp("alloc HC 20", "alloc gem 20", None),
+            cmp("alloc HC 1000", "alloc gem 1000", Some(Goal::AtMost(1.0))),
+        ],
+    }
+}
