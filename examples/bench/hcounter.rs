@@ -310,6 +310,8 @@ pub(crate) fn list_group(_s: &Settings) -> Group {
         ),
         reset_each: false,
         setup: Some(Box::new(move |c: &mut Conn| {
+            // The measures read the server's time per call from here on.
+            c.cmd("CONFIG RESETSTAT")?;
             // The gem: hl:<date>:<company> = { <company>:<city> => count }.
             c.load("HCOUNTER list: gem hashes", partitions, |p, out| {
                 let (day, co) = part(p);
@@ -390,8 +392,40 @@ pub(crate) fn list_group(_s: &Settings) -> Group {
                 }),
             },
         ],
-        measures: vec![],
+        measures: vec![
+            usec_per_call("KEYS", "keys", vec![]),
+            usec_per_call("HGETALL", "hgetall", vec![]),
+            usec_per_call("PARTITIONS", "hcounter.partitions", vec!["hcounter.partitions"]),
+            usec_per_call("DATA", "hcounter.data", vec!["hcounter.data"]),
+        ],
         compares: vec![cmp("HCOUNTER", "gem listing", Some(Goal::AtLeast(10.0)))],
+    }
+}
+
+/// The server's time per call of `cmd` during the group's rounds (INFO
+/// commandstats, reset by the group's setup).
+fn usec_per_call(id: &'static str, cmd: &'static str, requires: Vec<&'static str>) -> Measure {
+    Measure {
+        id,
+        label: format!(
+            "{} server time per call (INFO commandstats)",
+            cmd.to_ascii_uppercase()
+        ),
+        unit: Unit::Micros,
+        requires,
+        run: Box::new(move |c| {
+            let stat = c.info_field("commandstats", &format!("cmdstat_{cmd}"))?;
+            let field = |name: &str| {
+                stat.split(',')
+                    .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='))
+                    .and_then(|v| v.parse::<f64>().ok())
+                    .ok_or_else(|| format!("cmdstat_{cmd}: no {name} in {stat}"))
+            };
+            Ok((
+                field("usec_per_call")?,
+                format!("{} calls", field("calls")?),
+            ))
+        }),
     }
 }
 
