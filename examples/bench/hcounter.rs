@@ -6,7 +6,9 @@
 //! - `hcounter-write`: `HCOUNTER.INCR counter date <d> company_id <c>` (30
 //!   daily partitions x 300 companies) against plain `HINCRBY counter:<date>
 //!   <company> 1` on the gem's layout, the floor (goal >= 0.6x), and the
-//!   HINCRBYFLOAT the gem sends (reference).
+//!   HINCRBYFLOAT the gem sends (reference). The gem's hashes of 300 fields
+//!   are listpacks under the default `hash-max-listpack-entries` (512), which
+//!   HINCRBY searches linearly: that is what the gem's layout costs.
 //! - `hcounter-unique`: 8 clients count (company, user) pairs drawn from
 //!   200,000 (half stored at the start, spread over the 30 days) into 30
 //!   daily partitions of one month's scope: the gem's UniqueHashCounter over
@@ -19,6 +21,8 @@
 //!   against the gem's `partitions` + `data(partition)` reduced to its
 //!   cheapest form, `KEYS counter:*` + `HGETALL` of one partition key (as
 //!   shipped, `data` runs two more KEYS: the exact key and `key:*`); goal >= 10x.
+//!   For reference, the gem's listing also in db 1, where the same hashes
+//!   share the db with 1,000,000 unrelated keys (KEYS scans them all).
 //! - `hcounter-memory`: bytes per cell at 100,000 cells, 20 cells per
 //!   partition (5,000 partitions) and 1,000 per partition (100), HCOUNTER
 //!   (integer counts) against the gem's hashes filled with HINCRBYFLOAT, by
@@ -37,6 +41,8 @@ const HU_COMPANIES: u64 = 300;
 const HL_DATES: u64 = 10;
 const HL_COMPANIES: u64 = 1_000;
 const HL_CITIES: u64 = 20;
+/// hcounter-list reference: unrelated keys beside the gem's hashes in db 1.
+const HL_OTHER_KEYS: u64 = 1_000_000;
 /// hcounter-memory: cells per layout.
 const HM_CELLS: u64 = 100_000;
 
@@ -100,7 +106,8 @@ pub(crate) fn write_group(_s: &Settings) -> Group {
         id: "hcounter-write",
         title: format!(
             "HCOUNTER write: counts into {UL_DAYS} daily partitions x {HW_COMPANIES} companies; \
-             baseline: plain HINCRBY on the gem's layout (one hash per date)"
+             baseline: plain HINCRBY on the gem's layout (one hash per date, a listpack of \
+             {HW_COMPANIES} fields)"
         ),
         reset_each: true,
         setup: None,
@@ -297,10 +304,53 @@ fn city(k: u64) -> u64 {
     100 + k
 }
 
+/// hcounter-list partition `p`: (date, company).
+fn hl_part(p: u64) -> (String, u64) {
+    (ul_day(p / HL_COMPANIES), company(p % HL_COMPANIES))
+}
+
+/// The gem's layout: hl:<date>:<company> = { <company>:<city> => count }.
+fn hl_fill_gem(c: &mut Conn) -> Result<(), String> {
+    c.load(
+        "HCOUNTER list: gem hashes",
+        HL_DATES * HL_COMPANIES,
+        |p, out| {
+            let (day, co) = hl_part(p);
+            let key = format!("hl:{day}:{co}");
+            let fields: Vec<String> = (0..HL_CITIES)
+                .map(|k| format!("{co}:{}", city(k)))
+                .collect();
+            let mut args = vec![A::S("HSET"), A::S(&key)];
+            for (k, f) in fields.iter().enumerate() {
+                args.extend([A::S(f), A::U(hl_count(p, k as u64))]);
+            }
+            enc(out, &args);
+        },
+    )
+}
+
+/// The gem's listing in db `db`: KEYS hl:*, then HGETALL of one partition.
+fn hl_gem_scenario(id: &'static str, db: u64, label: String) -> Scenario {
+    Scenario {
+        id,
+        label,
+        requires: vec![],
+        clients: Some(1),
+        pipeline: Some(1),
+        setup: Box::new(move |_| {
+            Ok(op(move |g, out| {
+                let (day, co) = hl_part(g.below(HL_DATES * HL_COMPANIES));
+                enc(out, &[A::S("SELECT"), A::U(db)]);
+                enc(out, &[A::S("KEYS"), A::S("hl:*")]);
+                enc(out, &[A::S("HGETALL"), A::S(&format!("hl:{day}:{co}"))]);
+                3
+            }))
+        }),
+    }
+}
+
 pub(crate) fn list_group(_s: &Settings) -> Group {
     let partitions = HL_DATES * HL_COMPANIES;
-    // Partition p: date p / HL_COMPANIES, company p % HL_COMPANIES.
-    let part = |p: u64| (ul_day(p / HL_COMPANIES), company(p % HL_COMPANIES));
     Group {
         id: "hcounter-list",
         title: format!(
@@ -310,24 +360,24 @@ pub(crate) fn list_group(_s: &Settings) -> Group {
         ),
         reset_each: false,
         setup: Some(Box::new(move |c: &mut Conn| {
-            // The measures read the server's time per call from here on.
-            c.cmd("CONFIG RESETSTAT")?;
-            // The gem: hl:<date>:<company> = { <company>:<city> => count }.
-            c.load("HCOUNTER list: gem hashes", partitions, |p, out| {
-                let (day, co) = part(p);
-                let key = format!("hl:{day}:{co}");
-                let fields: Vec<String> = (0..HL_CITIES).map(|k| format!("{co}:{}", city(k))).collect();
-                let mut args = vec![A::S("HSET"), A::S(&key)];
-                for (k, f) in fields.iter().enumerate() {
-                    args.extend([A::S(f), A::U(hl_count(p, k as u64))]);
+            hl_fill_gem(c)?;
+            eprintln!("  db 1: the gem's hashes and {HL_OTHER_KEYS} other keys ...");
+            c.cmd("SELECT 1")?;
+            hl_fill_gem(c)?;
+            const PER: u64 = 500;
+            c.load("HCOUNTER list: other keys", HL_OTHER_KEYS / PER, |i, out| {
+                let mut args = vec![A::S("MSET")];
+                for n in i * PER..(i + 1) * PER {
+                    args.extend([A::K("other:", n), A::S("x")]);
                 }
                 enc(out, &args);
             })?;
+            c.cmd("SELECT 0")?;
             if c.has(HC_INCR)? {
                 create(c, "hcl", "PARTITION date company_id GROUP company_id city_id")?;
                 c.load("HCOUNTER list: HCOUNTER.INCRBY", partitions * HL_CITIES, |i, out| {
                     let (p, k) = (i / HL_CITIES, i % HL_CITIES);
-                    let (day, co) = part(p);
+                    let (day, co) = hl_part(p);
                     enc(
                         out,
                         &[
@@ -347,23 +397,13 @@ pub(crate) fn list_group(_s: &Settings) -> Group {
             Ok(())
         })),
         scenarios: vec![
-            Scenario {
-                id: "gem listing",
-                label: "KEYS hl:*; HGETALL hl:<date>:<company> (the gem's partitions + \
-                        data(partition) at its cheapest; 1 client, no pipeline)"
+            hl_gem_scenario(
+                "gem listing",
+                0,
+                "KEYS hl:*; HGETALL hl:<date>:<company> (the gem's partitions + data(partition) at \
+                 its cheapest; 1 client, no pipeline)"
                     .into(),
-                requires: vec![],
-                clients: Some(1),
-                pipeline: Some(1),
-                setup: Box::new(move |_| {
-                    Ok(op(move |g, out| {
-                        let (day, co) = part(g.below(partitions));
-                        enc(out, &[A::S("KEYS"), A::S("hl:*")]);
-                        enc(out, &[A::S("HGETALL"), A::S(&format!("hl:{day}:{co}"))]);
-                        2
-                    }))
-                }),
-            },
+            ),
             Scenario {
                 id: "HCOUNTER",
                 label: "HCOUNTER.PARTITIONS hcl; HCOUNTER.DATA hcl date <date> company_id <company> \
@@ -374,7 +414,7 @@ pub(crate) fn list_group(_s: &Settings) -> Group {
                 pipeline: Some(1),
                 setup: Box::new(move |_| {
                     Ok(op(move |g, out| {
-                        let (day, co) = part(g.below(partitions));
+                        let (day, co) = hl_part(g.below(partitions));
                         enc(out, &[A::S("HCOUNTER.PARTITIONS"), A::S("hcl")]);
                         enc(
                             out,
@@ -391,40 +431,66 @@ pub(crate) fn list_group(_s: &Settings) -> Group {
                     }))
                 }),
             },
+            hl_gem_scenario(
+                "gem + 1M keys",
+                1,
+                format!(
+                    "the same in db 1, beside {HL_OTHER_KEYS} unrelated keys (reference: KEYS scans \
+                     the whole db; 1 client, no pipeline)"
+                ),
+            ),
         ],
         measures: vec![
-            usec_per_call("KEYS", "keys", vec![]),
-            usec_per_call("HGETALL", "hgetall", vec![]),
-            usec_per_call("PARTITIONS", "hcounter.partitions", vec!["hcounter.partitions"]),
-            usec_per_call("DATA", "hcounter.data", vec!["hcounter.data"]),
+            server_us("KEYS", 0, "KEYS hl:*", 50),
+            server_us("HGETALL", 0, "HGETALL hl:2024-05-03:10500", 200),
+            server_us("PARTITIONS", 0, "HCOUNTER.PARTITIONS hcl", 50),
+            server_us(
+                "DATA",
+                0,
+                "HCOUNTER.DATA hcl date 2024-05-03 company_id 10500",
+                200,
+            ),
+            server_us("KEYS + 1M keys", 1, "KEYS hl:*", 5),
         ],
-        compares: vec![cmp("HCOUNTER", "gem listing", Some(Goal::AtLeast(10.0)))],
+        compares: vec![
+            cmp("HCOUNTER", "gem listing", Some(Goal::AtLeast(10.0))),
+            cmp("HCOUNTER", "gem + 1M keys", None),
+        ],
     }
 }
 
-/// The server's time per call of `cmd` during the group's rounds (INFO
-/// commandstats, reset by the group's setup).
-fn usec_per_call(id: &'static str, cmd: &'static str, requires: Vec<&'static str>) -> Measure {
+/// The server's time per call of `line` in db `db`: run `times` times after
+/// CONFIG RESETSTAT, then read INFO commandstats.
+fn server_us(id: &'static str, db: u64, line: &'static str, times: u64) -> Measure {
+    let cmd = line
+        .split(' ')
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
     Measure {
         id,
-        label: format!(
-            "{} server time per call (INFO commandstats)",
-            cmd.to_ascii_uppercase()
-        ),
+        label: format!("server time per call of `{line}` in db {db} (INFO commandstats)"),
         unit: Unit::Micros,
-        requires,
+        requires: if cmd.starts_with("hcounter.") {
+            vec![HC_INCR, HC_CREATE]
+        } else {
+            vec![]
+        },
         run: Box::new(move |c| {
-            let stat = c.info_field("commandstats", &format!("cmdstat_{cmd}"))?;
-            let field = |name: &str| {
-                stat.split(',')
-                    .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='))
-                    .and_then(|v| v.parse::<f64>().ok())
-                    .ok_or_else(|| format!("cmdstat_{cmd}: no {name} in {stat}"))
-            };
-            Ok((
-                field("usec_per_call")?,
-                format!("{} calls", field("calls")?),
-            ))
+            c.cmd(&format!("SELECT {db}"))?;
+            c.cmd("CONFIG RESETSTAT")?;
+            for _ in 0..times {
+                c.cmd(line)?;
+            }
+            let stat = c.info_field("commandstats", &format!("cmdstat_{cmd}"));
+            c.cmd("SELECT 0")?;
+            let stat = stat?;
+            let us = stat
+                .split(',')
+                .find_map(|kv| kv.strip_prefix("usec_per_call="))
+                .and_then(|v| v.parse::<f64>().ok())
+                .ok_or_else(|| format!("cmdstat_{cmd}: no usec_per_call in {stat}"))?;
+            Ok((us, format!("{times} calls")))
         }),
     }
 }
