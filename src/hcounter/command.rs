@@ -81,12 +81,6 @@ pub fn create(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     Ok(())
 }
 
-/// A FLOAT count as Redis writes HINCRBYFLOAT's: decimal, never with an
-/// exponent; the shortest digits that read back as the same double.
-pub fn format_float(f: f64) -> String {
-    format!("{f}")
-}
-
 /// An increment (or a replicated count) of the counter's kind.
 fn parse_count(counter: &HCounter, name: &str, bytes: &[u8]) -> Result<Count, CmdError> {
     if !counter.is_float() {
@@ -108,7 +102,7 @@ fn parse_count(counter: &HCounter, name: &str, bytes: &[u8]) -> Result<Count, Cm
 fn reply_count(ctx: Ctx, count: Count) {
     match count {
         Count::Int(n) => ctx.reply_int(n),
-        Count::Float(f) => ctx.reply_bytes(format_float(f).as_bytes()),
+        Count::Float(_) => ctx.reply_bytes(count.to_string().as_bytes()),
     }
 }
 
@@ -221,7 +215,7 @@ fn increment(ctx: Ctx, args: &Args, cmd: &CStr, by: Option<&[u8]>) -> Result<(),
                 seen.extend(named(schema, &pairs, &TUPLE));
                 ctx.replicate_bytes(c"HCOUNTER.SEEN", name, &seen);
             }
-            let value = format_float(f);
+            let value = Count::Float(f).to_string();
             let mut set: Vec<&[u8]> = vec![value.as_bytes(), b"AT", at_text.as_bytes()];
             set.extend(named(schema, &pairs, &CELL));
             ctx.replicate_bytes(c"HCOUNTER.SET", name, &set);
