@@ -317,10 +317,11 @@ impl HCounter {
         None
     }
 
-    /// The slot of the partition keyed `key`, made if missing, with `at`
-    /// counted as one of its writes.
-    fn touch(&mut self, key: &[u8], at: i64) -> u32 {
-        let slot = match self.find_slot(key) {
+    /// Counts `at` as a write of partition `slot`, or (`None`) of a new
+    /// partition keyed `key` (the caller knows there is none); returns its
+    /// slot.
+    fn touch(&mut self, slot: Option<u32>, key: &[u8], at: i64) -> u32 {
+        let slot = match slot {
             Some(slot) => slot,
             None => {
                 let partition = Partition {
@@ -446,7 +447,11 @@ impl HCounter {
     pub fn incr(&mut self, place: &Place, by: Count, at: i64) -> Result<Outcome, OutOfRange> {
         let mut expired = 0;
         let slot = self.slot_at(&place.partition, at, &mut expired);
-        let current = self.cell_count(slot, &place.cell);
+        let cell = slot.and_then(|s| self.slot(s).cells.find(&place.cell, &self.hasher));
+        let current = match (slot, cell) {
+            (Some(s), Some(i)) => Some(self.count_of(self.slot(s).cells.cells[i].count)),
+            _ => None,
+        };
         if self.is_unique() && self.was_seen(&place.seen, at, &mut expired) {
             return Ok(Outcome {
                 counted: false,
@@ -455,10 +460,16 @@ impl HCounter {
             });
         }
         // A tuple's owner dropped above was another partition: this one is
-        // live at `at`, so it would have counted the tuple as seen.
+        // live at `at`, so it would have counted the tuple as seen; `slot`
+        // and `cell` still hold.
         let count = current.unwrap_or(self.zero()).plus(by)?;
-        let slot = self.touch(&place.partition, at);
-        self.put(slot, &place.cell, count);
+        let slot = self.touch(slot, &place.partition, at);
+        let hasher = self.hasher;
+        let cells = &mut self.slot_mut(slot).cells;
+        match cell {
+            Some(i) => cells.cells[i].count = count.bits(),
+            None => cells.push(&place.cell, count.bits(), &hasher),
+        }
         if self.is_unique() {
             self.remember_in(slot, &place.seen);
         }
@@ -474,8 +485,8 @@ impl HCounter {
     /// Returns the partitions found expired and dropped.
     pub fn set(&mut self, place: &Place, count: Count, at: i64) -> usize {
         let mut expired = 0;
-        self.slot_at(&place.partition, at, &mut expired);
-        let slot = self.touch(&place.partition, at);
+        let slot = self.slot_at(&place.partition, at, &mut expired);
+        let slot = self.touch(slot, &place.partition, at);
         self.put(slot, &place.cell, count);
         expired
     }
@@ -484,9 +495,9 @@ impl HCounter {
     /// remembered already. Returns the partitions found expired and dropped.
     pub fn remember(&mut self, place: &Place, at: i64) -> usize {
         let mut expired = 0;
-        self.slot_at(&place.partition, at, &mut expired);
+        let slot = self.slot_at(&place.partition, at, &mut expired);
         if !self.was_seen(&place.seen, at, &mut expired) {
-            let slot = self.touch(&place.partition, at);
+            let slot = self.touch(slot, &place.partition, at);
             self.remember_in(slot, &place.seen);
         }
         expired
@@ -696,7 +707,7 @@ impl HCounter {
             if !is_tuple(key, partition_arity) || counter.find_slot(key).is_some() {
                 return None;
             }
-            let slot = counter.touch(key, last_at);
+            let slot = counter.touch(None, key, last_at);
             for _ in 0..r.u32()? {
                 let cell = r.blob()?;
                 let count = counter.count_of(r.i64()?);
