@@ -782,12 +782,15 @@ mod tests {
         place
     }
 
-    /// DATA as (partition values, cell values, count) strings.
+    /// A DATA row: partition values, cell values, count.
+    type TestRow = (Vec<Vec<u8>>, Vec<Vec<u8>>, String);
+
+    /// DATA as rows of strings.
     fn data(
         c: &HCounter,
         filter: &[Option<&[u8]>],
         now: i64,
-    ) -> Vec<(Vec<Vec<u8>>, Vec<Vec<u8>>, String)> {
+    ) -> Vec<TestRow> {
         c.data(filter, now)
             .into_iter()
             .map(|r| {
