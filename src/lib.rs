@@ -7,6 +7,7 @@
 
 mod args;
 mod family;
+mod hcounter;
 mod info;
 mod rv;
 mod server;
@@ -27,7 +28,13 @@ use redis_module::alloc::RedisAlloc as Allocator;
 use std::alloc::System as Allocator;
 
 /// Every family of the module; adding one is one line here.
-pub(crate) static FAMILIES: &[&Family] = &[&rv::FAMILY, &tl::FAMILY, &topn::FAMILY, &ulist::FAMILY];
+pub(crate) static FAMILIES: &[&Family] = &[
+    &rv::FAMILY,
+    &tl::FAMILY,
+    &topn::FAMILY,
+    &ulist::FAMILY,
+    &hcounter::FAMILY,
+];
 
 fn init(ctx: &Context, args: &[RedisString]) -> Status {
     server::command::install_panic_hook();

@@ -171,6 +171,19 @@ impl Ctx {
         }
     }
 
+    /// Replicates `cmd key args...` with `args` given as bytes (strings
+    /// made for the call and freed after).
+    pub fn replicate_bytes(self, cmd: &CStr, key: RStr, args: &[&[u8]]) {
+        let strings: Vec<RStr> = args.iter().map(|a| new_string(a)).collect();
+        let mut effect = Vec::with_capacity(strings.len() + 1);
+        effect.push(Arg::Str(key));
+        effect.extend(strings.iter().map(|&s| Arg::Str(s)));
+        self.replicate(cmd, &effect);
+        for s in strings {
+            free_string(s);
+        }
+    }
+
     /// Replicates `cmd args... [PXAT ms]`: the effect of a write, with its
     /// absolute expiry when it has one.
     pub fn replicate_with_expiry(self, cmd: &CStr, args: &[Arg], expire_at: Option<i64>) {

@@ -26,6 +26,10 @@ impl<P> Default for PartitionIndex<P> {
 }
 
 impl<P> PartitionIndex<P> {
+    pub fn get(&self, key: &[u8]) -> Option<&P> {
+        self.map.get(key)
+    }
+
     pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut P> {
         self.map.get_mut(key)
     }

@@ -340,6 +340,11 @@ impl<'a> Pairs<'a> {
         Ok(())
     }
 
+    /// The value given for the schema's name `index`.
+    pub fn value(&self, index: u16) -> Option<&'a [u8]> {
+        self.values[index as usize]
+    }
+
     /// The values of `roles`' names, in declared order (each role after the
     /// previous one); `None` for a name without a value.
     pub fn of(&self, schema: &Schema, roles: &[Role]) -> Vec<Option<&'a [u8]>> {

@@ -264,13 +264,8 @@ pub fn reclaim(ctx: Ctx, key: &mut Key, name: RStr, now: i64, budget: usize) -> 
     }
     EXPIRED_VALUES.add(items.len() as i64);
     ctx.notify(Class::Module, c"ulist.expire", name);
-    let strings: Vec<RStr> = items.iter().map(|i| crate::server::new_string(i)).collect();
-    let mut effect = vec![Arg::Str(name)];
-    effect.extend(strings.iter().map(|&s| Arg::Str(s)));
-    ctx.replicate(c"ULIST.RECLAIM", &effect);
-    for s in strings {
-        crate::server::free_string(s);
-    }
+    let items: Vec<&[u8]> = items.iter().map(Vec::as_slice).collect();
+    ctx.replicate_bytes(c"ULIST.RECLAIM", name, &items);
     items.len()
 }
 

@@ -1,0 +1,468 @@
+//! HCOUNTER command handlers.
+
+use super::counter::{Count, HCounter, OutOfRange, Place};
+use super::value::HCOUNTER_TYPE;
+use super::EXPIRED_PARTITIONS;
+use crate::args::{
+    int_in, opt_int_in, printable, CmdError, OptionSpec, Takes, MAX_TIME_MS, MAX_TTL_S,
+};
+use crate::server::command::Args;
+use crate::server::{reclaim, Arg, Class, Ctx, Key, KeyKind, RStr, AT};
+use crate::tuples::encoding;
+use crate::tuples::schema::{Declaration, Pairs, Role, Schema};
+use std::ffi::CStr;
+
+/// How HCOUNTER.CREATE declares names. A name may be both PARTITION and
+/// GROUP; UNIQUE and SCOPE names may also be PARTITION or GROUP names.
+/// `value` names the count in rows, so it is no name either.
+pub static DECLARATION: Declaration = Declaration {
+    lists: &[
+        ("PARTITION", Role::Partition),
+        ("GROUP", Role::Group),
+        ("UNIQUE", Role::Unique),
+        ("SCOPE", Role::Scope),
+    ],
+    may_share: &[
+        (Role::Partition, Role::Group),
+        (Role::Unique, Role::Partition),
+        (Role::Unique, Role::Group),
+        (Role::Scope, Role::Partition),
+        (Role::Scope, Role::Group),
+    ],
+    reserved: &[
+        "PARTITION",
+        "GROUP",
+        "UNIQUE",
+        "SCOPE",
+        "TTL",
+        "FLOAT",
+        "AT",
+        "value",
+    ],
+};
+
+const CREATE_OPTIONS: [OptionSpec; 2] = [("TTL", Takes::Value), ("FLOAT", Takes::Nothing)];
+const AT_OPTION: [OptionSpec; 1] = [("AT", Takes::Value)];
+
+/// The names a cell is addressed by (INCR, INCRBY, GET, SET).
+const CELL: [Role; 2] = [Role::Partition, Role::Group];
+/// What a unique increment also names.
+const UNIQUE: [Role; 4] = [Role::Partition, Role::Group, Role::Unique, Role::Scope];
+/// What a remembered unique tuple is named by (SEEN).
+const TUPLE: [Role; 3] = [Role::Partition, Role::Unique, Role::Scope];
+/// The names a filter of DATA, PARTITIONS and DEL may fix.
+const WHERE: [Role; 1] = [Role::Partition];
+
+fn no_such_counter() -> CmdError {
+    CmdError::invalid("no such counter; create it with HCOUNTER.CREATE")
+}
+
+fn out_of_range(_: OutOfRange) -> CmdError {
+    CmdError::invalid("increment would overflow the count")
+}
+
+/// `HCOUNTER.CREATE counter [PARTITION name ...] [GROUP name ...] [TTL s]
+/// [FLOAT] [UNIQUE name ... [SCOPE name ...]]` -> OK; an error if the key
+/// exists. Deterministic: replicated verbatim.
+pub fn create(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
+    let (schema, [ttl, float]) = Schema::parse(&args.bytes[2..], &DECLARATION, &CREATE_OPTIONS)?;
+    if !schema.of(Role::Scope).is_empty() && schema.of(Role::Unique).is_empty() {
+        return Err(CmdError::invalid("SCOPE needs UNIQUE names"));
+    }
+    let ttl = opt_int_in("TTL", ttl, 1, MAX_TTL_S)?;
+    let key = ctx.open(args.raw(1), true);
+    if key.kind() != KeyKind::Empty {
+        return Err(CmdError::invalid("key already exists"));
+    }
+    key.set_value(&HCOUNTER_TYPE, HCounter::new(schema, ttl, float.is_some()));
+    ctx.notify(Class::Module, c"hcounter.create", args.raw(1));
+    ctx.replicate_verbatim();
+    ctx.reply_ok();
+    Ok(())
+}
+
+/// An increment (or a replicated count) of the counter's kind.
+fn parse_count(counter: &HCounter, name: &str, bytes: &[u8]) -> Result<Count, CmdError> {
+    if !counter.is_float() {
+        return int_in(name, bytes, i64::MIN, i64::MAX).map(Count::Int);
+    }
+    std::str::from_utf8(bytes)
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok())
+        .filter(|f| f.is_finite())
+        .map(Count::Float)
+        .ok_or_else(|| {
+            CmdError::invalid(format!(
+                "{name} must be a finite number, not '{}'",
+                printable(bytes)
+            ))
+        })
+}
+
+fn reply_count(ctx: Ctx, count: Count) {
+    match count {
+        Count::Int(n) => ctx.reply_int(n),
+        Count::Float(_) => ctx.reply_bytes(count.to_string().as_bytes()),
+    }
+}
+
+/// The encodings of the call's cell (and unique tuple, if the counter
+/// counts unique tuples and `pairs` names one).
+fn place(counter: &HCounter, pairs: &Pairs) -> Place {
+    let schema = counter.schema();
+    let mut place = Place {
+        partition: Default::default(),
+        cell: Default::default(),
+        seen: Default::default(),
+    };
+    for value in pairs.values_of(schema, Role::Partition) {
+        encoding::push_element(&mut place.partition, value);
+    }
+    for &i in counter.cell_names() {
+        encoding::push_element(&mut place.cell, pairs.value(i).unwrap_or_default());
+    }
+    for role in [Role::Scope, Role::Unique] {
+        for &i in schema.of(role) {
+            encoding::push_element(&mut place.seen, pairs.value(i).unwrap_or_default());
+        }
+    }
+    place
+}
+
+/// The `name value` pairs of a write's names and its AT, checked against
+/// the counter's schema: exactly the names of `roles`.
+fn write_pairs<'a>(
+    counter: &HCounter,
+    tokens: &[&'a [u8]],
+    roles: &[Role],
+) -> Result<(Pairs<'a>, Option<i64>), CmdError> {
+    let (pairs, [at]) = Pairs::parse(counter.schema(), tokens, &AT_OPTION)?;
+    pairs.check(counter.schema(), roles, &[])?;
+    Ok((pairs, opt_int_in("AT", at, 0, MAX_TIME_MS)?))
+}
+
+/// Each name of `roles` once with its value, for a replicated effect.
+fn named<'a>(schema: &'a Schema, pairs: &Pairs<'a>, roles: &[Role]) -> Vec<&'a [u8]> {
+    let mut indices: Vec<u16> = Vec::new();
+    for &role in roles {
+        for &i in schema.of(role) {
+            if !indices.contains(&i) {
+                indices.push(i);
+            }
+        }
+    }
+    indices
+        .iter()
+        .flat_map(|&i| [schema.name(i), pairs.value(i).unwrap_or_default()])
+        .collect()
+}
+
+/// `HCOUNTER.INCR counter [AT ms] name value ...` -> the cell's count.
+pub fn incr(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
+    increment(ctx, args, c"HCOUNTER.INCR", None)
+}
+
+/// `HCOUNTER.INCRBY counter increment [AT ms] name value ...` -> the
+/// cell's count.
+pub fn incrby(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
+    increment(ctx, args, c"HCOUNTER.INCRBY", Some(args.bytes[2]))
+}
+
+/// INCR (`by` None: one) and INCRBY.
+///
+/// Replication: an integer increment goes verbatim when its time cannot
+/// matter (AT given, or no TTL), else with `AT <server time>` added. A
+/// FLOAT increment goes as its result (`HCOUNTER.SET`, after
+/// `HCOUNTER.SEEN` for a unique tuple), as Redis replicates HINCRBYFLOAT.
+/// A unique tuple already counted replicates nothing, unless the call
+/// dropped an expired partition on the way.
+fn increment(ctx: Ctx, args: &Args, cmd: &CStr, by: Option<&[u8]>) -> Result<(), CmdError> {
+    let name = args.raw(1);
+    let mut key = ctx.open(name, true);
+    let counter = key
+        .value_mut::<HCounter>(&HCOUNTER_TYPE)?
+        .ok_or_else(no_such_counter)?;
+    let roles: &[Role] = if counter.is_unique() { &UNIQUE } else { &CELL };
+    let first = if by.is_some() { 3 } else { 2 };
+    let (pairs, given_at) = write_pairs(counter, &args.bytes[first..], roles)?;
+    let by = match by {
+        Some(bytes) => parse_count(counter, "increment", bytes)?,
+        None if counter.is_float() => Count::Float(1.0),
+        None => Count::Int(1),
+    };
+    let at = given_at.unwrap_or_else(|| ctx.now_ms());
+    let place = place(counter, &pairs);
+    let outcome = counter.incr(&place, by, at).map_err(|e| match by {
+        Count::Float(_) => CmdError::invalid("increment would produce NaN or Infinity"),
+        Count::Int(_) => out_of_range(e),
+    })?;
+    if outcome.expired > 0 {
+        EXPIRED_PARTITIONS.add(outcome.expired as i64);
+        ctx.notify(Class::Module, c"hcounter.expire", name);
+    }
+    if outcome.counted {
+        ctx.notify(Class::Module, c"hcounter.incr", name);
+        if let Some(ttl) = counter.ttl_s() {
+            reclaim::schedule(ctx, name, at.saturating_add(ttl * 1000));
+        }
+    }
+    match outcome.count {
+        Count::Float(f) if outcome.counted => {
+            let schema = counter.schema();
+            let at_text = at.to_string();
+            if counter.is_unique() {
+                let mut seen: Vec<&[u8]> = vec![b"AT", at_text.as_bytes()];
+                seen.extend(named(schema, &pairs, &TUPLE));
+                ctx.replicate_bytes(c"HCOUNTER.SEEN", name, &seen);
+            }
+            let value = Count::Float(f).to_string();
+            let mut set: Vec<&[u8]> = vec![value.as_bytes(), b"AT", at_text.as_bytes()];
+            set.extend(named(schema, &pairs, &CELL));
+            ctx.replicate_bytes(c"HCOUNTER.SET", name, &set);
+        }
+        _ if outcome.counted || outcome.expired > 0 => {
+            if given_at.is_some() || counter.ttl_s().is_none() {
+                ctx.replicate_verbatim();
+            } else {
+                let mut effect: Vec<Arg> = args.raw_from(1).iter().map(|&s| Arg::Str(s)).collect();
+                effect.extend([AT.arg(), Arg::Int(at)]);
+                ctx.replicate(cmd, &effect);
+            }
+        }
+        _ => {}
+    }
+    reply_count(ctx, outcome.count);
+    Ok(())
+}
+
+/// `HCOUNTER.GET counter name value ...` -> the cell's count (0 if none).
+pub fn get(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
+    let key = ctx.open(args.raw(1), false);
+    let counter = key
+        .value::<HCounter>(&HCOUNTER_TYPE)?
+        .ok_or_else(no_such_counter)?;
+    let (pairs, []) = Pairs::parse::<0>(counter.schema(), &args.bytes[2..], &[])?;
+    pairs.check(counter.schema(), &CELL, &[])?;
+    reply_count(ctx, counter.get(&place(counter, &pairs), ctx.now_ms()));
+    Ok(())
+}
+
+/// The filter of a read or delete: any subset of the PARTITION names, as
+/// their values in declared order.
+fn filter_of<'a>(schema: &Schema, args: &Args<'a>) -> Result<Vec<Option<&'a [u8]>>, CmdError> {
+    let (pairs, []) = Pairs::parse::<0>(schema, &args.bytes[2..], &[])?;
+    pairs.check(schema, &[], &WHERE)?;
+    Ok(pairs.of(schema, &WHERE))
+}
+
+/// Replies one map: `names[i]` -> `values[i]`, then `value` -> `count`.
+fn reply_row(ctx: Ctx, names: &[&[u8]], values: &[Vec<u8>], count: Option<Count>) {
+    ctx.reply_map(names.len() + count.is_some() as usize);
+    for (name, value) in names.iter().zip(values) {
+        ctx.reply_bytes(name);
+        ctx.reply_bytes(value);
+    }
+    if let Some(count) = count {
+        ctx.reply_bytes(b"value");
+        reply_count(ctx, count);
+    }
+}
+
+/// `HCOUNTER.DATA counter [name value ...]` -> one map per cell of the
+/// matching live partitions: PARTITION names, the other GROUP names and
+/// `value`, ordered by partition, then cell.
+pub fn data(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
+    let key = ctx.open(args.raw(1), false);
+    let Some(counter) = key.value::<HCounter>(&HCOUNTER_TYPE)? else {
+        ctx.reply_array(0);
+        return Ok(());
+    };
+    let filter = filter_of(counter.schema(), args)?;
+    let schema = counter.schema();
+    let names: Vec<&[u8]> = schema
+        .of(Role::Partition)
+        .iter()
+        .chain(counter.cell_names())
+        .map(|&i| schema.name(i))
+        .collect();
+    let rows = counter.data(&filter, ctx.now_ms());
+    ctx.reply_array(rows.len());
+    let mut partition: (&[u8], Vec<Vec<u8>>) = (&[], Vec::new());
+    for row in rows {
+        if partition.1.is_empty() || partition.0 != row.partition {
+            partition = (
+                row.partition,
+                encoding::decode(row.partition).unwrap_or_default(),
+            );
+        }
+        let mut values = partition.1.clone();
+        values.extend(encoding::decode(row.cell).unwrap_or_default());
+        reply_row(ctx, &names, &values, Some(row.count));
+    }
+    Ok(())
+}
+
+/// `HCOUNTER.PARTITIONS counter [name value ...]` -> one map per matching
+/// live partition (its PARTITION names), ascending.
+pub fn partitions(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
+    let key = ctx.open(args.raw(1), false);
+    let Some(counter) = key.value::<HCounter>(&HCOUNTER_TYPE)? else {
+        ctx.reply_array(0);
+        return Ok(());
+    };
+    let filter = filter_of(counter.schema(), args)?;
+    let schema = counter.schema();
+    let names: Vec<&[u8]> = schema
+        .of(Role::Partition)
+        .iter()
+        .map(|&i| schema.name(i))
+        .collect();
+    let keys: Vec<&[u8]> = counter.partitions(&filter, ctx.now_ms()).collect();
+    ctx.reply_array(keys.len());
+    for key in keys {
+        reply_row(
+            ctx,
+            &names,
+            &encoding::decode(key).unwrap_or_default(),
+            None,
+        );
+    }
+    Ok(())
+}
+
+/// `HCOUNTER.DEL counter [name value ...]` -> live partitions deleted (all
+/// matching go, with their unique tuples). The key and its schema stay.
+/// Deterministic: replicated verbatim.
+pub fn del(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
+    let mut key = ctx.open(args.raw(1), true);
+    let Some(counter) = key.value_mut::<HCounter>(&HCOUNTER_TYPE)? else {
+        ctx.reply_int(0);
+        return Ok(());
+    };
+    let filter = filter_of(counter.schema(), args)?;
+    let (removed, live) = counter.delete(&filter, ctx.now_ms());
+    if removed > 0 {
+        ctx.notify(Class::Module, c"hcounter.del", args.raw(1));
+        ctx.replicate_verbatim();
+    }
+    ctx.reply_int(live as i64);
+    Ok(())
+}
+
+/// Internal commands carry a master's decisions: refused from clients.
+fn internal(ctx: Ctx, what: &str) -> Result<(), CmdError> {
+    if ctx.is_replicated_or_loading() {
+        return Ok(());
+    }
+    Err(CmdError::invalid(format!(
+        "HCOUNTER.{what} is internal: it replicates the master's {}",
+        if what == "RECLAIM" {
+            "background reclaim"
+        } else {
+            "writes"
+        }
+    )))
+}
+
+/// The counter of an internal write and its time (`AT` is required).
+fn internal_write<'a>(
+    ctx: Ctx,
+    key: &'a mut Key,
+    what: &str,
+) -> Result<&'a mut HCounter, CmdError> {
+    internal(ctx, what)?;
+    key.value_mut::<HCounter>(&HCOUNTER_TYPE)?
+        .ok_or_else(no_such_counter)
+}
+
+fn required_at(at: Option<i64>) -> Result<i64, CmdError> {
+    at.ok_or_else(|| CmdError::invalid("AT is required"))
+}
+
+/// `HCOUNTER.SET counter value AT ms name value ...`: sets a cell (a
+/// master's FLOAT increment; AOF rewrite). Internal.
+pub fn set(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
+    let name = args.raw(1);
+    let mut key = ctx.open(name, true);
+    let counter = internal_write(ctx, &mut key, "SET")?;
+    let count = parse_count(counter, "value", args.bytes[2])?;
+    let (pairs, at) = write_pairs(counter, &args.bytes[3..], &CELL)?;
+    let at = required_at(at)?;
+    let expired = counter.set(&place(counter, &pairs), count, at);
+    after_internal_write(ctx, counter, name, at, expired);
+    reply_count(ctx, count);
+    Ok(())
+}
+
+/// `HCOUNTER.SEEN counter AT ms name value ...`: remembers a unique tuple
+/// in a partition (a master's unique FLOAT increment; AOF rewrite). Internal.
+pub fn seen(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
+    let name = args.raw(1);
+    let mut key = ctx.open(name, true);
+    let counter = internal_write(ctx, &mut key, "SEEN")?;
+    if !counter.is_unique() {
+        return Err(CmdError::invalid("not a unique counter"));
+    }
+    let (pairs, at) = write_pairs(counter, &args.bytes[2..], &TUPLE)?;
+    let at = required_at(at)?;
+    let expired = counter.remember(&place(counter, &pairs), at);
+    after_internal_write(ctx, counter, name, at, expired);
+    ctx.reply_ok();
+    Ok(())
+}
+
+fn after_internal_write(ctx: Ctx, counter: &HCounter, name: RStr, at: i64, expired: usize) {
+    if expired > 0 {
+        EXPIRED_PARTITIONS.add(expired as i64);
+        ctx.notify(Class::Module, c"hcounter.expire", name);
+    }
+    ctx.notify(Class::Module, c"hcounter.incr", name);
+    if let Some(ttl) = counter.ttl_s() {
+        reclaim::schedule(ctx, name, at.saturating_add(ttl * 1000));
+    }
+    ctx.replicate_verbatim();
+}
+
+/// `HCOUNTER.RECLAIM counter partition ...`: the master's background
+/// reclaim as replicas and the AOF receive it (each partition by its
+/// encoded PARTITION values). Internal.
+pub fn reclaim_partitions(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
+    internal(ctx, "RECLAIM")?;
+    let mut key = ctx.open(args.raw(1), true);
+    let removed = match key.value_mut::<HCounter>(&HCOUNTER_TYPE)? {
+        Some(counter) => counter.remove_partitions(&args.bytes[2..]),
+        None => 0,
+    };
+    if removed > 0 {
+        EXPIRED_PARTITIONS.add(removed as i64);
+        ctx.notify(Class::Module, c"hcounter.expire", args.raw(1));
+        ctx.replicate_verbatim();
+    }
+    ctx.reply_int(removed as i64);
+    Ok(())
+}
+
+/// Background reclaim on the master: removes partitions expired at `now`
+/// (about `budget` cells' worth), replicated as one `HCOUNTER.RECLAIM`.
+/// Returns the work done.
+pub fn reclaim(ctx: Ctx, key: &mut Key, name: RStr, now: i64, budget: usize) -> usize {
+    let Ok(Some(counter)) = key.value_mut::<HCounter>(&HCOUNTER_TYPE) else {
+        return 0;
+    };
+    let (keys, work) = counter.reclaim(now, budget);
+    if !keys.is_empty() {
+        EXPIRED_PARTITIONS.add(keys.len() as i64);
+        ctx.notify(Class::Module, c"hcounter.expire", name);
+        let keys: Vec<&[u8]> = keys.iter().map(|k| &**k).collect();
+        ctx.replicate_bytes(c"HCOUNTER.RECLAIM", name, &keys);
+    }
+    work
+}
+
+/// When the counter's next partition may expire.
+pub fn next_due(key: &Key) -> Option<i64> {
+    key.value::<HCounter>(&HCOUNTER_TYPE)
+        .ok()
+        .flatten()?
+        .next_due()
+}

@@ -1,0 +1,1115 @@
+//! The data of one HCOUNTER key: counts in cells, cells in partitions, and
+//! for a unique counter the UNIQUE tuples already counted. Pure Rust, no FFI;
+//! `value.rs` puts it in a key.
+//!
+//! Layout:
+//! - the partition index maps the encoding of a partition's PARTITION values
+//!   to its slot; slots hold the partitions (a freed slot is reused), so a
+//!   unique tuple can name its partition with a `u32`;
+//! - a partition holds its cells (a vector of (encoding of the cell's GROUP
+//!   values that are not PARTITION values, count), found through a hash
+//!   table once there are more than a few), the latest AT of its writes and
+//!   the unique tuples first counted in it;
+//! - one hash table over every remembered unique tuple (the encoding of its
+//!   SCOPE values, then its UNIQUE values), each pointing at its partition,
+//!   so the uniqueness check is one lookup;
+//! - with a TTL, an expiry queue of partitions for background reclaim. A
+//!   write that extends a partition's life does not touch the queue: reclaim
+//!   finds the real time when it visits and queues the partition again.
+//!
+//! Time is always an argument: a partition whose TTL has run out by the time
+//! of a call is not there for that call, reclaimed yet or not.
+
+use crate::tuples::encoding;
+use crate::tuples::expiry::ExpiryQueue;
+use crate::tuples::index::{Filter, PartitionIndex};
+use crate::tuples::schema::{Reader, Role, Schema};
+use hashbrown::{DefaultHashBuilder, HashTable};
+use smallvec::SmallVec;
+use std::hash::BuildHasher;
+
+/// Encoded bytes, inline up to 16 (most cell keys need no allocation).
+pub type Bytes = SmallVec<[u8; 16]>;
+
+/// Cells a partition scans before it builds a hash table.
+const LINEAR_CELLS: usize = 8;
+
+/// A count: integer, or (FLOAT counters) a finite double.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Count {
+    Int(i64),
+    Float(f64),
+}
+
+/// An increment would leave the range of counts (integer overflow, or a
+/// double that is not finite).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutOfRange;
+
+/// As replied and replicated: an integer, or a FLOAT count as Redis writes
+/// HINCRBYFLOAT's (decimal, never with an exponent), with the shortest
+/// digits that read back as the same double.
+impl std::fmt::Display for Count {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Count::Int(n) => write!(f, "{n}"),
+            Count::Float(x) => write!(f, "{x}"),
+        }
+    }
+}
+
+impl Count {
+    /// `self + by`, both of one kind.
+    fn plus(self, by: Count) -> Result<Count, OutOfRange> {
+        match (self, by) {
+            (Count::Int(a), Count::Int(b)) => a.checked_add(b).map(Count::Int).ok_or(OutOfRange),
+            (Count::Float(a), Count::Float(b)) => {
+                let sum = a + b;
+                // 0.0 rather than -0.0: one zero, one spelling.
+                let sum = if sum == 0.0 { 0.0 } else { sum };
+                sum.is_finite()
+                    .then_some(Count::Float(sum))
+                    .ok_or(OutOfRange)
+            }
+            _ => Err(OutOfRange),
+        }
+    }
+
+    /// Stored as 8 bytes: the integer, or the double's bits.
+    fn bits(self) -> i64 {
+        match self {
+            Count::Int(n) => n,
+            Count::Float(f) => f.to_bits() as i64,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Cell {
+    key: Bytes,
+    count: i64,
+}
+
+/// A partition's cells in arrival order, hashed by key once there are many.
+#[derive(Clone, Debug, Default)]
+struct Cells {
+    cells: Vec<Cell>,
+    /// Positions in `cells` by key hash; built past `LINEAR_CELLS`.
+    table: Option<HashTable<u32>>,
+}
+
+impl Cells {
+    fn find(&self, key: &[u8], hasher: &DefaultHashBuilder) -> Option<usize> {
+        match &self.table {
+            None => self.cells.iter().position(|c| c.key.as_slice() == key),
+            Some(table) => table
+                .find(hasher.hash_one(key), |&i| {
+                    self.cells[i as usize].key.as_slice() == key
+                })
+                .map(|&i| i as usize),
+        }
+    }
+
+    /// Adds a cell known to be absent.
+    fn push(&mut self, key: &[u8], count: i64, hasher: &DefaultHashBuilder) {
+        self.cells.push(Cell {
+            key: key.into(),
+            count,
+        });
+        let cells = &self.cells;
+        let rehash = |&i: &u32| hasher.hash_one(cells[i as usize].key.as_slice());
+        match &mut self.table {
+            Some(table) => {
+                let i = (cells.len() - 1) as u32;
+                table.insert_unique(hasher.hash_one(key), i, rehash);
+            }
+            None if cells.len() > LINEAR_CELLS => {
+                let mut table = HashTable::with_capacity(cells.len() * 2);
+                for (i, cell) in cells.iter().enumerate() {
+                    table.insert_unique(hasher.hash_one(cell.key.as_slice()), i as u32, rehash);
+                }
+                self.table = Some(table);
+            }
+            None => {}
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.cells.len()
+    }
+
+    /// The cells in ascending key order.
+    fn sorted(&self) -> Vec<&Cell> {
+        let mut cells: Vec<&Cell> = self.cells.iter().collect();
+        cells.sort_unstable_by(|a, b| a.key.cmp(&b.key));
+        cells
+    }
+
+    fn heap_bytes(&self) -> usize {
+        let spilled: usize = self
+            .cells
+            .iter()
+            .filter(|c| c.key.spilled())
+            .map(|c| c.key.capacity())
+            .sum();
+        self.cells.capacity() * std::mem::size_of::<Cell>()
+            + spilled
+            + self.table.as_ref().map_or(0, |t| t.allocation_size())
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Partition {
+    /// Its key in the partition index.
+    key: Box<[u8]>,
+    /// The latest AT of its writes.
+    last_at: i64,
+    /// When its entry in the expiry queue is due (`None`: not queued).
+    queued_at: Option<i64>,
+    cells: Cells,
+    /// Unique tuples first counted here (SCOPE then UNIQUE encodings).
+    seen: Vec<Box<[u8]>>,
+}
+
+/// A remembered unique tuple: `slots[slot].seen[index]`.
+#[derive(Clone, Copy, Debug)]
+struct SeenRef {
+    slot: u32,
+    index: u32,
+}
+
+/// The encodings a call's cell is found and kept under, made once per call.
+pub struct Place {
+    /// The PARTITION values.
+    pub partition: SmallVec<[u8; 64]>,
+    /// The GROUP values that are not PARTITION values.
+    pub cell: Bytes,
+    /// The SCOPE then UNIQUE values (unique counters only).
+    pub seen: SmallVec<[u8; 64]>,
+}
+
+/// What an increment did.
+#[derive(Debug, PartialEq)]
+pub struct Outcome {
+    /// Whether the count moved (false: a unique tuple already counted).
+    pub counted: bool,
+    /// The cell's count after the call.
+    pub count: Count,
+    /// Partitions found expired at the call's time and dropped on the way.
+    pub expired: usize,
+}
+
+/// One cell, as DATA lists it.
+pub struct CellRow<'a> {
+    pub partition: &'a [u8],
+    pub cell: &'a [u8],
+    pub count: Count,
+}
+
+#[derive(Clone, Debug)]
+pub struct HCounter {
+    schema: Schema,
+    /// Schema indices of the GROUP names that are not PARTITION names: what
+    /// a cell key holds.
+    cell_names: SmallVec<[u16; 4]>,
+    ttl_s: Option<i64>,
+    float: bool,
+    index: PartitionIndex<u32>,
+    slots: Vec<Option<Partition>>,
+    free_slots: Vec<u32>,
+    seen: HashTable<SeenRef>,
+    /// Slots by when their partition may expire (due at or before it).
+    expiry: ExpiryQueue<u32>,
+    hasher: DefaultHashBuilder,
+}
+
+impl HCounter {
+    pub fn new(schema: Schema, ttl_s: Option<i64>, float: bool) -> Self {
+        let partition_names = schema.of(Role::Partition);
+        let cell_names = schema
+            .of(Role::Group)
+            .iter()
+            .copied()
+            .filter(|i| !partition_names.contains(i))
+            .collect();
+        HCounter {
+            schema,
+            cell_names,
+            ttl_s,
+            float,
+            index: PartitionIndex::default(),
+            slots: Vec::new(),
+            free_slots: Vec::new(),
+            seen: HashTable::new(),
+            expiry: ExpiryQueue::default(),
+            hasher: DefaultHashBuilder::default(),
+        }
+    }
+
+    pub fn schema(&self) -> &Schema {
+        &self.schema
+    }
+
+    pub fn ttl_s(&self) -> Option<i64> {
+        self.ttl_s
+    }
+
+    pub fn is_float(&self) -> bool {
+        self.float
+    }
+
+    pub fn is_unique(&self) -> bool {
+        !self.schema.of(Role::Unique).is_empty()
+    }
+
+    /// The GROUP names a cell key holds (those that are not PARTITION names).
+    pub fn cell_names(&self) -> &[u16] {
+        &self.cell_names
+    }
+
+    /// Zero, of this counter's kind.
+    pub fn zero(&self) -> Count {
+        if self.float {
+            Count::Float(0.0)
+        } else {
+            Count::Int(0)
+        }
+    }
+
+    fn count_of(&self, bits: i64) -> Count {
+        if self.float {
+            Count::Float(f64::from_bits(bits as u64))
+        } else {
+            Count::Int(bits)
+        }
+    }
+
+    fn slot(&self, slot: u32) -> &Partition {
+        self.slots[slot as usize].as_ref().expect("a live slot")
+    }
+
+    fn slot_mut(&mut self, slot: u32) -> &mut Partition {
+        self.slots[slot as usize].as_mut().expect("a live slot")
+    }
+
+    /// When partition `p` expires (`None`: never).
+    fn expires_at(&self, p: &Partition) -> Option<i64> {
+        self.ttl_s.map(|s| p.last_at.saturating_add(s * 1000))
+    }
+
+    fn live_at(&self, p: &Partition, t: i64) -> bool {
+        self.expires_at(p).is_none_or(|e| e > t)
+    }
+
+    fn find_slot(&self, key: &[u8]) -> Option<u32> {
+        self.index.get(key).copied()
+    }
+
+    /// The slot of the partition keyed `key` as of time `at`: an expired one
+    /// is dropped first (counted in `expired`).
+    fn slot_at(&mut self, key: &[u8], at: i64, expired: &mut usize) -> Option<u32> {
+        let slot = self.find_slot(key)?;
+        if self.live_at(self.slot(slot), at) {
+            return Some(slot);
+        }
+        self.remove_slot(slot);
+        *expired += 1;
+        None
+    }
+
+    /// Counts `at` as a write of partition `slot`, or (`None`) of a new
+    /// partition keyed `key` (the caller knows there is none); returns its
+    /// slot.
+    fn touch(&mut self, slot: Option<u32>, key: &[u8], at: i64) -> u32 {
+        let slot = match slot {
+            Some(slot) => slot,
+            None => {
+                let partition = Partition {
+                    key: key.into(),
+                    last_at: at,
+                    queued_at: None,
+                    cells: Cells::default(),
+                    seen: Vec::new(),
+                };
+                let slot = match self.free_slots.pop() {
+                    Some(slot) => {
+                        self.slots[slot as usize] = Some(partition);
+                        slot
+                    }
+                    None => {
+                        self.slots.push(Some(partition));
+                        (self.slots.len() - 1) as u32
+                    }
+                };
+                self.index.get_or_insert_with(key, || slot);
+                slot
+            }
+        };
+        let p = self.slot_mut(slot);
+        p.last_at = p.last_at.max(at);
+        if p.queued_at.is_none() {
+            if let Some(due) = self.expires_at(self.slot(slot)) {
+                self.expiry.push(due, slot);
+                self.slot_mut(slot).queued_at = Some(due);
+            }
+        }
+        slot
+    }
+
+    /// Removes a partition with its cells and the unique tuples it holds.
+    fn remove_slot(&mut self, slot: u32) -> Partition {
+        let p = self.slots[slot as usize].take().expect("a live slot");
+        self.index.remove(&p.key);
+        if let Some(due) = p.queued_at {
+            self.expiry.remove(due, slot);
+        }
+        for (index, tuple) in p.seen.iter().enumerate() {
+            let hash = self.hasher.hash_one(&**tuple);
+            if let Ok(entry) = self
+                .seen
+                .find_entry(hash, |r| r.slot == slot && r.index == index as u32)
+            {
+                entry.remove();
+            }
+        }
+        self.shrink_seen();
+        self.free_slots.push(slot);
+        p
+    }
+
+    /// Gives memory back as the unique tuples go (rehashing a quarter).
+    fn shrink_seen(&mut self) {
+        if self.seen.capacity() > 64 && self.seen.len() * 4 < self.seen.capacity() {
+            let (slots, hasher) = (&self.slots, &self.hasher);
+            self.seen.shrink_to(self.seen.len() * 2, |r| {
+                hasher.hash_one(seen_tuple(slots, *r))
+            });
+        }
+    }
+
+    /// The partition holding unique tuple `tuple`, if remembered.
+    fn seen_in(&self, tuple: &[u8], hash: u64) -> Option<u32> {
+        let slots = &self.slots;
+        self.seen
+            .find(hash, |r| seen_tuple(slots, *r) == tuple)
+            .map(|r| r.slot)
+    }
+
+    /// Whether unique tuple `tuple` counts as seen at `at`; one remembered
+    /// by a partition expired by then is dropped with it.
+    fn was_seen(&mut self, tuple: &[u8], at: i64, expired: &mut usize) -> bool {
+        let hash = self.hasher.hash_one(tuple);
+        let Some(owner) = self.seen_in(tuple, hash) else {
+            return false;
+        };
+        if self.live_at(self.slot(owner), at) {
+            return true;
+        }
+        self.remove_slot(owner);
+        *expired += 1;
+        false
+    }
+
+    /// Remembers `tuple` (not remembered) in partition `slot`.
+    fn remember_in(&mut self, slot: u32, tuple: &[u8]) {
+        let p = self.slot_mut(slot);
+        p.seen.push(tuple.into());
+        let index = (p.seen.len() - 1) as u32;
+        let (slots, hasher) = (&self.slots, &self.hasher);
+        self.seen
+            .insert_unique(hasher.hash_one(tuple), SeenRef { slot, index }, |r| {
+                hasher.hash_one(seen_tuple(slots, *r))
+            });
+    }
+
+    /// The count of cell `cell` in partition `slot`, if there is one.
+    fn cell_count(&self, slot: Option<u32>, cell: &[u8]) -> Option<Count> {
+        let cells = &self.slot(slot?).cells;
+        let i = cells.find(cell, &self.hasher)?;
+        Some(self.count_of(cells.cells[i].count))
+    }
+
+    /// Sets cell `cell` of partition `slot` to `count`.
+    fn put(&mut self, slot: u32, cell: &[u8], count: Count) {
+        let hasher = self.hasher;
+        let cells = &mut self.slot_mut(slot).cells;
+        match cells.find(cell, &hasher) {
+            Some(i) => cells.cells[i].count = count.bits(),
+            None => cells.push(cell, count.bits(), &hasher),
+        }
+    }
+
+    /// Adds `by` (of the counter's kind) to the cell at `place` at time
+    /// `at`. On a unique counter it counts only if `place.seen` was not
+    /// counted before within its scope; otherwise nothing changes (but an
+    /// expired partition found on the way is dropped). An increment out of
+    /// range changes nothing.
+    pub fn incr(&mut self, place: &Place, by: Count, at: i64) -> Result<Outcome, OutOfRange> {
+        let mut expired = 0;
+        let slot = self.slot_at(&place.partition, at, &mut expired);
+        let cell = slot.and_then(|s| self.slot(s).cells.find(&place.cell, &self.hasher));
+        let current = match (slot, cell) {
+            (Some(s), Some(i)) => Some(self.count_of(self.slot(s).cells.cells[i].count)),
+            _ => None,
+        };
+        if self.is_unique() && self.was_seen(&place.seen, at, &mut expired) {
+            return Ok(Outcome {
+                counted: false,
+                count: current.unwrap_or(self.zero()),
+                expired,
+            });
+        }
+        // A tuple's owner dropped above was another partition: this one is
+        // live at `at`, so it would have counted the tuple as seen; `slot`
+        // and `cell` still hold.
+        let count = current.unwrap_or(self.zero()).plus(by)?;
+        let slot = self.touch(slot, &place.partition, at);
+        let hasher = self.hasher;
+        let cells = &mut self.slot_mut(slot).cells;
+        match cell {
+            Some(i) => cells.cells[i].count = count.bits(),
+            None => cells.push(&place.cell, count.bits(), &hasher),
+        }
+        if self.is_unique() {
+            self.remember_in(slot, &place.seen);
+        }
+        Ok(Outcome {
+            counted: true,
+            count,
+            expired,
+        })
+    }
+
+    /// Sets the cell at `place` to `count` as of `at` (what a replica and an
+    /// AOF receive for a FLOAT increment, and AOF rewrite for every cell).
+    /// Returns the partitions found expired and dropped.
+    pub fn set(&mut self, place: &Place, count: Count, at: i64) -> usize {
+        let mut expired = 0;
+        let slot = self.slot_at(&place.partition, at, &mut expired);
+        let slot = self.touch(slot, &place.partition, at);
+        self.put(slot, &place.cell, count);
+        expired
+    }
+
+    /// Remembers `place.seen` in `place.partition` as of `at`, unless it is
+    /// remembered already. Returns the partitions found expired and dropped.
+    pub fn remember(&mut self, place: &Place, at: i64) -> usize {
+        let mut expired = 0;
+        let slot = self.slot_at(&place.partition, at, &mut expired);
+        if !self.was_seen(&place.seen, at, &mut expired) {
+            let slot = self.touch(slot, &place.partition, at);
+            self.remember_in(slot, &place.seen);
+        }
+        expired
+    }
+
+    /// The count of the cell at `place` at `now` (zero if there is none).
+    pub fn get(&self, place: &Place, now: i64) -> Count {
+        let slot = self
+            .find_slot(&place.partition)
+            .filter(|&s| self.live_at(self.slot(s), now));
+        self.cell_count(slot, &place.cell).unwrap_or(self.zero())
+    }
+
+    /// The partitions matching `filter` (over the PARTITION names) that are
+    /// live at `now`, ascending.
+    pub fn partitions<'s>(
+        &'s self,
+        filter: &'s Filter<'s>,
+        now: i64,
+    ) -> impl Iterator<Item = &'s [u8]> + 's {
+        self.index
+            .matching(filter)
+            .filter(move |(_, &s)| self.live_at(self.slot(s), now))
+            .map(|(key, _)| key)
+    }
+
+    /// The cells of the partitions matching `filter` live at `now`, ordered
+    /// by partition, then cell.
+    pub fn data<'s>(&'s self, filter: &'s Filter<'s>, now: i64) -> Vec<CellRow<'s>> {
+        let mut rows = Vec::new();
+        for (key, &s) in self.index.matching(filter) {
+            let p = self.slot(s);
+            if !self.live_at(p, now) {
+                continue;
+            }
+            rows.extend(p.cells.sorted().into_iter().map(|c| CellRow {
+                partition: key,
+                cell: &c.key,
+                count: self.count_of(c.count),
+            }));
+        }
+        rows
+    }
+
+    /// Deletes the partitions matching `filter`, with their unique tuples.
+    /// Returns (partitions deleted, of which live at `now`).
+    pub fn delete(&mut self, filter: &Filter, now: i64) -> (usize, usize) {
+        let slots: Vec<u32> = self.index.matching(filter).map(|(_, &s)| s).collect();
+        let mut live = 0;
+        for &slot in &slots {
+            live += self.live_at(self.slot(slot), now) as usize;
+            self.remove_slot(slot);
+        }
+        (slots.len(), live)
+    }
+
+    /// When the next partition may expire (possibly earlier: a partition
+    /// written since it was queued is queued again when visited).
+    pub fn next_due(&self) -> Option<i64> {
+        self.expiry.next_due()
+    }
+
+    /// Removes partitions expired at `now`, earliest first, until about
+    /// `budget` cells and unique tuples went (at least one partition when
+    /// one is due). Returns their keys, for [`HCounter::remove_partitions`]
+    /// on replicas and AOF replays, and the work done (`budget` or more
+    /// when more may be due).
+    pub fn reclaim(&mut self, now: i64, budget: usize) -> (Vec<Box<[u8]>>, usize) {
+        let mut removed = Vec::new();
+        let mut work = 0;
+        while work < budget {
+            let Some((due, slot)) = self.expiry.first() else {
+                break;
+            };
+            if due > now {
+                break;
+            }
+            self.expiry.remove(due, slot);
+            self.slot_mut(slot).queued_at = None;
+            match self.expires_at(self.slot(slot)) {
+                Some(expires) if expires <= now => {
+                    let p = self.remove_slot(slot);
+                    work += 1 + p.cells.len() + p.seen.len();
+                    removed.push(p.key);
+                }
+                Some(expires) => {
+                    // Written since it was queued: queue it at its real time.
+                    self.expiry.push(expires, slot);
+                    self.slot_mut(slot).queued_at = Some(expires);
+                    work += 1;
+                }
+                None => work += 1,
+            }
+        }
+        (removed, work)
+    }
+
+    /// Removes the partitions keyed `keys` (as [`HCounter::reclaim`]
+    /// returns them), whatever their time: a master decided they were gone.
+    /// Returns how many were there.
+    pub fn remove_partitions(&mut self, keys: &[&[u8]]) -> usize {
+        let mut removed = 0;
+        for key in keys {
+            if let Some(slot) = self.find_slot(key) {
+                self.remove_slot(slot);
+                removed += 1;
+            }
+        }
+        removed
+    }
+
+    /// Every partition as (key, latest AT, cells as (key, count), unique
+    /// tuples), ascending, for AOF rewrite.
+    #[allow(clippy::type_complexity)]
+    pub fn entries(
+        &self,
+    ) -> impl Iterator<Item = (&[u8], i64, Vec<(&[u8], Count)>, &[Box<[u8]>])> + '_ {
+        self.index.iter().map(|(key, &s)| {
+            let p = self.slot(s);
+            let cells = p
+                .cells
+                .sorted()
+                .into_iter()
+                .map(|c| (c.key.as_slice(), self.count_of(c.count)))
+                .collect();
+            (key, p.last_at, cells, p.seen.as_slice())
+        })
+    }
+
+    /// Heap bytes held.
+    pub fn mem_usage(&self) -> usize {
+        let partitions: usize = self
+            .slots
+            .iter()
+            .flatten()
+            .map(|p| {
+                p.key.len()
+                    + p.cells.heap_bytes()
+                    + p.seen.capacity() * std::mem::size_of::<Box<[u8]>>()
+                    + p.seen.iter().map(|t| t.len()).sum::<usize>()
+            })
+            .sum();
+        partitions
+            + self.slots.capacity() * std::mem::size_of::<Option<Partition>>()
+            + self.free_slots.capacity() * 4
+            + self.index.heap_bytes()
+            + self.seen.allocation_size()
+            + self.expiry.len() * std::mem::size_of::<(i64, u32)>() * 2
+            + self.schema.len() * 32
+    }
+
+    /// About how many allocations freeing it takes.
+    pub fn free_effort(&self) -> usize {
+        self.index.len() + self.seen.len() + 1
+    }
+
+    /// `schema, u8 flags (1 float, 2 ttl), i64 ttl_s, u32 partitions x (blob
+    /// key, i64 last_at, u32 cells x (blob key, i64 count), u32 tuples x
+    /// blob)`, partitions and cells ascending.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.schema.encode(&mut out);
+        out.push(self.float as u8 | (self.ttl_s.is_some() as u8) << 1);
+        out.extend_from_slice(&self.ttl_s.unwrap_or(0).to_le_bytes());
+        out.extend_from_slice(&(self.index.len() as u32).to_le_bytes());
+        for (key, last_at, cells, seen) in self.entries() {
+            put_blob(&mut out, key);
+            out.extend_from_slice(&last_at.to_le_bytes());
+            out.extend_from_slice(&(cells.len() as u32).to_le_bytes());
+            for (cell, count) in cells {
+                put_blob(&mut out, cell);
+                out.extend_from_slice(&count.bits().to_le_bytes());
+            }
+            out.extend_from_slice(&(seen.len() as u32).to_le_bytes());
+            for tuple in seen {
+                put_blob(&mut out, tuple);
+            }
+        }
+        out
+    }
+
+    /// The inverse of `encode`; `None` for bytes it cannot trust.
+    pub fn decode(bytes: &[u8]) -> Option<HCounter> {
+        let mut r = Reader { buf: bytes };
+        let schema = Schema::decode(&mut r)?;
+        let flags = r.u8()?;
+        let ttl_s = match (flags & 2 != 0, r.i64()?) {
+            (false, 0) => None,
+            (true, s) if s > 0 => Some(s),
+            _ => return None,
+        };
+        if flags & !3 != 0 {
+            return None;
+        }
+        let mut counter = HCounter::new(schema, ttl_s, flags & 1 != 0);
+        let arity =
+            |roles: &[Role]| -> usize { roles.iter().map(|&r| counter.schema.of(r).len()).sum() };
+        let (partition_arity, seen_arity) = (
+            arity(&[Role::Partition]),
+            arity(&[Role::Scope, Role::Unique]),
+        );
+        let cell_arity = counter.cell_names.len();
+        let is_tuple = |bytes: &[u8], n: usize| encoding::decode(bytes).is_ok_and(|e| e.len() == n);
+        for _ in 0..r.u32()? {
+            let key = r.blob()?;
+            let last_at = r.i64()?;
+            if !is_tuple(key, partition_arity) || counter.find_slot(key).is_some() {
+                return None;
+            }
+            let slot = counter.touch(None, key, last_at);
+            for _ in 0..r.u32()? {
+                let cell = r.blob()?;
+                let count = counter.count_of(r.i64()?);
+                let finite = match count {
+                    Count::Float(f) => f.is_finite(),
+                    Count::Int(_) => true,
+                };
+                if !finite
+                    || !is_tuple(cell, cell_arity)
+                    || counter.cell_count(Some(slot), cell).is_some()
+                {
+                    return None;
+                }
+                counter.put(slot, cell, count);
+            }
+            for _ in 0..r.u32()? {
+                let tuple = r.blob()?;
+                let hash = counter.hasher.hash_one(tuple);
+                if !counter.is_unique()
+                    || !is_tuple(tuple, seen_arity)
+                    || counter.seen_in(tuple, hash).is_some()
+                {
+                    return None;
+                }
+                counter.remember_in(slot, tuple);
+            }
+        }
+        r.is_empty().then_some(counter)
+    }
+}
+
+/// The bytes of a remembered unique tuple.
+fn seen_tuple(slots: &[Option<Partition>], r: SeenRef) -> &[u8] {
+    slots[r.slot as usize]
+        .as_ref()
+        .map_or(&[][..], |p| &p.seen[r.index as usize])
+}
+
+fn put_blob(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+    out.extend_from_slice(bytes);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::args::OptionSpec;
+    use crate::hcounter::command::DECLARATION;
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+    use std::collections::{BTreeMap, BTreeSet};
+
+    fn counter(decl: &[&str], ttl_s: Option<i64>, float: bool) -> HCounter {
+        let t: Vec<&[u8]> = decl.iter().map(|s| s.as_bytes()).collect();
+        let (schema, []) = Schema::parse::<0>(&t, &DECLARATION, &[] as &[OptionSpec; 0]).unwrap();
+        HCounter::new(schema, ttl_s, float)
+    }
+
+    fn place(partition: &[&[u8]], cell: &[&[u8]], seen: &[&[u8]]) -> Place {
+        let mut place = Place {
+            partition: Default::default(),
+            cell: Default::default(),
+            seen: Default::default(),
+        };
+        partition
+            .iter()
+            .for_each(|v| encoding::push_element(&mut place.partition, v));
+        cell.iter()
+            .for_each(|v| encoding::push_element(&mut place.cell, v));
+        seen.iter()
+            .for_each(|v| encoding::push_element(&mut place.seen, v));
+        place
+    }
+
+    /// A DATA row: partition values, cell values, count.
+    type TestRow = (Vec<Vec<u8>>, Vec<Vec<u8>>, String);
+
+    /// DATA as rows of strings.
+    fn data(
+        c: &HCounter,
+        filter: &[Option<&[u8]>],
+        now: i64,
+    ) -> Vec<TestRow> {
+        c.data(filter, now)
+            .into_iter()
+            .map(|r| {
+                (
+                    encoding::decode(r.partition).unwrap(),
+                    encoding::decode(r.cell).unwrap(),
+                    r.count.to_string(),
+                )
+            })
+            .collect()
+    }
+
+    fn v(s: &[&str]) -> Vec<Vec<u8>> {
+        s.iter().map(|s| s.as_bytes().to_vec()).collect()
+    }
+
+    /// The gem's UniqueHashCounter example: unique users per company per
+    /// month, counted into daily partitions.
+    #[test]
+    fn gem_unique_users_by_month() {
+        let mut c = counter(
+            &[
+                "PARTITION",
+                "date",
+                "GROUP",
+                "company_id",
+                "UNIQUE",
+                "company_id",
+                "user_id",
+                "SCOPE",
+                "start_month_date",
+            ],
+            None,
+            false,
+        );
+        let events = [
+            (2, "1", "11", "2013-08-10", "2013-08-01"),
+            (3, "1", "22", "2013-08-10", "2013-08-01"),
+            (3, "1", "22", "2013-09-05", "2013-09-01"),
+            (3, "2", "11", "2013-08-10", "2013-08-01"),
+            (1, "2", "22", "2013-08-11", "2013-08-01"),
+        ];
+        for (times, company, user, date, month) in events {
+            for i in 0..times {
+                let p = place(
+                    &[date.as_bytes()],
+                    &[],
+                    &[month.as_bytes(), company.as_bytes(), user.as_bytes()],
+                );
+                // The cell key holds no name: company_id is also... a
+                // GROUP name only, so it is the cell.
+                let p = Place {
+                    cell: place(&[], &[company.as_bytes()], &[]).cell,
+                    ..p
+                };
+                let out = c.incr(&p, Count::Int(1), 0).unwrap();
+                assert_eq!(out.counted, i == 0);
+            }
+        }
+        assert_eq!(
+            data(&c, &[None], 0),
+            [
+                (v(&["2013-08-10"]), v(&["1"]), "2".into()),
+                (v(&["2013-08-10"]), v(&["2"]), "1".into()),
+                (v(&["2013-08-11"]), v(&["2"]), "1".into()),
+                (v(&["2013-09-05"]), v(&["1"]), "1".into()),
+            ]
+        );
+        // Deleting the partition forgets the tuples first counted there.
+        assert_eq!(c.delete(&[Some(b"2013-08-10")], 0), (1, 1));
+        let again = place(&[b"2013-08-12"], &[b"1"], &[b"2013-08-01", b"1", b"11"]);
+        assert!(c.incr(&again, Count::Int(1), 0).unwrap().counted);
+        let kept = place(&[b"2013-08-12"], &[b"2"], &[b"2013-08-01", b"2", b"22"]);
+        assert!(!c.incr(&kept, Count::Int(1), 0).unwrap().counted);
+        assert_eq!(c.get(&kept, 0), Count::Int(0));
+    }
+
+    #[test]
+    fn float_counts_format_as_redis_does() {
+        let mut c = counter(&[], None, true);
+        let p = place(&[], &[], &[]);
+        let mut add = |by: f64| c.incr(&p, Count::Float(by), 0).map(|o| o.count.to_string());
+        assert_eq!(add(10.5).unwrap(), "10.5");
+        assert_eq!(add(0.1).unwrap(), "10.6");
+        assert_eq!(add(-5.0).unwrap(), "5.6");
+        assert_eq!(add(5194.4).unwrap(), "5200");
+        assert_eq!(add(-5200.0).unwrap(), "0");
+        assert_eq!(add(1e21).unwrap(), "1000000000000000000000");
+        assert!(add(f64::MAX).is_ok());
+        assert_eq!(add(f64::MAX), Err(OutOfRange));
+        let mut c = counter(&[], None, true);
+        let mut add = |by: f64| c.incr(&p, Count::Float(by), 0).map(|o| o.count.to_string());
+        add(0.1).unwrap();
+        assert_eq!(add(0.2).unwrap(), "0.30000000000000004");
+        assert_eq!(
+            Count::Float(-0.0).plus(Count::Float(0.0)),
+            Ok(Count::Float(0.0))
+        );
+        assert_eq!(Count::Int(i64::MAX).plus(Count::Int(1)), Err(OutOfRange));
+    }
+
+    #[test]
+    fn ttl_runs_from_the_latest_write() {
+        let mut c = counter(&["PARTITION", "d"], Some(10), false);
+        let p = place(&[b"x"], &[], &[]);
+        c.incr(&p, Count::Int(1), 1_000).unwrap();
+        c.incr(&p, Count::Int(1), 5_000).unwrap();
+        // An older AT does not shorten its life.
+        c.incr(&p, Count::Int(1), 2_000).unwrap();
+        assert_eq!(c.get(&p, 14_999), Count::Int(3));
+        assert_eq!(c.get(&p, 15_000), Count::Int(0));
+        // Queued at 11_000; visiting then finds the real time.
+        assert_eq!(c.next_due(), Some(11_000));
+        assert_eq!(c.reclaim(11_000, 10).0.len(), 0);
+        assert_eq!(c.next_due(), Some(15_000));
+        // A write after expiry starts afresh.
+        let out = c.incr(&p, Count::Int(1), 15_000).unwrap();
+        assert_eq!((out.count, out.expired), (Count::Int(1), 1));
+        let (gone, _) = c.reclaim(25_000, 10);
+        assert_eq!(gone, [p.partition.to_vec().into_boxed_slice()]);
+        assert_eq!(c.next_due(), None);
+    }
+
+    #[test]
+    fn cells_past_the_linear_scan_are_hashed() {
+        let mut c = counter(&["GROUP", "g"], None, false);
+        for round in 1..=3 {
+            for i in 0..200u32 {
+                let key = i.to_string();
+                let p = place(&[], &[key.as_bytes()], &[]);
+                assert_eq!(
+                    c.incr(&p, Count::Int(1), 0).unwrap().count,
+                    Count::Int(round)
+                );
+            }
+        }
+        let rows = data(&c, &[], 0);
+        assert_eq!(rows.len(), 200);
+        assert!(rows.windows(2).all(|w| w[0].1 < w[1].1));
+    }
+
+    #[test]
+    fn encoding_roundtrips_and_refuses_truncation() {
+        let mut c = counter(
+            &["PARTITION", "d", "GROUP", "g", "UNIQUE", "u", "SCOPE", "s"],
+            Some(60),
+            true,
+        );
+        for i in 0..30u8 {
+            let p = place(&[&[i % 3, 0]], &[&[b':', i % 5]], &[b"m", &[i]]);
+            c.incr(&p, Count::Float(0.1 * i as f64), 1000 + i as i64)
+                .unwrap();
+        }
+        let bytes = c.encode();
+        let back = HCounter::decode(&bytes).unwrap();
+        assert_eq!(back.encode(), bytes);
+        assert_eq!(data(&back, &[None], 0), data(&c, &[None], 0));
+        // Loaded partitions are queued at their real time (the original may
+        // hold earlier entries, requeued when visited).
+        assert!(back.next_due() >= c.next_due());
+        for cut in 0..bytes.len() {
+            assert!(HCounter::decode(&bytes[..cut]).is_none(), "cut at {cut}");
+        }
+    }
+
+    #[derive(Clone, Default, Debug)]
+    struct ModelPart {
+        last_at: i64,
+        cells: BTreeMap<Vec<u8>, i64>,
+        seen: BTreeSet<(Vec<u8>, Vec<u8>)>,
+    }
+
+    /// Random increments (unique tuples, ATs in the past), deletes by any
+    /// filter, reclaims and reloads against a model of maps.
+    #[test]
+    fn matches_a_model() {
+        const TTL: i64 = 100;
+        let mut rng = StdRng::seed_from_u64(11);
+        let mut c = counter(
+            &[
+                "PARTITION",
+                "day",
+                "company",
+                "GROUP",
+                "company",
+                "city",
+                "UNIQUE",
+                "user",
+                "SCOPE",
+                "month",
+            ],
+            Some(TTL),
+            false,
+        );
+        let days: [&[u8]; 4] = [b"d1", b"d2", b"d1:", b"d\x00"];
+        let companies: [&[u8]; 3] = [b"c", b"c:1", b""];
+        let cities: [&[u8]; 3] = [b"x", b"y", b"\xff"];
+        let months: [&[u8]; 2] = [b"m1", b"m2"];
+        let mut model: BTreeMap<(Vec<u8>, Vec<u8>), ModelPart> = BTreeMap::new();
+        let live = |p: &ModelPart, t: i64| p.last_at + TTL * 1000 > t;
+        let mut now = 1_000_000i64;
+        for step in 0..30_000 {
+            now += rng.gen_range(0..3_000);
+            let pick =
+                |rng: &mut StdRng, from: &[&[u8]]| from[rng.gen_range(0..from.len())].to_vec();
+            let (day, company) = (pick(&mut rng, &days), pick(&mut rng, &companies));
+            match rng.gen_range(0..10) {
+                0..=5 => {
+                    let city = pick(&mut rng, &cities);
+                    let month = pick(&mut rng, &months);
+                    let user = vec![rng.gen_range(0..12u8)];
+                    let at = now - rng.gen_range(0..(TTL * 1500)) * (rng.gen_range(0..4) / 3);
+                    let by = rng.gen_range(-3..10);
+                    let p = place(&[&day, &company], &[&city], &[&month, &user]);
+                    let out = c.incr(&p, Count::Int(by), at).unwrap();
+                    // The model.
+                    let key = (day.clone(), company.clone());
+                    let mut expired = 0;
+                    if model.get(&key).is_some_and(|m| !live(m, at)) {
+                        model.remove(&key);
+                        expired += 1;
+                    }
+                    let tuple = (month.clone(), user.clone());
+                    let owner = model
+                        .iter()
+                        .find(|(_, m)| m.seen.contains(&tuple))
+                        .map(|(k, m)| (k.clone(), live(m, at)));
+                    let current = model.get(&key).and_then(|m| m.cells.get(&city)).copied();
+                    let counted = match owner {
+                        Some((_, true)) => false,
+                        Some((owner, false)) => {
+                            model.remove(&owner);
+                            expired += 1;
+                            true
+                        }
+                        None => true,
+                    };
+                    let count = if counted {
+                        let m = model.entry(key).or_default();
+                        m.last_at = m.last_at.max(at);
+                        let cell = m.cells.entry(city).or_insert(0);
+                        *cell += by;
+                        m.seen.insert(tuple);
+                        *cell
+                    } else {
+                        current.unwrap_or(0)
+                    };
+                    let want = Outcome {
+                        counted,
+                        count: Count::Int(count),
+                        expired,
+                    };
+                    assert_eq!(out, want, "step {step}");
+                }
+                6 => {
+                    let fd = rng.gen_bool(0.5).then_some(day.as_slice());
+                    let fc = rng.gen_bool(0.5).then_some(company.as_slice());
+                    let (removed, live_removed) = c.delete(&[fd, fc], now);
+                    let doomed: Vec<_> = model
+                        .keys()
+                        .filter(|(d, k)| fd.is_none_or(|f| f == d) && fc.is_none_or(|f| f == k))
+                        .cloned()
+                        .collect();
+                    let want_live = doomed.iter().filter(|k| live(&model[*k], now)).count();
+                    doomed.iter().for_each(|k| drop(model.remove(k)));
+                    assert_eq!(
+                        (removed, live_removed),
+                        (doomed.len(), want_live),
+                        "step {step}"
+                    );
+                }
+                7 => {
+                    let (gone, _) = c.reclaim(now, rng.gen_range(1..20));
+                    for key in gone {
+                        let parts = encoding::decode(&key).unwrap();
+                        let m = model.remove(&(parts[0].clone(), parts[1].clone())).unwrap();
+                        assert!(!live(&m, now), "step {step}: reclaimed a live partition");
+                    }
+                }
+                8 => c = HCounter::decode(&c.encode()).unwrap(),
+                _ => {
+                    let city = pick(&mut rng, &cities);
+                    let p = place(&[&day, &company], &[&city], &[]);
+                    let want = model
+                        .get(&(day.clone(), company.clone()))
+                        .filter(|m| live(m, now))
+                        .and_then(|m| m.cells.get(&city))
+                        .copied()
+                        .unwrap_or(0);
+                    assert_eq!(c.get(&p, now), Count::Int(want), "step {step}");
+                }
+            }
+            let want: Vec<_> = model
+                .iter()
+                .filter(|(_, m)| live(m, now))
+                .flat_map(|((d, k), m)| {
+                    m.cells.iter().map(move |(city, n)| {
+                        (
+                            vec![d.clone(), k.clone()],
+                            vec![city.clone()],
+                            n.to_string(),
+                        )
+                    })
+                })
+                .collect();
+            assert_eq!(data(&c, &[None, None], now), want, "step {step}");
+        }
+        // Everything expired goes; nothing live does.
+        while !c.reclaim(now, 1000).0.is_empty() {}
+        let live_parts = model.values().filter(|m| live(m, now)).count();
+        assert_eq!(c.partitions(&[None, None], now).count(), live_parts);
+        assert_eq!(c.index.len(), live_parts);
+        assert_eq!(
+            c.seen.len(),
+            model
+                .values()
+                .filter(|m| live(m, now))
+                .map(|m| m.seen.len())
+                .sum::<usize>()
+        );
+    }
+}

@@ -1,0 +1,173 @@
+//! HCOUNTER: partitioned, grouped counters, one key per counter (module type
+//! `recipesHC`).
+//!
+//! Replaces the gem redis_counters' HashCounter and UniqueHashCounter: a
+//! count per cell (the tuple of the GROUP values) within a partition (the
+//! tuple of the PARTITION values) that can be listed and deleted; optionally
+//! FLOAT counts, a TTL per partition, and unique counting (a UNIQUE tuple
+//! counts once within its SCOPE tuple). One atomic command, one key,
+//! binary-safe values; expired partitions vanish at their time and are
+//! reclaimed in the background.
+//!
+//! - `HCOUNTER.CREATE counter [PARTITION name ...] [GROUP name ...] [TTL s] [FLOAT] [UNIQUE name ... [SCOPE name ...]]`
+//! - `HCOUNTER.INCR counter [AT ms] name value ...`
+//! - `HCOUNTER.INCRBY counter increment [AT ms] name value ...`
+//! - `HCOUNTER.GET counter name value ...`
+//! - `HCOUNTER.DATA | HCOUNTER.PARTITIONS | HCOUNTER.DEL counter [name value ...]`
+
+mod command;
+mod counter;
+mod value;
+
+use crate::family::Family;
+use crate::server::command::{command, KEY_DELETE, KEY_INSERT, KEY_READ, KEY_UPDATE};
+use crate::server::reclaim::{self, Reclaimer};
+use crate::server::Ctx;
+use crate::stats::Stat;
+
+pub static FAMILY: Family = Family {
+    commands: &[
+        command!(
+            c"hcounter.create",
+            c"write deny-oom",
+            -2,
+            KEY_INSERT,
+            command::create,
+            CREATE_CALLS,
+            ERRORS,
+            c"Creates a counter with its PARTITION, GROUP, UNIQUE and SCOPE names"
+        ),
+        command!(
+            c"hcounter.incr",
+            c"write deny-oom",
+            -2,
+            KEY_UPDATE,
+            command::incr,
+            INCR_CALLS,
+            ERRORS,
+            c"Adds one to a cell; on a unique counter only for a tuple not yet counted"
+        ),
+        command!(
+            c"hcounter.incrby",
+            c"write deny-oom",
+            -3,
+            KEY_UPDATE,
+            command::incrby,
+            INCRBY_CALLS,
+            ERRORS,
+            c"Adds an increment to a cell; on a unique counter only for a tuple not yet counted"
+        ),
+        command!(
+            c"hcounter.get",
+            c"readonly fast",
+            -2,
+            KEY_READ,
+            command::get,
+            GET_CALLS,
+            ERRORS,
+            c"Returns one cell's count"
+        ),
+        command!(
+            c"hcounter.data",
+            c"readonly",
+            -2,
+            KEY_READ,
+            command::data,
+            DATA_CALLS,
+            ERRORS,
+            c"Returns the cells of the matching partitions"
+        ),
+        command!(
+            c"hcounter.partitions",
+            c"readonly",
+            -2,
+            KEY_READ,
+            command::partitions,
+            PARTITIONS_CALLS,
+            ERRORS,
+            c"Returns the matching partitions"
+        ),
+        command!(
+            c"hcounter.del",
+            c"write",
+            -2,
+            KEY_DELETE,
+            command::del,
+            DEL_CALLS,
+            ERRORS,
+            c"Deletes the matching partitions with their cells and unique tuples"
+        ),
+        command!(
+            c"hcounter.set",
+            c"write deny-oom",
+            -5,
+            KEY_UPDATE,
+            command::set,
+            SET_CALLS,
+            ERRORS,
+            c"Internal: a master's FLOAT increment (the resulting count), as replicated"
+        ),
+        command!(
+            c"hcounter.seen",
+            c"write deny-oom",
+            -4,
+            KEY_UPDATE,
+            command::seen,
+            SEEN_CALLS,
+            ERRORS,
+            c"Internal: a master's newly counted unique tuple, as replicated"
+        ),
+        command!(
+            c"hcounter.reclaim",
+            c"write",
+            -3,
+            KEY_DELETE,
+            command::reclaim_partitions,
+            RECLAIM_CALLS,
+            ERRORS,
+            c"Internal: the master's background removal of expired partitions, as replicated"
+        ),
+    ],
+    stats: &[
+        &CREATE_CALLS,
+        &INCR_CALLS,
+        &INCRBY_CALLS,
+        &GET_CALLS,
+        &DATA_CALLS,
+        &PARTITIONS_CALLS,
+        &DEL_CALLS,
+        &SET_CALLS,
+        &SEEN_CALLS,
+        &RECLAIM_CALLS,
+        &EXPIRED_PARTITIONS,
+        &ERRORS,
+    ],
+    configs: &[],
+    types: &[&value::HCOUNTER_TYPE],
+    on_load: Some(on_load),
+};
+
+static CREATE_CALLS: Stat = Stat::new("hcounter_create_calls");
+static INCR_CALLS: Stat = Stat::new("hcounter_incr_calls");
+static INCRBY_CALLS: Stat = Stat::new("hcounter_incrby_calls");
+static GET_CALLS: Stat = Stat::new("hcounter_get_calls");
+static DATA_CALLS: Stat = Stat::new("hcounter_data_calls");
+static PARTITIONS_CALLS: Stat = Stat::new("hcounter_partitions_calls");
+static DEL_CALLS: Stat = Stat::new("hcounter_del_calls");
+static SET_CALLS: Stat = Stat::new("hcounter_set_calls");
+static SEEN_CALLS: Stat = Stat::new("hcounter_seen_calls");
+static RECLAIM_CALLS: Stat = Stat::new("hcounter_reclaim_calls");
+/// Partitions removed because their TTL ran out (on a replica: as replicated).
+static EXPIRED_PARTITIONS: Stat = Stat::new("hcounter_expired_partitions");
+static ERRORS: Stat = Stat::new("hcounter_errors");
+
+static RECLAIMER: Reclaimer = Reclaimer {
+    ty: &value::HCOUNTER_TYPE,
+    next_due: command::next_due,
+    reclaim: command::reclaim,
+    everywhere: false,
+};
+
+fn on_load(ctx: Ctx) {
+    reclaim::enable(ctx, &RECLAIMER);
+}
