@@ -1215,7 +1215,7 @@ fn float_cells(c: &mut Conn, key: &str) -> Vec<(String, String, String)> {
                 V::B(b) => String::from_utf8(b.clone()).unwrap(),
                 V::I(n) => panic!("a FLOAT count is a bulk string, got {n} in {r:?}"),
             };
-            (text(1), text(3), text(5))
+            (text(0), text(1), text(2))
         })
         .collect()
 }
