@@ -670,6 +670,29 @@ fn names_are_exact_keywords_any_case() {
             row(&[("day", "d"), ("a", "2"), ("A", "1")], 1),
         ]
     );
+    // Values are any bytes, keywords included.
+    assert_eq!(
+        incr(
+            c,
+            &["day", "AT", "a", "value", "A", "ttl", "u", "at", "s", "UNIQUE"]
+        ),
+        1
+    );
+    assert_eq!(
+        int_reply(
+            c,
+            &["HCOUNTER.GET", "k", "A", "ttl", "day", "AT", "a", "value"]
+        ),
+        1
+    );
+    assert_eq!(
+        rows(c, &["HCOUNTER.PARTITIONS", "k", "day", "AT"]),
+        vec![prow(&[("day", "AT")])]
+    );
+    assert_eq!(
+        expect_err(c, &cmd(&["HCOUNTER.GET", "k", "A", "1", "day", "d", "a"])),
+        "ERR name 'a' needs a value"
+    );
     let e = expect_err(
         c,
         &cmd(&["HCOUNTER.GET", "k", "day", "d", "a", "1", "a", "2"]),
@@ -723,6 +746,8 @@ fn integer_counts_and_overflow() {
     assert_eq!(incrby(c, "-1", "max"), i64::MAX - 1);
     assert_eq!(incrby(c, "1", "min"), i64::MIN + 1);
     assert_eq!(int_reply(c, &["HCOUNTER.GET", "k", "g", "none"]), 0);
+    // No PARTITION names: one partition, an empty row.
+    assert_eq!(rows(c, &["HCOUNTER.PARTITIONS", "k"]), vec![prow(&[])]);
     assert_eq!(
         rows(c, &["HCOUNTER.DATA", "k"]),
         vec![
@@ -1187,6 +1212,34 @@ fn float_formatting() {
     );
     assert_eq!(float_reply(c, &["HCOUNTER.GET", "f", "g", "a"]), "10.6");
     assert_eq!(float_reply(c, &["HCOUNTER.GET", "f", "g", "none"]), "0");
+    // A FLOAT unique counter: a repeat replies the cell's count, "0" when
+    // the cell does not exist.
+    q_ok(
+        c,
+        &[
+            "HCOUNTER.CREATE",
+            "fu",
+            "GROUP",
+            "g",
+            "FLOAT",
+            "UNIQUE",
+            "u",
+        ],
+    );
+    let by_u = |c: &mut Conn, inc: &str, g: &str, u: &str| {
+        float_reply(c, &["HCOUNTER.INCRBY", "fu", inc, "g", g, "u", u])
+    };
+    assert_eq!(by_u(c, "1.5", "a", "1"), "1.5");
+    assert_eq!(by_u(c, "1.5", "a", "1"), "1.5");
+    assert_eq!(by_u(c, "1.5", "b", "1"), "0");
+    assert_eq!(
+        float_reply(c, &["HCOUNTER.INCR", "fu", "g", "a", "u", "2"]),
+        "2.5"
+    );
+    assert_eq!(
+        rows(c, &["HCOUNTER.DATA", "fu"]),
+        vec![frow(&[("g", "a")], "2.5")]
+    );
     let max = format!("{}", 1e308_f64);
     assert_eq!(
         rows(c, &["HCOUNTER.DATA", "f"]),
@@ -1726,6 +1779,91 @@ fn ttl_expiry_driven_by_at() {
         rows(c, &["HCOUNTER.DATA", "u"]),
         vec![row(&[("day", "e")], 1)]
     );
+
+    // Before any reclaim can run: a tuple whose partition expired counts
+    // again and moves to its new partition, which the reclaim of the old
+    // one leaves alone; a write at a time its partition had expired starts
+    // it afresh, tuples included; DEL counts live partitions only.
+    let reclaimed = recipes_info(c, "hcounter_expired_partitions");
+    q_ok(
+        c,
+        &[
+            "HCOUNTER.CREATE",
+            "v",
+            "PARTITION",
+            "day",
+            "TTL",
+            "600",
+            "UNIQUE",
+            "user",
+        ],
+    );
+    let got = multi(
+        c,
+        &[
+            strings(&[
+                "HCOUNTER.INCR",
+                "v",
+                "AT",
+                &ago(3600),
+                "day",
+                "old",
+                "user",
+                "a",
+            ]),
+            strings(&["HCOUNTER.INCR", "v", "day", "new", "user", "a"]),
+            strings(&[
+                "HCOUNTER.INCR",
+                "v",
+                "AT",
+                &ago(1000),
+                "day",
+                "f",
+                "user",
+                "b",
+            ]),
+            strings(&[
+                "HCOUNTER.INCR",
+                "v",
+                "AT",
+                &ago(300),
+                "day",
+                "f",
+                "user",
+                "b",
+            ]),
+            strings(&[
+                "HCOUNTER.INCR",
+                "v",
+                "AT",
+                &ago(3600),
+                "day",
+                "gone",
+                "user",
+                "c",
+            ]),
+            strings(&["HCOUNTER.DEL", "v", "day", "gone"]),
+        ],
+    );
+    assert_eq!(got, [1, 1, 1, 1, 1, 0].map(Value::Int).to_vec());
+    // "old" expired on arrival: reclaimed in the background ("gone" too,
+    // unless DEL removed it).
+    wait_reclaimed(c, reclaimed + 1, "master");
+    let incr_v = |c: &mut Conn, day: &str, user: &str| {
+        int_reply(c, &["HCOUNTER.INCR", "v", "day", day, "user", user])
+    };
+    assert_eq!(incr_v(c, "x", "a"), 0, "a is seen in 'new'");
+    assert_eq!(incr_v(c, "x", "b"), 0, "b is seen in 'f'");
+    assert_eq!(incr_v(c, "x", "c"), 1, "c went with 'gone'");
+    assert_eq!(
+        rows(c, &["HCOUNTER.DATA", "v"]),
+        vec![
+            row(&[("day", "f")], 1),
+            row(&[("day", "new")], 1),
+            row(&[("day", "x")], 1)
+        ]
+    );
+    assert_eq!(int_reply(c, &["HCOUNTER.DEL", "v"]), 3);
 }
 
 /// Partitions written already expired are reclaimed in the background on the
@@ -1828,6 +1966,153 @@ fn reclaim_on_master_replica_converges() {
     assert_eq!(incr(r, None, "d4", "u1"), 1, "u1 is seen in d4");
     assert_eq!(incr(r, None, "d4", "u3"), 1, "u3 is seen in d3");
     assert_eq!(incr(r, None, "d4", "u2"), 2, "u2 was forgotten with d2");
+}
+
+/// Partitions that expire after their key moved (RENAME, MOVE, SWAPDB,
+/// COPY, RESTORE, a restart) are still reclaimed in the background.
+#[test]
+fn reclaim_follows_the_key() {
+    let mut srv = Server::start();
+    let c = &mut srv.conn();
+    // TTL 1 from an AT 0.5 s ahead: 10 partitions expire 1.5 s from now,
+    // "keep" (written an hour ahead) stays.
+    let fill = |c: &mut Conn, key: &str| {
+        q_ok(
+            c,
+            &[
+                "HCOUNTER.CREATE",
+                key,
+                "PARTITION",
+                "p",
+                "GROUP",
+                "g",
+                "TTL",
+                "1",
+            ],
+        );
+        let soon = (now_ms() + 500).to_string();
+        for i in 0..10 {
+            let p = i.to_string();
+            int_reply(c, &["HCOUNTER.INCR", key, "AT", &soon, "p", &p, "g", "x"]);
+        }
+        let later = (now_ms() + HOUR_MS).to_string();
+        int_reply(
+            c,
+            &["HCOUNTER.INCR", key, "AT", &later, "p", "keep", "g", "x"],
+        );
+    };
+    for k in ["r", "m", "w", "cp", "rs"] {
+        fill(c, k);
+    }
+    q_ok(c, &["RENAME", "r", "r2"]);
+    let _: i64 = q(c, &["MOVE", "m", "3"]);
+    q_ok(c, &["SWAPDB", "0", "5"]);
+    q_ok(c, &["SELECT", "5"]);
+    let _: i64 = q(c, &["COPY", "cp", "cp2"]);
+    let payload: Vec<u8> = q(c, &["DUMP", "rs"]);
+    let _: Value = run(c, redis::cmd("RESTORE").arg("rs2").arg(0).arg(&payload));
+    // r2, m, w, cp, cp2, rs, rs2
+    let expected = 10 * 7;
+    let done = wait_until(Duration::from_secs(10), || {
+        recipes_info(c, "hcounter_expired_partitions") == expected
+    });
+    assert!(
+        done,
+        "reclaimed {} of {expected}",
+        recipes_info(c, "hcounter_expired_partitions")
+    );
+    for (db, key) in [
+        ("5", "r2"),
+        ("3", "m"),
+        ("5", "w"),
+        ("5", "cp"),
+        ("5", "cp2"),
+        ("5", "rs"),
+        ("5", "rs2"),
+    ] {
+        q_ok(c, &["SELECT", db]);
+        assert_eq!(
+            rows(c, &["HCOUNTER.PARTITIONS", key]),
+            vec![prow(&[("p", "keep")])],
+            "{db}/{key}"
+        );
+    }
+    // After a restart the loaded keys are scheduled again.
+    q_ok(c, &["SELECT", "0"]);
+    fill(c, "after");
+    srv.restart_with_save();
+    let c = &mut srv.conn();
+    let done = wait_until(Duration::from_secs(10), || {
+        recipes_info(c, "hcounter_expired_partitions") == 10
+    });
+    assert!(
+        done,
+        "after restart: {}",
+        recipes_info(c, "hcounter_expired_partitions")
+    );
+    assert_eq!(
+        rows(c, &["HCOUNTER.PARTITIONS", "after"]),
+        vec![prow(&[("p", "keep")])]
+    );
+    // FLUSHALL leaves nothing behind; new counters work as before.
+    q_ok(c, &["FLUSHALL"]);
+    fill(c, "fresh");
+    assert!(wait_until(Duration::from_secs(10), || recipes_info(
+        c,
+        "hcounter_expired_partitions"
+    ) == 20));
+    assert!(!srv.log().contains("panic"));
+}
+
+/// Only writes that change something are replicated: an INCR of a unique
+/// tuple already seen, and reads, move no replication offset.
+#[test]
+fn repeats_replicate_nothing() {
+    let master = Server::start();
+    let replica = Server::start_replica_of(&master);
+    wait_for_sync(&master, &replica);
+    let c = &mut master.conn();
+    q_ok(
+        c,
+        &[
+            "HCOUNTER.CREATE",
+            "u",
+            "PARTITION",
+            "day",
+            "TTL",
+            "60",
+            "UNIQUE",
+            "user",
+        ],
+    );
+    assert_eq!(
+        int_reply(c, &["HCOUNTER.INCR", "u", "day", "d", "user", "a"]),
+        1
+    );
+    wait_for_sync(&master, &replica);
+    // Retried: the master's periodic PING to its replica moves the offset too.
+    let offset = || info_field(&master.info("replication"), "master_repl_offset");
+    let unchanged = (0..3).any(|_| {
+        let before = offset();
+        assert_eq!(
+            int_reply(c, &["HCOUNTER.INCR", "u", "day", "d", "user", "a"]),
+            1
+        );
+        assert_eq!(
+            int_reply(c, &["HCOUNTER.INCR", "u", "day", "e", "user", "a"]),
+            0
+        );
+        assert_eq!(int_reply(c, &["HCOUNTER.GET", "u", "day", "d"]), 1);
+        rows(c, &["HCOUNTER.DATA", "u"]);
+        rows(c, &["HCOUNTER.PARTITIONS", "u"]);
+        before == offset()
+    });
+    assert!(unchanged, "a repeat or a read was replicated");
+    wait_for_sync(&master, &replica);
+    assert_eq!(
+        rows(&mut replica.conn(), &["HCOUNTER.DATA", "u"]),
+        vec![row(&[("day", "d")], 1)]
+    );
 }
 
 // ---------------------------------------------------------------- unique counting
@@ -2016,6 +2301,54 @@ fn unique_counting_within_scopes() {
         vec![row(&[("company", "1")], 2), row(&[("company", "2")], 1)]
     );
     assert_eq!(int_reply(c, &["HCOUNTER.GET", "w", "company", "1"]), 2);
+
+    // A SCOPE name that is also a GROUP name: users are unique per company.
+    q_ok(
+        c,
+        &[
+            "HCOUNTER.CREATE",
+            "x",
+            "PARTITION",
+            "day",
+            "GROUP",
+            "company",
+            "UNIQUE",
+            "user",
+            "SCOPE",
+            "company",
+        ],
+    );
+    let incr_x = |c: &mut Conn, day: &str, company: &str, user: &str| {
+        int_reply(
+            c,
+            &[
+                "HCOUNTER.INCR",
+                "x",
+                "day",
+                day,
+                "company",
+                company,
+                "user",
+                user,
+            ],
+        )
+    };
+    assert_eq!(
+        [
+            incr_x(c, "d1", "1", "a"),
+            incr_x(c, "d2", "1", "a"),
+            incr_x(c, "d2", "2", "a"),
+            incr_x(c, "d2", "2", "b"),
+        ],
+        [1, 0, 1, 2]
+    );
+    assert_eq!(
+        rows(c, &["HCOUNTER.DATA", "x"]),
+        vec![
+            row(&[("day", "d1"), ("company", "1")], 1),
+            row(&[("day", "d2"), ("company", "2")], 2),
+        ]
+    );
 }
 
 // ---------------------------------------------------------------- events and INFO
@@ -2112,7 +2445,7 @@ fn notifications_and_info() {
 const MONTHS: [&[u8]; 2] = [b"m:1", b"m\x00"];
 const DAYS: [&[u8]; 3] = [b"d", b"d:\x00", b"\xffd"];
 const COMPANIES: [&[u8]; 3] = [b"c", b"c:", b"\x00"];
-const USERS: [&[u8]; 5] = [b"u0", b"u1", b"u:2", b"u3", b"\xff"];
+const USERS: [&[u8]; 6] = [b"u0", b"u1", b"u:2", b"u3", b"\xff", b"u\x005"];
 
 type Bytes = Vec<u8>;
 
@@ -2228,8 +2561,8 @@ impl ModelRun {
         let day = self.pick(&DAYS);
         let company = self.pick(&COMPANIES);
         let user = self.pick(&USERS);
-        match self.rng.gen_range(0..20) {
-            0..=10 => {
+        match self.rng.gen_range(0..30) {
+            0..=16 => {
                 let incr = self.rng.gen_bool(0.4);
                 let by = if incr {
                     1
@@ -2288,7 +2621,7 @@ impl ModelRun {
                     self.model.seen.insert(tuple, part);
                 }
             }
-            11..=12 => {
+            17 => {
                 let (fm, fd) = self.filter();
                 let mut args: Vec<&[u8]> = vec![b"HCOUNTER.DEL", b"m"];
                 args.extend(filter_args(fm, fd));
@@ -2296,7 +2629,7 @@ impl ModelRun {
                 let want = self.model.delete(fm, fd);
                 assert_eq!(got, want, "{ctx}: {}", cmd_text_bin(&args));
             }
-            13..=14 => {
+            18..=21 => {
                 let mut args: Vec<&[u8]> = vec![b"HCOUNTER.GET", b"m"];
                 let mut pairs: Vec<[&[u8]; 2]> =
                     vec![[b"month", month], [b"day", day], [b"company", company]];
