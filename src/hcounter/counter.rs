@@ -297,7 +297,13 @@ impl HCounter {
             }
         }
         self.shrink_seen();
-        self.free_slots.push(slot);
+        if self.index.len() == 0 {
+            // The last partition went: give the slots back.
+            self.slots = Vec::new();
+            self.free_slots = Vec::new();
+        } else {
+            self.free_slots.push(slot);
+        }
         p
     }
 
