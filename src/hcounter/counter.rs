@@ -20,6 +20,7 @@
 //! Time is always an argument: a partition whose TTL has run out by the time
 //! of a call is not there for that call, reclaimed yet or not.
 
+use super::cells::Cells;
 use crate::tuples::encoding;
 use crate::tuples::expiry::ExpiryQueue;
 use crate::tuples::index::{Filter, PartitionIndex};
@@ -30,9 +31,6 @@ use std::hash::BuildHasher;
 
 /// Encoded bytes, inline up to 16 (most cell keys need no allocation).
 pub type Bytes = SmallVec<[u8; 16]>;
-
-/// Cells a partition scans before it builds a hash table.
-const LINEAR_CELLS: usize = 8;
 
 /// A count: integer, or (FLOAT counters) a finite double.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -81,80 +79,6 @@ impl Count {
             Count::Int(n) => n,
             Count::Float(f) => f.to_bits() as i64,
         }
-    }
-}
-
-#[derive(Clone, Debug)]
-struct Cell {
-    key: Bytes,
-    count: i64,
-}
-
-/// A partition's cells in arrival order, hashed by key once there are many.
-#[derive(Clone, Debug, Default)]
-struct Cells {
-    cells: Vec<Cell>,
-    /// Positions in `cells` by key hash; built past `LINEAR_CELLS`.
-    table: Option<HashTable<u32>>,
-}
-
-impl Cells {
-    fn find(&self, key: &[u8], hasher: &DefaultHashBuilder) -> Option<usize> {
-        match &self.table {
-            None => self.cells.iter().position(|c| c.key.as_slice() == key),
-            Some(table) => table
-                .find(hasher.hash_one(key), |&i| {
-                    self.cells[i as usize].key.as_slice() == key
-                })
-                .map(|&i| i as usize),
-        }
-    }
-
-    /// Adds a cell known to be absent.
-    fn push(&mut self, key: &[u8], count: i64, hasher: &DefaultHashBuilder) {
-        self.cells.push(Cell {
-            key: key.into(),
-            count,
-        });
-        let cells = &self.cells;
-        let rehash = |&i: &u32| hasher.hash_one(cells[i as usize].key.as_slice());
-        match &mut self.table {
-            Some(table) => {
-                let i = (cells.len() - 1) as u32;
-                table.insert_unique(hasher.hash_one(key), i, rehash);
-            }
-            None if cells.len() > LINEAR_CELLS => {
-                let mut table = HashTable::with_capacity(cells.len() * 2);
-                for (i, cell) in cells.iter().enumerate() {
-                    table.insert_unique(hasher.hash_one(cell.key.as_slice()), i as u32, rehash);
-                }
-                self.table = Some(table);
-            }
-            None => {}
-        }
-    }
-
-    fn len(&self) -> usize {
-        self.cells.len()
-    }
-
-    /// The cells in ascending key order.
-    fn sorted(&self) -> Vec<&Cell> {
-        let mut cells: Vec<&Cell> = self.cells.iter().collect();
-        cells.sort_unstable_by(|a, b| a.key.cmp(&b.key));
-        cells
-    }
-
-    fn heap_bytes(&self) -> usize {
-        let spilled: usize = self
-            .cells
-            .iter()
-            .filter(|c| c.key.spilled())
-            .map(|c| c.key.capacity())
-            .sum();
-        self.cells.capacity() * std::mem::size_of::<Cell>()
-            + spilled
-            + self.table.as_ref().map_or(0, |t| t.allocation_size())
     }
 }
 
@@ -373,7 +297,13 @@ impl HCounter {
             }
         }
         self.shrink_seen();
-        self.free_slots.push(slot);
+        if self.index.len() == 0 {
+            // The last partition went: give the slots back.
+            self.slots = Vec::new();
+            self.free_slots = Vec::new();
+        } else {
+            self.free_slots.push(slot);
+        }
         p
     }
 
@@ -425,8 +355,8 @@ impl HCounter {
     /// The count of cell `cell` in partition `slot`, if there is one.
     fn cell_count(&self, slot: Option<u32>, cell: &[u8]) -> Option<Count> {
         let cells = &self.slot(slot?).cells;
-        let i = cells.find(cell, &self.hasher)?;
-        Some(self.count_of(cells.cells[i].count))
+        let pos = cells.find(cell, &self.hasher)?;
+        Some(self.count_of(cells.count(pos)))
     }
 
     /// Sets cell `cell` of partition `slot` to `count`.
@@ -434,7 +364,7 @@ impl HCounter {
         let hasher = self.hasher;
         let cells = &mut self.slot_mut(slot).cells;
         match cells.find(cell, &hasher) {
-            Some(i) => cells.cells[i].count = count.bits(),
+            Some(pos) => cells.set(pos, count.bits()),
             None => cells.push(cell, count.bits(), &hasher),
         }
     }
@@ -449,7 +379,7 @@ impl HCounter {
         let slot = self.slot_at(&place.partition, at, &mut expired);
         let cell = slot.and_then(|s| self.slot(s).cells.find(&place.cell, &self.hasher));
         let current = match (slot, cell) {
-            (Some(s), Some(i)) => Some(self.count_of(self.slot(s).cells.cells[i].count)),
+            (Some(s), Some(pos)) => Some(self.count_of(self.slot(s).cells.count(pos))),
             _ => None,
         };
         if self.is_unique() && self.was_seen(&place.seen, at, &mut expired) {
@@ -467,7 +397,7 @@ impl HCounter {
         let hasher = self.hasher;
         let cells = &mut self.slot_mut(slot).cells;
         match cell {
-            Some(i) => cells.cells[i].count = count.bits(),
+            Some(pos) => cells.set(pos, count.bits()),
             None => cells.push(&place.cell, count.bits(), &hasher),
         }
         if self.is_unique() {
@@ -533,10 +463,10 @@ impl HCounter {
             if !self.live_at(p, now) {
                 continue;
             }
-            rows.extend(p.cells.sorted().into_iter().map(|c| CellRow {
+            rows.extend(p.cells.sorted().into_iter().map(|(cell, count)| CellRow {
                 partition: key,
-                cell: &c.key,
-                count: self.count_of(c.count),
+                cell,
+                count: self.count_of(count),
             }));
         }
         rows
@@ -621,7 +551,7 @@ impl HCounter {
                 .cells
                 .sorted()
                 .into_iter()
-                .map(|c| (c.key.as_slice(), self.count_of(c.count)))
+                .map(|(key, count)| (key, self.count_of(count)))
                 .collect();
             (key, p.last_at, cells, p.seen.as_slice())
         })
@@ -786,11 +716,7 @@ mod tests {
     type TestRow = (Vec<Vec<u8>>, Vec<Vec<u8>>, String);
 
     /// DATA as rows of strings.
-    fn data(
-        c: &HCounter,
-        filter: &[Option<&[u8]>],
-        now: i64,
-    ) -> Vec<TestRow> {
+    fn data(c: &HCounter, filter: &[Option<&[u8]>], now: i64) -> Vec<TestRow> {
         c.data(filter, now)
             .into_iter()
             .map(|r| {
