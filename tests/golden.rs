@@ -50,6 +50,14 @@ const GOLDEN: &[Golden] = &[
         make: ulist_make,
         check: ulist_check,
     },
+    Golden {
+        type_name: "recipesHC",
+        version: 1,
+        file: "hcounter-v1.hex",
+        expire_at: -1,
+        make: hcounter_make,
+        check: hcounter_check,
+    },
 ];
 
 // ---------------------------------------------------------------- TOPN
@@ -258,6 +266,114 @@ fn ulist_check(c: &mut Connection, key: &str) {
     assert_eq!(has(c, "9", "9", "m"), 0, "default EXPIRE 3600 from AT 0");
     let e = expect_err(c, &cmd(&["ULIST.ADD", key, "company", "1"]));
     assert!(e.contains("missing name 'user'"), "{e}");
+}
+
+// ---------------------------------------------------------------- HCOUNTER
+
+/// A FLOAT unique counter with a TTL and a name that is both PARTITION and
+/// GROUP; every write at an AT in 2100 (so nothing has expired).
+const HC_T: i64 = TOPN_B;
+
+fn hc_incrby(c: &mut Connection, key: &str, by: &str, at: i64, cell: [&str; 5]) -> String {
+    let [day, company, city, user, month] = cell;
+    let at = at.to_string();
+    q(
+        c,
+        &[
+            "HCOUNTER.INCRBY",
+            key,
+            by,
+            "AT",
+            &at,
+            "day",
+            day,
+            "company",
+            company,
+            "city",
+            city,
+            "user",
+            user,
+            "month",
+            month,
+        ],
+    )
+}
+
+fn hcounter_make(c: &mut Connection, key: &str) {
+    q_ok(
+        c,
+        &[
+            "HCOUNTER.CREATE",
+            key,
+            "PARTITION",
+            "day",
+            "company",
+            "GROUP",
+            "company",
+            "city",
+            "TTL",
+            "3600",
+            "FLOAT",
+            "UNIQUE",
+            "user",
+            "SCOPE",
+            "month",
+        ],
+    );
+    let writes: &[(&str, i64, [&str; 5], &str)] = &[
+        ("1.5", 0, ["2100-01-01", "1", "x", "u1", "2100-01"], "1.5"),
+        (
+            "0.1",
+            1_000,
+            ["2100-01-01", "1", "x", "u2", "2100-01"],
+            "1.6",
+        ),
+        // u1 was counted in 2100-01 already.
+        ("2", 2_000, ["2100-01-01", "1", "y", "u1", "2100-01"], "0"),
+        (
+            "1",
+            0,
+            ["2100-01-02", "a:b\0\u{ff}", "y", "u1", "2100-02"],
+            "1",
+        ),
+        (
+            "-0.25",
+            5_000,
+            ["2100-01-02", "2", "", "u3", "2100-01"],
+            "-0.25",
+        ),
+    ];
+    for (by, offset, cell, reply) in writes {
+        assert_eq!(
+            hc_incrby(c, key, by, HC_T + offset, *cell),
+            *reply,
+            "{cell:?}"
+        );
+    }
+}
+
+fn hcounter_check(c: &mut Connection, key: &str) {
+    assert_eq!(q::<String>(c, &["TYPE", key]), "recipesHC");
+    let data: Value = q(c, &["HCOUNTER.DATA", key]);
+    assert_eq!(
+        reply_text(&data),
+        "[[day, 2100-01-01, company, 1, city, x, value, 1.6], \
+         [day, 2100-01-02, company, 2, city, , value, -0.25], \
+         [day, 2100-01-02, company, a:b\\x00\\xc3\\xbf, city, y, value, 1]]"
+    );
+    let parts: Value = q(c, &["HCOUNTER.PARTITIONS", key, "day", "2100-01-02"]);
+    assert_eq!(
+        reply_text(&parts),
+        "[[day, 2100-01-02, company, 2], [day, 2100-01-02, company, a:b\\x00\\xc3\\xbf]]"
+    );
+    // The unique tuples came along: u2 counted in 2100-01, u2 new in 2100-02.
+    let u2 = ["2100-01-02", "2", "", "u2", "2100-01"];
+    assert_eq!(hc_incrby(c, key, "1", HC_T + 6_000, u2), "-0.25");
+    let u2 = ["2100-01-02", "2", "", "u2", "2100-02"];
+    assert_eq!(hc_incrby(c, key, "1", HC_T + 6_000, u2), "0.75");
+    // So did the TTL: an hour after its last write, 2100-01-01 starts afresh.
+    let late = ["2100-01-01", "1", "x", "u9", "2100-01"];
+    assert_eq!(hc_incrby(c, key, "1", HC_T + 3_601_000, late), "1");
 }
 
 // ---------------------------------------------------------------- payloads

@@ -81,12 +81,6 @@ pub fn create(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     Ok(())
 }
 
-/// A FLOAT count as Redis writes HINCRBYFLOAT's: decimal, never with an
-/// exponent; the shortest digits that read back as the same double.
-pub fn format_float(f: f64) -> String {
-    format!("{f}")
-}
-
 /// An increment (or a replicated count) of the counter's kind.
 fn parse_count(counter: &HCounter, name: &str, bytes: &[u8]) -> Result<Count, CmdError> {
     if !counter.is_float() {
@@ -108,7 +102,7 @@ fn parse_count(counter: &HCounter, name: &str, bytes: &[u8]) -> Result<Count, Cm
 fn reply_count(ctx: Ctx, count: Count) {
     match count {
         Count::Int(n) => ctx.reply_int(n),
-        Count::Float(f) => ctx.reply_bytes(format_float(f).as_bytes()),
+        Count::Float(_) => ctx.reply_bytes(count.to_string().as_bytes()),
     }
 }
 
@@ -198,6 +192,7 @@ fn increment(ctx: Ctx, args: &Args, cmd: &CStr, by: Option<&[u8]>) -> Result<(),
     };
     let at = given_at.unwrap_or_else(|| ctx.now_ms());
     let place = place(counter, &pairs);
+    let due_before = counter.next_due();
     let outcome = counter.incr(&place, by, at).map_err(|e| match by {
         Count::Float(_) => CmdError::invalid("increment would produce NaN or Infinity"),
         Count::Int(_) => out_of_range(e),
@@ -208,9 +203,7 @@ fn increment(ctx: Ctx, args: &Args, cmd: &CStr, by: Option<&[u8]>) -> Result<(),
     }
     if outcome.counted {
         ctx.notify(Class::Module, c"hcounter.incr", name);
-        if let Some(ttl) = counter.ttl_s() {
-            reclaim::schedule(ctx, name, at.saturating_add(ttl * 1000));
-        }
+        schedule_if_sooner(ctx, name, counter, due_before);
     }
     match outcome.count {
         Count::Float(f) if outcome.counted => {
@@ -221,7 +214,7 @@ fn increment(ctx: Ctx, args: &Args, cmd: &CStr, by: Option<&[u8]>) -> Result<(),
                 seen.extend(named(schema, &pairs, &TUPLE));
                 ctx.replicate_bytes(c"HCOUNTER.SEEN", name, &seen);
             }
-            let value = format_float(f);
+            let value = Count::Float(f).to_string();
             let mut set: Vec<&[u8]> = vec![value.as_bytes(), b"AT", at_text.as_bytes()];
             set.extend(named(schema, &pairs, &CELL));
             ctx.replicate_bytes(c"HCOUNTER.SET", name, &set);
@@ -394,8 +387,9 @@ pub fn set(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let count = parse_count(counter, "value", args.bytes[2])?;
     let (pairs, at) = write_pairs(counter, &args.bytes[3..], &CELL)?;
     let at = required_at(at)?;
+    let due_before = counter.next_due();
     let expired = counter.set(&place(counter, &pairs), count, at);
-    after_internal_write(ctx, counter, name, at, expired);
+    after_internal_write(ctx, counter, name, due_before, expired);
     reply_count(ctx, count);
     Ok(())
 }
@@ -411,22 +405,39 @@ pub fn seen(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     }
     let (pairs, at) = write_pairs(counter, &args.bytes[2..], &TUPLE)?;
     let at = required_at(at)?;
+    let due_before = counter.next_due();
     let expired = counter.remember(&place(counter, &pairs), at);
-    after_internal_write(ctx, counter, name, at, expired);
+    after_internal_write(ctx, counter, name, due_before, expired);
     ctx.reply_ok();
     Ok(())
 }
 
-fn after_internal_write(ctx: Ctx, counter: &HCounter, name: RStr, at: i64, expired: usize) {
+fn after_internal_write(
+    ctx: Ctx,
+    counter: &HCounter,
+    name: RStr,
+    due_before: Option<i64>,
+    expired: usize,
+) {
     if expired > 0 {
         EXPIRED_PARTITIONS.add(expired as i64);
         ctx.notify(Class::Module, c"hcounter.expire", name);
     }
     ctx.notify(Class::Module, c"hcounter.incr", name);
-    if let Some(ttl) = counter.ttl_s() {
-        reclaim::schedule(ctx, name, at.saturating_add(ttl * 1000));
-    }
+    schedule_if_sooner(ctx, name, counter, due_before);
     ctx.replicate_verbatim();
+}
+
+/// Schedules the key's reclaim when a write made a partition due sooner
+/// than anything before. Otherwise the key is scheduled already: by an
+/// earlier write, its loading, or the last reclaim visit (which schedules
+/// the key's next due time).
+fn schedule_if_sooner(ctx: Ctx, name: RStr, counter: &HCounter, due_before: Option<i64>) {
+    if let Some(due) = counter.next_due() {
+        if due_before.is_none_or(|before| due < before) {
+            reclaim::schedule(ctx, name, due);
+        }
+    }
 }
 
 /// `HCOUNTER.RECLAIM counter partition ...`: the master's background

@@ -20,6 +20,7 @@
 //! Time is always an argument: a partition whose TTL has run out by the time
 //! of a call is not there for that call, reclaimed yet or not.
 
+use super::cells::Cells;
 use crate::tuples::encoding;
 use crate::tuples::expiry::ExpiryQueue;
 use crate::tuples::index::{Filter, PartitionIndex};
@@ -30,9 +31,6 @@ use std::hash::BuildHasher;
 
 /// Encoded bytes, inline up to 16 (most cell keys need no allocation).
 pub type Bytes = SmallVec<[u8; 16]>;
-
-/// Cells a partition scans before it builds a hash table.
-const LINEAR_CELLS: usize = 8;
 
 /// A count: integer, or (FLOAT counters) a finite double.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -45,6 +43,18 @@ pub enum Count {
 /// double that is not finite).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OutOfRange;
+
+/// As replied and replicated: an integer, or a FLOAT count as Redis writes
+/// HINCRBYFLOAT's (decimal, never with an exponent), with the shortest
+/// digits that read back as the same double.
+impl std::fmt::Display for Count {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Count::Int(n) => write!(f, "{n}"),
+            Count::Float(x) => write!(f, "{x}"),
+        }
+    }
+}
 
 impl Count {
     /// `self + by`, both of one kind.
@@ -69,80 +79,6 @@ impl Count {
             Count::Int(n) => n,
             Count::Float(f) => f.to_bits() as i64,
         }
-    }
-}
-
-#[derive(Clone, Debug)]
-struct Cell {
-    key: Bytes,
-    count: i64,
-}
-
-/// A partition's cells in arrival order, hashed by key once there are many.
-#[derive(Clone, Debug, Default)]
-struct Cells {
-    cells: Vec<Cell>,
-    /// Positions in `cells` by key hash; built past `LINEAR_CELLS`.
-    table: Option<HashTable<u32>>,
-}
-
-impl Cells {
-    fn find(&self, key: &[u8], hasher: &DefaultHashBuilder) -> Option<usize> {
-        match &self.table {
-            None => self.cells.iter().position(|c| c.key.as_slice() == key),
-            Some(table) => table
-                .find(hasher.hash_one(key), |&i| {
-                    self.cells[i as usize].key.as_slice() == key
-                })
-                .map(|&i| i as usize),
-        }
-    }
-
-    /// Adds a cell known to be absent.
-    fn push(&mut self, key: &[u8], count: i64, hasher: &DefaultHashBuilder) {
-        self.cells.push(Cell {
-            key: key.into(),
-            count,
-        });
-        let cells = &self.cells;
-        let rehash = |&i: &u32| hasher.hash_one(cells[i as usize].key.as_slice());
-        match &mut self.table {
-            Some(table) => {
-                let i = (cells.len() - 1) as u32;
-                table.insert_unique(hasher.hash_one(key), i, rehash);
-            }
-            None if cells.len() > LINEAR_CELLS => {
-                let mut table = HashTable::with_capacity(cells.len() * 2);
-                for (i, cell) in cells.iter().enumerate() {
-                    table.insert_unique(hasher.hash_one(cell.key.as_slice()), i as u32, rehash);
-                }
-                self.table = Some(table);
-            }
-            None => {}
-        }
-    }
-
-    fn len(&self) -> usize {
-        self.cells.len()
-    }
-
-    /// The cells in ascending key order.
-    fn sorted(&self) -> Vec<&Cell> {
-        let mut cells: Vec<&Cell> = self.cells.iter().collect();
-        cells.sort_unstable_by(|a, b| a.key.cmp(&b.key));
-        cells
-    }
-
-    fn heap_bytes(&self) -> usize {
-        let spilled: usize = self
-            .cells
-            .iter()
-            .filter(|c| c.key.spilled())
-            .map(|c| c.key.capacity())
-            .sum();
-        self.cells.capacity() * std::mem::size_of::<Cell>()
-            + spilled
-            + self.table.as_ref().map_or(0, |t| t.allocation_size())
     }
 }
 
@@ -305,10 +241,11 @@ impl HCounter {
         None
     }
 
-    /// The slot of the partition keyed `key`, made if missing, with `at`
-    /// counted as one of its writes.
-    fn touch(&mut self, key: &[u8], at: i64) -> u32 {
-        let slot = match self.find_slot(key) {
+    /// Counts `at` as a write of partition `slot`, or (`None`) of a new
+    /// partition keyed `key` (the caller knows there is none); returns its
+    /// slot.
+    fn touch(&mut self, slot: Option<u32>, key: &[u8], at: i64) -> u32 {
+        let slot = match slot {
             Some(slot) => slot,
             None => {
                 let partition = Partition {
@@ -360,7 +297,13 @@ impl HCounter {
             }
         }
         self.shrink_seen();
-        self.free_slots.push(slot);
+        if self.index.len() == 0 {
+            // The last partition went: give the slots back.
+            self.slots = Vec::new();
+            self.free_slots = Vec::new();
+        } else {
+            self.free_slots.push(slot);
+        }
         p
     }
 
@@ -412,16 +355,16 @@ impl HCounter {
     /// The count of cell `cell` in partition `slot`, if there is one.
     fn cell_count(&self, slot: Option<u32>, cell: &[u8]) -> Option<Count> {
         let cells = &self.slot(slot?).cells;
-        let i = cells.find(cell, &self.hasher)?;
-        Some(self.count_of(cells.cells[i].count))
+        let pos = cells.find(cell, &self.hasher)?;
+        Some(self.count_of(cells.count(pos)))
     }
 
     /// Sets cell `cell` of partition `slot` to `count`.
     fn put(&mut self, slot: u32, cell: &[u8], count: Count) {
-        let hasher = self.hasher.clone();
+        let hasher = self.hasher;
         let cells = &mut self.slot_mut(slot).cells;
         match cells.find(cell, &hasher) {
-            Some(i) => cells.cells[i].count = count.bits(),
+            Some(pos) => cells.set(pos, count.bits()),
             None => cells.push(cell, count.bits(), &hasher),
         }
     }
@@ -434,7 +377,11 @@ impl HCounter {
     pub fn incr(&mut self, place: &Place, by: Count, at: i64) -> Result<Outcome, OutOfRange> {
         let mut expired = 0;
         let slot = self.slot_at(&place.partition, at, &mut expired);
-        let current = self.cell_count(slot, &place.cell);
+        let cell = slot.and_then(|s| self.slot(s).cells.find(&place.cell, &self.hasher));
+        let current = match (slot, cell) {
+            (Some(s), Some(pos)) => Some(self.count_of(self.slot(s).cells.count(pos))),
+            _ => None,
+        };
         if self.is_unique() && self.was_seen(&place.seen, at, &mut expired) {
             return Ok(Outcome {
                 counted: false,
@@ -443,10 +390,16 @@ impl HCounter {
             });
         }
         // A tuple's owner dropped above was another partition: this one is
-        // live at `at`, so it would have counted the tuple as seen.
+        // live at `at`, so it would have counted the tuple as seen; `slot`
+        // and `cell` still hold.
         let count = current.unwrap_or(self.zero()).plus(by)?;
-        let slot = self.touch(&place.partition, at);
-        self.put(slot, &place.cell, count);
+        let slot = self.touch(slot, &place.partition, at);
+        let hasher = self.hasher;
+        let cells = &mut self.slot_mut(slot).cells;
+        match cell {
+            Some(pos) => cells.set(pos, count.bits()),
+            None => cells.push(&place.cell, count.bits(), &hasher),
+        }
         if self.is_unique() {
             self.remember_in(slot, &place.seen);
         }
@@ -462,8 +415,8 @@ impl HCounter {
     /// Returns the partitions found expired and dropped.
     pub fn set(&mut self, place: &Place, count: Count, at: i64) -> usize {
         let mut expired = 0;
-        self.slot_at(&place.partition, at, &mut expired);
-        let slot = self.touch(&place.partition, at);
+        let slot = self.slot_at(&place.partition, at, &mut expired);
+        let slot = self.touch(slot, &place.partition, at);
         self.put(slot, &place.cell, count);
         expired
     }
@@ -472,9 +425,9 @@ impl HCounter {
     /// remembered already. Returns the partitions found expired and dropped.
     pub fn remember(&mut self, place: &Place, at: i64) -> usize {
         let mut expired = 0;
-        self.slot_at(&place.partition, at, &mut expired);
+        let slot = self.slot_at(&place.partition, at, &mut expired);
         if !self.was_seen(&place.seen, at, &mut expired) {
-            let slot = self.touch(&place.partition, at);
+            let slot = self.touch(slot, &place.partition, at);
             self.remember_in(slot, &place.seen);
         }
         expired
@@ -510,10 +463,10 @@ impl HCounter {
             if !self.live_at(p, now) {
                 continue;
             }
-            rows.extend(p.cells.sorted().into_iter().map(|c| CellRow {
+            rows.extend(p.cells.sorted().into_iter().map(|(cell, count)| CellRow {
                 partition: key,
-                cell: &c.key,
-                count: self.count_of(c.count),
+                cell,
+                count: self.count_of(count),
             }));
         }
         rows
@@ -598,7 +551,7 @@ impl HCounter {
                 .cells
                 .sorted()
                 .into_iter()
-                .map(|c| (c.key.as_slice(), self.count_of(c.count)))
+                .map(|(key, count)| (key, self.count_of(count)))
                 .collect();
             (key, p.last_at, cells, p.seen.as_slice())
         })
@@ -684,7 +637,7 @@ impl HCounter {
             if !is_tuple(key, partition_arity) || counter.find_slot(key).is_some() {
                 return None;
             }
-            let slot = counter.touch(key, last_at);
+            let slot = counter.touch(None, key, last_at);
             for _ in 0..r.u32()? {
                 let cell = r.blob()?;
                 let count = counter.count_of(r.i64()?);
@@ -726,4 +679,363 @@ fn seen_tuple(slots: &[Option<Partition>], r: SeenRef) -> &[u8] {
 fn put_blob(out: &mut Vec<u8>, bytes: &[u8]) {
     out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
     out.extend_from_slice(bytes);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::args::OptionSpec;
+    use crate::hcounter::command::DECLARATION;
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+    use std::collections::{BTreeMap, BTreeSet};
+
+    fn counter(decl: &[&str], ttl_s: Option<i64>, float: bool) -> HCounter {
+        let t: Vec<&[u8]> = decl.iter().map(|s| s.as_bytes()).collect();
+        let (schema, []) = Schema::parse::<0>(&t, &DECLARATION, &[] as &[OptionSpec; 0]).unwrap();
+        HCounter::new(schema, ttl_s, float)
+    }
+
+    fn place(partition: &[&[u8]], cell: &[&[u8]], seen: &[&[u8]]) -> Place {
+        let mut place = Place {
+            partition: Default::default(),
+            cell: Default::default(),
+            seen: Default::default(),
+        };
+        partition
+            .iter()
+            .for_each(|v| encoding::push_element(&mut place.partition, v));
+        cell.iter()
+            .for_each(|v| encoding::push_element(&mut place.cell, v));
+        seen.iter()
+            .for_each(|v| encoding::push_element(&mut place.seen, v));
+        place
+    }
+
+    /// A DATA row: partition values, cell values, count.
+    type TestRow = (Vec<Vec<u8>>, Vec<Vec<u8>>, String);
+
+    /// DATA as rows of strings.
+    fn data(c: &HCounter, filter: &[Option<&[u8]>], now: i64) -> Vec<TestRow> {
+        c.data(filter, now)
+            .into_iter()
+            .map(|r| {
+                (
+                    encoding::decode(r.partition).unwrap(),
+                    encoding::decode(r.cell).unwrap(),
+                    r.count.to_string(),
+                )
+            })
+            .collect()
+    }
+
+    fn v(s: &[&str]) -> Vec<Vec<u8>> {
+        s.iter().map(|s| s.as_bytes().to_vec()).collect()
+    }
+
+    /// The gem's UniqueHashCounter example: unique users per company per
+    /// month, counted into daily partitions.
+    #[test]
+    fn gem_unique_users_by_month() {
+        let mut c = counter(
+            &[
+                "PARTITION",
+                "date",
+                "GROUP",
+                "company_id",
+                "UNIQUE",
+                "company_id",
+                "user_id",
+                "SCOPE",
+                "start_month_date",
+            ],
+            None,
+            false,
+        );
+        let events = [
+            (2, "1", "11", "2013-08-10", "2013-08-01"),
+            (3, "1", "22", "2013-08-10", "2013-08-01"),
+            (3, "1", "22", "2013-09-05", "2013-09-01"),
+            (3, "2", "11", "2013-08-10", "2013-08-01"),
+            (1, "2", "22", "2013-08-11", "2013-08-01"),
+        ];
+        for (times, company, user, date, month) in events {
+            for i in 0..times {
+                let p = place(
+                    &[date.as_bytes()],
+                    &[],
+                    &[month.as_bytes(), company.as_bytes(), user.as_bytes()],
+                );
+                // The cell key holds no name: company_id is also... a
+                // GROUP name only, so it is the cell.
+                let p = Place {
+                    cell: place(&[], &[company.as_bytes()], &[]).cell,
+                    ..p
+                };
+                let out = c.incr(&p, Count::Int(1), 0).unwrap();
+                assert_eq!(out.counted, i == 0);
+            }
+        }
+        assert_eq!(
+            data(&c, &[None], 0),
+            [
+                (v(&["2013-08-10"]), v(&["1"]), "2".into()),
+                (v(&["2013-08-10"]), v(&["2"]), "1".into()),
+                (v(&["2013-08-11"]), v(&["2"]), "1".into()),
+                (v(&["2013-09-05"]), v(&["1"]), "1".into()),
+            ]
+        );
+        // Deleting the partition forgets the tuples first counted there.
+        assert_eq!(c.delete(&[Some(b"2013-08-10")], 0), (1, 1));
+        let again = place(&[b"2013-08-12"], &[b"1"], &[b"2013-08-01", b"1", b"11"]);
+        assert!(c.incr(&again, Count::Int(1), 0).unwrap().counted);
+        let kept = place(&[b"2013-08-12"], &[b"2"], &[b"2013-08-01", b"2", b"22"]);
+        assert!(!c.incr(&kept, Count::Int(1), 0).unwrap().counted);
+        assert_eq!(c.get(&kept, 0), Count::Int(0));
+    }
+
+    #[test]
+    fn float_counts_format_as_redis_does() {
+        let mut c = counter(&[], None, true);
+        let p = place(&[], &[], &[]);
+        let mut add = |by: f64| c.incr(&p, Count::Float(by), 0).map(|o| o.count.to_string());
+        assert_eq!(add(10.5).unwrap(), "10.5");
+        assert_eq!(add(0.1).unwrap(), "10.6");
+        assert_eq!(add(-5.0).unwrap(), "5.6");
+        assert_eq!(add(5194.4).unwrap(), "5200");
+        assert_eq!(add(-5200.0).unwrap(), "0");
+        assert_eq!(add(1e21).unwrap(), "1000000000000000000000");
+        assert!(add(f64::MAX).is_ok());
+        assert_eq!(add(f64::MAX), Err(OutOfRange));
+        let mut c = counter(&[], None, true);
+        let mut add = |by: f64| c.incr(&p, Count::Float(by), 0).map(|o| o.count.to_string());
+        add(0.1).unwrap();
+        assert_eq!(add(0.2).unwrap(), "0.30000000000000004");
+        assert_eq!(
+            Count::Float(-0.0).plus(Count::Float(0.0)),
+            Ok(Count::Float(0.0))
+        );
+        assert_eq!(Count::Int(i64::MAX).plus(Count::Int(1)), Err(OutOfRange));
+    }
+
+    #[test]
+    fn ttl_runs_from_the_latest_write() {
+        let mut c = counter(&["PARTITION", "d"], Some(10), false);
+        let p = place(&[b"x"], &[], &[]);
+        c.incr(&p, Count::Int(1), 1_000).unwrap();
+        c.incr(&p, Count::Int(1), 5_000).unwrap();
+        // An older AT does not shorten its life.
+        c.incr(&p, Count::Int(1), 2_000).unwrap();
+        assert_eq!(c.get(&p, 14_999), Count::Int(3));
+        assert_eq!(c.get(&p, 15_000), Count::Int(0));
+        // Queued at 11_000; visiting then finds the real time.
+        assert_eq!(c.next_due(), Some(11_000));
+        assert_eq!(c.reclaim(11_000, 10).0.len(), 0);
+        assert_eq!(c.next_due(), Some(15_000));
+        // A write after expiry starts afresh.
+        let out = c.incr(&p, Count::Int(1), 15_000).unwrap();
+        assert_eq!((out.count, out.expired), (Count::Int(1), 1));
+        let (gone, _) = c.reclaim(25_000, 10);
+        assert_eq!(gone, [p.partition.to_vec().into_boxed_slice()]);
+        assert_eq!(c.next_due(), None);
+    }
+
+    #[test]
+    fn cells_past_the_linear_scan_are_hashed() {
+        let mut c = counter(&["GROUP", "g"], None, false);
+        for round in 1..=3 {
+            for i in 0..200u32 {
+                let key = i.to_string();
+                let p = place(&[], &[key.as_bytes()], &[]);
+                assert_eq!(
+                    c.incr(&p, Count::Int(1), 0).unwrap().count,
+                    Count::Int(round)
+                );
+            }
+        }
+        let rows = data(&c, &[], 0);
+        assert_eq!(rows.len(), 200);
+        assert!(rows.windows(2).all(|w| w[0].1 < w[1].1));
+    }
+
+    #[test]
+    fn encoding_roundtrips_and_refuses_truncation() {
+        let mut c = counter(
+            &["PARTITION", "d", "GROUP", "g", "UNIQUE", "u", "SCOPE", "s"],
+            Some(60),
+            true,
+        );
+        for i in 0..30u8 {
+            let p = place(&[&[i % 3, 0]], &[&[b':', i % 5]], &[b"m", &[i]]);
+            c.incr(&p, Count::Float(0.1 * i as f64), 1000 + i as i64)
+                .unwrap();
+        }
+        let bytes = c.encode();
+        let back = HCounter::decode(&bytes).unwrap();
+        assert_eq!(back.encode(), bytes);
+        assert_eq!(data(&back, &[None], 0), data(&c, &[None], 0));
+        // Loaded partitions are queued at their real time (the original may
+        // hold earlier entries, requeued when visited).
+        assert!(back.next_due() >= c.next_due());
+        for cut in 0..bytes.len() {
+            assert!(HCounter::decode(&bytes[..cut]).is_none(), "cut at {cut}");
+        }
+    }
+
+    #[derive(Clone, Default, Debug)]
+    struct ModelPart {
+        last_at: i64,
+        cells: BTreeMap<Vec<u8>, i64>,
+        seen: BTreeSet<(Vec<u8>, Vec<u8>)>,
+    }
+
+    /// Random increments (unique tuples, ATs in the past), deletes by any
+    /// filter, reclaims and reloads against a model of maps.
+    #[test]
+    fn matches_a_model() {
+        const TTL: i64 = 100;
+        let mut rng = StdRng::seed_from_u64(11);
+        let mut c = counter(
+            &[
+                "PARTITION",
+                "day",
+                "company",
+                "GROUP",
+                "company",
+                "city",
+                "UNIQUE",
+                "user",
+                "SCOPE",
+                "month",
+            ],
+            Some(TTL),
+            false,
+        );
+        let days: [&[u8]; 4] = [b"d1", b"d2", b"d1:", b"d\x00"];
+        let companies: [&[u8]; 3] = [b"c", b"c:1", b""];
+        let cities: [&[u8]; 3] = [b"x", b"y", b"\xff"];
+        let months: [&[u8]; 2] = [b"m1", b"m2"];
+        let mut model: BTreeMap<(Vec<u8>, Vec<u8>), ModelPart> = BTreeMap::new();
+        let live = |p: &ModelPart, t: i64| p.last_at + TTL * 1000 > t;
+        let mut now = 1_000_000i64;
+        for step in 0..30_000 {
+            now += rng.gen_range(0..3_000);
+            let pick =
+                |rng: &mut StdRng, from: &[&[u8]]| from[rng.gen_range(0..from.len())].to_vec();
+            let (day, company) = (pick(&mut rng, &days), pick(&mut rng, &companies));
+            match rng.gen_range(0..10) {
+                0..=5 => {
+                    let city = pick(&mut rng, &cities);
+                    let month = pick(&mut rng, &months);
+                    let user = vec![rng.gen_range(0..12u8)];
+                    let at = now - rng.gen_range(0..(TTL * 1500)) * (rng.gen_range(0..4) / 3);
+                    let by = rng.gen_range(-3..10);
+                    let p = place(&[&day, &company], &[&city], &[&month, &user]);
+                    let out = c.incr(&p, Count::Int(by), at).unwrap();
+                    // The model.
+                    let key = (day.clone(), company.clone());
+                    let mut expired = 0;
+                    if model.get(&key).is_some_and(|m| !live(m, at)) {
+                        model.remove(&key);
+                        expired += 1;
+                    }
+                    let tuple = (month.clone(), user.clone());
+                    let owner = model
+                        .iter()
+                        .find(|(_, m)| m.seen.contains(&tuple))
+                        .map(|(k, m)| (k.clone(), live(m, at)));
+                    let current = model.get(&key).and_then(|m| m.cells.get(&city)).copied();
+                    let counted = match owner {
+                        Some((_, true)) => false,
+                        Some((owner, false)) => {
+                            model.remove(&owner);
+                            expired += 1;
+                            true
+                        }
+                        None => true,
+                    };
+                    let count = if counted {
+                        let m = model.entry(key).or_default();
+                        m.last_at = m.last_at.max(at);
+                        let cell = m.cells.entry(city).or_insert(0);
+                        *cell += by;
+                        m.seen.insert(tuple);
+                        *cell
+                    } else {
+                        current.unwrap_or(0)
+                    };
+                    let want = Outcome {
+                        counted,
+                        count: Count::Int(count),
+                        expired,
+                    };
+                    assert_eq!(out, want, "step {step}");
+                }
+                6 => {
+                    let fd = rng.gen_bool(0.5).then_some(day.as_slice());
+                    let fc = rng.gen_bool(0.5).then_some(company.as_slice());
+                    let (removed, live_removed) = c.delete(&[fd, fc], now);
+                    let doomed: Vec<_> = model
+                        .keys()
+                        .filter(|(d, k)| fd.is_none_or(|f| f == d) && fc.is_none_or(|f| f == k))
+                        .cloned()
+                        .collect();
+                    let want_live = doomed.iter().filter(|k| live(&model[*k], now)).count();
+                    doomed.iter().for_each(|k| drop(model.remove(k)));
+                    assert_eq!(
+                        (removed, live_removed),
+                        (doomed.len(), want_live),
+                        "step {step}"
+                    );
+                }
+                7 => {
+                    let (gone, _) = c.reclaim(now, rng.gen_range(1..20));
+                    for key in gone {
+                        let parts = encoding::decode(&key).unwrap();
+                        let m = model.remove(&(parts[0].clone(), parts[1].clone())).unwrap();
+                        assert!(!live(&m, now), "step {step}: reclaimed a live partition");
+                    }
+                }
+                8 => c = HCounter::decode(&c.encode()).unwrap(),
+                _ => {
+                    let city = pick(&mut rng, &cities);
+                    let p = place(&[&day, &company], &[&city], &[]);
+                    let want = model
+                        .get(&(day.clone(), company.clone()))
+                        .filter(|m| live(m, now))
+                        .and_then(|m| m.cells.get(&city))
+                        .copied()
+                        .unwrap_or(0);
+                    assert_eq!(c.get(&p, now), Count::Int(want), "step {step}");
+                }
+            }
+            let want: Vec<_> = model
+                .iter()
+                .filter(|(_, m)| live(m, now))
+                .flat_map(|((d, k), m)| {
+                    m.cells.iter().map(move |(city, n)| {
+                        (
+                            vec![d.clone(), k.clone()],
+                            vec![city.clone()],
+                            n.to_string(),
+                        )
+                    })
+                })
+                .collect();
+            assert_eq!(data(&c, &[None, None], now), want, "step {step}");
+        }
+        // Everything expired goes; nothing live does.
+        while !c.reclaim(now, 1000).0.is_empty() {}
+        let live_parts = model.values().filter(|m| live(m, now)).count();
+        assert_eq!(c.partitions(&[None, None], now).count(), live_parts);
+        assert_eq!(c.index.len(), live_parts);
+        assert_eq!(
+            c.seen.len(),
+            model
+                .values()
+                .filter(|m| live(m, now))
+                .map(|m| m.seen.len())
+                .sum::<usize>()
+        );
+    }
 }

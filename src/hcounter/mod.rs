@@ -15,6 +15,7 @@
 //! - `HCOUNTER.GET counter name value ...`
 //! - `HCOUNTER.DATA | HCOUNTER.PARTITIONS | HCOUNTER.DEL counter [name value ...]`
 
+mod cells;
 mod command;
 mod counter;
 mod value;

@@ -1,8 +1,8 @@
 //! The HCOUNTER module type: an [`HCounter`] in a key, with its persistence
 //! callbacks.
 
-use super::command::{format_float, DECLARATION};
-use super::counter::{Count, HCounter};
+use super::command::DECLARATION;
+use super::counter::HCounter;
 use crate::server::module_type::{type_methods, AofWriter, ModuleValue};
 use crate::tuples::encoding;
 use crate::tuples::schema::Role;
@@ -94,12 +94,8 @@ impl ModuleValue for HCounter {
             }
             for (cell, count) in cells {
                 let values = encoding::decode(cell).unwrap_or_default();
-                let count = match count {
-                    Count::Int(n) => n.to_string(),
-                    Count::Float(f) => format_float(f),
-                };
                 let mut args = args_of(vec![], self.cell_names(), &values);
-                args.insert(0, count.into_bytes());
+                args.insert(0, count.to_string().into_bytes());
                 emit(c"HCOUNTER.SET", args);
             }
         }

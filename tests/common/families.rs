@@ -13,13 +13,20 @@ use rand::rngs::StdRng;
 use redis::{Connection, Value};
 use std::collections::BTreeMap;
 
+pub mod hcounter;
 pub mod rv;
 pub mod tl;
 pub mod topn;
 pub mod ulist;
 
 /// Every family, in the order the tests run them.
-pub const FAMILIES: &[Family] = &[rv::FAMILY, tl::FAMILY, topn::FAMILY, ulist::FAMILY];
+pub const FAMILIES: &[Family] = &[
+    rv::FAMILY,
+    tl::FAMILY,
+    topn::FAMILY,
+    ulist::FAMILY,
+    hcounter::FAMILY,
+];
 
 /// `workload(c, prefix, base, rng)`: writes on keys starting with `prefix`,
 /// around `base` (Unix ms, about now). Deterministic given the rng, apart

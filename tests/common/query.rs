@@ -4,6 +4,7 @@
 //!
 //! ```ignore
 //! let n: i64 = q(c, &["RV.LEN", "k"]);
+//! let v: Value = q_bin(c, &[b"HCOUNTER.DATA", b"k", b"day", b"\xff:\x00"]);
 //! q_ok(c, &["TOPN.CREATE", "k", "BUCKET", "60"]);
 //! let calls = recipes_info(c, "rv_add_calls");     // or srv.recipes_info(..)
 //! let seed = seed_from_env("RV_SEED", 0);           // prints how to replay
@@ -22,6 +23,16 @@ pub fn run<T: FromRedisValue>(c: &mut Connection, k: &redis::Cmd) -> T {
 /// converts its reply to `T`; panics with the command and the error otherwise.
 pub fn q<T: FromRedisValue>(c: &mut Connection, args: &[&str]) -> T {
     run(c, &cmd(args))
+}
+
+/// `q_bin(c, &[b"HCOUNTER.INCR", b"k", b"p", b"a\x00:\xff"])`: like [`q`], for
+/// arguments that are arbitrary bytes (the command name first).
+pub fn q_bin<T: FromRedisValue>(c: &mut Connection, args: &[&[u8]]) -> T {
+    let mut k = redis::cmd(&String::from_utf8_lossy(args[0]));
+    for a in &args[1..] {
+        k.arg(*a);
+    }
+    run(c, &k)
 }
 
 /// Runs a command that must reply `OK`.
