@@ -17,15 +17,6 @@ type Row = Vec<(Vec<u8>, Vec<u8>)>;
 
 const DAY_MS: i64 = 86_400_000;
 
-/// A command of binary arguments (the name first).
-fn q_bin<T: redis::FromRedisValue>(c: &mut Conn, args: &[&[u8]]) -> T {
-    let mut command = redis::cmd(std::str::from_utf8(args[0]).unwrap());
-    for a in &args[1..] {
-        command.arg(*a);
-    }
-    run(c, &command)
-}
-
 /// Rows of a RESP2 DATA/PARTITIONS reply (flat name/value arrays).
 fn rows_of(v: Value) -> Vec<Row> {
     let Value::Array(rows) = v else {
@@ -820,8 +811,9 @@ fn model_based_random_operations() {
     wait_for_bg_done(&master);
     master.restart();
     check_all(&mut master.conn(), "after AOF rewrite and restart");
-    master.restart_with_save();
-    check_all(&mut master.conn(), "after RDB restart");
+    // With AOF on a restart loads the AOF: DEBUG RELOAD saves and loads the RDB.
+    q_ok(&mut master.conn(), &["DEBUG", "RELOAD"]);
+    check_all(&mut master.conn(), "after RDB reload");
 }
 
 fn check_reads(c: &mut Conn, model: &Model, fs: Option<&str>, fp: Option<&str>, when: &str) {
@@ -1028,9 +1020,9 @@ fn replica_aof_and_rdb_reproduce_the_master() {
     let c = &mut master.conn();
     assert_eq!(dump_all(c), before);
     assert_eq!(rows(c, &["ULIST.DATA", "a"]), data);
-    // RDB.
-    master.restart_with_save();
-    let c = &mut master.conn();
+    // RDB (with AOF on a restart loads the AOF: DEBUG RELOAD saves and
+    // loads the RDB).
+    q_ok(c, &["DEBUG", "RELOAD"]);
     assert_eq!(dump_all(c), before);
     assert_eq!(rows(c, &["ULIST.DATA", "a"]), data);
 }

@@ -9,6 +9,7 @@ use crate::args::{
 use crate::server::command::Args;
 use crate::server::{reclaim, Arg, Class, Ctx, Key, KeyKind, RStr, AT};
 use crate::tuples::encoding;
+use crate::tuples::index::Filter;
 use crate::tuples::schema::{Declaration, Pairs, Role, Schema};
 use std::ffi::CStr;
 
@@ -267,10 +268,13 @@ fn reply_row(ctx: Ctx, names: &[&[u8]], values: &[Vec<u8>], count: Option<Count>
     }
 }
 
-/// `HCOUNTER.DATA counter [name value ...]` -> one map per cell of the
-/// matching live partitions: PARTITION names, the other GROUP names and
-/// `value`, ordered by partition, then cell.
-pub fn data(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
+/// A read of the partitions a filter matches: `reply` gets the counter, the
+/// call's filter and the PARTITION names; a missing key has no rows.
+fn read_filtered(
+    ctx: Ctx,
+    args: &Args,
+    reply: for<'c> fn(Ctx, &'c HCounter, &Filter, Vec<&'c [u8]>),
+) -> Result<(), CmdError> {
     let key = ctx.open(args.raw(1), false);
     let Some(counter) = key.value::<HCounter>(&HCOUNTER_TYPE)? else {
         ctx.reply_array(0);
@@ -278,55 +282,44 @@ pub fn data(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     };
     let filter = filter_of(counter.schema(), args)?;
     let schema = counter.schema();
-    let names: Vec<&[u8]> = schema
-        .of(Role::Partition)
-        .iter()
-        .chain(counter.cell_names())
-        .map(|&i| schema.name(i))
-        .collect();
-    let rows = counter.data(&filter, ctx.now_ms());
-    ctx.reply_array(rows.len());
-    let mut partition: (&[u8], Vec<Vec<u8>>) = (&[], Vec::new());
-    for row in rows {
-        if partition.1.is_empty() || partition.0 != row.partition {
-            partition = (
-                row.partition,
-                encoding::decode(row.partition).unwrap_or_default(),
-            );
-        }
-        let mut values = partition.1.clone();
-        values.extend(encoding::decode(row.cell).unwrap_or_default());
-        reply_row(ctx, &names, &values, Some(row.count));
-    }
+    let names = schema.of(Role::Partition).iter().map(|&i| schema.name(i));
+    reply(ctx, counter, &filter, names.collect());
     Ok(())
+}
+
+/// `HCOUNTER.DATA counter [name value ...]` -> one map per cell of the
+/// matching live partitions: PARTITION names, the other GROUP names and
+/// `value`, ordered by partition, then cell.
+pub fn data(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
+    read_filtered(ctx, args, |ctx, counter, filter, mut names| {
+        let schema = counter.schema();
+        names.extend(counter.cell_names().iter().map(|&i| schema.name(i)));
+        let rows = counter.data(filter, ctx.now_ms());
+        ctx.reply_array(rows.len());
+        let mut partition: (&[u8], Vec<Vec<u8>>) = (&[], Vec::new());
+        for row in rows {
+            if partition.1.is_empty() || partition.0 != row.partition {
+                let values = encoding::decode(row.partition).unwrap_or_default();
+                partition = (row.partition, values);
+            }
+            let mut values = partition.1.clone();
+            values.extend(encoding::decode(row.cell).unwrap_or_default());
+            reply_row(ctx, &names, &values, Some(row.count));
+        }
+    })
 }
 
 /// `HCOUNTER.PARTITIONS counter [name value ...]` -> one map per matching
 /// live partition (its PARTITION names), ascending.
 pub fn partitions(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
-    let key = ctx.open(args.raw(1), false);
-    let Some(counter) = key.value::<HCounter>(&HCOUNTER_TYPE)? else {
-        ctx.reply_array(0);
-        return Ok(());
-    };
-    let filter = filter_of(counter.schema(), args)?;
-    let schema = counter.schema();
-    let names: Vec<&[u8]> = schema
-        .of(Role::Partition)
-        .iter()
-        .map(|&i| schema.name(i))
-        .collect();
-    let keys: Vec<&[u8]> = counter.partitions(&filter, ctx.now_ms()).collect();
-    ctx.reply_array(keys.len());
-    for key in keys {
-        reply_row(
-            ctx,
-            &names,
-            &encoding::decode(key).unwrap_or_default(),
-            None,
-        );
-    }
-    Ok(())
+    read_filtered(ctx, args, |ctx, counter, filter, names| {
+        let keys: Vec<&[u8]> = counter.partitions(filter, ctx.now_ms()).collect();
+        ctx.reply_array(keys.len());
+        for key in keys {
+            let values = encoding::decode(key).unwrap_or_default();
+            reply_row(ctx, &names, &values, None);
+        }
+    })
 }
 
 /// `HCOUNTER.DEL counter [name value ...]` -> live partitions deleted (all
