@@ -255,12 +255,14 @@ fn filter_of<'a>(schema: &Schema, args: &Args<'a>) -> Result<Vec<Option<&'a [u8]
     Ok(pairs.of(schema, &WHERE))
 }
 
-/// Replies one map: `names[i]` -> `values[i]`, then `value` -> `count`.
-fn reply_row(ctx: Ctx, names: &[&[u8]], values: &[Vec<u8>], count: Option<Count>) {
+/// Replies one map: `names` -> the elements of `tuples` (tuple encodings,
+/// one after the other), then `value` -> `count`.
+fn reply_row(ctx: Ctx, names: &[&[u8]], tuples: &[&[u8]], count: Option<Count>) {
     ctx.reply_map(names.len() + count.is_some() as usize);
+    let values = tuples.iter().flat_map(|t| encoding::elements(t));
     for (name, value) in names.iter().zip(values) {
         ctx.reply_bytes(name);
-        ctx.reply_bytes(value);
+        ctx.reply_bytes(&value);
     }
     if let Some(count) = count {
         ctx.reply_bytes(b"value");
@@ -296,15 +298,8 @@ pub fn data(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
         names.extend(counter.cell_names().iter().map(|&i| schema.name(i)));
         let rows = counter.data(filter, ctx.now_ms());
         ctx.reply_array(rows.len());
-        let mut partition: (&[u8], Vec<Vec<u8>>) = (&[], Vec::new());
         for row in rows {
-            if partition.1.is_empty() || partition.0 != row.partition {
-                let values = encoding::decode(row.partition).unwrap_or_default();
-                partition = (row.partition, values);
-            }
-            let mut values = partition.1.clone();
-            values.extend(encoding::decode(row.cell).unwrap_or_default());
-            reply_row(ctx, &names, &values, Some(row.count));
+            reply_row(ctx, &names, &[row.partition, row.cell], Some(row.count));
         }
     })
 }
@@ -316,8 +311,7 @@ pub fn partitions(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
         let keys: Vec<&[u8]> = counter.partitions(filter, ctx.now_ms()).collect();
         ctx.reply_array(keys.len());
         for key in keys {
-            let values = encoding::decode(key).unwrap_or_default();
-            reply_row(ctx, &names, &values, None);
+            reply_row(ctx, &names, &[key], None);
         }
     })
 }

@@ -67,6 +67,44 @@ pub fn decode(bytes: &[u8]) -> Result<Vec<Vec<u8>>, Malformed> {
     }
 }
 
+/// The elements of a valid encoding (as `encode` made it), in order,
+/// borrowed from `bytes` unless they hold an escaped NUL. For replies: no
+/// allocation for the usual element.
+pub fn elements(bytes: &[u8]) -> impl Iterator<Item = std::borrow::Cow<'_, [u8]>> {
+    let mut rest = bytes;
+    std::iter::from_fn(move || {
+        if rest.len() < 2 {
+            return None;
+        }
+        let mut i = 0;
+        let mut escaped = false;
+        while i + 1 < rest.len() {
+            if rest[i] == ESCAPE {
+                if rest[i + 1] == END {
+                    break;
+                }
+                escaped = true;
+                i += 2;
+            } else {
+                i += 1;
+            }
+        }
+        let (raw, tail) = (&rest[..i], &rest[(i + 2).min(rest.len())..]);
+        rest = tail;
+        Some(if escaped {
+            let mut element = Vec::with_capacity(raw.len());
+            let mut j = 0;
+            while j < raw.len() {
+                element.push(raw[j]);
+                j += if raw[j] == ESCAPE { 2 } else { 1 };
+            }
+            std::borrow::Cow::Owned(element)
+        } else {
+            std::borrow::Cow::Borrowed(raw)
+        })
+    })
+}
+
 /// The length of the encoding of the first `n` elements of `bytes` (a valid
 /// encoding with at least `n` elements), i.e. where element `n` starts.
 pub fn prefix_len(bytes: &[u8], n: usize) -> usize {
@@ -147,6 +185,21 @@ mod tests {
         (0..rng.gen_range(0..4))
             .map(|_| alphabet[rng.gen_range(0..alphabet.len())])
             .collect()
+    }
+
+    #[test]
+    fn elements_borrow_what_needs_no_unescaping() {
+        let mut rng = StdRng::seed_from_u64(9);
+        for _ in 0..5_000 {
+            let n = rng.gen_range(0..4);
+            let parts: Vec<Vec<u8>> = (0..n).map(|_| random_element(&mut rng)).collect();
+            let enc = encode(parts.iter().map(|v| v.as_slice()));
+            let got: Vec<Vec<u8>> = elements(&enc).map(|e| e.into_owned()).collect();
+            assert_eq!(got, parts);
+            for (e, p) in elements(&enc).zip(&parts) {
+                assert_eq!(matches!(e, std::borrow::Cow::Borrowed(_)), !p.contains(&0));
+            }
+        }
     }
 
     /// Bytewise order of encodings = element-wise bytewise order of tuples.
