@@ -34,11 +34,15 @@ pub struct Cells(Layout);
 #[derive(Clone, Debug)]
 enum Layout {
     Packed(Vec<u8>),
-    Hashed {
-        cells: Vec<Cell>,
-        /// Indices into `cells`, hashed by key.
-        table: HashTable<u32>,
-    },
+    /// Boxed: a partition's slot stays small while it is packed.
+    Hashed(Box<Hashed>),
+}
+
+#[derive(Clone, Debug)]
+struct Hashed {
+    cells: Vec<Cell>,
+    /// Indices into `cells`, hashed by key.
+    table: HashTable<u32>,
 }
 
 impl Default for Layout {
@@ -69,9 +73,10 @@ impl Cells {
     pub fn find(&self, key: &[u8], hasher: &DefaultHashBuilder) -> Option<Pos> {
         match &self.0 {
             Layout::Packed(buf) => packed(buf).find(|(k, _)| *k == key).map(|(_, at)| Pos(at)),
-            Layout::Hashed { cells, table } => table
+            Layout::Hashed(h) => h
+                .table
                 .find(hasher.hash_one(key), |&i| {
-                    cells[i as usize].key.as_slice() == key
+                    h.cells[i as usize].key.as_slice() == key
                 })
                 .map(|&i| Pos(i as usize)),
         }
@@ -80,14 +85,14 @@ impl Cells {
     pub fn count(&self, pos: Pos) -> i64 {
         match &self.0 {
             Layout::Packed(buf) => read_count(buf, pos.0),
-            Layout::Hashed { cells, .. } => cells[pos.0].count,
+            Layout::Hashed(h) => h.cells[pos.0].count,
         }
     }
 
     pub fn set(&mut self, pos: Pos, count: i64) {
         match &mut self.0 {
             Layout::Packed(buf) => buf[pos.0..pos.0 + 8].copy_from_slice(&count.to_le_bytes()),
-            Layout::Hashed { cells, .. } => cells[pos.0].count = count,
+            Layout::Hashed(h) => h.cells[pos.0].count = count,
         }
     }
 
@@ -118,9 +123,10 @@ impl Cells {
                     hasher.hash_one(cells[j as usize].key.as_slice())
                 });
             }
-            self.0 = Layout::Hashed { cells, table };
+            self.0 = Layout::Hashed(Box::new(Hashed { cells, table }));
         }
-        if let Layout::Hashed { cells, table } = &mut self.0 {
+        if let Layout::Hashed(h) = &mut self.0 {
+            let Hashed { cells, table } = &mut **h;
             cells.push(Cell {
                 key: key.into(),
                 count,
@@ -135,7 +141,7 @@ impl Cells {
     pub fn len(&self) -> usize {
         match &self.0 {
             Layout::Packed(buf) => packed(buf).count(),
-            Layout::Hashed { cells, .. } => cells.len(),
+            Layout::Hashed(h) => h.cells.len(),
         }
     }
 
@@ -145,9 +151,11 @@ impl Cells {
             Layout::Packed(buf) => packed(buf)
                 .map(|(k, at)| (k, read_count(buf, at)))
                 .collect(),
-            Layout::Hashed { cells, .. } => {
-                cells.iter().map(|c| (c.key.as_slice(), c.count)).collect()
-            }
+            Layout::Hashed(h) => h
+                .cells
+                .iter()
+                .map(|c| (c.key.as_slice(), c.count))
+                .collect(),
         };
         out.sort_unstable_by(|a, b| a.0.cmp(b.0));
         out
@@ -156,13 +164,17 @@ impl Cells {
     pub fn heap_bytes(&self) -> usize {
         match &self.0 {
             Layout::Packed(buf) => buf.capacity(),
-            Layout::Hashed { cells, table } => {
+            Layout::Hashed(h) => {
+                let Hashed { cells, table } = &**h;
                 let spilled: usize = cells
                     .iter()
                     .filter(|c| c.key.spilled())
                     .map(|c| c.key.capacity())
                     .sum();
-                cells.capacity() * std::mem::size_of::<Cell>() + spilled + table.allocation_size()
+                std::mem::size_of::<Hashed>()
+                    + cells.capacity() * std::mem::size_of::<Cell>()
+                    + spilled
+                    + table.allocation_size()
             }
         }
     }

@@ -91,11 +91,19 @@ struct Partition {
     /// When its entry in the expiry queue is due (`None`: not queued).
     queued_at: Option<i64>,
     cells: Cells,
-    /// Unique tuples first counted here (SCOPE then UNIQUE encodings).
-    seen: Vec<Box<[u8]>>,
+    /// Unique tuples first counted here (SCOPE then UNIQUE encodings);
+    /// boxed so a partition without any stays small (8 bytes, not 24).
+    #[allow(clippy::box_collection)]
+    seen: Option<Box<Vec<Box<[u8]>>>>,
 }
 
-/// A remembered unique tuple: `slots[slot].seen[index]`.
+impl Partition {
+    fn seen(&self) -> &[Box<[u8]>] {
+        self.seen.as_deref().map_or(&[], Vec::as_slice)
+    }
+}
+
+/// A remembered unique tuple: `slots[slot].seen()[index]`.
 #[derive(Clone, Copy, Debug)]
 struct SeenRef {
     slot: u32,
@@ -253,7 +261,7 @@ impl HCounter {
                     last_at: at,
                     queued_at: None,
                     cells: Cells::default(),
-                    seen: Vec::new(),
+                    seen: None,
                 };
                 let slot = match self.free_slots.pop() {
                     Some(slot) => {
@@ -287,7 +295,7 @@ impl HCounter {
         if let Some(due) = p.queued_at {
             self.expiry.remove(due, slot);
         }
-        for (index, tuple) in p.seen.iter().enumerate() {
+        for (index, tuple) in p.seen().iter().enumerate() {
             let hash = self.hasher.hash_one(&**tuple);
             if let Ok(entry) = self
                 .seen
@@ -343,8 +351,9 @@ impl HCounter {
     /// Remembers `tuple` (not remembered) in partition `slot`.
     fn remember_in(&mut self, slot: u32, tuple: &[u8]) {
         let p = self.slot_mut(slot);
-        p.seen.push(tuple.into());
-        let index = (p.seen.len() - 1) as u32;
+        let seen = p.seen.get_or_insert_with(Default::default);
+        seen.push(tuple.into());
+        let index = (seen.len() - 1) as u32;
         let (slots, hasher) = (&self.slots, &self.hasher);
         self.seen
             .insert_unique(hasher.hash_one(tuple), SeenRef { slot, index }, |r| {
@@ -510,7 +519,7 @@ impl HCounter {
             match self.expires_at(self.slot(slot)) {
                 Some(expires) if expires <= now => {
                     let p = self.remove_slot(slot);
-                    work += 1 + p.cells.len() + p.seen.len();
+                    work += 1 + p.cells.len() + p.seen().len();
                     removed.push(p.key);
                 }
                 Some(expires) => {
@@ -553,7 +562,7 @@ impl HCounter {
                 .into_iter()
                 .map(|(key, count)| (key, self.count_of(count)))
                 .collect();
-            (key, p.last_at, cells, p.seen.as_slice())
+            (key, p.last_at, cells, p.seen())
         })
     }
 
@@ -566,8 +575,11 @@ impl HCounter {
             .map(|p| {
                 p.key.len()
                     + p.cells.heap_bytes()
-                    + p.seen.capacity() * std::mem::size_of::<Box<[u8]>>()
-                    + p.seen.iter().map(|t| t.len()).sum::<usize>()
+                    + p.seen.as_ref().map_or(0, |v| {
+                        std::mem::size_of::<Vec<Box<[u8]>>>()
+                            + v.capacity() * std::mem::size_of::<Box<[u8]>>()
+                    })
+                    + p.seen().iter().map(|t| t.len()).sum::<usize>()
             })
             .sum();
         partitions
@@ -673,7 +685,7 @@ impl HCounter {
 fn seen_tuple(slots: &[Option<Partition>], r: SeenRef) -> &[u8] {
     slots[r.slot as usize]
         .as_ref()
-        .map_or(&[][..], |p| &p.seen[r.index as usize])
+        .map_or(&[][..], |p| &p.seen()[r.index as usize])
 }
 
 fn put_blob(out: &mut Vec<u8>, bytes: &[u8]) {
