@@ -2115,6 +2115,74 @@ fn repeats_replicate_nothing() {
     );
 }
 
+/// Writes without AT replicate with the master's time: a replica holds the
+/// very same bytes (`DUMP`), the partitions' latest ATs included, with or
+/// without a TTL, whatever its own clock.
+#[test]
+fn replica_holds_the_same_bytes() {
+    let master = Server::start();
+    let replica = Server::start_replica_of(&master);
+    wait_for_sync(&master, &replica);
+    let c = &mut master.conn();
+    let counters: [&[&str]; 4] = [
+        &["plain", "PARTITION", "day", "GROUP", "page"],
+        &["ttl", "PARTITION", "day", "GROUP", "page", "TTL", "600"],
+        &["float", "PARTITION", "day", "GROUP", "page", "FLOAT"],
+        &[
+            "unique",
+            "PARTITION",
+            "day",
+            "GROUP",
+            "page",
+            "UNIQUE",
+            "user",
+        ],
+    ];
+    for schema in counters {
+        let mut args = vec!["HCOUNTER.CREATE"];
+        args.extend(schema);
+        q_ok(c, &args);
+    }
+    // The replica applies the writes late, by its own clock.
+    let mut late = replica.conn();
+    let sleeper = std::thread::spawn(move || {
+        let _: Value = q(&mut late, &["DEBUG", "SLEEP", "0.3"]);
+    });
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    for i in 0..20 {
+        let (day, page, user) = (
+            format!("d{}", i % 3),
+            format!("p{}", i % 4),
+            format!("u{i}"),
+        );
+        for key in ["plain", "ttl", "float"] {
+            let _: Value = q(
+                c,
+                &["HCOUNTER.INCRBY", key, "2", "day", &day, "page", &page],
+            );
+        }
+        let args = [
+            "HCOUNTER.INCR",
+            "unique",
+            "day",
+            &day,
+            "page",
+            &page,
+            "user",
+            &user,
+        ];
+        let _: Value = q(c, &args);
+    }
+    sleeper.join().unwrap();
+    wait_for_sync(&master, &replica);
+    let r = &mut replica.conn();
+    for key in ["plain", "ttl", "float", "unique"] {
+        let on_master: Vec<u8> = q(c, &["DUMP", key]);
+        let on_replica: Vec<u8> = q(r, &["DUMP", key]);
+        assert_eq!(on_master, on_replica, "DUMP {key}");
+    }
+}
+
 // ---------------------------------------------------------------- unique counting
 
 /// A unique counter counts a UNIQUE tuple only the first time within its

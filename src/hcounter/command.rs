@@ -171,8 +171,9 @@ pub fn incrby(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
 
 /// INCR (`by` None: one) and INCRBY.
 ///
-/// Replication: an integer increment goes verbatim when its time cannot
-/// matter (AT given, or no TTL), else with `AT <server time>` added. A
+/// Replication: an integer increment goes verbatim when it names its AT,
+/// else with `AT <server time>` added (the partition keeps its latest AT,
+/// so a replica holds the very same data, with or without a TTL). A
 /// FLOAT increment goes as its result (`HCOUNTER.SET`, after
 /// `HCOUNTER.SEEN` for a unique tuple), as Redis replicates HINCRBYFLOAT.
 /// A unique tuple already counted replicates nothing, unless the call
@@ -221,7 +222,7 @@ fn increment(ctx: Ctx, args: &Args, cmd: &CStr, by: Option<&[u8]>) -> Result<(),
             ctx.replicate_bytes(c"HCOUNTER.SET", name, &set);
         }
         _ if outcome.counted || outcome.expired > 0 => {
-            if given_at.is_some() || counter.ttl_s().is_none() {
+            if given_at.is_some() {
                 ctx.replicate_verbatim();
             } else {
                 let mut effect: Vec<Arg> = args.raw_from(1).iter().map(|&s| Arg::Str(s)).collect();
