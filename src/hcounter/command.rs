@@ -1,6 +1,6 @@
 //! HCOUNTER command handlers.
 
-use super::counter::{Count, HCounter, OutOfRange, Place};
+use super::counter::{Count, HCounter, Place};
 use super::value::HCOUNTER_TYPE;
 use super::EXPIRED_PARTITIONS;
 use crate::args::{
@@ -56,10 +56,6 @@ const WHERE: [Role; 1] = [Role::Partition];
 
 fn no_such_counter() -> CmdError {
     CmdError::invalid("no such counter; create it with HCOUNTER.CREATE")
-}
-
-fn out_of_range(_: OutOfRange) -> CmdError {
-    CmdError::invalid("increment would overflow the count")
 }
 
 /// `HCOUNTER.CREATE counter [PARTITION name ...] [GROUP name ...] [TTL s]
@@ -195,9 +191,9 @@ fn increment(ctx: Ctx, args: &Args, cmd: &CStr, by: Option<&[u8]>) -> Result<(),
     let at = given_at.unwrap_or_else(|| ctx.now_ms());
     let place = place(counter, &pairs);
     let due_before = counter.next_due();
-    let outcome = counter.incr(&place, by, at).map_err(|e| match by {
+    let outcome = counter.incr(&place, by, at).map_err(|_| match by {
         Count::Float(_) => CmdError::invalid("increment would produce NaN or Infinity"),
-        Count::Int(_) => out_of_range(e),
+        Count::Int(_) => CmdError::invalid("increment would overflow the count"),
     })?;
     if outcome.expired > 0 {
         EXPIRED_PARTITIONS.add(outcome.expired as i64);
@@ -351,7 +347,7 @@ fn internal(ctx: Ctx, what: &str) -> Result<(), CmdError> {
     )))
 }
 
-/// The counter of an internal write and its time (`AT` is required).
+/// The counter of an internal write, refused unless replicated or loading.
 fn internal_write<'a>(
     ctx: Ctx,
     key: &'a mut Key,

@@ -20,11 +20,11 @@
 //! Time is always an argument: a partition whose TTL has run out by the time
 //! of a call is not there for that call, reclaimed yet or not.
 
-use super::cells::Cells;
+use super::cells::{Cells, Pos};
 use crate::tuples::encoding;
 use crate::tuples::expiry::ExpiryQueue;
 use crate::tuples::index::{Filter, PartitionIndex};
-use crate::tuples::schema::{Reader, Role, Schema};
+use crate::tuples::schema::{put_blob, Reader, Role, Schema};
 use hashbrown::{DefaultHashBuilder, HashTable};
 use smallvec::SmallVec;
 use std::hash::BuildHasher;
@@ -370,9 +370,15 @@ impl HCounter {
 
     /// Sets cell `cell` of partition `slot` to `count`.
     fn put(&mut self, slot: u32, cell: &[u8], count: Count) {
+        let pos = self.slot(slot).cells.find(cell, &self.hasher);
+        self.put_at(slot, cell, pos, count);
+    }
+
+    /// [`HCounter::put`] with the cell's position known (`None`: absent).
+    fn put_at(&mut self, slot: u32, cell: &[u8], pos: Option<Pos>, count: Count) {
         let hasher = self.hasher;
         let cells = &mut self.slot_mut(slot).cells;
-        match cells.find(cell, &hasher) {
+        match pos {
             Some(pos) => cells.set(pos, count.bits()),
             None => cells.push(cell, count.bits(), &hasher),
         }
@@ -403,12 +409,7 @@ impl HCounter {
         // and `cell` still hold.
         let count = current.unwrap_or(self.zero()).plus(by)?;
         let slot = self.touch(slot, &place.partition, at);
-        let hasher = self.hasher;
-        let cells = &mut self.slot_mut(slot).cells;
-        match cell {
-            Some(pos) => cells.set(pos, count.bits()),
-            None => cells.push(&place.cell, count.bits(), &hasher),
-        }
+        self.put_at(slot, &place.cell, cell, count);
         if self.is_unique() {
             self.remember_in(slot, &place.seen);
         }
@@ -688,11 +689,6 @@ fn seen_tuple(slots: &[Option<Partition>], r: SeenRef) -> &[u8] {
         .map_or(&[][..], |p| &p.seen()[r.index as usize])
 }
 
-fn put_blob(out: &mut Vec<u8>, bytes: &[u8]) {
-    out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
-    out.extend_from_slice(bytes);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -804,6 +800,33 @@ mod tests {
         let kept = place(&[b"2013-08-12"], &[b"2"], &[b"2013-08-01", b"2", b"22"]);
         assert!(!c.incr(&kept, Count::Int(1), 0).unwrap().counted);
         assert_eq!(c.get(&kept, 0), Count::Int(0));
+    }
+
+    /// HCOUNTER's declaration lets a name hold two roles where it says so.
+    #[test]
+    fn names_share_roles_only_where_declared() {
+        let parse = |decl: &[&str]| {
+            let t: Vec<&[u8]> = decl.iter().map(|s| s.as_bytes()).collect();
+            Schema::parse::<0>(&t, &DECLARATION, &[] as &[OptionSpec; 0]).map(|(s, _)| s)
+        };
+        let schema = parse(&[
+            "PARTITION",
+            "company",
+            "GROUP",
+            "company",
+            "UNIQUE",
+            "company",
+            "user",
+        ])
+        .unwrap();
+        let names =
+            |role| -> Vec<&[u8]> { schema.of(role).iter().map(|&i| schema.name(i)).collect() };
+        assert_eq!(schema.len(), 2);
+        assert_eq!(names(Role::Group), [b"company"]);
+        assert_eq!(names(Role::Unique), [&b"company"[..], b"user"]);
+        assert!(parse(&["UNIQUE", "u", "SCOPE", "u"]).is_err());
+        let e = parse(&["GROUP", "Value"]).unwrap_err().to_string();
+        assert!(e.contains("keyword"), "{e}");
     }
 
     #[test]

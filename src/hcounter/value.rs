@@ -67,7 +67,7 @@ impl ModuleValue for HCounter {
             let at = last_at.to_string();
             // `names` with `values`, each name once (a name of two roles
             // has one value).
-            let args_of = |head: Vec<&'static [u8]>, names: &[u16], values: &[Vec<u8>]| {
+            let args_of = |names: &[u16], values: &[Vec<u8>]| {
                 let mut pairs: Vec<(u16, Vec<u8>)> = partition_names
                     .iter()
                     .copied()
@@ -78,8 +78,7 @@ impl ModuleValue for HCounter {
                         pairs.push((n, v.clone()));
                     }
                 }
-                let mut args: Vec<Vec<u8>> = head.into_iter().map(<[u8]>::to_vec).collect();
-                args.extend([b"AT".to_vec(), at.clone().into_bytes()]);
+                let mut args = vec![b"AT".to_vec(), at.clone().into_bytes()];
                 for (n, v) in pairs {
                     args.extend([schema.name(n).to_vec(), v]);
                 }
@@ -90,11 +89,11 @@ impl ModuleValue for HCounter {
             };
             for tuple in seen {
                 let values = encoding::decode(tuple).unwrap_or_default();
-                emit(c"HCOUNTER.SEEN", args_of(vec![], &tuple_names, &values));
+                emit(c"HCOUNTER.SEEN", args_of(&tuple_names, &values));
             }
             for (cell, count) in cells {
                 let values = encoding::decode(cell).unwrap_or_default();
-                let mut args = args_of(vec![], self.cell_names(), &values);
+                let mut args = args_of(self.cell_names(), &values);
                 args.insert(0, count.to_string().into_bytes());
                 emit(c"HCOUNTER.SET", args);
             }

@@ -369,6 +369,12 @@ impl<'a> Pairs<'a> {
     }
 }
 
+/// Appends a `u32` length, then `bytes` (what [`Reader::blob`] reads).
+pub fn put_blob(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+    out.extend_from_slice(bytes);
+}
+
 /// Reads little-endian fields from encoded bytes; `None` past the end.
 pub struct Reader<'a> {
     pub buf: &'a [u8],
@@ -421,30 +427,6 @@ mod tests {
         ],
         may_share: &[],
         reserved: &["VALUE", "SCOPE", "PARTITION", "EXPIRE", "NEVER", "AT"],
-    };
-    const SHARING: Declaration = Declaration {
-        lists: &[
-            ("PARTITION", Role::Partition),
-            ("GROUP", Role::Group),
-            ("UNIQUE", Role::Unique),
-            ("SCOPE", Role::Scope),
-        ],
-        may_share: &[
-            (Role::Partition, Role::Group),
-            (Role::Unique, Role::Partition),
-            (Role::Unique, Role::Group),
-            (Role::Scope, Role::Partition),
-            (Role::Scope, Role::Group),
-        ],
-        reserved: &[
-            "PARTITION",
-            "GROUP",
-            "UNIQUE",
-            "SCOPE",
-            "TTL",
-            "FLOAT",
-            "value",
-        ],
     };
     const OPTS: [OptionSpec; 1] = [("EXPIRE", Takes::Value)];
 
@@ -520,30 +502,6 @@ mod tests {
         );
         assert_eq!(err(&["VALUE", ""]), "ERR a name cannot be empty");
         assert_eq!(err(&["VALUE", "a", "EXPIRE"]), "ERR EXPIRE needs a value");
-    }
-
-    #[test]
-    fn sharing_only_where_declared() {
-        let t = toks(&[
-            "PARTITION",
-            "company",
-            "GROUP",
-            "company",
-            "UNIQUE",
-            "company",
-            "user",
-        ]);
-        let (schema, _) = Schema::parse(&t, &SHARING, &[]).unwrap();
-        assert_eq!(schema.len(), 2);
-        assert_eq!(names(&schema, Role::Group), ["company"]);
-        assert_eq!(names(&schema, Role::Unique), ["company", "user"]);
-        let t = toks(&["UNIQUE", "u", "SCOPE", "u"]);
-        assert!(Schema::parse(&t, &SHARING, &[]).is_err());
-        let t = toks(&["GROUP", "Value"]);
-        assert!(Schema::parse(&t, &SHARING, &[])
-            .unwrap_err()
-            .to_string()
-            .contains("keyword"));
     }
 
     #[test]

@@ -19,7 +19,7 @@
 use crate::tuples::encoding;
 use crate::tuples::expiry::ExpiryQueue;
 use crate::tuples::index::{Filter, PartitionIndex};
-use crate::tuples::schema::{Reader, Role, Schema};
+use crate::tuples::schema::{put_blob, Reader, Role, Schema};
 use hashbrown::{DefaultHashBuilder, HashTable};
 use smallvec::SmallVec;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -639,11 +639,6 @@ impl UList {
         }
         r.is_empty().then_some(list)
     }
-}
-
-fn put_blob(out: &mut Vec<u8>, bytes: &[u8]) {
-    out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
-    out.extend_from_slice(bytes);
 }
 
 #[cfg(test)]
