@@ -24,7 +24,7 @@ use super::cells::{Cells, Pos};
 use crate::tuples::encoding;
 use crate::tuples::expiry::ExpiryQueue;
 use crate::tuples::index::{Filter, PartitionIndex};
-use crate::tuples::schema::{put_blob, Reader, Role, Schema};
+use crate::tuples::schema::{put_blob, DecodeError, Reader, Role, Schema};
 use hashbrown::{DefaultHashBuilder, HashTable};
 use smallvec::SmallVec;
 use std::hash::BuildHasher;
@@ -622,18 +622,19 @@ impl HCounter {
         out
     }
 
-    /// The inverse of `encode`; `None` for bytes it cannot trust.
-    pub fn decode(bytes: &[u8]) -> Option<HCounter> {
+    /// The inverse of `encode`; an error saying what is wrong for bytes it
+    /// cannot trust.
+    pub fn decode(bytes: &[u8]) -> Result<HCounter, DecodeError> {
         let mut r = Reader { buf: bytes };
         let schema = Schema::decode(&mut r)?;
         let flags = r.u8()?;
         let ttl_s = match (flags & 2 != 0, r.i64()?) {
             (false, 0) => None,
             (true, s) if s > 0 => Some(s),
-            _ => return None,
+            _ => return Err(DecodeError::Invalid("TTL")),
         };
         if flags & !3 != 0 {
-            return None;
+            return Err(DecodeError::Invalid("unknown flags"));
         }
         let mut counter = HCounter::new(schema, ttl_s, flags & 1 != 0);
         let arity =
@@ -644,14 +645,14 @@ impl HCounter {
         );
         let cell_arity = counter.cell_names.len();
         let is_tuple = |bytes: &[u8], n: usize| encoding::decode(bytes).is_ok_and(|e| e.len() == n);
-        for _ in 0..r.u32()? {
+        for _ in 0..r.count("partition", 20, false)? {
             let key = r.blob()?;
             let last_at = r.i64()?;
             if !is_tuple(key, partition_arity) || counter.find_slot(key).is_some() {
-                return None;
+                return Err(DecodeError::Invalid("partition key: bad tuple or repeated"));
             }
             let slot = counter.touch(None, key, last_at);
-            for _ in 0..r.u32()? {
+            for _ in 0..r.count("cell", 12, false)? {
                 let cell = r.blob()?;
                 let count = counter.count_of(r.i64()?);
                 let finite = match count {
@@ -662,23 +663,30 @@ impl HCounter {
                     || !is_tuple(cell, cell_arity)
                     || counter.cell_count(Some(slot), cell).is_some()
                 {
-                    return None;
+                    return Err(DecodeError::Invalid(
+                        "cell: bad tuple, repeated or not finite",
+                    ));
                 }
                 counter.put(slot, cell, count);
             }
-            for _ in 0..r.u32()? {
+            for _ in 0..r.count("unique tuple", 4, false)? {
                 let tuple = r.blob()?;
                 let hash = counter.hasher.hash_one(tuple);
                 if !counter.is_unique()
                     || !is_tuple(tuple, seen_arity)
                     || counter.seen_in(tuple, hash).is_some()
                 {
-                    return None;
+                    return Err(DecodeError::Invalid(
+                        "unique tuple: not UNIQUE, bad tuple or repeated",
+                    ));
                 }
                 counter.remember_in(slot, tuple);
             }
         }
-        r.is_empty().then_some(counter)
+        match r.is_empty() {
+            true => Ok(counter),
+            false => Err(DecodeError::Invalid("bytes after the last partition")),
+        }
     }
 }
 
@@ -913,7 +921,7 @@ mod tests {
         // hold earlier entries, requeued when visited).
         assert!(back.next_due() >= c.next_due());
         for cut in 0..bytes.len() {
-            assert!(HCounter::decode(&bytes[..cut]).is_none(), "cut at {cut}");
+            assert!(HCounter::decode(&bytes[..cut]).is_err(), "cut at {cut}");
         }
     }
 

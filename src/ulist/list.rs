@@ -19,7 +19,7 @@
 use crate::tuples::encoding;
 use crate::tuples::expiry::ExpiryQueue;
 use crate::tuples::index::{Filter, PartitionIndex};
-use crate::tuples::schema::{put_blob, Reader, Role, Schema};
+use crate::tuples::schema::{put_blob, DecodeError, Reader, Role, Schema};
 use hashbrown::{DefaultHashBuilder, HashTable};
 use smallvec::SmallVec;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -595,17 +595,18 @@ impl UList {
         out
     }
 
-    /// The inverse of `encode`; `None` for bytes it cannot trust.
-    pub fn decode(bytes: &[u8]) -> Option<UList> {
+    /// The inverse of `encode`; an error saying what is wrong for bytes it
+    /// cannot trust.
+    pub fn decode(bytes: &[u8]) -> Result<UList, DecodeError> {
         let mut r = Reader { buf: bytes };
         let schema = Schema::decode(&mut r)?;
         if schema.of(Role::Value).is_empty() {
-            return None;
+            return Err(DecodeError::Invalid("a schema without VALUE names"));
         }
         let default_expire_s = match (r.u8()?, r.i64()?) {
             (0, 0) => None,
             (1, s) if s > 0 => Some(s),
-            _ => return None,
+            _ => return Err(DecodeError::Invalid("default expiry")),
         };
         let mut list = UList::new(schema, default_expire_s);
         let (scope_names, partition_names, value_names) = (
@@ -613,31 +614,36 @@ impl UList {
             list.schema.of(Role::Partition).len(),
             list.schema.of(Role::Value).len(),
         );
-        let count = r.u32()? as usize;
-        let mut keys = Vec::with_capacity(count.min(bytes.len()));
+        let is_tuple = |bytes: &[u8], n: usize| encoding::decode(bytes).is_ok_and(|e| e.len() == n);
+        let count = r.count("partition", 4, false)?;
+        let mut keys = Vec::with_capacity(count);
         for _ in 0..count {
             let key = r.blob()?;
-            if encoding::decode(key).ok()?.len() != scope_names + partition_names {
-                return None;
+            if !is_tuple(key, scope_names + partition_names) {
+                return Err(DecodeError::Invalid("partition key: bad tuple"));
             }
             keys.push(key);
         }
-        let values = r.u64()?;
-        for _ in 0..values {
-            let key = *keys.get(r.u32()? as usize)?;
+        for _ in 0..r.count("value", 16, true)? {
+            let key = *keys
+                .get(r.u32()? as usize)
+                .ok_or(DecodeError::Invalid("partition number"))?;
             let value = r.blob()?;
             let expire_at = r.i64()?;
-            if encoding::decode(value).ok()?.len() != value_names {
-                return None;
+            if !is_tuple(value, value_names) {
+                return Err(DecodeError::Invalid("value: bad tuple"));
             }
             let scope_key = &key[..encoding::prefix_len(key, scope_names)];
             let hash = list.hasher.hash_one(value);
             if list.find_hashed(scope_key, value, hash).is_some() {
-                return None;
+                return Err(DecodeError::Invalid("a value twice in its scope"));
             }
             list.insert(scope_key, key, value.into(), hash, expire_at);
         }
-        r.is_empty().then_some(list)
+        match r.is_empty() {
+            true => Ok(list),
+            false => Err(DecodeError::Invalid("bytes after the last value")),
+        }
     }
 }
 
@@ -808,11 +814,11 @@ mod tests {
         assert_eq!(back.data(&[None, None], 0), l.data(&[None, None], 0));
         assert_eq!(back.next_due(), Some(7_000));
         for cut in 0..bytes.len() {
-            assert!(UList::decode(&bytes[..cut]).is_none(), "cut at {cut}");
+            assert!(UList::decode(&bytes[..cut]).is_err(), "cut at {cut}");
         }
         let mut longer = bytes.clone();
         longer.push(0);
-        assert!(UList::decode(&longer).is_none());
+        assert!(UList::decode(&longer).is_err());
     }
 
     /// Every record is reachable from its scope's table under its own number,

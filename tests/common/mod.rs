@@ -20,20 +20,27 @@
 //! `restart()` (SIGTERM flushes the AOF). RDB tests use `restart_with_save()`
 //! (SAVE, then stop). Both reuse the same dir and the same config.
 //!
+//! Faults: `crash()` kills a server with SIGKILL (nothing flushed), and
+//! `try_restart()` starts it again on its dir, answering the log and how the
+//! process ended when it refuses to start (a bad RDB or AOF).
+//!
 //! Env: `RECIPES_MODULE` = path of the .so (else found next to the test binary);
 //! `REDIS_SERVER` = redis-server binary (default `redis-server`);
 //! `REDIS_CLI` = the matching redis-cli, for tests that run it ([`redis_cli`]);
+//! `REDIS_CHECK_AOF` = the matching redis-check-aof ([`redis_check_aof`]);
 //! `KEEP_TMP` = keep temp dirs (their path is printed).
 #![allow(dead_code)]
 
+pub mod cluster;
 pub mod families;
 mod query;
 pub use query::*;
 
 use std::collections::BTreeMap;
 use std::net::TcpListener;
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -70,6 +77,26 @@ pub fn module_path() -> PathBuf {
 /// through this, so it matches the server `REDIS_SERVER` names.
 pub fn redis_cli() -> String {
     std::env::var("REDIS_CLI").unwrap_or_else(|_| "redis-cli".into())
+}
+
+/// The redis-check-aof to run: `$REDIS_CHECK_AOF`, else the one beside
+/// `$REDIS_SERVER` (`<name>-check-aof` for `<name>-server`) when there is one,
+/// else `redis-check-aof`.
+pub fn redis_check_aof() -> String {
+    if let Ok(path) = std::env::var("REDIS_CHECK_AOF") {
+        return path;
+    }
+    if let Ok(server) = std::env::var("REDIS_SERVER") {
+        let path = PathBuf::from(&server);
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+        if let Some(stem) = name.as_deref().and_then(|n| n.strip_suffix("-server")) {
+            let check = path.with_file_name(format!("{stem}-check-aof"));
+            if check.is_file() {
+                return check.display().to_string();
+            }
+        }
+    }
+    "redis-check-aof".into()
 }
 
 /// Current Unix time in ms (the test machine's clock = the server's clock).
@@ -258,7 +285,14 @@ impl Server {
     }
 
     /// Spawn on `self.dir`; `new_port`: pick a fresh port (else try the current one first).
-    fn spawn(&mut self, mut new_port: bool) {
+    fn spawn(&mut self, new_port: bool) {
+        if let Err(e) = self.try_spawn(new_port) {
+            panic!("{e}");
+        }
+    }
+
+    /// [`Server::spawn`], answering why the server did not start instead of panicking.
+    fn try_spawn(&mut self, mut new_port: bool) -> Result<(), StartFailure> {
         let bin = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
         for attempt in 0..5 {
             if new_port || self.port == 0 {
@@ -274,42 +308,50 @@ impl Server {
                 .spawn()
                 .unwrap_or_else(|e| panic!("cannot run {bin}: {e} (is redis-server installed?)"));
             self.child = Some(child);
-            match self.wait_ready() {
-                Ok(()) => return,
-                Err(retry) => {
-                    self.kill_hard();
-                    let log = self.log();
-                    if retry && attempt < 4 {
-                        new_port = true;
-                        continue;
-                    }
-                    let version = Command::new(&bin)
-                        .arg("--version")
-                        .output()
-                        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-                        .unwrap_or_default();
-                    panic!(
-                        "{bin} ({version}) on port {} did not start (dir {})\n--- log ---\n{}",
-                        self.port,
-                        self.dir.display(),
-                        log
-                    );
+            let status = match self.wait_ready() {
+                Ok(()) => return Ok(()),
+                Err(Unready::PortTaken) if attempt < 4 => {
+                    new_port = true;
+                    continue;
                 }
-            }
+                Err(Unready::Exited(status)) => Some(status),
+                Err(_) => {
+                    self.kill_hard();
+                    None
+                }
+            };
+            self.child = None;
+            let version = Command::new(&bin)
+                .arg("--version")
+                .output()
+                .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+                .unwrap_or_default();
+            return Err(StartFailure {
+                what: format!(
+                    "{bin} ({version}) on port {} did not start (dir {})",
+                    self.port,
+                    self.dir.display()
+                ),
+                status,
+                log: self.log(),
+            });
         }
+        unreachable!("the last attempt returns")
     }
 
     /// Ok when our process answers PING and has finished loading.
-    /// Err(true) = port collision (retry on another port), Err(false) = fatal.
-    fn wait_ready(&mut self) -> Result<(), bool> {
+    fn wait_ready(&mut self) -> Result<(), Unready> {
         let end = Instant::now() + STARTUP_DEADLINE;
         let pid = self.pid();
         loop {
-            if let Ok(Some(_)) = self.child.as_mut().unwrap().try_wait() {
-                return Err(self.log().contains("Address already in use"));
+            if let Ok(Some(status)) = self.child.as_mut().unwrap().try_wait() {
+                if self.log().contains("Address already in use") {
+                    return Err(Unready::PortTaken);
+                }
+                return Err(Unready::Exited(status));
             }
             if Instant::now() >= end {
-                return Err(false);
+                return Err(Unready::Deadline);
             }
             if let Ok(mut c) = self
                 .client()
@@ -319,7 +361,8 @@ impl Server {
                 if let Ok(info) = redis::cmd("INFO").arg("server").query::<String>(&mut c) {
                     if info_field(&info, "process_id") != Some(pid.to_string()) {
                         // someone else's server on this port
-                        return Err(true);
+                        self.kill_hard();
+                        return Err(Unready::PortTaken);
                     }
                     let loaded = redis::cmd("INFO")
                         .arg("persistence")
@@ -374,6 +417,22 @@ impl Server {
         self.spawn(false);
     }
 
+    /// [`Server::restart`] with `extra` config on top of the server's own
+    /// (kept for later restarts), answering why it did not start instead of
+    /// panicking: for data the server may refuse.
+    pub fn try_restart_with(&mut self, extra: &[(&str, &str)]) -> Result<(), StartFailure> {
+        self.stop();
+        for (name, value) in extra {
+            self.builder = std::mem::take(&mut self.builder).config(name, value);
+        }
+        self.try_spawn(false)
+    }
+
+    /// SIGKILL, as a crash: nothing is flushed or saved. `restart()` brings it back.
+    pub fn crash(&mut self) {
+        self.kill_hard();
+    }
+
     /// `SAVE` (RDB), then `restart()`.
     pub fn restart_with_save(&mut self) {
         let _: () = redis::cmd("SAVE").query(&mut self.conn()).expect("SAVE");
@@ -387,6 +446,41 @@ impl Server {
             .query(&mut self.conn())
             .expect("INFO")
     }
+}
+
+/// Why a server did not start.
+#[derive(Debug)]
+pub struct StartFailure {
+    pub what: String,
+    /// How the process ended; `None` when it was still running at the deadline.
+    pub status: Option<ExitStatus>,
+    pub log: String,
+}
+
+impl StartFailure {
+    /// The process exited by itself with an exit code, not by a signal (a crash).
+    pub fn exited_cleanly(&self) -> bool {
+        self.status
+            .is_some_and(|s| s.code().is_some() && s.signal().is_none())
+    }
+}
+
+impl std::fmt::Display for StartFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} ({:?})\n--- log ---\n{}",
+            self.what, self.status, self.log
+        )
+    }
+}
+
+/// Why a started process is not ready.
+enum Unready {
+    /// Another server answers on the port: retry on another.
+    PortTaken,
+    Exited(ExitStatus),
+    Deadline,
 }
 
 impl Drop for Server {
