@@ -1,6 +1,8 @@
 # recipes: Redis module (Rust cdylib)
 #   make run    build (release) and run redis-server with the module, foreground
 #   make test   cargo test (unit + integration, real redis-server); builds the bench too
+#   make test-faults  the fault suite (tests/faults/: kill -9, cut AOF, failover,
+#               resharding, maxmemory, corrupt RDB/RESTORE, fuzz), about a minute
 #   make test-compat  integration tests on Debian's Redis 7.0, Redis 7.2.6 and Valkey
 #               8.0.1 (the last two built once from ../shared/servers into ~/.cache;
 #               skipped with a message when the tarballs are not there)
@@ -13,10 +15,11 @@ PORT ?= 6399
 CARGO ?= cargo
 RUST_TEST_THREADS ?= 4
 export RUST_TEST_THREADS
+FAULTS_TEST_THREADS ?= 2
 
 SUDO := $(shell if [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1; then echo sudo; fi)
 
-.PHONY: all deps build run test test-compat bench fmt clean
+.PHONY: all deps build run test test-faults test-compat bench fmt clean
 
 all: build
 
@@ -43,6 +46,11 @@ run: build
 test: deps
 	$(CARGO) build --examples
 	$(CARGO) test --lib --tests
+
+# Not in `make test` (`test = false` in Cargo.toml): real crashes, failovers
+# and a cluster reshard, two tests at a time on 2 cores.
+test-faults: deps
+	RUST_TEST_THREADS=$(FAULTS_TEST_THREADS) $(CARGO) test --test faults
 
 # Builds the servers once (cached outside the checkout), then runs the
 # integration suite on each: scripts/compat-servers.sh says how.

@@ -19,7 +19,7 @@ use std::time::Duration;
 const KEYS_PER_FAMILY: usize = 3;
 /// Commands per pipeline: at most this many writes are in flight at a kill.
 const BATCH: usize = 60;
-const KILLS: usize = 3;
+const KILLS: usize = 5;
 /// Acknowledged batches before each kill.
 const BATCHES_PER_KILL: u64 = 80;
 

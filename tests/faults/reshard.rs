@@ -1,5 +1,5 @@
-//! Resharding under load: a real 3-node cluster moves a quarter of its slots
-//! with `redis-cli --cluster reshard` while two cluster clients write counted
+//! Resharding under load: a real 3-node cluster moves every slot of one
+//! node to another with `redis-cli --cluster reshard` while two cluster clients write counted
 //! writes of every family (following MOVED and ASK); before that, keys whose
 //! items expire two seconds later move by hand (CLUSTER SETSLOT, MIGRATE).
 //! Afterwards every key lives on its slot's owner only, holds exactly its
@@ -13,8 +13,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Slots moved from the first node to the last.
-const MOVED_SLOTS: usize = 4096;
 /// Counted keys per family and writer in the slots that move, and elsewhere.
 const MOVING_KEYS: usize = 3;
 const STAYING_KEYS: usize = 1;
@@ -24,13 +22,18 @@ const ITEMS: usize = 500;
 /// Counted writes per writer at most (a bound if the reshard hangs).
 const MAX_WRITES: u64 = 2_000_000;
 
-/// The first `moving` names `{prefix}{n}` whose slot is below MOVED_SLOTS
-/// (the slots that move), then the first `staying` whose slot is not.
-fn names(prefix: &str, moving: usize, staying: usize) -> Vec<String> {
+/// The first `moving` names `{prefix}{n}` whose slot `moves`, then the
+/// first `staying` whose slot does not.
+fn names(
+    prefix: &str,
+    moves: impl Fn(usize) -> bool,
+    moving: usize,
+    staying: usize,
+) -> Vec<String> {
     let candidates = (0..).map(|n| format!("{prefix}{n}"));
-    let moves = |k: &String| key_slot(k.as_bytes()) < MOVED_SLOTS;
-    let mut out: Vec<String> = candidates.clone().filter(moves).take(moving).collect();
-    out.extend(candidates.filter(|k| !moves(k)).take(staying));
+    let slot_moves = |k: &String| moves(key_slot(k.as_bytes()));
+    let mut out: Vec<String> = candidates.clone().filter(slot_moves).take(moving).collect();
+    out.extend(candidates.filter(|k| !slot_moves(k)).take(staying));
     out
 }
 
@@ -67,15 +70,20 @@ fn resharding_under_two_writers_loses_nothing_and_new_owners_reclaim() {
     let cluster = Cluster::start();
     let mut client = ClusterClient::connect(&cluster);
     let owners_before = slot_owners(&mut cluster.nodes[0].conn());
+    // Every slot of the first node moves to the last; a few of the second
+    // node's move by hand.
+    let ports = cluster.ports();
     let (from, to) = (owners_before[0], owners_before[SLOTS - 1]);
-    assert_ne!(from, to);
+    let by_hand = *ports.iter().find(|&&p| p != from && p != to).unwrap();
+    let moved_slots = owners_before.iter().filter(|&&p| p == from).count();
 
     let mut writers: Vec<Vec<Counted>> = Vec::new();
     for w in 0..2 {
         let mut keys = Vec::new();
         for fam in FAMILIES {
             let prefix = format!("{}w{w}:", fam.prefix());
-            for key in names(&prefix, MOVING_KEYS, STAYING_KEYS) {
+            let moves = |slot: usize| owners_before[slot] == from;
+            for key in names(&prefix, moves, MOVING_KEYS, STAYING_KEYS) {
                 for k in (fam.tally.setup)(&key) {
                     client.call(&k, &key).expect("setup");
                 }
@@ -89,12 +97,9 @@ fn resharding_under_two_writers_loses_nothing_and_new_owners_reclaim() {
         writers.push(keys);
     }
     // Keys whose items expire in two seconds, moved by hand to the last node
-    // at once (CLUSTER SETSLOT and MIGRATE) from slots that stay otherwise.
+    // at once (CLUSTER SETSLOT and MIGRATE).
     let due = now_ms() + 2_000;
-    let hand_moved = |k: &String| {
-        let slot = key_slot(k.as_bytes());
-        slot >= MOVED_SLOTS && owners_before[slot] == from
-    };
+    let hand_moved = |slot: usize| owners_before[slot] == by_hand;
     let mut reclaiming: Vec<(&Family, String, Vec<u8>)> = Vec::new();
     for fam in FAMILIES {
         let Some(reclaim) = &fam.reclaim else {
@@ -106,8 +111,7 @@ fn resharding_under_two_writers_loses_nothing_and_new_owners_reclaim() {
         }
         let empty = dump(client.owner_conn(&twin), &twin).expect("the twin key");
         let prefix = format!("reclaim:{}:", fam.name);
-        let keys = (0..).map(|n| format!("{prefix}{n}")).filter(hand_moved);
-        for key in keys.take(RECLAIM_KEYS) {
+        for key in names(&prefix, hand_moved, RECLAIM_KEYS, 0) {
             for k in expiring_items(reclaim, &key, ITEMS, &[due]) {
                 client.call(&k, &key).expect("expiring items");
             }
@@ -138,7 +142,7 @@ fn resharding_under_two_writers_loses_nothing_and_new_owners_reclaim() {
         .args(["--cluster", "reshard", &format!("127.0.0.1:{from}")])
         .args(["--cluster-from", &node_id(cluster.node(from))])
         .args(["--cluster-to", &node_id(cluster.node(to))])
-        .args(["--cluster-slots", &MOVED_SLOTS.to_string()])
+        .args(["--cluster-slots", &moved_slots.to_string()])
         .arg("--cluster-yes")
         .output()
         .unwrap_or_else(|e| panic!("run {} --cluster reshard: {e}", redis_cli()));
@@ -158,7 +162,7 @@ fn resharding_under_two_writers_loses_nothing_and_new_owners_reclaim() {
     let moved = (0..SLOTS)
         .filter(|&s| owners[s] != owners_before[s])
         .count();
-    assert_eq!(moved, MOVED_SLOTS + slots.len(), "slots that changed owner");
+    assert_eq!(moved, moved_slots + slots.len(), "slots that changed owner");
 
     // Each key on its owner only.
     let mut held_by: BTreeMap<String, Vec<u16>> = BTreeMap::new();
@@ -206,7 +210,7 @@ fn resharding_under_two_writers_loses_nothing_and_new_owners_reclaim() {
         assert!(done, "{}: {key} not reclaimed on its new owner", fam.name);
     }
     eprintln!(
-        "reshard: {MOVED_SLOTS} slots moved under {acknowledged} acknowledged writes \
+        "reshard: {moved_slots} slots moved under {acknowledged} acknowledged writes \
          ({redirects} redirects followed), none lost or doubled; {} keys moved with \
          {ITEMS} items due each, reclaimed on their new owner",
         reclaiming.len()
