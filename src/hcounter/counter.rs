@@ -21,6 +21,7 @@
 //! of a call is not there for that call, reclaimed yet or not.
 
 use super::cells::{Cells, Pos};
+use crate::args::MAX_TTL_S;
 use crate::tuples::encoding;
 use crate::tuples::expiry::ExpiryQueue;
 use crate::tuples::index::{Filter, PartitionIndex};
@@ -630,7 +631,7 @@ impl HCounter {
         let flags = r.u8()?;
         let ttl_s = match (flags & 2 != 0, r.i64()?) {
             (false, 0) => None,
-            (true, s) if s > 0 => Some(s),
+            (true, s) if (1..=MAX_TTL_S).contains(&s) => Some(s),
             _ => return Err(DecodeError::Invalid("TTL")),
         };
         if flags & !3 != 0 {
@@ -923,6 +924,14 @@ mod tests {
         for cut in 0..bytes.len() {
             assert!(HCounter::decode(&bytes[..cut]).is_err(), "cut at {cut}");
         }
+    }
+
+    /// A TTL no TTL option can give would overflow a partition's expiry.
+    #[test]
+    fn decode_refuses_a_ttl_beyond_the_limit() {
+        let c = counter(&["PARTITION", "p"], Some(MAX_TTL_S + 1), false);
+        let refused = HCounter::decode(&c.encode()).err();
+        assert_eq!(refused, Some(DecodeError::Invalid("TTL")));
     }
 
     #[derive(Clone, Default, Debug)]

@@ -16,6 +16,7 @@
 //! Time is always an argument: a value whose expiry is at or before the
 //! time of a read is not there, whether or not it was reclaimed yet.
 
+use crate::args::MAX_TTL_S;
 use crate::tuples::encoding;
 use crate::tuples::expiry::ExpiryQueue;
 use crate::tuples::index::{Filter, PartitionIndex};
@@ -605,7 +606,7 @@ impl UList {
         }
         let default_expire_s = match (r.u8()?, r.i64()?) {
             (0, 0) => None,
-            (1, s) if s > 0 => Some(s),
+            (1, s) if (1..=MAX_TTL_S).contains(&s) => Some(s),
             _ => return Err(DecodeError::Invalid("default expiry")),
         };
         let mut list = UList::new(schema, default_expire_s);
@@ -819,6 +820,15 @@ mod tests {
         let mut longer = bytes.clone();
         longer.push(0);
         assert!(UList::decode(&longer).is_err());
+    }
+
+    /// A default expiry no EXPIRE can give would overflow `AT + EXPIRE`.
+    #[test]
+    fn decode_refuses_a_default_expiry_beyond_the_limit() {
+        let mut l = list(&["VALUE", "v"]);
+        l.default_expire_s = Some(MAX_TTL_S + 1);
+        let refused = UList::decode(&l.encode()).err();
+        assert_eq!(refused, Some(DecodeError::Invalid("default expiry")));
     }
 
     /// Every record is reachable from its scope's table under its own number,

@@ -37,7 +37,8 @@ mod query;
 pub use query::*;
 
 use std::collections::BTreeMap;
-use std::net::TcpListener;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -353,25 +354,16 @@ impl Server {
             if Instant::now() >= end {
                 return Err(Unready::Deadline);
             }
-            if let Ok(mut c) = self
-                .client()
-                .get_connection_with_timeout(Duration::from_millis(500))
-            {
-                let _ = c.set_read_timeout(Some(Duration::from_secs(2)));
-                if let Ok(info) = redis::cmd("INFO").arg("server").query::<String>(&mut c) {
-                    if info_field(&info, "process_id") != Some(pid.to_string()) {
-                        // someone else's server on this port
-                        self.kill_hard();
-                        return Err(Unready::PortTaken);
-                    }
-                    let loaded = redis::cmd("INFO")
-                        .arg("persistence")
-                        .query::<String>(&mut c)
-                        .map(|i| info_field(&i, "loading").as_deref() == Some("0"))
-                        .unwrap_or(false);
-                    if loaded && redis::cmd("PING").query::<String>(&mut c).is_ok() {
-                        return Ok(());
-                    }
+            if let Some(info) = probe_info(self.port, "server") {
+                if info_field(&info, "process_id") != Some(pid.to_string()) {
+                    // someone else's server on this port
+                    self.kill_hard();
+                    return Err(Unready::PortTaken);
+                }
+                let loaded = probe_info(self.port, "persistence")
+                    .is_some_and(|i| info_field(&i, "loading").as_deref() == Some("0"));
+                if loaded {
+                    return Ok(());
                 }
             }
             std::thread::sleep(Duration::from_millis(20));
@@ -473,6 +465,29 @@ impl std::fmt::Display for StartFailure {
             self.what, self.status, self.log
         )
     }
+}
+
+/// `INFO <section>` of the server on `port` over a plain socket with
+/// timeouts, `None` without a reply: a server that accepts connections but
+/// does not answer (busy, hung) cannot block the caller, as the client
+/// crate's connection handshake, which has no read timeout, would.
+fn probe_info(port: u16, section: &str) -> Option<String> {
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_millis(500)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+    stream
+        .set_write_timeout(Some(Duration::from_secs(2)))
+        .ok()?;
+    stream
+        .write_all(format!("INFO {section}\r\n").as_bytes())
+        .ok()?;
+    let mut reply = BufReader::new(stream);
+    let mut header = String::new();
+    reply.read_line(&mut header).ok()?;
+    let len: usize = header.strip_prefix('$')?.trim().parse().ok()?;
+    let mut text = vec![0; len];
+    reply.read_exact(&mut text).ok()?;
+    String::from_utf8(text).ok()
 }
 
 /// Why a started process is not ready.

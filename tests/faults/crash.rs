@@ -21,7 +21,15 @@ const KEYS_PER_FAMILY: usize = 3;
 const BATCH: usize = 60;
 const KILLS: usize = 5;
 /// Acknowledged batches before each kill.
-const BATCHES_PER_KILL: u64 = 80;
+const BATCHES_PER_KILL: u64 = 400;
+
+/// A server that appends every write to its AOF and fsyncs before replying.
+fn aof_always() -> Server {
+    Server::builder()
+        .config("appendonly", "yes")
+        .config("appendfsync", "always")
+        .start()
+}
 
 /// A counted key and what the writer did to it.
 #[derive(Clone)]
@@ -75,10 +83,7 @@ fn write_until_killed(
 
 #[test]
 fn kill_9_loses_no_acknowledged_write_and_applies_none_twice() {
-    let mut srv = Server::builder()
-        .config("appendonly", "yes")
-        .config("appendfsync", "always")
-        .start();
+    let mut srv = aof_always();
     let c = &mut srv.conn();
     let mut keys = Vec::new();
     for fam in FAMILIES {
@@ -176,10 +181,7 @@ fn aof_files(dir: &Path) -> (PathBuf, PathBuf) {
 
 #[test]
 fn a_cut_aof_tail_is_refused_or_dropped_as_configured() {
-    let mut srv = Server::builder()
-        .config("appendonly", "yes")
-        .config("appendfsync", "always")
-        .start();
+    let mut srv = aof_always();
     let c = &mut srv.conn();
     let mut rng = StdRng::seed_from_u64(seed_from_env("FAULTS_SEED", 1));
     let base = now_ms();
