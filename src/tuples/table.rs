@@ -162,11 +162,6 @@ impl<T> Table<T> {
         shards + spill
     }
 
-    /// About how many allocations freeing it takes.
-    pub fn allocations(&self) -> usize {
-        self.shards.len()
-    }
-
     /// Takes the entries out a shard at a time: up to one shard's entries per
     /// call (`None` once empty), so a huge table can be freed in slices.
     pub fn take_shard(&mut self) -> Option<Vec<T>> {
@@ -217,10 +212,6 @@ impl<V> IdMap<V> {
         self.table
             .remove(hash_id(id), |e| e.0 == id, |e| hash_id(e.0))
             .map(|e| e.1)
-    }
-
-    pub fn len(&self) -> usize {
-        self.table.len()
     }
 
     pub fn allocation_size(&self) -> usize {
@@ -331,7 +322,7 @@ mod tests {
         for id in (0..5_000u32).step_by(2) {
             assert_eq!(map.remove(id), Some(id.to_string()));
         }
-        assert_eq!(map.len(), 2_500);
+        assert_eq!(map.table.len(), 2_500);
         assert_eq!(map.get(2), None);
         assert_eq!(map.get(3).map(String::as_str), Some("3"));
         assert_eq!(map.remove(2), None);
