@@ -98,7 +98,9 @@ impl Cells {
             Layout::Packed(buf) => packed(buf).find(|(k, _)| *k == key).map(|(_, at)| Pos(at)),
             Layout::Hashed(h) => h
                 .table
-                .find(hasher.hash_one(key), |&i| h.cell(i as usize).key.as_slice() == key)
+                .find(hasher.hash_one(key), |&i| {
+                    h.cell(i as usize).key.as_slice() == key
+                })
                 .map(|&i| Pos(i as usize)),
         }
     }
@@ -191,32 +193,34 @@ impl Cells {
         }
     }
 
-    /// Frees a slice of the cells (about `budget` of them, a chunk or a
-    /// table shard at the least) and returns how many went; 0 once none are
-    /// left. A big partition is thus freed over several calls.
-    pub fn shed(&mut self, budget: usize) -> usize {
+    /// Frees a slice of the cells (about `budget` units of work: a table
+    /// entry or a cell each, a chunk or a table shard at the least). Returns
+    /// the work done, 0 once nothing is left, and the cells freed. A big
+    /// partition is thus freed over several calls.
+    pub fn shed(&mut self, budget: usize) -> (usize, usize) {
         let Layout::Hashed(h) = &mut self.0 else {
             let n = self.len();
             self.0 = Layout::default();
-            return n;
+            return (n, n);
         };
-        let mut shed = 0;
-        while shed < budget.max(1) {
+        let (mut work, mut freed) = (0, 0);
+        while work < budget.max(1) {
             // The table first: its entries point into the cells.
             if let Some(entries) = h.table.take_shard() {
-                shed += entries.len();
+                work += entries.len();
                 continue;
             }
             let before = h.cells.len();
             if !h.cells.drop_chunk() {
                 break;
             }
-            shed += before - h.cells.len();
+            work += before - h.cells.len();
+            freed += before - h.cells.len();
         }
         if h.cells.is_empty() {
             self.0 = Layout::default();
         }
-        shed
+        (work, freed)
     }
 }
 

@@ -173,6 +173,8 @@ pub struct HCounter {
     seen: Table<SeenRef>,
     /// Slots of removed partitions still being torn down (not in `index`).
     dying: Vec<u32>,
+    /// Cells stored, in every slot (for the cost of freeing).
+    cells: usize,
     /// Slots by when their partition may expire (due at or before it).
     expiry: ExpiryQueue<u32>,
     hasher: DefaultHashBuilder,
@@ -197,6 +199,7 @@ impl HCounter {
             free_slots: Chunked::default(),
             seen: Table::new(),
             dying: Vec::new(),
+            cells: 0,
             expiry: ExpiryQueue::default(),
             hasher: DefaultHashBuilder::default(),
         }
@@ -392,7 +395,8 @@ impl HCounter {
                 work += 1;
                 continue;
             }
-            let shed = self.slot_mut(slot).cells.shed(budget - work);
+            let (shed, freed) = self.slot_mut(slot).cells.shed(budget - work);
+            self.cells -= freed;
             work += shed;
             if shed == 0 {
                 if let Some(free) = self.slots.get_mut(slot as usize) {
@@ -489,7 +493,10 @@ impl HCounter {
         let cells = &mut self.slot_mut(slot).cells;
         match pos {
             Some(pos) => cells.set(pos, count.bits()),
-            None => cells.push(cell, count.bits(), &hasher),
+            None => {
+                cells.push(cell, count.bits(), &hasher);
+                self.cells += 1;
+            }
         }
     }
 
@@ -702,7 +709,7 @@ impl HCounter {
 
     /// About how many allocations freeing it takes.
     pub fn free_effort(&self) -> usize {
-        self.index.len() + self.seen.len() + 1
+        self.slots.len() + self.seen.len() + self.cells + 1
     }
 
     /// `schema, u8 flags (1 float, 2 ttl), i64 ttl_s, u32 partitions x (blob
@@ -1090,6 +1097,7 @@ mod tests {
             steps += 1;
         }
         assert!(steps > 5, "torn down in {steps} steps");
+        assert_eq!(c.cells, 1);
         assert!(!c.incr(&p, Count::Int(1), 0).unwrap().counted);
         assert_eq!(c.seen.len(), 1);
         assert_eq!(data(&c, &[None], 0).len(), 1);

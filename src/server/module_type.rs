@@ -1,5 +1,6 @@
 //! Rust values stored in module keys: the Redis type callbacks (RDB, AOF
-//! rewrite, MEMORY USAGE, COPY, free, free effort) generated once for any
+//! rewrite, MEMORY USAGE, COPY, free (big values on a thread of ours, see
+//! `background_free`), free effort) generated once for any
 //! type implementing [`ModuleValue`], so a family only writes pure encoding
 //! and rewrite logic.
 //!
@@ -17,7 +18,7 @@ use std::os::raw::c_int;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// A value kept in a module key.
-pub trait ModuleValue: Clone + Sized {
+pub trait ModuleValue: Clone + Sized + Send + 'static {
     /// The encoding version `encode` writes; Redis stores it beside each
     /// value and hands it back to `decode`. Each type names its versions and
     /// keeps decoding every one it ever wrote.
@@ -168,8 +169,12 @@ extern "C" fn copy<T: ModuleValue>(_from: RStr, _to: RStr, value: *const c_void)
 }
 
 extern "C" fn free<T: ModuleValue>(value: *mut c_void) {
-    // Sound: see the module doc; Redis calls free once per value.
-    guarded((), || drop(unsafe { Box::from_raw(value.cast::<T>()) }))
+    guarded((), || {
+        // Sound: see the module doc; Redis calls free once per value.
+        let value = unsafe { Box::from_raw(value.cast::<T>()) };
+        let effort = value.free_effort();
+        super::background_free::drop_value(value, effort);
+    })
 }
 
 impl Key {

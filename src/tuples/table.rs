@@ -238,7 +238,10 @@ mod tests {
                 let h: u64 = rng.gen();
                 let (a, b) = (shard_of(h, n), shard_of(h, n + 1));
                 assert!(a < n && b <= n);
-                assert!(a == b || (a == buddy && b == n), "n {n} h {h:x}: {a} -> {b}");
+                assert!(
+                    a == b || (a == buddy && b == n),
+                    "n {n} h {h:x}: {a} -> {b}"
+                );
             }
         }
     }
@@ -275,7 +278,9 @@ mod tests {
                 most_shards = most_shards.max(table.shards());
                 // Bounded shards: the average stays within [1/4, 1] of the target.
                 assert!(table.len() <= table.shards() * SHARD_ENTRIES);
-                assert!(table.shards() == 1 || table.len() * 4 >= table.shards() * SHARD_ENTRIES - 4);
+                assert!(
+                    table.shards() == 1 || table.len() * 4 >= table.shards() * SHARD_ENTRIES - 4
+                );
             }
             let mut all: Vec<u64> = table.iter().copied().collect();
             all.sort_unstable();

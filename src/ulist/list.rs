@@ -535,9 +535,12 @@ impl UList {
             + self.schema.len() * 32
     }
 
-    /// About how many allocations freeing it takes.
+    /// About how many allocations freeing it takes (a value may own one).
     pub fn free_effort(&self) -> usize {
-        self.records.0.allocations() + self.scopes.len() + self.partitions.len() + 1
+        self.records.0.allocations()
+            + self.records.used()
+            + self.scopes.len()
+            + self.partitions.len()
     }
 
     /// `schema, u8 has_default, i64 default_expire_s, u32 partitions x blob
@@ -794,7 +797,10 @@ mod tests {
     fn check_invariants(l: &UList) {
         let mut reachable = 0;
         for (key, scope) in &l.scopes {
-            assert_eq!(l.scope_keys.get(scope.id).map(AsRef::as_ref), Some(key.as_ref()));
+            assert_eq!(
+                l.scope_keys.get(scope.id).map(AsRef::as_ref),
+                Some(key.as_ref())
+            );
             for &n in scope.values.iter() {
                 let r = l.records.get(n);
                 assert_eq!(r.scope, scope.id);
