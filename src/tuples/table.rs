@@ -25,7 +25,7 @@ use hashbrown::HashTable;
 use smallvec::SmallVec;
 
 /// Average entries per shard before a split; a merge comes at a quarter.
-pub const SHARD_ENTRIES: usize = 1024;
+pub const SHARD_ENTRIES: usize = 512;
 
 #[derive(Clone, Debug)]
 pub struct Table<T> {
