@@ -12,6 +12,7 @@ Env: ``RECIPES_MODULE`` = the module .so (the Makefile sets it);
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import signal
 import socket
@@ -44,20 +45,37 @@ def redis_cli() -> str:
     return os.environ.get("REDIS_CLI", "redis-cli")
 
 
-def free_port() -> int:
+def _bindable(port: int) -> bool:
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+def free_port(cluster_bus: bool = False) -> int:
+    """A free loopback port; with ``cluster_bus``, one at most 55535 whose bus
+    port (+10000) is free too, as a cluster node needs."""
+    if not cluster_bus:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            return s.getsockname()[1]
+    while True:
+        port = random.randrange(20000, 55535)
+        if _bindable(port) and _bindable(port + 10000):
+            return port
 
 
 class Server:
     def __init__(self, *extra: str) -> None:
         self.dir = tempfile.mkdtemp(prefix="recipes-py-")
         self.extra = list(extra)
+        cluster_bus = "--cluster-enabled" in extra
         self.process: Optional[subprocess.Popen] = None
         self.port = 0
         for _ in range(5):
-            self.port = free_port()
+            self.port = free_port(cluster_bus)
             if self._spawn():
                 return
         raise RuntimeError(f"redis-server did not start; log:\n{self.log()}")

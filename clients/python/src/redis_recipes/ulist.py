@@ -92,9 +92,9 @@ class UList(Family):
         return self._send(boolean, *args, *flat_pairs(names))
 
     def has(self, key: Any, /, **names: Any) -> bool:
-        """``ULIST.HAS``: whether the value (value and scope names; partition
-        names may be given too) is live."""
-        self._check(HAS, key, names, required=("value", "scope"), optional=("partition",))
+        """``ULIST.HAS``: whether the value (its value and scope names) is live
+        in its scope."""
+        self._check(HAS, key, names, required=("value", "scope"))
         return self._send(boolean, HAS, key, *flat_pairs(names))
 
     def data(self, key: Any, /, **where: Any) -> List[Dict[str, Any]]:
