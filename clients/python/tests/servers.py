@@ -196,3 +196,8 @@ class Cluster:
     def stop(self) -> None:
         for n in self.nodes:
             n.stop()
+
+
+async def aclose(client) -> None:
+    """Close an asyncio client (``aclose`` from redis-py 5.0.1, ``close`` before)."""
+    await (getattr(client, "aclose", None) or client.close)()

@@ -5,9 +5,11 @@ and redis.asyncio's client, pipeline and cluster."""
 import asyncio
 import time
 
+import pytest
 import redis
 import redis.asyncio
 
+from servers import aclose
 from redis_recipes import Recipes
 
 HOUR = 3_600_000
@@ -107,7 +109,7 @@ def test_asyncio_client_pipeline_and_cluster(server, cluster, protocol):
         async with rec.pipeline() as pipe:
             one_of_each(pipe)
             check_one_of_each(await pipe.execute())
-        await client.aclose()
+        await aclose(client)
 
         rc = redis.asyncio.RedisCluster(host="127.0.0.1", port=cluster.nodes[0].port, protocol=protocol)
         await rc.flushall(target_nodes=redis.asyncio.RedisCluster.PRIMARIES)
@@ -118,6 +120,19 @@ def test_asyncio_client_pipeline_and_cluster(server, cluster, protocol):
         pipe = rec.pipeline()
         one_of_each(pipe, "{c}")
         check_one_of_each(await pipe.execute())
-        await rc.aclose()
+        await aclose(rc)
 
     asyncio.run(main())
+
+
+def test_errors_in_pipelines_surface_as_response_errors(rec, rc):
+    for recipes in (rec, Recipes(rc)):
+        recipes.topn.create("t:{x}")
+        pipe = recipes.pipeline(transaction=False)
+        pipe.topn.create("t:{x}")
+        with pytest.raises(redis.ResponseError, match="exists"):
+            pipe.execute()
+        pipe.topn.create("t:{x}")
+        pipe.topn.count("t:{x}", "m")
+        error, counts = pipe.execute(raise_on_error=False)
+        assert isinstance(error, redis.ResponseError) and counts == [0]

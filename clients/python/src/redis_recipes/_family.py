@@ -34,9 +34,13 @@ Parser = Callable[[Any], Any]
 
 
 def apply_reply_parser(response: Any, **options: Any) -> Any:
-    """The response callback of every module command (see the module doc)."""
+    """The response callback of every module command (see the module doc).
+    An error passes through as it is: a cluster pipeline hands its errors to
+    the callbacks before raising them."""
     parse = options.get(REPLY_OPTION)
-    return response if parse is None else parse(response)
+    if parse is None or isinstance(response, Exception):
+        return response
+    return parse(response)
 
 
 class Family:

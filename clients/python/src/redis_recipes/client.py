@@ -35,9 +35,12 @@ class Recipes:
         #: schemas of ULIST / HCOUNTER keys this client created or declared,
         #: shared with its pipelines
         self.schemas: Dict[Tuple[str, bytes], Schema] = {} if _schemas is None else _schemas
+        # the asyncio ClusterPipeline of redis-py 5.0 parses with its cluster
+        # client's callbacks and has no setter of its own
+        owner = client if hasattr(client, "set_response_callback") else client._client
         for family in FAMILIES:
             for command in family.COMMANDS:
-                client.set_response_callback(command, apply_reply_parser)
+                owner.set_response_callback(command, apply_reply_parser)
         self.rv = RV(self)
         self.tl = TL(self)
         self.topn = TopN(self)
