@@ -10,6 +10,7 @@ module RedisCounters
     class Base < BaseCounter
       alias add process
       alias << process
+      alias increment process # as the gem README calls it
 
       # Whether the value (value and cluster keys of params) is in the list.
       def has_value?(params)
