@@ -53,4 +53,3 @@ def rc(cluster: Cluster, protocol: int) -> Iterator[redis.cluster.RedisCluster]:
     client.flushall(target_nodes=redis.cluster.RedisCluster.PRIMARIES)
     yield client
     client.close()
-

@@ -154,9 +154,12 @@ class Cluster:
             for _ in range(3):
                 self.nodes.append(
                     Server(
-                        "--cluster-enabled", "yes",
-                        "--cluster-config-file", "nodes.conf",
-                        "--cluster-node-timeout", "5000",
+                        "--cluster-enabled",
+                        "yes",
+                        "--cluster-config-file",
+                        "nodes.conf",
+                        "--cluster-node-timeout",
+                        "5000",
                     )  # fmt: skip
                 )
             addrs = [f"127.0.0.1:{n.port}" for n in self.nodes]

@@ -111,7 +111,9 @@ def test_asyncio_client_pipeline_and_cluster(server, cluster, protocol):
             check_one_of_each(await pipe.execute())
         await aclose(client)
 
-        rc = redis.asyncio.RedisCluster(host="127.0.0.1", port=cluster.nodes[0].port, protocol=protocol)
+        rc = redis.asyncio.RedisCluster(
+            host="127.0.0.1", port=cluster.nodes[0].port, protocol=protocol
+        )
         await rc.flushall(target_nodes=redis.asyncio.RedisCluster.PRIMARIES)
         rec = Recipes(rc)
         for i in range(6):

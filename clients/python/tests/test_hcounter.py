@@ -12,7 +12,10 @@ def test_grouped_partitioned_counter(rec):
     )
     incr = rec.hcounter.incr
     assert incr("pages_by_day_city", date="2013-08-01", company_id=1, city_id=11) == 1
-    assert rec.hcounter.incrby("pages_by_day_city", 3, date="2013-08-02", company_id=1, city_id=15) == 3
+    assert (
+        rec.hcounter.incrby("pages_by_day_city", 3, date="2013-08-02", company_id=1, city_id=15)
+        == 3
+    )
     assert rec.hcounter.get("pages_by_day_city", date="2013-08-02", company_id=1, city_id=15) == 3
     assert rec.hcounter.get("pages_by_day_city", date="2013-08-02", company_id=1, city_id=99) == 0
     assert rec.hcounter.partitions("pages_by_day_city", date="2013-08-01") == [
@@ -73,6 +76,14 @@ def test_client_side_errors_raise_before_sending(rec):
             call()
     assert len(pipe.client) == 0
     assert pipe.execute() == []
+
+
+def test_declare_gives_the_client_a_schema_it_did_not_create(rec, r):
+    r.execute_command("HCOUNTER.CREATE", "c", "PARTITION", "day", "GROUP", "city")
+    rec.hcounter.declare("c", partition="day", group="city")
+    with pytest.raises(ValueError, match="missing name"):
+        rec.hcounter.incr("c", day="d1")
+    assert rec.hcounter.incr("c", day="d1", city="x") == 1
 
 
 def test_server_errors_unchanged(rec):

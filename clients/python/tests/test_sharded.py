@@ -73,7 +73,7 @@ def test_merged_top_is_exact_against_a_model(cluster, rc):
     assert hot.top(10) == model_top(events, int(time.time() * 1000), None, 10, 10)
     asked = members[::7] + ["never-seen"]
     expected = Counter()
-    for member, at, by in events:
+    for member, _, by in events:
         expected[member] += by
     assert hot.count(*asked, at=now) == [expected[m] for m in asked]
     assert hot.count(members[0], at=now, last=1) == [
@@ -83,7 +83,9 @@ def test_merged_top_is_exact_against_a_model(cluster, rc):
 
 def test_async_sharded_top_on_the_cluster(cluster, protocol):
     async def main():
-        rc = redis.asyncio.RedisCluster(host="127.0.0.1", port=cluster.nodes[0].port, protocol=protocol)
+        rc = redis.asyncio.RedisCluster(
+            host="127.0.0.1", port=cluster.nodes[0].port, protocol=protocol
+        )
         await rc.flushall(target_nodes=redis.asyncio.RedisCluster.PRIMARIES)
         hot = AsyncShardedTopN(rc, "ahot", shards=3)
         await hot.create()

@@ -8,6 +8,20 @@ class UniqueTest < CounterTest
   LISTS = [RedisCounters::UniqueValuesLists::Blocking, RedisCounters::UniqueValuesLists::NonBlocking,
            RedisCounters::UniqueValuesLists::Expirable].freeze
 
+  # the gem README's events for company_users_by_month: [times, params]
+  COMPANY_USERS = [
+    [2, { company_id: 1, user_id: 11, date: '2013-08-10', start_month_date: '2013-08-01' }],
+    [3, { company_id: 1, user_id: 22, date: '2013-08-10', start_month_date: '2013-08-01' }],
+    [3, { company_id: 1, user_id: 22, date: '2013-09-05', start_month_date: '2013-09-01' }],
+    [3, { company_id: 2, user_id: 11, date: '2013-08-10', start_month_date: '2013-08-01' }],
+    [1, { company_id: 2, user_id: 22, date: '2013-08-11', start_month_date: '2013-08-01' }]
+  ].freeze
+
+  # each event as often as the README does, with what each call answered
+  def replay(events, &call)
+    events.flat_map { |times, params| Array.new(times) { call.call(params) } }
+  end
+
   def test_simple_list_of_users
     LISTS.each do |list_class|
       redis.flushall
@@ -22,13 +36,7 @@ class UniqueTest < CounterTest
   def company_users_by_month(list_class = RedisCounters::UniqueValuesLists::Blocking)
     counter = list_class.new(redis, counter_name: :company_users_by_month, value_keys: %i[company_id user_id],
                                     cluster_keys: [:start_month_date], partition_keys: [:date])
-    added = []
-    2.times { added << counter.add(company_id: 1, user_id: 11, date: '2013-08-10', start_month_date: '2013-08-01') }
-    3.times { added << counter.add(company_id: 1, user_id: 22, date: '2013-08-10', start_month_date: '2013-08-01') }
-    3.times { added << counter.add(company_id: 1, user_id: 22, date: '2013-09-05', start_month_date: '2013-09-01') }
-    3.times { added << counter.add(company_id: 2, user_id: 11, date: '2013-08-10', start_month_date: '2013-08-01') }
-    1.times { added << counter.add(company_id: 2, user_id: 22, date: '2013-08-11', start_month_date: '2013-08-01') }
-    [counter, added]
+    [counter, replay(COMPANY_USERS) { |event| counter.add(event) }]
   end
 
   def test_company_users_by_month
@@ -94,12 +102,7 @@ class UniqueTest < CounterTest
       unique_list: { list_class: RedisCounters::UniqueValuesLists::Blocking, value_keys: %i[company_id user_id],
                      cluster_keys: [:start_month_date], partition_keys: [:date] }
     )
-    counted = []
-    2.times { counted << counter.increment(company_id: 1, user_id: 11, date: '2013-08-10', start_month_date: '2013-08-01') }
-    3.times { counted << counter.increment(company_id: 1, user_id: 22, date: '2013-08-10', start_month_date: '2013-08-01') }
-    3.times { counted << counter.increment(company_id: 1, user_id: 22, date: '2013-09-05', start_month_date: '2013-09-01') }
-    3.times { counted << counter.increment(company_id: 2, user_id: 11, date: '2013-08-10', start_month_date: '2013-08-01') }
-    1.times { counted << counter.increment(company_id: 2, user_id: 22, date: '2013-08-11', start_month_date: '2013-08-01') }
+    counted = replay(COMPANY_USERS) { |event| counter.increment(event) }
     assert_equal [true, false, true, false, false, true, false, false, true, false, false, true], counted
     assert_rows [{ date: '2013-08-10' }, { date: '2013-08-11' }, { date: '2013-09-05' }], counter.partitions
     assert_same_rows [{ company_id: '1', value: 2 }, { company_id: '2', value: 1 }],

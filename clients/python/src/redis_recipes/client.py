@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, Tuple
+from typing import Any, Dict, Tuple, Type
 
 from ._family import Family, Schema, apply_reply_parser
 from .hcounter import HCounter
@@ -11,7 +11,7 @@ from .tl import TL
 from .topn import TopN
 from .ulist import UList
 
-FAMILIES: Tuple[type, ...] = (RV, TL, TopN, UList, HCounter)
+FAMILIES: Tuple[Type[Family], ...] = (RV, TL, TopN, UList, HCounter)
 
 
 class Recipes:

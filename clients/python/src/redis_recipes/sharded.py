@@ -29,7 +29,7 @@ import heapq
 import itertools
 import time
 import zlib
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Awaitable, Dict, List, Optional, Sequence, Tuple, cast
 
 from redis.crc import REDIS_CLUSTER_HASH_SLOTS, key_slot
 
@@ -66,7 +66,9 @@ def _member_bytes(member: Any) -> bytes:
 
 
 def _merge(replies: Sequence[List[Tuple[Any, int]]], n: int) -> List[Tuple[Any, int]]:
-    return heapq.nsmallest(n, (row for reply in replies for row in reply), key=lambda r: (-r[1], r[0]))
+    return heapq.nsmallest(
+        n, (row for reply in replies for row in reply), key=lambda r: (-r[1], r[0])
+    )
 
 
 class _ShardedTopN:
@@ -149,7 +151,9 @@ class ShardedTopN(_ShardedTopN):
         (default: this client's clock, the same for every shard)."""
         return _merge(self._queue_top(n, at, last).execute(), n)
 
-    def count(self, *members: Any, at: Optional[int] = None, last: Optional[int] = None) -> List[int]:
+    def count(
+        self, *members: Any, at: Optional[int] = None, last: Optional[int] = None
+    ) -> List[int]:
         """``TOPN.COUNT`` on each member's shard: counts in the order asked."""
         pipe, positions = self._queue_count(members, at, last)
         return self._counts(pipe.execute(), positions, len(members))
@@ -162,7 +166,8 @@ class AsyncShardedTopN(_ShardedTopN):
         await self._queue_create(bucket, window).execute()
 
     async def incr(self, member: Any, *, by: int = 1, at: Optional[int] = None) -> int:
-        return await self.recipes.topn.incr(self.key_of(member), member, by=by, at=at)
+        reply = self.recipes.topn.incr(self.key_of(member), member, by=by, at=at)
+        return await cast(Awaitable[int], reply)  # typed as the sync reply
 
     async def top(
         self, n: int = 10, *, at: Optional[int] = None, last: Optional[int] = None
