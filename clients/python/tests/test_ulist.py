@@ -57,6 +57,7 @@ def test_client_side_errors_raise_before_sending(rec, r):
     pipe = rec.pipeline()
     bad_calls = [
         lambda: pipe.ulist.add("company_users", expire=5, never=True, company_id=1),
+        lambda: pipe.ulist.add("company_users", expire=0, pxat=1, company_id=1),
         lambda: pipe.ulist.add("company_users", company_id=1, user_id=1, month="m"),  # no date
         lambda: pipe.ulist.add(
             "company_users", company_id=1, user_id=1, month="m", date="d", city=1

@@ -100,7 +100,7 @@ def option(args: List[Any], name: str, value: Any) -> None:
 
 def exclusive(**given: Any) -> None:
     """Raise ValueError when more than one of the named options is set."""
-    set_ = [name for name, value in given.items() if value not in (None, False)]
+    set_ = [name for name, value in given.items() if value is not None and value is not False]
     if len(set_) > 1:
         raise ValueError(f"{' and '.join(set_)} cannot be used together")
 
