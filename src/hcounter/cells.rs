@@ -10,6 +10,7 @@
 //!   moves more than a chunk or a shard at once, whatever the size.
 
 use crate::tuples::chunked::Chunked;
+use crate::tuples::sample::estimate;
 use crate::tuples::table::Table;
 use hashbrown::DefaultHashBuilder;
 use smallvec::SmallVec;
@@ -175,16 +176,19 @@ impl Cells {
         out
     }
 
-    pub fn heap_bytes(&self) -> usize {
+    /// Heap bytes held, the keys' sized from `samples` cells (0: all).
+    pub fn heap_bytes(&self, samples: usize) -> usize {
         match &self.0 {
             Layout::Packed(buf) => buf.capacity(),
             Layout::Hashed(h) => {
                 let Hashed { cells, table } = &**h;
-                let spilled: usize = cells
-                    .iter()
-                    .filter(|c| c.key.spilled())
-                    .map(|c| c.key.capacity())
-                    .sum();
+                let spilled = estimate(cells.iter(), cells.len(), samples, |c| {
+                    if c.key.spilled() {
+                        c.key.capacity()
+                    } else {
+                        0
+                    }
+                });
                 std::mem::size_of::<Hashed>()
                     + cells.heap_bytes()
                     + spilled
@@ -275,9 +279,9 @@ mod tests {
         }
         // 20 cells of 1-2 byte keys: 11-12 bytes each, a quarter of slack.
         assert!(
-            cells.heap_bytes() <= 20 * 12 * 5 / 4 + 16,
+            cells.heap_bytes(0) <= 20 * 12 * 5 / 4 + 16,
             "{}",
-            cells.heap_bytes()
+            cells.heap_bytes(0)
         );
     }
 }

@@ -32,6 +32,7 @@ use crate::tuples::chunked::Chunked;
 use crate::tuples::encoding;
 use crate::tuples::expiry::ExpiryQueue;
 use crate::tuples::index::{Filter, PartitionIndex};
+use crate::tuples::sample::estimate;
 use crate::tuples::schema::{put_blob, Reader, Role, Schema};
 use crate::tuples::table::Table;
 use hashbrown::DefaultHashBuilder;
@@ -683,25 +684,23 @@ impl HCounter {
         })
     }
 
-    /// Heap bytes held.
-    pub fn mem_usage(&self) -> usize {
-        let partitions: usize = self
-            .slots
-            .iter()
-            .flatten()
-            .map(|p| {
-                p.key.len()
-                    + p.cells.heap_bytes()
-                    + p.seen.as_ref().map_or(0, |v| {
-                        std::mem::size_of::<Chunked<Box<[u8]>>>() + v.heap_bytes()
-                    })
-                    + p.seen().map(|t| t.len()).sum::<usize>()
-            })
-            .sum();
+    /// Heap bytes held, each collection's variable part sized from
+    /// `samples` of its items (0: all).
+    pub fn mem_usage(&self, samples: usize) -> usize {
+        let live_slots = self.index.len() + self.dying.len();
+        let partitions = estimate(self.slots.iter().flatten(), live_slots, samples, |p| {
+            p.key.len()
+                + p.cells.heap_bytes(samples)
+                + p.seen.as_ref().map_or(0, |v| {
+                    std::mem::size_of::<Chunked<Box<[u8]>>>()
+                        + v.heap_bytes()
+                        + estimate(v.iter(), v.len(), samples, |t| t.len())
+                })
+        });
         partitions
             + self.slots.heap_bytes()
             + self.free_slots.heap_bytes()
-            + self.index.heap_bytes()
+            + self.index.heap_bytes(samples)
             + self.seen.allocation_size()
             + self.expiry.len() * std::mem::size_of::<(i64, u32)>() * 2
             + self.schema.len() * 32

@@ -30,6 +30,12 @@ pub trait ModuleValue: Clone + Sized + Send + 'static {
     fn decode(bytes: &[u8], encver: c_int) -> Option<Self>;
     /// Heap bytes held, for MEMORY USAGE.
     fn mem_usage(&self) -> usize;
+    /// [`ModuleValue::mem_usage`] sized from about `samples` items of each
+    /// collection (`MEMORY USAGE key SAMPLES n`, 5 by default; 0 = all), so
+    /// the command stays fast on a big key.
+    fn mem_usage_sampled(&self, _samples: usize) -> usize {
+        self.mem_usage()
+    }
     /// About how many allocations freeing it takes (Redis frees large values
     /// lazily in a background thread).
     fn free_effort(&self) -> usize;
@@ -93,7 +99,7 @@ pub const fn type_methods<T: ModuleValue>() -> raw::RedisModuleTypeMethods {
         unlink: None,
         copy: Some(copy::<T>),
         defrag: None,
-        mem_usage2: None,
+        mem_usage2: Some(mem_usage2::<T>),
         free_effort2: None,
         unlink2: None,
         copy2: None,
@@ -155,6 +161,16 @@ extern "C" fn aof_rewrite<T: ModuleValue>(
 extern "C" fn mem_usage<T: ModuleValue>(value: *const c_void) -> usize {
     guarded(0, || {
         std::mem::size_of::<T>() + unsafe { value_ref::<T>(value) }.mem_usage()
+    })
+}
+
+extern "C" fn mem_usage2<T: ModuleValue>(
+    _ctx: *mut raw::RedisModuleKeyOptCtx,
+    value: *const c_void,
+    samples: usize,
+) -> usize {
+    guarded(0, || {
+        std::mem::size_of::<T>() + unsafe { value_ref::<T>(value) }.mem_usage_sampled(samples)
     })
 }
 

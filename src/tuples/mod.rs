@@ -7,5 +7,6 @@ pub mod chunked;
 pub mod encoding;
 pub mod expiry;
 pub mod index;
+pub mod sample;
 pub mod schema;
 pub mod table;

@@ -20,6 +20,7 @@ use crate::tuples::chunked::Chunked;
 use crate::tuples::encoding;
 use crate::tuples::expiry::ExpiryQueue;
 use crate::tuples::index::{Filter, PartitionIndex};
+use crate::tuples::sample::estimate;
 use crate::tuples::schema::{put_blob, Reader, Role, Schema};
 use crate::tuples::table::{IdMap, Table};
 use hashbrown::DefaultHashBuilder;
@@ -71,13 +72,14 @@ impl Slab {
         (n != last).then_some(last)
     }
 
-    fn heap_bytes(&self) -> usize {
-        let spilled: usize = self
-            .0
-            .iter()
-            .filter(|r| r.value.spilled())
-            .map(|r| r.value.capacity())
-            .sum();
+    fn heap_bytes(&self, samples: usize) -> usize {
+        let spilled = estimate(self.0.iter(), self.used(), samples, |r| {
+            if r.value.spilled() {
+                r.value.capacity()
+            } else {
+                0
+            }
+        });
         self.0.heap_bytes() + spilled
     }
 }
@@ -516,21 +518,20 @@ impl UList {
         })
     }
 
-    /// Heap bytes held. B-tree maps count twice their entries (their nodes
-    /// are about half full when keys arrive in order, as expiry times do).
-    pub fn mem_usage(&self) -> usize {
+    /// Heap bytes held, each collection's variable part sized from `samples`
+    /// of its items (0: all). B-tree maps count twice their entries (their
+    /// nodes are about half full when keys arrive in order, as expiry times
+    /// do).
+    pub fn mem_usage(&self, samples: usize) -> usize {
         let btree = |entry: usize, n: usize| n * entry * 2;
-        let scopes: usize = self
-            .scopes
-            .iter()
-            .map(|(k, s)| k.len() * 2 + s.values.allocation_size())
-            .sum::<usize>()
-            + btree(std::mem::size_of::<(Box<[u8]>, Scope)>(), self.scopes.len());
-        self.records.heap_bytes()
+        let scopes = estimate(self.scopes.iter(), self.scopes.len(), samples, |(k, s)| {
+            k.len() * 2 + s.values.allocation_size()
+        }) + btree(std::mem::size_of::<(Box<[u8]>, Scope)>(), self.scopes.len());
+        self.records.heap_bytes(samples)
             + scopes
             + self.scope_keys.allocation_size()
             + self.partition_keys.allocation_size()
-            + self.partitions.heap_bytes()
+            + self.partitions.heap_bytes(samples)
             + btree(std::mem::size_of::<(i64, u32)>(), self.expiry.len())
             + self.schema.len() * 32
     }
