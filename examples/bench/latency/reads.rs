@@ -142,7 +142,13 @@ fn read_figures(
                 thousands(at(0.5)),
                 thousands(at(0.99)),
                 ratio_text(recipe.0 / at(0.5).max(1.0))
-            )),
+            ))
+            .details(&[
+                ("median_us", at(0.5)),
+                ("p99_us", at(0.99)),
+                ("recipe_median_us", recipe.0),
+                ("same_answer", (answer == recipe.1) as u8 as f64),
+            ]),
         );
     }
     Ok(())
