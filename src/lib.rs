@@ -38,6 +38,7 @@ pub(crate) static FAMILIES: &[&Family] = &[
 
 fn init(ctx: &Context, args: &[RedisString]) -> Status {
     server::command::install_panic_hook();
+    server::background_free::start();
     let raw_ctx = ctx.ctx;
     let args: Vec<server::RStr> = args.iter().map(|a| a.inner).collect();
     if let Err(why) = register_families(raw_ctx, &args) {

@@ -169,6 +169,16 @@ static RECLAIMER: Reclaimer = Reclaimer {
     everywhere: false,
 };
 
+/// The teardown of removed partitions too big to free at once, on every
+/// server (replicas free their own memory).
+static TEAR_DOWN: Reclaimer = Reclaimer {
+    ty: &value::HCOUNTER_TYPE,
+    next_due: command::tear_down_due,
+    reclaim: command::tear_down,
+    everywhere: true,
+};
+
 fn on_load(ctx: Ctx) {
     reclaim::enable(ctx, &RECLAIMER);
+    reclaim::enable(ctx, &TEAR_DOWN);
 }

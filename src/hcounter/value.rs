@@ -36,7 +36,11 @@ impl ModuleValue for HCounter {
     }
 
     fn mem_usage(&self) -> usize {
-        HCounter::mem_usage(self)
+        HCounter::mem_usage(self, 0)
+    }
+
+    fn mem_usage_sampled(&self, samples: usize) -> usize {
+        HCounter::mem_usage(self, samples)
     }
 
     fn free_effort(&self) -> usize {

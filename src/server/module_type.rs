@@ -1,5 +1,6 @@
 //! Rust values stored in module keys: the Redis type callbacks (RDB, AOF
-//! rewrite, MEMORY USAGE, COPY, free, free effort) generated once for any
+//! rewrite, MEMORY USAGE, COPY, free (big values on a thread of ours, see
+//! `background_free`), free effort) generated once for any
 //! type implementing [`ModuleValue`], so a family only writes pure encoding
 //! and rewrite logic.
 //!
@@ -25,7 +26,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Mutex;
 
 /// A value kept in a module key.
-pub trait ModuleValue: Clone + Sized {
+pub trait ModuleValue: Clone + Sized + Send + 'static {
     /// The name the type is registered under (Redis wants exactly 9
     /// characters); refusals are logged with it.
     const TYPE_NAME: &'static str;
@@ -42,6 +43,12 @@ pub trait ModuleValue: Clone + Sized {
     fn decode(bytes: &[u8], encver: c_int) -> Result<Self, Self::DecodeError>;
     /// Heap bytes held, for MEMORY USAGE.
     fn mem_usage(&self) -> usize;
+    /// [`ModuleValue::mem_usage`] sized from about `samples` items of each
+    /// collection (`MEMORY USAGE key SAMPLES n`, 5 by default; 0 = all), so
+    /// the command stays fast on a big key.
+    fn mem_usage_sampled(&self, _samples: usize) -> usize {
+        self.mem_usage()
+    }
     /// About how many allocations freeing it takes (Redis frees large values
     /// lazily in a background thread).
     fn free_effort(&self) -> usize;
@@ -105,7 +112,7 @@ pub const fn type_methods<T: ModuleValue>() -> raw::RedisModuleTypeMethods {
         unlink: None,
         copy: Some(copy::<T>),
         defrag: None,
-        mem_usage2: None,
+        mem_usage2: Some(mem_usage2::<T>),
         free_effort2: None,
         unlink2: None,
         copy2: None,
@@ -247,6 +254,16 @@ extern "C" fn mem_usage<T: ModuleValue>(value: *const c_void) -> usize {
     })
 }
 
+extern "C" fn mem_usage2<T: ModuleValue>(
+    _ctx: *mut raw::RedisModuleKeyOptCtx,
+    value: *const c_void,
+    samples: usize,
+) -> usize {
+    guarded(0, || {
+        std::mem::size_of::<T>() + unsafe { value_ref::<T>(value) }.mem_usage_sampled(samples)
+    })
+}
+
 extern "C" fn free_effort<T: ModuleValue>(_key: RStr, value: *const c_void) -> usize {
     guarded(1, || unsafe { value_ref::<T>(value) }.free_effort())
 }
@@ -258,8 +275,12 @@ extern "C" fn copy<T: ModuleValue>(_from: RStr, _to: RStr, value: *const c_void)
 }
 
 extern "C" fn free<T: ModuleValue>(value: *mut c_void) {
-    // Sound: see the module doc; Redis calls free once per value.
-    guarded((), || drop(unsafe { Box::from_raw(value.cast::<T>()) }))
+    guarded((), || {
+        // Sound: see the module doc; Redis calls free once per value.
+        let value = unsafe { Box::from_raw(value.cast::<T>()) };
+        let effort = value.free_effort();
+        super::background_free::drop_value(value, effort);
+    })
 }
 
 impl Key {

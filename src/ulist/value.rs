@@ -34,7 +34,11 @@ impl ModuleValue for UList {
     }
 
     fn mem_usage(&self) -> usize {
-        UList::mem_usage(self)
+        UList::mem_usage(self, 0)
+    }
+
+    fn mem_usage_sampled(&self, samples: usize) -> usize {
+        UList::mem_usage(self, samples)
     }
 
     fn free_effort(&self) -> usize {

@@ -130,6 +130,18 @@ fn free_port() -> u16 {
         .port()
 }
 
+/// A free port for a cluster node: its bus port (+10000) must be a port too
+/// and free, so at most 55535.
+fn free_cluster_port() -> u16 {
+    for _ in 0..1000 {
+        let port = free_port();
+        if port <= 55535 && TcpListener::bind(("127.0.0.1", port + 10000)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free port pair for a cluster node");
+}
+
 fn fresh_dir() -> PathBuf {
     static N: AtomicUsize = AtomicUsize::new(0);
     let nanos = SystemTime::now()
@@ -297,7 +309,16 @@ impl Server {
         let bin = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
         for attempt in 0..5 {
             if new_port || self.port == 0 {
-                self.port = free_port();
+                let cluster = self
+                    .builder
+                    .extra
+                    .windows(2)
+                    .any(|w| w[0] == "--cluster-enabled" && w[1] == "yes");
+                self.port = if cluster {
+                    free_cluster_port()
+                } else {
+                    free_port()
+                };
             }
             let _ = std::fs::remove_file(self.log_path());
             let child = Command::new(&bin)
