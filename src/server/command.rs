@@ -209,9 +209,9 @@ pub fn prepare_acl(ctx: *mut raw::RedisModuleCtx) -> Acl {
         return Acl::Core;
     };
     // Sound: called during load with the load context, as the API requires.
-    let added = unsafe { add(ctx, ACL_CATEGORY.as_ptr()) } == raw::REDISMODULE_OK as c_int;
-    // EBUSY: an earlier load of the module added it (categories outlive MODULE UNLOAD).
-    if added || std::io::Error::last_os_error().raw_os_error() == Some(libc::EBUSY) {
+    // (A module with data types cannot be unloaded, so no earlier load of
+    // ours left the category behind.)
+    if unsafe { add(ctx, ACL_CATEGORY.as_ptr()) } == raw::REDISMODULE_OK as c_int {
         Acl::WithModuleCategory
     } else {
         log.log_warning("could not add the @recipes ACL category; commands carry the core ones");
