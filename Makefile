@@ -21,7 +21,7 @@ export RUST_TEST_THREADS
 
 SUDO := $(shell if [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1; then echo sudo; fi)
 
-.PHONY: all deps build run test test-compat bench docs fmt clean client-deps test-clients
+.PHONY: all deps build run test test-compat bench fmt clean client-deps test-clients
 
 all: build
 
@@ -87,6 +87,7 @@ test-clients: build client-deps $(CLIENTS_VENV)/installed
 bench: build
 	$(CARGO) run --release --example bench
 
+.PHONY: docs
 docs: deps
 	RECIPES_WRITE_COMMANDS_JSON=1 $(CARGO) test --lib commands_json_is_up_to_date
 
