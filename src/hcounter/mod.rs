@@ -18,8 +18,10 @@
 mod cells;
 mod command;
 mod counter;
-mod docs;
 mod value;
+
+/// The argument grammar of the commands declared below.
+mod docs;
 
 use crate::docs::{Docs, NONDETERMINISTIC_OUTPUT, PARTITIONS_COMPLEXITY};
 use crate::family::Family;

@@ -10,8 +10,10 @@
 //!   `RV.LEN key`.
 
 mod command;
-mod docs;
 mod parse;
+
+/// The argument grammar of the commands declared below.
+mod docs;
 
 use crate::args::MAX_LEN;
 use crate::docs::Docs;

@@ -15,11 +15,13 @@
 //! - `TOPN.COUNT key member [member ...] [AT ms] [LAST k]`, `TOPN.INFO key`
 
 mod command;
-mod docs;
 mod parse;
 mod storage;
 mod value;
 mod window;
+
+/// The argument grammar of the commands declared below.
+mod docs;
 
 use crate::docs::{Docs, NONDETERMINISTIC_OUTPUT};
 use crate::family::Family;

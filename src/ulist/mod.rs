@@ -12,9 +12,11 @@
 //! - `ULIST.DATA | ULIST.PARTITIONS | ULIST.DEL list [name value ...]`
 
 mod command;
-mod docs;
 mod list;
 mod value;
+
+/// The argument grammar of the commands declared below.
+mod docs;
 
 use crate::docs::{Docs, NONDETERMINISTIC_OUTPUT, PARTITIONS_COMPLEXITY};
 use crate::family::Family;
