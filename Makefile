@@ -8,6 +8,8 @@
 #               8.0.1 (the last two built once from ../shared/servers into ~/.cache;
 #               skipped with a message when the tarballs are not there)
 #   make bench  cargo run --release --example bench
+#   make docs   writes commands.json from the command table (a test that
+#               otherwise fails when the file is out of date)
 #   make test-clients  the Python package (pytest, in a venv under target/) and
 #               the Ruby redis_counters drop-in (minitest), on the release module
 # Missing system packages (redis-server, redis-tools, libclang-dev) are installed
@@ -92,6 +94,10 @@ test-clients: build client-deps $(CLIENTS_VENV)/installed
 
 bench: build
 	$(CARGO) run --release --example bench
+
+.PHONY: docs
+docs: deps
+	RECIPES_WRITE_COMMANDS_JSON=1 $(CARGO) test --lib commands_json_is_up_to_date
 
 fmt:
 	$(CARGO) fmt

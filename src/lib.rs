@@ -6,6 +6,9 @@
 //! declares there what it registers (`family::Family`); `FAMILIES` lists them.
 
 mod args;
+#[cfg(test)]
+mod commands_json;
+mod docs;
 mod family;
 mod hcounter;
 mod info;
@@ -62,7 +65,7 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
 }
 
 /// Registers every family's types, configs (defaults from the load
-/// arguments) and commands.
+/// arguments) and commands (with their docs and ACL categories).
 fn register_families(
     ctx: *mut redis_module::raw::RedisModuleCtx,
     args: &[server::RStr],
@@ -79,10 +82,9 @@ fn register_families(
     if !server::config::load_all(ctx) {
         return Err("recipes: could not load configs".into());
     }
+    let acl = server::command::prepare_acl(ctx);
     for family in FAMILIES {
-        if !server::command::register_all(ctx, family.commands) {
-            return Err("recipes: could not register a command".into());
-        }
+        server::command::register_all(ctx, family.commands, acl)?;
     }
     Ok(())
 }
