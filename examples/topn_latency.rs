@@ -273,7 +273,7 @@ fn sleep_until_ms(t: i64) {
 
 fn reads(
     label: &str,
-    servers: &mut [(&str, redis::Connection)],
+    servers: &mut [(&str, &mut redis::Connection)],
     ev: &[Vec<u64>],
     newest_ms: i64,
     lasts: &[u32],
@@ -304,6 +304,14 @@ fn main() {
     let mut mc = conn(&master);
     let mut rc = conn(&replica);
 
+    if std::env::var("TOPN_ONLY").as_deref() != Ok("grow") {
+        wide_key_reads(&master, &mut mc, &mut rc);
+    }
+    grow_and_del(&master, &mut mc, &mut rc, grow);
+}
+
+/// The wide key's reads on the master and the replica.
+fn wide_key_reads(master: &Server, mc: &mut redis::Connection, rc: &mut redis::Connection) {
     // The wide key, bucket by bucket, in seconds just ahead of the server's time.
     let ev = events(14);
     let distinct: Vec<usize> = ev
@@ -311,10 +319,7 @@ fn main() {
         .map(|b| b.iter().collect::<std::collections::HashSet<_>>().len())
         .collect();
     let first_s = now_ms() / 1000 + 2;
-    cmd(
-        &mut mc,
-        &words(&format!("TOPN.CREATE {KEY} BUCKET 1 WINDOW 24")),
-    );
+    cmd(mc, &words(&format!("TOPN.CREATE {KEY} BUCKET 1 WINDOW 24")));
     let fill = Instant::now();
     pipe(
         master.port,
@@ -339,8 +344,8 @@ fn main() {
         distinct.iter().min().unwrap(),
         distinct.iter().max().unwrap()
     );
-    wait_synced(&mut mc, &mut rc);
-    let info = cmd(&mut mc, &words(&format!("MEMORY USAGE {KEY} SAMPLES 0")));
+    wait_synced(mc, rc);
+    let info = cmd(mc, &words(&format!("MEMORY USAGE {KEY} SAMPLES 0")));
     println!("MEMORY USAGE of the key: {info:?}");
 
     println!("\n| when | read | server | median us | max us |\n|---|---|---|---|---|");
@@ -355,13 +360,20 @@ fn main() {
     );
     sleep_until_ms(newest_ms + 1000 * 10);
     reads("9 buckets aged", &mut servers, &ev, newest_ms, &LASTS);
-    let [(_, mut mc), (_, mut rc)] = servers;
+}
 
+/// The slowest INCR while one key grows to `grow` members in one bucket, then its DEL.
+fn grow_and_del(
+    master: &Server,
+    mc: &mut redis::Connection,
+    rc: &mut redis::Connection,
+    grow: usize,
+) {
     // Growth of one key to `grow` members in one bucket, then DEL.
-    cmd(&mut mc, &words("FLUSHALL"));
-    wait_synced(&mut mc, &mut rc);
-    slowlog_all(&mut mc, 500);
-    slowlog_all(&mut rc, 500);
+    cmd(mc, &words("FLUSHALL"));
+    wait_synced(mc, rc);
+    slowlog_all(mc, 500);
+    slowlog_all(rc, 500);
     let t = Instant::now();
     pipe(
         master.port,
@@ -377,8 +389,8 @@ fn main() {
         "\ngrew topn:grow to {grow} members in {:.1} s",
         t.elapsed().as_secs_f64()
     );
-    wait_synced(&mut mc, &mut rc);
-    for (name, c) in [("master", &mut mc), ("replica", &mut rc)] {
+    wait_synced(mc, rc);
+    for (name, c) in [("master", &mut *mc), ("replica", &mut *rc)] {
         let log = slowlog(c);
         let incr: Vec<i64> = log
             .iter()
@@ -391,19 +403,19 @@ fn main() {
             incr.iter().max().copied().unwrap_or(0)
         );
     }
-    let mem = cmd(&mut mc, &words("MEMORY USAGE topn:grow SAMPLES 0"));
+    let mem = cmd(mc, &words("MEMORY USAGE topn:grow SAMPLES 0"));
     println!("MEMORY USAGE of topn:grow: {mem:?}");
-    slowlog_all(&mut mc, 0);
+    slowlog_all(mc, 0);
     let t = Instant::now();
-    cmd(&mut mc, &words("DEL topn:grow"));
+    cmd(mc, &words("DEL topn:grow"));
     let client_us = t.elapsed().as_micros();
-    let del = slowlog(&mut mc)
+    let del = slowlog(mc)
         .into_iter()
         .find(|(_, n)| n == "DEL")
         .map_or(-1, |(d, _)| d);
     println!("DEL topn:grow: {del} us server-side ({client_us} us at the client)");
-    wait_synced(&mut mc, &mut rc);
-    let del = slowlog(&mut rc)
+    wait_synced(mc, rc);
+    let del = slowlog(rc)
         .into_iter()
         .find(|(_, n)| n == "DEL")
         .map_or(-1, |(d, _)| d);

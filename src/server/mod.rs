@@ -7,6 +7,7 @@
 //! filled in by `RedisModule_Init` before any command can run, so `unwrap` on
 //! them cannot fail on a supported server (Redis >= 7.0).
 
+pub mod background_free;
 pub mod command;
 pub mod config;
 pub mod key;

@@ -44,6 +44,13 @@ pub trait ModuleValue: Clone + Sized {
     fn upkeep_due(&self) -> Option<i64> {
         None
     }
+    /// Called when Redis frees the value: what is left to drop once the value
+    /// is detached from the server's books, to be dropped on a background
+    /// thread (`server::background_free`), or `None` when it was dropped
+    /// here. For types whose big values take long to free.
+    fn detach(self) -> Option<super::background_free::Garbage> {
+        None
+    }
 }
 
 /// The AOF being rewritten, with the key whose commands it is receiving.
@@ -168,8 +175,13 @@ extern "C" fn copy<T: ModuleValue>(_from: RStr, _to: RStr, value: *const c_void)
 }
 
 extern "C" fn free<T: ModuleValue>(value: *mut c_void) {
-    // Sound: see the module doc; Redis calls free once per value.
-    guarded((), || drop(unsafe { Box::from_raw(value.cast::<T>()) }))
+    guarded((), || {
+        // Sound: see the module doc; Redis calls free once per value.
+        let value = *unsafe { Box::from_raw(value.cast::<T>()) };
+        if let Some(garbage) = value.detach() {
+            super::background_free::drop_later(garbage);
+        }
+    })
 }
 
 impl Key {

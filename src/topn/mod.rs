@@ -21,6 +21,7 @@ mod value;
 mod window;
 
 use crate::family::Family;
+use crate::server::background_free;
 use crate::server::command::{command, KEY_INSERT, KEY_READ, KEY_UPDATE};
 use crate::server::config::Config;
 use crate::server::reclaim::{self, Reclaimer};
@@ -117,6 +118,8 @@ static UPKEEP: Reclaimer = Reclaimer {
 
 fn on_load(ctx: Ctx) {
     reclaim::enable(ctx, &UPKEEP);
+    // Old hash tables (megabytes on a big key) are freed off the main thread.
+    storage::set_disposer(background_free::drop_later);
 }
 
 static CREATE_CALLS: Stat = Stat::new("topn_create_calls");

@@ -52,7 +52,7 @@ use std::collections::{BTreeSet, BinaryHeap, HashMap, VecDeque};
 use std::fmt;
 use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
 
-use super::storage::{Cells, NameTable};
+use super::storage::{dispose, Cells, NameTable};
 
 /// Entries of stale buckets retired (or graveyard items freed) per `incr` call by default.
 pub const DEFAULT_RETIRE_BUDGET: usize = 64;
@@ -341,7 +341,11 @@ impl Bucket {
         }
         old.pos = end;
         if end == old.t.cap() {
-            self.old = None;
+            if let Some(old) = self.old.take() {
+                let OldTable { t, .. } = *old;
+                dispose(t.keys);
+                dispose(t.vals);
+            }
         }
     }
 
@@ -712,7 +716,7 @@ impl Members {
         }
         self.old_pos = end;
         if end == self.old.len() {
-            self.old = Cells::new(0, EMPTY_CELL);
+            dispose(std::mem::replace(&mut self.old, Cells::new(0, EMPTY_CELL)));
             self.old_pos = 0;
         }
     }
