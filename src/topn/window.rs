@@ -2118,44 +2118,59 @@ impl TopN {
     /// `u8 version=1, i64 bucket_ms, u32 window, u8 has_clock, i64 clock,
     ///  u32 nmembers, nmembers x (u32 len, bytes),
     ///  u32 nbuckets, nbuckets x (i64 bucket, u32 nentries, nentries x (u32 member, i64 count))`.
-    /// Only live buckets and nonzero counts are written.
+    /// Only live buckets and nonzero counts are written. The bytes are a function of the
+    /// content alone (members in byte order, a bucket's entries by member), not of table
+    /// layouts, so a replica encodes exactly what its master does. Cost: sorting the names,
+    /// O(M log M), and each bucket's entries.
     pub fn encode(&self) -> Vec<u8> {
+        let buckets: Vec<(i64, Vec<(u32, i64)>)> = self
+            .live_buckets()
+            .map(|b| (b.idx, b.iter().filter(|(_, v)| *v != 0).collect::<Vec<_>>()))
+            .filter(|(_, entries)| !entries.is_empty())
+            .collect();
+        // Member numbers: the members written, in byte order.
         let mut renum: Vec<u32> = vec![EMPTY; self.m.nslots];
-        let mut names: Vec<&[u8]> = Vec::new();
-        let mut body: Vec<u8> = Vec::new();
-        let mut nbuckets: u32 = 0;
-        for b in self.live_buckets() {
-            let entries: Vec<(u32, i64)> = b.iter().filter(|(_, v)| *v != 0).collect();
-            if entries.is_empty() {
-                continue;
-            }
-            nbuckets += 1;
-            body.extend_from_slice(&b.idx.to_le_bytes());
-            body.extend_from_slice(&(entries.len() as u32).to_le_bytes());
-            for (id, v) in entries {
-                let r = &mut renum[id as usize];
-                if *r == EMPTY {
-                    *r = names.len() as u32;
-                    names.push(self.m.name(id));
+        let mut names: Vec<u32> = Vec::new();
+        for (_, entries) in &buckets {
+            for &(id, _) in entries {
+                if renum[id as usize] == EMPTY {
+                    renum[id as usize] = 0;
+                    names.push(id);
                 }
-                body.extend_from_slice(&r.to_le_bytes());
-                body.extend_from_slice(&v.to_le_bytes());
             }
         }
-        let mut out =
-            Vec::with_capacity(30 + body.len() + names.iter().map(|n| n.len() + 4).sum::<usize>());
+        names.sort_unstable_by(|a, b| self.m.name(*a).cmp(self.m.name(*b)));
+        for (n, &id) in names.iter().enumerate() {
+            renum[id as usize] = n as u32;
+        }
+        let name_bytes: usize = names.iter().map(|&id| 4 + self.m.name(id).len()).sum();
+        let entries: usize = buckets.iter().map(|(_, e)| 12 + 12 * e.len()).sum();
+        let mut out = Vec::with_capacity(34 + name_bytes + entries);
         out.push(ENCODING_VERSION);
         out.extend_from_slice(&self.bucket_ms.to_le_bytes());
         out.extend_from_slice(&self.window.to_le_bytes());
         out.push(self.clock.is_some() as u8);
         out.extend_from_slice(&self.clock.unwrap_or(0).to_le_bytes());
         out.extend_from_slice(&(names.len() as u32).to_le_bytes());
-        for n in &names {
+        for &id in &names {
+            let n = self.m.name(id);
             out.extend_from_slice(&(n.len() as u32).to_le_bytes());
             out.extend_from_slice(n);
         }
-        out.extend_from_slice(&nbuckets.to_le_bytes());
-        out.extend_from_slice(&body);
+        out.extend_from_slice(&(buckets.len() as u32).to_le_bytes());
+        for (idx, entries) in buckets {
+            let mut entries: Vec<(u32, i64)> = entries
+                .into_iter()
+                .map(|(id, v)| (renum[id as usize], v))
+                .collect();
+            entries.sort_unstable_by_key(|e| e.0);
+            out.extend_from_slice(&idx.to_le_bytes());
+            out.extend_from_slice(&(entries.len() as u32).to_le_bytes());
+            for (r, v) in entries {
+                out.extend_from_slice(&r.to_le_bytes());
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+        }
         out
     }
 
@@ -2951,6 +2966,45 @@ mod tests {
         bin.incr(b"", 2, 5).unwrap();
         let d = TopN::decode(&bin.encode()).unwrap();
         assert_eq!(d.top(5, 5), vec![(&b""[..], 2), (&[0u8, 255, 0][..], -3)]);
+    }
+
+    /// The bytes follow the content alone: the same events in other orders, through other
+    /// table states (grown, aged, with writes into a bucket being aged), encode the same.
+    #[test]
+    fn encoding_is_a_function_of_the_content() {
+        let mut rng = StdRng::seed_from_u64(21);
+        let events: Vec<(Vec<u8>, i64, i64)> = (0..3000)
+            .map(|_| {
+                let m = format!("m{}", rng.gen_range(0..700)).into_bytes();
+                (m, rng.gen_range(-2..6), rng.gen_range(0..6) * 1000 + 7)
+            })
+            .collect();
+        let build = |order: &[usize], upkeep_at: Option<i64>| {
+            let mut t = TopN::new(1000, 8);
+            t.set_retire_budget(3);
+            // The newest bucket first, so every later event is inside the window.
+            t.incr(b"m0", 1, 5007).unwrap();
+            for (n, &i) in order.iter().enumerate() {
+                if let (Some(now), 0) = (upkeep_at, n % 50) {
+                    t.observe_time(now);
+                    t.upkeep(7);
+                }
+                let (m, by, at) = &events[i];
+                t.incr(m, *by, *at).unwrap();
+            }
+            t
+        };
+        let mut order: Vec<usize> = (0..events.len()).collect();
+        let a = build(&order, None);
+        order.reverse();
+        let b = build(&order, Some(12_000));
+        for i in (1..order.len()).rev() {
+            order.swap(i, rng.gen_range(0..=i));
+        }
+        let c = build(&order, Some(10_500));
+        assert_eq!(a.encode(), b.encode());
+        assert_eq!(a.encode(), c.encode());
+        assert_eq!(a.encode(), TopN::decode(&c.encode()).unwrap().encode());
     }
 
     #[test]
