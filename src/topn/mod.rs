@@ -16,6 +16,7 @@
 
 mod command;
 mod parse;
+mod select;
 mod storage;
 mod value;
 mod window;

@@ -52,6 +52,7 @@ use std::collections::{BTreeSet, BinaryHeap, HashMap, VecDeque};
 use std::fmt;
 use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
 
+use super::select::{clamp_i64, top_positive, top_rows, Rows};
 use super::storage::{dispose, Cells, NameTable};
 
 /// Entries of stale buckets retired (or graveyard items freed) per `incr` call by default.
@@ -454,6 +455,39 @@ impl Bucket {
         }
     }
 
+    /// Cell `pos` of the table (`[0, cells)`) or of `extra` (from `cells` on): id and count.
+    fn any_cell(&self, pos: usize) -> (u32, i64) {
+        let cells = self.cells();
+        match &self.extra {
+            Some(x) if pos >= cells => x.cell(pos - cells),
+            _ => self.cell(pos),
+        }
+    }
+
+    /// `(count, cell)` of every cell of the table and of `extra` (numbered as in `any_cell`);
+    /// empty and moved cells count 0. Walks only the written runs of the counts.
+    fn cell_counts(&self) -> impl Iterator<Item = (i64, u32)> + '_ {
+        let runs = table_counts;
+        let old = self.old.as_ref().map(|o| runs(&o.t, 0));
+        let cur = runs(&self.cur, self.old_cap());
+        let extra = self.extra.as_ref().map(|x| {
+            let base = self.cells();
+            let xo = x.old.as_ref().map(|o| runs(&o.t, base));
+            xo.into_iter()
+                .flatten()
+                .chain(runs(&x.cur, base + x.old_cap()))
+        });
+        old.into_iter()
+            .flatten()
+            .chain(cur)
+            .chain(extra.into_iter().flatten())
+    }
+
+    /// The model's cost of a scan of every cell (table and `extra`).
+    fn scan_cost(&self) -> usize {
+        self.cells() + self.extra.as_ref().map_or(0, |x| x.cells())
+    }
+
     fn heap_bytes(&self) -> usize {
         self.cur.heap_bytes()
             + self
@@ -524,6 +558,15 @@ fn apply_run<const NEGATE: bool>(keys: &[u32], vals: &[i64], acc: &mut [i64], du
         overflow |= o;
     }
     overflow
+}
+
+/// `(count, base + cell)` of every cell of a table whose count was written (the others hold 0).
+fn table_counts(t: &Table, base: usize) -> impl Iterator<Item = (i64, u32)> + '_ {
+    t.vals.init_runs().flat_map(move |(lo, vals)| {
+        vals.iter()
+            .enumerate()
+            .map(move |(i, v)| (*v, (base + lo + i) as u32))
+    })
 }
 
 /// Calls `f(id, count)` for the occupied cells of a table, walking initialized runs.
@@ -1074,17 +1117,6 @@ impl fmt::Debug for TopN {
     }
 }
 
-#[inline]
-fn clamp_i64(v: i128) -> i64 {
-    if v > i64::MAX as i128 {
-        i64::MAX
-    } else if v < i64::MIN as i128 {
-        i64::MIN
-    } else {
-        v as i64
-    }
-}
-
 /// Stored buckets `[i0, i1)` (deque positions) of the read window `[lo, hi]` (bucket indexes).
 #[derive(Clone, Copy, Debug)]
 struct Span {
@@ -1156,9 +1188,12 @@ const INDEX_STEP_COST: usize = 8;
 /// A lookup of a member in a bucket table (a random probe, usually a cache miss).
 const LOOKUP_COST: usize = 24;
 /// A member slot in a sum: its accumulator zeroed, then two selection passes over it.
-const SLOT_COST: usize = 3;
-/// An entry summed into a hash map (sums over few of many members).
-const MAP_ENTRY_COST: usize = 10;
+const SLOT_COST: usize = 1;
+/// An entry of a dense sum: its share of the bucket's cells (tables are 60-80% full).
+const ENTRY_COST: usize = 2;
+/// An entry summed into a hash map (sums over few of many members): a random probe and an
+/// insertion, about 100x a scanned cell (measured: 42k entries in 5-7 ms).
+const MAP_ENTRY_COST: usize = 100;
 /// A corrected walk may spend up to 1/`WALK_SHARE` of the cost of the cheaper sum before it
 /// gives up and sums (so a read costs at most 1 + 1/WALK_SHARE times that sum, and usually
 /// far less).
@@ -1824,9 +1859,10 @@ impl TopN {
         let (sum_cost, through_totals) = if fixes.is_empty() {
             (usize::MAX, false)
         } else {
-            let direct = self.direct_cost(self.entries_in(sp.i0, sp.i1));
-            let totals =
-                (SLOT_COST + 1) * self.m.nslots + fixes.iter().map(|f| f.entries()).sum::<usize>();
+            let direct = self.direct_cost(sp.i0, sp.i1);
+            // Copying the totals reads a whole slot each: about a scanned cell.
+            let totals = (SLOT_COST + 1) * self.m.nslots
+                + ENTRY_COST * fixes.iter().map(|f| f.entries()).sum::<usize>();
             (direct.min(totals), totals < direct)
         };
         let sum = || {
@@ -1903,7 +1939,7 @@ impl TopN {
 
     /// Top `n` from every member's running total, corrected by scanning the fixes' buckets;
     /// `None` if a total is beyond i64 or a sum overflows (then `top_direct`).
-    fn top_through_totals(&self, n: usize, fixes: &[Fix<'_>]) -> Option<Vec<(&[u8], i64)>> {
+    fn top_through_totals(&self, n: usize, fixes: &[Fix<'_>]) -> Option<Rows<'_>> {
         if !self.m.big.is_empty() {
             return None;
         }
@@ -1917,32 +1953,46 @@ impl TopN {
         if overflow {
             return None;
         }
-        let acc = &acc[..slots];
-        Some(self.select(n, || {
-            acc.iter()
-                .enumerate()
-                .filter(|(_, v)| **v != 0)
-                .map(|(id, v)| (*v as i128, id as u32))
-        }))
+        Some(self.select_dense(n, &acc[..slots]))
+    }
+
+    /// The top `n` of dense sums (`acc[id]`).
+    fn select_dense(&self, n: usize, acc: &[i64]) -> Rows<'_> {
+        let name = |id: u32| self.m.name(id);
+        let all = || acc.iter().enumerate().map(|(id, v)| (*v, id as u32));
+        top_positive(n, all, name).unwrap_or_else(|| {
+            top_rows(
+                n,
+                || all().filter(|c| c.0 != 0).map(|(v, id)| (v as i128, id)),
+                name,
+            )
+        })
     }
 
     /// Whether `top_direct` over this many entries uses dense accumulators (one per member
     /// slot) rather than a hash map.
     fn dense_sum(&self, entries: usize) -> bool {
-        self.m.nslots <= entries * 4 + 4096
+        self.m.nslots.saturating_mul(SLOT_COST) <= entries.saturating_mul(MAP_ENTRY_COST)
     }
 
-    /// The model's cost of `top_direct` over this many entries.
-    fn direct_cost(&self, entries: usize) -> usize {
+    /// The model's cost of `top_direct` over deque positions `[i0, i1)`.
+    fn direct_cost(&self, i0: usize, i1: usize) -> usize {
+        if i1 - i0 == 1 {
+            return self.buckets[i0].scan_cost();
+        }
+        let entries = self.entries_in(i0, i1);
         if self.dense_sum(entries) {
-            entries + SLOT_COST * self.m.nslots
+            ENTRY_COST * entries + SLOT_COST * self.m.nslots
         } else {
             MAP_ENTRY_COST * entries
         }
     }
 
     /// Top `n` by summing the buckets at deque positions `[i0, i1)` directly.
-    fn top_direct(&self, n: usize, i0: usize, i1: usize) -> Vec<(&[u8], i64)> {
+    fn top_direct(&self, n: usize, i0: usize, i1: usize) -> Rows<'_> {
+        if i1 - i0 == 1 {
+            return self.top_of_bucket(n, &self.buckets[i0]);
+        }
         let range = || self.buckets.range(i0..i1);
         let entries: usize = range().map(Bucket::entries).sum();
         let slots = self.m.nslots;
@@ -1955,109 +2005,53 @@ impl TopN {
                 overflow |= b.add_into(&mut acc);
             }
             if !overflow {
-                let acc = &acc[..slots];
-                return self.select(n, || {
-                    acc.iter()
-                        .enumerate()
-                        .filter(|(_, v)| **v != 0)
-                        .map(|(id, v)| (*v as i128, id as u32))
-                });
+                return self.select_dense(n, &acc[..slots]);
             }
             let mut acc: Vec<i128> = vec![0; slots];
             for b in range() {
                 b.for_each(&mut |id, v| acc[id as usize] += v as i128);
             }
-            return self.select(n, || {
-                acc.iter()
-                    .enumerate()
-                    .filter(|(_, v)| **v != 0)
-                    .map(|(id, v)| (*v, id as u32))
-            });
+            return top_rows(
+                n,
+                || {
+                    acc.iter()
+                        .enumerate()
+                        .filter(|(_, v)| **v != 0)
+                        .map(|(id, v)| (*v, id as u32))
+                },
+                |id| self.m.name(id),
+            );
         }
         let mut acc: IdMap<i128> = IdMap::default();
         for b in range() {
             b.for_each(&mut |id, v| *acc.entry(id).or_insert(0) += v as i128);
         }
-        self.select(n, || {
-            acc.iter()
-                .filter(|(_, v)| **v != 0)
-                .map(|(id, v)| (*v, *id))
-        })
+        top_rows(
+            n,
+            || {
+                acc.iter()
+                    .filter(|(_, v)| **v != 0)
+                    .map(|(id, v)| (*v, *id))
+            },
+            |id| self.m.name(id),
+        )
     }
 
-    /// The top `n` (`>= 1`) of the `(count, member id)` candidates of `candidates()` (called
-    /// twice, producing the same candidates each time, no zero counts), highest first, ties by
-    /// member ascending. Names are read only to order the rows returned and the candidates tied
-    /// with the n-th count.
-    fn select<I: Iterator<Item = (i128, u32)>>(
-        &self,
-        n: usize,
-        candidates: impl Fn() -> I,
-    ) -> Vec<(&[u8], i64)> {
-        // Pass 1: the n-th highest count. Counts above the n-th highest so far are buffered,
-        // and the buffer is cut back to the n highest when full: amortized O(1) a candidate in
-        // any order (a heap costs a sift per candidate when counts rise along the scan).
-        let desc = |a: &i128, b: &i128| b.cmp(a);
-        let full = n.saturating_mul(2).saturating_add(1024);
-        let mut buf: Vec<i128> = Vec::new();
-        let mut floor: Option<i128> = None;
-        for (c, _) in candidates() {
-            if floor.is_none_or(|f| c > f) {
-                buf.push(c);
-                if buf.len() >= full {
-                    buf.select_nth_unstable_by(n - 1, desc);
-                    buf.truncate(n);
-                    floor = Some(buf[n - 1]);
-                }
-            }
-        }
-        if buf.is_empty() {
-            return Vec::new();
-        }
-        let threshold = if buf.len() >= n {
-            buf.select_nth_unstable_by(n - 1, desc);
-            Some(buf[n - 1])
-        } else {
-            None // fewer than n candidates: all of them
-        };
-        drop(buf);
-        // Pass 2: everything above it, and the members tied with it.
-        let mut rows: Vec<(i128, u32)> = Vec::new();
-        let mut tied: Vec<u32> = Vec::new();
-        for (c, id) in candidates() {
-            match threshold {
-                Some(t) if c == t => tied.push(id),
-                Some(t) if c < t => {}
-                _ => rows.push((c, id)),
-            }
-        }
-        let name = |id: u32| self.m.name(id);
-        if let Some(t) = threshold {
-            let need = n - rows.len();
-            if tied.len() > need * 8 {
-                // Few of many: a bounded max-heap reads each tied name once (names are cold).
-                let mut heap: BinaryHeap<(&[u8], u32)> = BinaryHeap::with_capacity(need + 1);
-                for id in tied.iter().copied() {
-                    let nm = name(id);
-                    if heap.len() < need {
-                        heap.push((nm, id));
-                    } else if let Some(mut top) = heap.peek_mut() {
-                        if nm < top.0 {
-                            *top = (nm, id);
-                        }
-                    }
-                }
-                tied = heap.into_iter().map(|(_, id)| id).collect();
-            } else if tied.len() > need {
-                tied.select_nth_unstable_by(need - 1, |a, b| name(*a).cmp(name(*b)));
-                tied.truncate(need);
-            }
-            rows.extend(tied.into_iter().map(|id| (t, id)));
-        }
-        rows.sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| name(a.1).cmp(name(b.1))));
-        rows.into_iter()
-            .map(|(c, id)| (name(id), clamp_i64(c)))
-            .collect()
+    /// Top `n` of one bucket: a selection over its cells, no sum (a member's count is its
+    /// entry). Candidates are cell numbers; names are read for the rows returned and the ties.
+    fn top_of_bucket<'a>(&'a self, n: usize, b: &'a Bucket) -> Rows<'a> {
+        let name = |pos: u32| self.m.name(b.any_cell(pos as usize).0);
+        top_positive(n, || b.cell_counts(), name).unwrap_or_else(|| {
+            top_rows(
+                n,
+                || {
+                    b.cell_counts()
+                        .filter(|c| c.0 != 0)
+                        .map(|(v, pos)| (v as i128, pos))
+                },
+                name,
+            )
+        })
     }
 
     /// Distinct members currently stored (including ones only in buckets not yet retired).
