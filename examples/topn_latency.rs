@@ -298,6 +298,11 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(1_000_000);
+    // Absolute: the server changes to its own --dir before it loads modules.
+    let module = std::fs::canonicalize(&module)
+        .unwrap_or_else(|e| panic!("{module}: {e}"))
+        .to_string_lossy()
+        .into_owned();
     println!("module: {module}");
     let master = start(&module, None);
     let replica = start(&module, Some(master.port));
