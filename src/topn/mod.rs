@@ -15,6 +15,7 @@
 //! - `TOPN.COUNT key member [member ...] [AT ms] [LAST k]`, `TOPN.INFO key`
 
 mod command;
+mod packed;
 mod parse;
 mod select;
 mod storage;

@@ -67,11 +67,17 @@ use std::collections::{BTreeSet, BinaryHeap, HashMap, VecDeque};
 use std::fmt;
 use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
 
+use super::packed::{packable, Packed, Packer, Step};
 use super::select::{clamp_i64, top_positive, top_rows, Rows};
 use super::storage::{dispose, Cells, NameTable};
 
 /// Entries of stale buckets retired (or graveyard items freed) per `incr` call by default.
 pub const DEFAULT_RETIRE_BUDGET: usize = 64;
+
+/// Buckets of at least this many entries get a packed copy once sealed.
+pub const DEFAULT_PACK_MIN: usize = 4096;
+/// After a write dropped a packed copy, packing waits this long (server time).
+const REPACK_DELAY_MS: i64 = 1000;
 
 /// Version byte that starts every encoding.
 pub const ENCODING_VERSION: u8 = 1;
@@ -117,8 +123,8 @@ const EMPTY: u32 = u32::MAX;
 thread_local! {
     /// Test-only path counters: [plain walks, corrected walks, direct fallbacks, buries,
     /// retirement steps in a bucket caught mid-growth, writes to a frozen bucket's extra,
-    /// writes to an aged bucket, buckets aged].
-    static PATHS: std::cell::Cell<[usize; 8]> = const { std::cell::Cell::new([0; 8]) };
+    /// writes to an aged bucket, buckets aged, sums over a packed copy, packings done].
+    static PATHS: std::cell::Cell<[usize; 10]> = const { std::cell::Cell::new([0; 10]) };
 }
 
 #[inline]
@@ -252,6 +258,11 @@ struct Bucket {
     seed: u64,
     /// Writes that arrived while the table was frozen (boxed: almost every bucket has none).
     extra: Option<Box<Bucket>>,
+    /// The table's entries packed for sums (`packed.rs`), while no write changed them.
+    packed: Option<Box<Packed>>,
+    /// Bumped by every change of the table (a count, a new cell, a migration step): a packing
+    /// in progress restarts when it moved.
+    generation: u64,
 }
 
 #[derive(Clone)]
@@ -272,6 +283,8 @@ impl Bucket {
             max_val: 0,
             seed: mix(idx as u64 ^ GOLDEN),
             extra: None,
+            packed: None,
+            generation: 0,
         }
     }
 
@@ -301,6 +314,8 @@ impl Bucket {
     /// Sets the count of an occupied cell.
     #[inline]
     fn set_val(&mut self, c: usize, v: i64) {
+        self.packed = None;
+        self.generation += 1;
         let o = self.old_cap();
         match &mut self.old {
             Some(old) if c < o => old.t.vals.set(c, v),
@@ -346,6 +361,7 @@ impl Bucket {
     /// Moves up to `cells` old-table cells into the current table.
     fn migrate(&mut self, cells: usize) {
         let Some(old) = &mut self.old else { return };
+        self.generation += 1;
         let end = old.pos.saturating_add(cells).min(old.t.cap());
         for i in old.pos..end {
             let k = old.t.keys.get(i);
@@ -367,6 +383,7 @@ impl Bucket {
 
     /// Cell of `id`, inserting it with count 0 if absent; `true` if inserted.
     fn entry(&mut self, id: u32) -> (usize, bool) {
+        self.generation += 1;
         self.migrate(BUCKET_MIGRATE_STEP);
         if (self.len + 1) * 5 > self.cur.cap() * 4 {
             // Growth by 1.5x leaves 0.4 x old capacity writes before the next one, and each
@@ -428,7 +445,19 @@ impl Bucket {
 
     /// Adds every entry (table and `extra`) into `acc[id]`; see `table_scan`.
     fn add_into(&self, acc: &mut [i64]) -> bool {
-        self.scan_cells(0, usize::MAX, false, acc) | self.extra_into(false, acc)
+        self.table_into(false, acc) | self.extra_into(false, acc)
+    }
+
+    /// Adds (subtracts with `negate`) every table entry into `acc[id]`, from the packed copy
+    /// when there is one; see `table_scan`.
+    fn table_into(&self, negate: bool, acc: &mut [i64]) -> bool {
+        match &self.packed {
+            Some(p) => {
+                note_path(8);
+                p.scan_into(negate, acc)
+            }
+            None => self.scan_cells(0, usize::MAX, negate, acc),
+        }
     }
 
     /// Adds (subtracts with `negate`) the table cells numbered `[lo, hi)` into `acc[id]`;
@@ -498,13 +527,23 @@ impl Bucket {
             .chain(extra.into_iter().flatten())
     }
 
-    /// The model's cost of a scan of every cell (table and `extra`).
+    /// The model's cost of a selection over every cell (table and `extra`).
     fn scan_cost(&self) -> usize {
         self.cells() + self.extra.as_ref().map_or(0, |x| x.cells())
     }
 
+    /// The model's cost of summing every entry (table and `extra`): a packed entry costs half
+    /// a scanned cell.
+    fn sum_cost(&self) -> usize {
+        match &self.packed {
+            Some(p) => p.len() / 2 + self.extra.as_ref().map_or(0, |x| x.cells()),
+            None => self.scan_cost(),
+        }
+    }
+
     fn heap_bytes(&self) -> usize {
-        self.cur.heap_bytes()
+        self.packed.as_ref().map_or(0, |p| p.heap_bytes())
+            + self.cur.heap_bytes()
             + self
                 .old
                 .as_ref()
@@ -1090,6 +1129,17 @@ pub struct TopN {
     /// Buckets whose table growth is in progress, advanced a step by every write so that a
     /// bucket that stops taking writes does not keep two tables.
     growing: VecDeque<i64>,
+    /// The packing of a sealed bucket in progress (upkeep's last job).
+    packer: Option<Packer>,
+    /// Buckets with fewer entries are not packed (a scan of them is short anyway).
+    pack_min: usize,
+    /// Packed copies dropped by writes (in `shape`: upkeep is owed again).
+    packs_dropped: u64,
+    /// The newest server time seen (`observe_time`).
+    seen_ms: i64,
+    /// No packing before this server time: a write just dropped a packed copy, and more late
+    /// writes into that bucket may follow (each would throw a new packing away).
+    pack_after_ms: i64,
 }
 
 impl Clone for TopN {
@@ -1113,6 +1163,11 @@ impl Clone for TopN {
             total_entries: self.total_entries,
             neg: self.neg.clone(),
             growing: self.growing.clone(),
+            packer: None,
+            pack_min: self.pack_min,
+            packs_dropped: 0,
+            seen_ms: self.seen_ms,
+            pack_after_ms: self.pack_after_ms,
         }
     }
 }
@@ -1170,10 +1225,11 @@ impl Fix<'_> {
         }
     }
 
-    /// Entries a scan of this correction reads.
-    fn entries(self) -> usize {
+    /// The model's cost of a scan of this correction.
+    fn cost(self) -> usize {
         match self {
-            Fix::Sub(b, _) | Fix::Add(b, _) => b.entries(),
+            Fix::Sub(b, 0) | Fix::Add(b, None) => b.sum_cost(),
+            Fix::Sub(b, _) | Fix::Add(b, _) => b.scan_cost(),
         }
     }
 
@@ -1181,9 +1237,11 @@ impl Fix<'_> {
     /// bucket; true on overflow.
     fn scan_into(self, acc: &mut [i64]) -> bool {
         match self {
+            Fix::Sub(b, 0) => b.table_into(true, acc),
             Fix::Sub(b, from) => b.scan_cells(from, usize::MAX, true, acc),
-            Fix::Add(b, below) => {
-                b.scan_cells(0, below.unwrap_or(usize::MAX), false, acc) | b.extra_into(false, acc)
+            Fix::Add(b, None) => b.add_into(acc),
+            Fix::Add(b, Some(below)) => {
+                b.scan_cells(0, below, false, acc) | b.extra_into(false, acc)
             }
         }
     }
@@ -1204,8 +1262,6 @@ const INDEX_STEP_COST: usize = 8;
 const LOOKUP_COST: usize = 24;
 /// A member slot in a sum: its accumulator zeroed, then two selection passes over it.
 const SLOT_COST: usize = 1;
-/// An entry of a dense sum: its share of the bucket's cells (tables are 60-80% full).
-const ENTRY_COST: usize = 2;
 /// An entry summed into a hash map (sums over few of many members): a random probe and an
 /// insertion, about 100x a scanned cell (measured: 42k entries in 5-7 ms).
 const MAP_ENTRY_COST: usize = 100;
@@ -1236,6 +1292,11 @@ impl TopN {
             total_entries: 0,
             neg: BTreeSet::new(),
             growing: VecDeque::new(),
+            packer: None,
+            pack_min: DEFAULT_PACK_MIN,
+            packs_dropped: 0,
+            seen_ms: i64::MIN,
+            pack_after_ms: i64::MIN,
         }
     }
 
@@ -1282,6 +1343,12 @@ impl TopN {
     }
 
     #[cfg_attr(not(test), allow(dead_code))]
+    /// Buckets of at least this many entries (>= 1) get a packed copy once sealed.
+    pub fn set_pack_min(&mut self, entries: usize) {
+        self.pack_min = entries.max(1);
+    }
+
+    #[cfg_attr(not(test), allow(dead_code))]
     /// Retirement work units done by the last `incr` call.
     pub fn last_retire_work(&self) -> usize {
         self.last_retire_work
@@ -1305,6 +1372,7 @@ impl TopN {
         self.graveyards.is_empty()
             && self.buckets.front().is_none_or(|b| !self.is_stale(b.idx))
             && !self.aging_pending()
+            && !self.packing_pending()
     }
 
     /// Tells the structure the server's time. Internal state only: the aggregate then follows
@@ -1320,20 +1388,27 @@ impl TopN {
         if moved {
             self.wall_lo = lo;
         }
+        self.seen_ms = self.seen_ms.max(now_ms);
         moved
     }
 
-    /// What upkeep's due time depends on besides retirement progress: the clock and the
-    /// stored buckets. (A write that changes neither, and a window that did not move, leaves
+    /// What upkeep's due time depends on besides retirement progress: the clock, the
+    /// stored buckets and the packed copies writes dropped. (A write that changes neither, and a window that did not move, leaves
     /// the due time where it was or later.)
-    pub fn shape(&self) -> (Option<i64>, usize) {
-        (self.clock, self.buckets.len())
+    pub fn shape(&self) -> (Option<i64>, usize, u64) {
+        (self.clock, self.buckets.len(), self.packs_dropped)
     }
 
     /// Does up to `budget` units of upkeep (freeing stale buckets and graveyards, aging buckets
-    /// out of the aggregate); returns the work done (`< budget` when nothing is left to do).
+    /// out of the aggregate, then packing sealed buckets); returns the work done (`< budget`
+    /// when nothing is left to do).
     pub fn upkeep(&mut self, budget: usize) -> usize {
-        self.retire(budget.max(1))
+        let budget = budget.max(1);
+        let done = self.retire(budget);
+        if done >= budget {
+            return done;
+        }
+        done + self.pack(budget - done)
     }
 
     /// When upkeep has work: `Some(0)` when it has some now, else the time at which the oldest
@@ -1346,13 +1421,17 @@ impl TopN {
         {
             return Some(0);
         }
+        let packing = self.packing_owed().then(|| self.pack_after_ms.max(0));
         let i = self.buckets.partition_point(|b| b.idx < self.agg_lo);
-        let b = self.buckets.get(i)?;
-        Some(
+        let aging = self.buckets.get(i).map(|b| {
             b.idx
                 .saturating_add(self.window as i64)
-                .saturating_mul(self.bucket_ms),
-        )
+                .saturating_mul(self.bucket_ms)
+        });
+        match (packing, aging) {
+            (Some(p), Some(a)) => Some(p.min(a)),
+            (p, a) => p.or(a),
+        }
     }
 
     /// Oldest live bucket for a clock.
@@ -1415,6 +1494,7 @@ impl TopN {
         self.total_entries = 0;
         self.neg.clear();
         self.growing.clear();
+        self.packer = None;
         let g = Graveyard {
             members: std::mem::replace(&mut self.m, fresh),
             buckets: std::mem::take(&mut self.buckets),
@@ -1557,6 +1637,83 @@ impl TopN {
         done
     }
 
+    // ----- packing ---------------------------------------------------------------------------
+
+    /// Whether bucket `b` should get a packed copy: sealed (older than the clock, not stale),
+    /// big enough, counts that fit an i32, none yet, and a growth in progress that upkeep may
+    /// finish (not while its cells are being walked).
+    fn wants_packing(&self, b: &Bucket) -> bool {
+        b.packed.is_none()
+            && b.len >= self.pack_min
+            && self.clock.is_some_and(|c| b.idx < c)
+            && !self.is_stale(b.idx)
+            && packable(b.min_val, b.max_val)
+            && (b.old.is_none() || !self.is_frozen(b.idx))
+    }
+
+    /// Whether a bucket wants packing (maybe not yet: see `pack_after_ms`).
+    fn packing_owed(&self) -> bool {
+        self.buckets.iter().any(|b| self.wants_packing(b))
+    }
+
+    /// Whether upkeep would pack now.
+    fn packing_pending(&self) -> bool {
+        self.seen_ms >= self.pack_after_ms && self.packing_owed()
+    }
+
+    /// Does up to about `budget` units of packing (elements collected or sorted; finishing a
+    /// bucket's growth first); returns the work done, which may pass `budget` by a radix
+    /// pass's prefix sum (33 units).
+    fn pack(&mut self, budget: usize) -> usize {
+        if self.seen_ms < self.pack_after_ms {
+            return 0;
+        }
+        let mut done = 0;
+        while done < budget {
+            let packer = match self.packer.take() {
+                Some(p) => p,
+                None => {
+                    let Some(i) = self.buckets.iter().position(|b| self.wants_packing(b)) else {
+                        break;
+                    };
+                    let b = &mut self.buckets[i];
+                    if b.old.is_some() {
+                        // Finish the growth first (a migrated cell costs about 4 collected).
+                        let cells = (budget - done).div_ceil(4);
+                        b.migrate(cells);
+                        done += cells * 4;
+                        continue;
+                    }
+                    Packer::new(b.idx, b.generation, self.m.nslots)
+                }
+            };
+            done += 1;
+            let Ok(i) = self.buckets.binary_search_by_key(&packer.idx, |b| b.idx) else {
+                continue; // the bucket is gone
+            };
+            let b = &self.buckets[i];
+            if b.generation != packer.generation || !self.wants_packing(b) {
+                continue; // written since: start again
+            }
+            let mut packer = packer;
+            let cell = |c: usize| {
+                let (id, v) = b.cell(c);
+                (id != EMPTY && id != MOVED).then_some((id, v))
+            };
+            match packer.step(budget - done, b.cells(), cell) {
+                Step::Working(work) => {
+                    done += work;
+                    self.packer = Some(packer);
+                }
+                Step::Done(packed) => {
+                    note_path(9);
+                    self.buckets[i].packed = Some(Box::new(packed));
+                }
+            }
+        }
+        done
+    }
+
     /// Moves the oldest bucket growth in progress a step forward. Frozen buckets are left as
     /// they are (their cells are being walked in place).
     fn advance_growth(&mut self) {
@@ -1658,6 +1815,7 @@ impl TopN {
         let in_agg = b > self.agg_lo || (b == self.agg_lo && self.agg_pos == 0);
         let agg_pos = self.agg_pos;
         let bucket = &mut self.buckets[bi];
+        let was_packed = bucket.packed.is_some();
         let in_table = if frozen { bucket.find(id) } else { None };
         let in_extra = bucket.extra.as_ref().is_some_and(|x| x.find(id).is_some());
         let (inserted, counted) = match in_table {
@@ -1686,6 +1844,12 @@ impl TopN {
                 (inserted, in_agg)
             }
         };
+        if was_packed && bucket.packed.is_none() {
+            self.packs_dropped += 1;
+            if self.seen_ms != i64::MIN {
+                self.pack_after_ms = self.seen_ms.saturating_add(REPACK_DELAY_MS);
+            }
+        }
         if bucket.note(entry) {
             self.neg.insert(b);
         }
@@ -1876,8 +2040,8 @@ impl TopN {
         } else {
             let direct = self.direct_cost(sp.i0, sp.i1);
             // Copying the totals reads a whole slot each: about a scanned cell.
-            let totals = (SLOT_COST + 1) * self.m.nslots
-                + ENTRY_COST * fixes.iter().map(|f| f.entries()).sum::<usize>();
+            let totals =
+                (SLOT_COST + 1) * self.m.nslots + fixes.iter().map(|f| f.cost()).sum::<usize>();
             (direct.min(totals), totals < direct)
         };
         let sum = || {
@@ -1997,7 +2161,8 @@ impl TopN {
         }
         let entries = self.entries_in(i0, i1);
         if self.dense_sum(entries) {
-            ENTRY_COST * entries + SLOT_COST * self.m.nslots
+            let scans: usize = self.buckets.range(i0..i1).map(Bucket::sum_cost).sum();
+            scans + SLOT_COST * self.m.nslots
         } else {
             MAP_ENTRY_COST * entries
         }
@@ -2092,6 +2257,7 @@ impl TopN {
             + self.buckets.capacity() * std::mem::size_of::<Bucket>()
             + self.buckets.iter().map(Bucket::heap_bytes).sum::<usize>()
             + self.neg.len() * 16
+            + self.packer.as_ref().map_or(0, |p| p.heap_bytes())
             + self
                 .graveyards
                 .iter()
@@ -2413,6 +2579,16 @@ mod tests {
                 assert!(t.m.names.slot(id).is_live(), "entry of a freed member");
             }
             assert_eq!(n, b.len);
+            if let Some(p) = &b.packed {
+                let mut want: Vec<(u32, i64)> = b.table_iter().filter(|e| e.1 != 0).collect();
+                want.sort_unstable();
+                assert_eq!(
+                    p.entries().collect::<Vec<_>>(),
+                    want,
+                    "packed copy of {}",
+                    b.idx
+                );
+            }
             if let Some(x) = &b.extra {
                 assert!(b.idx <= t.agg_lo, "extra on a bucket of the aggregate");
                 assert!(x.extra.is_none());
@@ -3220,6 +3396,7 @@ mod tests {
         let mut rng = StdRng::seed_from_u64(seed);
         let mut t = TopN::new(bucket_ms, window);
         t.set_retire_budget(budget);
+        t.set_pack_min(1 + (seed % 5) as usize);
         let mut m = Model {
             bucket_ms,
             window: window as i64,
@@ -3245,13 +3422,18 @@ mod tests {
             };
             if lead > 0 {
                 t.observe_time(now + rng.gen_range(0..=lead * bucket_ms));
-                if rng.gen_ratio(1, 8) {
-                    let work = rng.gen_range(1..4 * budget + 2);
-                    assert!(t.upkeep(work) <= work, "seed {seed}: upkeep over budget");
-                }
-                if rng.gen_ratio(1, 50) {
-                    check_invariants(&t);
-                }
+            }
+            // Upkeep (aging with a lead, packing sealed buckets, retirement) interleaved with
+            // the writes and reads, in slices of any size.
+            if rng.gen_ratio(1, 8) {
+                let work = rng.gen_range(1..4 * budget + 2);
+                assert!(
+                    t.upkeep(work) <= work + 40,
+                    "seed {seed}: upkeep over budget"
+                );
+            }
+            if rng.gen_ratio(1, 50) {
+                check_invariants(&t);
             }
             let name = member_name(&mut rng, pool);
             let by = match rng.gen_range(0..20) {
@@ -3372,10 +3554,12 @@ mod tests {
                 }
             }
         }
-        // Settle: retirement completes with writes in the current bucket.
+        // Settle: retirement completes with writes in the current bucket (packing, with the
+        // timer's upkeep).
         let c = m.clock.unwrap();
         let mut guard = 0;
         while !t.is_settled() {
+            t.upkeep(64);
             t.incr(b"settle", 1, c * bucket_ms).unwrap();
             m.incr(b"settle", 1, c * bucket_ms).unwrap();
             guard += 1;
@@ -3433,7 +3617,7 @@ mod tests {
     fn model_server_time_ahead() {
         // Buckets age out of the aggregate (writes and timer upkeep) while events keep landing
         // in them, some in a bucket caught half-aged; reads at every time and LAST k.
-        PATHS.with(|p| p.set([0; 8]));
+        PATHS.with(|p| p.set([0; 10]));
         for seed in 40..44 {
             run_model_ahead(seed, 3, 6, 25, 4000, 2000, 8);
         }
@@ -3448,6 +3632,8 @@ mod tests {
             p[1] > 100 && p[2] > 100,
             "corrected and direct reads: {p:?}"
         );
+        assert!(p[9] > 100, "packings done: {p:?}");
+        assert!(p[8] > 100, "sums over packed copies: {p:?}");
     }
 
     #[test]
