@@ -1408,7 +1408,8 @@ impl TopN {
         if done >= budget {
             return done;
         }
-        done + self.pack(budget - done)
+        // Packing may pass its share by a prefix sum: report the budget (more may be left).
+        (done + self.pack(budget - done)).min(budget)
     }
 
     /// When upkeep has work: `Some(0)` when it has some now, else the time at which the oldest
@@ -3427,10 +3428,7 @@ mod tests {
             // the writes and reads, in slices of any size.
             if rng.gen_ratio(1, 8) {
                 let work = rng.gen_range(1..4 * budget + 2);
-                assert!(
-                    t.upkeep(work) <= work + 40,
-                    "seed {seed}: upkeep over budget"
-                );
+                assert!(t.upkeep(work) <= work, "seed {seed}: upkeep over budget");
             }
             if rng.gen_ratio(1, 50) {
                 check_invariants(&t);
