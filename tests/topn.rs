@@ -997,6 +997,82 @@ fn replica_holds_the_same_bytes() {
     }
 }
 
+/// Buckets big enough to be packed for sums (4,096 entries and more) answer exactly at every
+/// `LAST k` on the master and a replica, while the timer packs them, after a late write drops a
+/// packed copy, and after a restart from RDB.
+#[test]
+fn wide_sealed_buckets_answer_exactly() {
+    let mut master = Server::start();
+    let replica = Server::start_replica_of(&master);
+    wait_for_sync(&master, &replica);
+    let mc = &mut master.conn();
+    q_ok(mc, &["TOPN.CREATE", "w", "BUCKET", "3600", "WINDOW", "6"]);
+    let h = now_ms() / HOUR_MS;
+    let mut rng = StdRng::seed_from_u64(seed_from_env("TOPN_SEED", 43));
+    // model[b][member] for buckets h-3 ..= h.
+    let mut model: Vec<BTreeMap<String, i64>> = vec![BTreeMap::new(); 4];
+    let write = |c: &mut Conn,
+                 rng: &mut StdRng,
+                 model: &mut Vec<BTreeMap<String, i64>>,
+                 b: usize,
+                 n: usize| {
+        let mut p = redis::pipe();
+        for _ in 0..n {
+            let m = format!("m{}", rng.gen_range(0..20_000));
+            let by = if b == 1 && rng.gen_ratio(1, 10) {
+                -rng.gen_range(1..4)
+            } else {
+                rng.gen_range(1..4)
+            };
+            *model[b].entry(m.clone()).or_default() += by;
+            p.add_command(incr_cmd("w", &m, by, (h - 3 + b as i64) * HOUR_MS + 7));
+        }
+        let _: Vec<i64> = p.query(c).unwrap();
+    };
+    for b in 0..4 {
+        write(mc, &mut rng, &mut model, b, 9000);
+    }
+    let expected = |model: &[BTreeMap<String, i64>], k: usize| -> Rows {
+        let mut sum: BTreeMap<&str, i64> = BTreeMap::new();
+        for bucket in &model[4usize.saturating_sub(k)..] {
+            for (m, c) in bucket {
+                *sum.entry(m).or_default() += c;
+            }
+        }
+        let mut rows: Rows = sum
+            .into_iter()
+            .filter(|(_, c)| *c != 0)
+            .map(|(m, c)| (m.to_string(), c))
+            .collect();
+        rows.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        rows.truncate(10);
+        rows
+    };
+    let at = h * HOUR_MS + 1000;
+    let check = |c: &mut Conn, model: &[BTreeMap<String, i64>], when: &str| {
+        for k in 1..=6 {
+            assert_eq!(
+                top_last(c, "w", 10, Some(at), k as i64),
+                expected(model, k),
+                "{when}: LAST {k}"
+            );
+        }
+    };
+    // Right away (packing may be under way), then once the timer is surely done.
+    check(mc, &model, "at once");
+    std::thread::sleep(Duration::from_millis(500));
+    check(mc, &model, "packed");
+    // A late write into a sealed bucket drops its copy; reads stay exact.
+    write(mc, &mut rng, &mut model, 1, 500);
+    check(mc, &model, "after a late write");
+    std::thread::sleep(Duration::from_millis(1500));
+    check(mc, &model, "repacked");
+    wait_for_sync(&master, &replica);
+    check(&mut replica.conn(), &model, "replica");
+    master.restart_with_save();
+    check(&mut master.conn(), &model, "after a restart");
+}
+
 #[test]
 fn replica_with_other_defaults_ends_equal() {
     // Master loads with 60/5, replica with 7/3: creation is replicated explicitly.
