@@ -403,8 +403,9 @@ fn grow_and_del(
             .map(|(d, _)| *d)
             .collect();
         println!(
-            "{name}: TOPN.INCR above 500 us: {}, slowest {} us",
+            "{name}: TOPN.INCR above 500 us: {}, above 1 ms: {}, slowest {} us",
             incr.len(),
+            incr.iter().filter(|d| **d > 1000).count(),
             incr.iter().max().copied().unwrap_or(0)
         );
     }
