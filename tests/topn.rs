@@ -938,6 +938,141 @@ fn replica_answers_equal() {
     assert!(unchanged, "TOPN reads were replicated");
 }
 
+/// A replica holds the very same bytes (`DUMP`) as its master, though its
+/// tables were built otherwise: it loaded part of the data from the master's
+/// RDB, applies the rest late, and ages buckets by its own clock.
+#[test]
+fn replica_holds_the_same_bytes() {
+    let master = Server::start();
+    let mc = &mut master.conn();
+    let mut rng = StdRng::seed_from_u64(seed_from_env("TOPN_SEED", 41));
+    let mut seen = BTreeSet::new();
+    // Before the replica: a key whose clock moves past its window (stale buckets freed,
+    // member slots reused), and one of 1 s buckets at the server's time.
+    q_ok(mc, &["TOPN.CREATE", "a", "BUCKET", "60", "WINDOW", "5"]);
+    let base = now_ms() / 60_000 * 60_000;
+    rolling_workload(mc, &mut rng, "a", base, 60_000, 3000, 300, &mut seen);
+    q_ok(mc, &["TOPN.CREATE", "b", "BUCKET", "1", "WINDOW", "3"]);
+    let write_b = |c: &mut Conn, rng: &mut StdRng| {
+        for _ in 0..200 {
+            let m = format!("b{}", rng.gen_range(0..150));
+            let _: i64 = run(c, redis::cmd("TOPN.INCR").arg("b").arg(&m));
+        }
+    };
+    write_b(mc, &mut rng);
+    let replica = Server::start_replica_of(&master);
+    wait_for_sync(&master, &replica);
+    // After: the replica applies these late, by its own clock.
+    let mut late = replica.conn();
+    let sleeper = std::thread::spawn(move || {
+        let _: Value = q(&mut late, &["DEBUG", "SLEEP", "1.2"]);
+    });
+    std::thread::sleep(Duration::from_millis(50));
+    rolling_workload(
+        mc,
+        &mut rng,
+        "a",
+        base + 60_000,
+        60_000,
+        2000,
+        400,
+        &mut seen,
+    );
+    write_b(mc, &mut rng);
+    std::thread::sleep(Duration::from_millis(1100));
+    write_b(mc, &mut rng);
+    sleeper.join().unwrap();
+    wait_for_sync(&master, &replica);
+    let rc = &mut replica.conn();
+    for key in ["a", "b"] {
+        let on_master: Vec<u8> = q(mc, &["DUMP", key]);
+        let on_replica: Vec<u8> = q(rc, &["DUMP", key]);
+        assert!(!on_master.is_empty());
+        assert!(
+            on_master == on_replica,
+            "DUMP {key}: {} bytes on the master, {} on the replica, not the same",
+            on_master.len(),
+            on_replica.len()
+        );
+    }
+}
+
+/// Buckets big enough to be packed for sums (4,096 entries and more) answer exactly at every
+/// `LAST k` on the master and a replica, while the timer packs them, after a late write drops a
+/// packed copy, and after a restart from RDB.
+#[test]
+fn wide_sealed_buckets_answer_exactly() {
+    let mut master = Server::start();
+    let replica = Server::start_replica_of(&master);
+    wait_for_sync(&master, &replica);
+    let mc = &mut master.conn();
+    q_ok(mc, &["TOPN.CREATE", "w", "BUCKET", "3600", "WINDOW", "6"]);
+    let h = now_ms() / HOUR_MS;
+    let mut rng = StdRng::seed_from_u64(seed_from_env("TOPN_SEED", 43));
+    // model[b][member] for buckets h-3 ..= h.
+    let mut model: Vec<BTreeMap<String, i64>> = vec![BTreeMap::new(); 4];
+    let write = |c: &mut Conn,
+                 rng: &mut StdRng,
+                 model: &mut Vec<BTreeMap<String, i64>>,
+                 b: usize,
+                 n: usize| {
+        let mut p = redis::pipe();
+        for _ in 0..n {
+            let m = format!("m{}", rng.gen_range(0..20_000));
+            let by = if b == 1 && rng.gen_ratio(1, 10) {
+                -rng.gen_range(1..4)
+            } else {
+                rng.gen_range(1..4)
+            };
+            *model[b].entry(m.clone()).or_default() += by;
+            p.add_command(incr_cmd("w", &m, by, (h - 3 + b as i64) * HOUR_MS + 7));
+        }
+        let _: Vec<i64> = p.query(c).unwrap();
+    };
+    for b in 0..4 {
+        write(mc, &mut rng, &mut model, b, 9000);
+    }
+    let expected = |model: &[BTreeMap<String, i64>], k: usize| -> Rows {
+        let mut sum: BTreeMap<&str, i64> = BTreeMap::new();
+        for bucket in &model[4usize.saturating_sub(k)..] {
+            for (m, c) in bucket {
+                *sum.entry(m).or_default() += c;
+            }
+        }
+        let mut rows: Rows = sum
+            .into_iter()
+            .filter(|(_, c)| *c != 0)
+            .map(|(m, c)| (m.to_string(), c))
+            .collect();
+        rows.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        rows.truncate(10);
+        rows
+    };
+    let at = h * HOUR_MS + 1000;
+    let check = |c: &mut Conn, model: &[BTreeMap<String, i64>], when: &str| {
+        for k in 1..=6 {
+            assert_eq!(
+                top_last(c, "w", 10, Some(at), k as i64),
+                expected(model, k),
+                "{when}: LAST {k}"
+            );
+        }
+    };
+    // Right away (packing may be under way), then once the timer is surely done.
+    check(mc, &model, "at once");
+    std::thread::sleep(Duration::from_millis(500));
+    check(mc, &model, "packed");
+    // A late write into a sealed bucket drops its copy; reads stay exact.
+    write(mc, &mut rng, &mut model, 1, 500);
+    check(mc, &model, "after a late write");
+    std::thread::sleep(Duration::from_millis(1500));
+    check(mc, &model, "repacked");
+    wait_for_sync(&master, &replica);
+    check(&mut replica.conn(), &model, "replica");
+    master.restart_with_save();
+    check(&mut master.conn(), &model, "after a restart");
+}
+
 #[test]
 fn replica_with_other_defaults_ends_equal() {
     // Master loads with 60/5, replica with 7/3: creation is replicated explicitly.

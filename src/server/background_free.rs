@@ -1,63 +1,91 @@
-//! Freeing big values off the server's thread.
+//! Frees big module values on a background thread, so that DEL, an overwrite,
+//! an expiry or FLUSHALL of a big key costs the main thread O(1), also with
+//! `lazyfree-lazy-*` off (Redis' default).
 //!
-//! `DEL` of a key holding millions of entries frees them all in the server's
-//! thread unless the server's lazyfree settings say otherwise (they are off by
-//! default, as for core types). A value is plain Rust memory from Redis'
-//! allocator, which is thread-safe (Redis' own lazyfree frees values in its
-//! background thread, module values included), and dropping it calls no
-//! module API: so a value that takes many allocations to free is sent to one
-//! thread of ours and dropped there, and the command returns at once.
+//! Sound because a value handed here is plain Rust heap data (`Send`, no Redis
+//! handle inside), and the allocator behind it (`RedisModule_Alloc`, Redis'
+//! zmalloc) is thread-safe: Redis itself frees module values on its bio thread
+//! under lazyfree. A type opts in through `ModuleValue::detach`.
 
-use std::any::Any;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc::{channel, Sender};
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
+
+/// What is left of a value to drop: anything `Send`.
+pub type Garbage = Box<dyn Send>;
+
+static QUEUE: OnceLock<Option<Sender<Garbage>>> = OnceLock::new();
+
+/// The freeing thread's queue, started on first use; `None` if no thread
+/// could be started (then values are dropped where they are freed).
+fn queue() -> Option<&'static Sender<Garbage>> {
+    QUEUE
+        .get_or_init(|| {
+            let (tx, rx) = channel::<Garbage>();
+            let started = std::thread::Builder::new()
+                .name("recipes-free".into())
+                .spawn(move || {
+                    for garbage in rx {
+                        // A panic in a drop stays on this thread: the next value is still freed.
+                        let _ = catch_unwind(AssertUnwindSafe(|| drop(garbage)));
+                    }
+                });
+            started.ok().map(|_| tx)
+        })
+        .as_ref()
+}
 
 /// Values taking more allocations than this to free go to the thread (as
-/// Redis' `LAZYFREE_THRESHOLD`); smaller ones are cheaper to drop here.
+/// Redis' `LAZYFREE_THRESHOLD`); smaller ones are cheaper to drop in place.
 pub const THRESHOLD: usize = 64;
-
-type Garbage = Box<dyn Any + Send>;
-
-static QUEUE: OnceLock<Mutex<Sender<Garbage>>> = OnceLock::new();
-
-fn queue() -> Option<&'static Mutex<Sender<Garbage>>> {
-    if let Some(queue) = QUEUE.get() {
-        return Some(queue);
-    }
-    let (tx, rx) = channel::<Garbage>();
-    std::thread::Builder::new()
-        .name("recipes-free".into())
-        .spawn(move || {
-            for garbage in rx {
-                // A panicking destructor must not end the thread.
-                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(garbage)));
-            }
-        })
-        .ok()?;
-    // Redis' own lazyfree thread may free a value too: if two threads race
-    // here, one sender wins and the other thread ends with its channel.
-    Some(QUEUE.get_or_init(|| Mutex::new(tx)))
-}
 
 /// Starts the freeing thread (at module load, so no command pays for it).
 pub fn start() {
     let _ = queue();
 }
 
-/// Drops `value`: here when `effort` (about how many allocations it takes) is
-/// small, else on the freeing thread. If that thread cannot be had, here.
-pub fn drop_value<T: Send + 'static>(value: Box<T>, effort: usize) {
-    if effort <= THRESHOLD {
-        return drop(value);
+/// Drops `garbage` on the freeing thread (here, if it cannot be started).
+pub fn drop_later(garbage: Garbage) {
+    match queue() {
+        Some(tx) => {
+            if let Err(back) = tx.send(garbage) {
+                drop(back.0);
+            }
+        }
+        None => drop(garbage),
     }
-    let Some(queue) = queue() else {
-        return drop(value);
-    };
-    let sender = queue
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Err(returned) = sender.send(value) {
-        drop(sender);
-        drop(returned.0);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    struct Counted(Arc<AtomicUsize>, std::thread::ThreadId);
+
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            if std::thread::current().id() != self.1 {
+                self.0.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+    }
+
+    #[test]
+    fn values_are_dropped_on_another_thread() {
+        let dropped = Arc::new(AtomicUsize::new(0));
+        for _ in 0..10 {
+            drop_later(Box::new(Counted(
+                dropped.clone(),
+                std::thread::current().id(),
+            )));
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while dropped.load(Ordering::SeqCst) < 10 {
+            assert!(Instant::now() < deadline, "values never dropped");
+            std::thread::sleep(Duration::from_millis(1));
+        }
     }
 }

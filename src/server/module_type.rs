@@ -64,6 +64,17 @@ pub trait ModuleValue: Clone + Sized + Send + 'static {
     fn upkeep_due(&self) -> Option<i64> {
         None
     }
+    /// Called when Redis frees the value: what is left to drop once the value
+    /// is detached from the server's books, to be dropped on a background
+    /// thread (`server::background_free`), or `None` when it was dropped
+    /// here. By default a value that takes more than
+    /// `background_free::THRESHOLD` allocations to free goes to the thread.
+    fn detach(self) -> Option<super::background_free::Garbage> {
+        if self.free_effort() <= super::background_free::THRESHOLD {
+            return None;
+        }
+        Some(Box::new(self))
+    }
 }
 
 /// The AOF being rewritten, with the key whose commands it is receiving.
@@ -277,9 +288,10 @@ extern "C" fn copy<T: ModuleValue>(_from: RStr, _to: RStr, value: *const c_void)
 extern "C" fn free<T: ModuleValue>(value: *mut c_void) {
     guarded((), || {
         // Sound: see the module doc; Redis calls free once per value.
-        let value = unsafe { Box::from_raw(value.cast::<T>()) };
-        let effort = value.free_effort();
-        super::background_free::drop_value(value, effort);
+        let value = *unsafe { Box::from_raw(value.cast::<T>()) };
+        if let Some(garbage) = value.detach() {
+            super::background_free::drop_later(garbage);
+        }
     })
 }
 

@@ -15,7 +15,9 @@
 //! - `TOPN.COUNT key member [member ...] [AT ms] [LAST k]`, `TOPN.INFO key`
 
 mod command;
+mod packed;
 mod parse;
+mod select;
 mod storage;
 mod value;
 mod window;
@@ -25,6 +27,7 @@ mod docs;
 
 use crate::docs::{Docs, NONDETERMINISTIC_OUTPUT};
 use crate::family::Family;
+use crate::server::background_free;
 use crate::server::command::{command, KEY_INSERT, KEY_READ, KEY_UPDATE};
 use crate::server::config::Config;
 use crate::server::reclaim::{self, Reclaimer};
@@ -154,6 +157,8 @@ static UPKEEP: Reclaimer = Reclaimer {
 
 fn on_load(ctx: Ctx) {
     reclaim::enable(ctx, &UPKEEP);
+    // Old hash tables (megabytes on a big key) are freed off the main thread.
+    storage::set_disposer(background_free::drop_later);
 }
 
 static CREATE_CALLS: Stat = Stat::new("topn_create_calls");

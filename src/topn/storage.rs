@@ -13,6 +13,34 @@ use std::cmp::Ordering;
 use std::collections::BTreeSet;
 use std::mem::MaybeUninit;
 use std::ptr::NonNull;
+use std::sync::OnceLock;
+
+// ---------------------------------------------------------------------------------------------
+// Disposal of big arrays.
+
+/// Where big arrays that are no longer needed go (an old hash table once migrated): freeing
+/// megabytes costs the thread that frees them about a millisecond (the pages go back to the
+/// system), so the server layer sets a background dropper. Unset (unit tests), they are
+/// dropped in place.
+static DISPOSER: OnceLock<fn(Box<dyn Send>)> = OnceLock::new();
+
+/// Arrays of at least this many bytes are disposed of through the disposer.
+const DISPOSE_BYTES: usize = 256 << 10;
+
+/// Sets the disposer (once; later calls are ignored).
+pub fn set_disposer(f: fn(Box<dyn Send>)) {
+    let _ = DISPOSER.set(f);
+}
+
+/// Drops `cells`, through the disposer when it is big.
+pub(super) fn dispose<T: Copy + Send + 'static>(cells: Cells<T>) {
+    if cells.heap_bytes() >= DISPOSE_BYTES {
+        if let Some(f) = DISPOSER.get() {
+            return f(Box::new(cells));
+        }
+    }
+    drop(cells)
+}
 
 // ---------------------------------------------------------------------------------------------
 // Lazily initialized cell arrays.

@@ -1,0 +1,219 @@
+//! Selection of the top rows of a sum: the `n` highest counts, ties by member name
+//! ascending, zero counts left out. Pure; names are read through a closure, and only for the
+//! rows returned and the candidates tied with the n-th count (names are cold: each read is
+//! about a cache miss).
+//!
+//! Two passes over the candidates: the first finds the n-th highest count (counts above the
+//! n-th highest so far are buffered, and the buffer is cut back to the n highest when full:
+//! amortized O(1) a candidate in any order), the second collects the rows above it and the
+//! members tied with it. [`top_positive`] is the fast case of dense sums: it reads plain
+//! `i64` counts, where a zero or negative count costs one well-predicted comparison.
+
+use std::collections::BinaryHeap;
+
+/// `(member, count)` rows, highest first.
+pub(super) type Rows<'a> = Vec<(&'a [u8], i64)>;
+
+/// Room of the pass-1 buffer beyond `2 n`.
+const BUFFER_SLACK: usize = 1024;
+
+/// The top `n` (`>= 1`) of the `(count, member id)` candidates of `candidates()` (called twice,
+/// the same candidates each time, no zero count), highest first, ties by member ascending.
+pub(super) fn top_rows<'a, I: Iterator<Item = (i128, u32)>>(
+    n: usize,
+    candidates: impl Fn() -> I,
+    name: impl Fn(u32) -> &'a [u8],
+) -> Rows<'a> {
+    let desc = |a: &i128, b: &i128| b.cmp(a);
+    let full = n.saturating_mul(2).saturating_add(BUFFER_SLACK);
+    let mut buf: Vec<i128> = Vec::new();
+    let mut floor: Option<i128> = None;
+    // Internal iteration (`for_each`): candidates are often chains of runs, which a `for`
+    // loop would step through one state check at a time.
+    candidates().for_each(|(c, _)| {
+        if floor.is_none_or(|f| c > f) {
+            buf.push(c);
+            if buf.len() >= full {
+                buf.select_nth_unstable_by(n - 1, desc);
+                buf.truncate(n);
+                floor = Some(buf[n - 1]);
+            }
+        }
+    });
+    if buf.is_empty() {
+        return Vec::new();
+    }
+    let threshold = if buf.len() >= n {
+        buf.select_nth_unstable_by(n - 1, desc);
+        Some(buf[n - 1])
+    } else {
+        None // fewer than n candidates: all of them
+    };
+    drop(buf);
+    let mut rows: Vec<(i128, u32)> = Vec::new();
+    let mut tied: Vec<u32> = Vec::new();
+    candidates().for_each(|(c, id)| match threshold {
+        Some(t) if c == t => tied.push(id),
+        Some(t) if c < t => {}
+        _ => rows.push((c, id)),
+    });
+    finish(n, threshold, rows, tied, name)
+}
+
+/// [`top_rows`] when at least `n` (`>= 1`) of the counts are positive, `None` otherwise (then
+/// the rows may hold negative counts: ask `top_rows`). Counts `<= 0` are skipped.
+pub(super) fn top_positive<'a, I: Iterator<Item = (i64, u32)>>(
+    n: usize,
+    candidates: impl Fn() -> I,
+    name: impl Fn(u32) -> &'a [u8],
+) -> Option<Rows<'a>> {
+    let desc = |a: &i64, b: &i64| b.cmp(a);
+    let full = n.saturating_mul(2).saturating_add(BUFFER_SLACK);
+    let mut buf: Vec<i64> = Vec::new();
+    let mut floor = 0i64;
+    candidates().for_each(|(c, _)| {
+        if c > floor {
+            buf.push(c);
+            if buf.len() >= full {
+                buf.select_nth_unstable_by(n - 1, desc);
+                buf.truncate(n);
+                floor = buf[n - 1];
+            }
+        }
+    });
+    if buf.len() < n {
+        return None;
+    }
+    buf.select_nth_unstable_by(n - 1, desc);
+    let t = buf[n - 1];
+    drop(buf);
+    let mut rows: Vec<(i128, u32)> = Vec::new();
+    let mut tied: Vec<u32> = Vec::new();
+    candidates().for_each(|(c, id)| {
+        if c >= t {
+            if c == t {
+                tied.push(id);
+            } else {
+                rows.push((c as i128, id));
+            }
+        }
+    });
+    Some(finish(n, Some(t as i128), rows, tied, name))
+}
+
+/// The rows above the threshold plus the members tied with it that fit in `n`, by name, all
+/// sorted highest first, ties by member ascending.
+fn finish<'a>(
+    n: usize,
+    threshold: Option<i128>,
+    mut rows: Vec<(i128, u32)>,
+    mut tied: Vec<u32>,
+    name: impl Fn(u32) -> &'a [u8],
+) -> Rows<'a> {
+    if let Some(t) = threshold {
+        let need = n - rows.len();
+        if tied.len() > need * 8 {
+            // Few of many: a bounded max-heap reads each tied name once.
+            let mut heap: BinaryHeap<(&[u8], u32)> = BinaryHeap::with_capacity(need + 1);
+            for id in tied.iter().copied() {
+                let nm = name(id);
+                if heap.len() < need {
+                    heap.push((nm, id));
+                } else if let Some(mut top) = heap.peek_mut() {
+                    if nm < top.0 {
+                        *top = (nm, id);
+                    }
+                }
+            }
+            tied = heap.into_iter().map(|(_, id)| id).collect();
+        } else if tied.len() > need {
+            tied.select_nth_unstable_by(need - 1, |a, b| name(*a).cmp(name(*b)));
+            tied.truncate(need);
+        }
+        rows.extend(tied.into_iter().map(|id| (t, id)));
+    }
+    rows.sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| name(a.1).cmp(name(b.1))));
+    rows.into_iter()
+        .map(|(c, id)| (name(id), clamp_i64(c)))
+        .collect()
+}
+
+#[inline]
+pub(super) fn clamp_i64(v: i128) -> i64 {
+    v.clamp(i64::MIN as i128, i64::MAX as i128) as i64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+
+    fn model<'a>(n: usize, counts: &[i64], names: &'a [Vec<u8>]) -> Rows<'a> {
+        let mut all: Vec<(&[u8], i64)> = counts
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| **c != 0)
+            .map(|(i, c)| (&names[i][..], *c))
+            .collect();
+        all.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+        all.truncate(n);
+        all
+    }
+
+    /// Both selections against sorting everything, on flat counts (huge ties), spread
+    /// counts, few positive ones and negative ones.
+    #[test]
+    fn selections_match_a_full_sort() {
+        let mut rng = StdRng::seed_from_u64(3);
+        for round in 0..300 {
+            let len = rng.gen_range(0..3000);
+            let spread = [2, 5, 1000][round % 3];
+            let counts: Vec<i64> = (0..len)
+                .map(|_| match rng.gen_range(0..10) {
+                    0..=3 => 0,
+                    4 if round % 2 == 0 => -rng.gen_range(1..spread),
+                    _ => rng.gen_range(1..=spread),
+                })
+                .collect();
+            let names: Vec<Vec<u8>> = (0..len)
+                .map(|_| format!("m{}", rng.gen_range(0..100_000)).into_bytes())
+                .collect();
+            let names: Vec<Vec<u8>> = names
+                .into_iter()
+                .enumerate()
+                .map(|(i, mut nm)| {
+                    nm.extend_from_slice(format!(":{i}").as_bytes());
+                    nm
+                })
+                .collect();
+            let name = |id: u32| &names[id as usize][..];
+            for n in [1, 2, 10, 100, 5000] {
+                let want = model(n, &counts, &names);
+                let generic = top_rows(
+                    n,
+                    || {
+                        counts
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, c)| **c != 0)
+                            .map(|(i, c)| (*c as i128, i as u32))
+                    },
+                    name,
+                );
+                assert_eq!(generic, want, "top_rows n={n} round={round}");
+                let positives = counts.iter().filter(|c| **c > 0).count();
+                let fast = top_positive(
+                    n,
+                    || counts.iter().enumerate().map(|(i, c)| (*c, i as u32)),
+                    name,
+                );
+                if positives >= n {
+                    assert_eq!(fast, Some(want), "top_positive n={n} round={round}");
+                } else {
+                    assert_eq!(fast, None);
+                }
+            }
+        }
+    }
+}
