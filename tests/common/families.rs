@@ -80,10 +80,6 @@ pub struct Family {
     /// asks for, on every server): commands that make `key` owe some within
     /// a few seconds.
     pub upkeep: Option<fn(&str) -> Vec<redis::Cmd>>,
-    /// Whether a replica's DUMP of every key is byte-equal to its master's
-    /// at the same replication offset. Where not (yet), the fault suite
-    /// compares such keys through the family's reads only.
-    pub replica_dump_equal: bool,
 }
 
 /// Writes that can be counted afterwards: the crash and resharding tests

@@ -18,20 +18,16 @@ const WAVES: i64 = 8;
 const WAVE_MS: i64 = 500;
 const PER_WAVE: usize = 1000;
 
-type Content = BTreeMap<Vec<u8>, (KeyDump, Vec<String>)>;
+type Content = BTreeMap<Vec<u8>, KeyDump>;
 
 /// The master's and the replica's [`content`] at one replication offset: each
 /// read between two equal offsets of its own (so nothing was applied
 /// meanwhile), retried until the two offsets agree.
-fn content_at_one_offset(
-    master: &Server,
-    replica: &Server,
-    base: i64,
-) -> (String, Content, Content) {
+fn content_at_one_offset(master: &Server, replica: &Server) -> (String, Content, Content) {
     let still = |srv: &Server, field: &str| {
         let offset = || info_field(&srv.info("replication"), field);
         let before = offset();
-        let content = content(&mut srv.conn(), base);
+        let content = content(&mut srv.conn());
         (before == offset()).then_some((before, content))
     };
     for _ in 0..300 {
@@ -87,7 +83,7 @@ fn failover_during_reclaim_keeps_every_family_and_the_promoted_master_reclaims()
     std::thread::sleep(Duration::from_millis(
         (first_due + 2 * WAVE_MS - now_ms()).max(0) as u64,
     ));
-    let (offset, on_master, on_replica) = content_at_one_offset(&master, &replica, base);
+    let (offset, on_master, on_replica) = content_at_one_offset(&master, &replica);
     assert_same_content(
         &on_master,
         &on_replica,

@@ -56,7 +56,6 @@ pub const FAMILY: Family = Family {
         },
     }),
     upkeep: None,
-    replica_dump_equal: true,
 };
 
 const DAY_MS: i64 = 86_400_000;

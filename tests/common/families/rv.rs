@@ -29,7 +29,6 @@ pub const FAMILY: Family = Family {
     },
     reclaim: None,
     upkeep: None,
-    replica_dump_equal: true,
 };
 
 /// Times this far after `base` keep expiries counted from them alive for the

@@ -21,7 +21,6 @@ pub const FAMILY: Family = Family {
     },
     reclaim: None,
     upkeep: None,
-    replica_dump_equal: true,
 };
 
 /// `n` random TL calls on the keys `{prefix}k0` .. `{prefix}k5`: pushes with

@@ -39,9 +39,6 @@ pub const FAMILY: Family = Family {
             cmd(&["TOPN.INCR", key, "m"]),
         ]
     }),
-    // Not yet: a replica's TOPN DUMP may differ from the master's (being
-    // fixed on its own branch); flip to `true` once it is byte-equal.
-    replica_dump_equal: false,
 };
 
 /// The members counted writes spread over (a window of a day at the

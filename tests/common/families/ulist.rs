@@ -48,7 +48,6 @@ pub const FAMILY: Family = Family {
         },
     }),
     upkeep: None,
-    replica_dump_equal: true,
 };
 
 /// Lists with and without scope and partitions, with a default expiry:
