@@ -450,8 +450,12 @@ impl<P> NameTable<P> {
 
     /// Writes every slot's total into `out[id]` (0 for a free slot); `out` has a cell per slot.
     pub(super) fn totals_into(&self, out: &mut [i64]) {
-        for (o, s) in out.iter_mut().zip(self.chunks.iter().flatten()) {
-            *o = s.total;
+        // Chunk by chunk: a plain loop over each (a flattened iterator checks its state at
+        // every slot).
+        for (out, chunk) in out.chunks_mut(CHUNK).zip(&self.chunks) {
+            for (o, s) in out.iter_mut().zip(chunk) {
+                *o = s.total;
+            }
         }
     }
 
