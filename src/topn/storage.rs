@@ -34,12 +34,18 @@ pub fn set_disposer(f: fn(Box<dyn Send>)) {
 
 /// Drops `cells`, through the disposer when it is big.
 pub(super) fn dispose<T: Copy + Send + 'static>(cells: Cells<T>) {
-    if cells.heap_bytes() >= DISPOSE_BYTES {
+    let bytes = cells.heap_bytes();
+    dispose_value(cells, bytes);
+}
+
+/// Drops `value`, which holds `bytes` of heap, through the disposer when that is a lot.
+pub(super) fn dispose_value<T: Send + 'static>(value: T, bytes: usize) {
+    if bytes >= DISPOSE_BYTES {
         if let Some(f) = DISPOSER.get() {
-            return f(Box::new(cells));
+            return f(Box::new(value));
         }
     }
-    drop(cells)
+    drop(value)
 }
 
 // ---------------------------------------------------------------------------------------------
