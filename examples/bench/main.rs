@@ -41,8 +41,9 @@
 //!   `rv-write,topn-read` (groups: rv-write, rv-memory, tl-write, topn-write,
 //!   topn-read, topn-last, topn-idle, topn-latency, ulist-write, ulist-gem,
 //!   ulist-memory, ulist-reclaim, hcounter-write, hcounter-unique,
-//!   hcounter-list, hcounter-memory; `ulist` runs the four ULIST groups,
-//!   `hcounter` the four HCOUNTER groups, described in `hcounter.rs`).
+//!   hcounter-list, hcounter-memory, latency; `ulist` runs the four ULIST
+//!   groups, `hcounter` the four HCOUNTER groups, described in `hcounter.rs`;
+//!   `latency`, described in `latency.rs`, writes `target/bench/latency.json`).
 //!   topn-idle starts a replica of the bench's server for its replica
 //!   measure, and waits about 30 s (buckets of 1 s must pass with no writes).
 //!
@@ -91,6 +92,8 @@ use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 mod hcounter;
+mod json;
+mod latency;
 
 // ======================================================================
 // Settings
@@ -3158,6 +3161,7 @@ fn all_groups(s: &Settings) -> Vec<Group> {
         hcounter::unique_group(s),
         hcounter::list_group(s),
         hcounter::memory_group(s),
+        latency::group(s),
     ]
 }
 

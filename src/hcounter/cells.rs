@@ -5,10 +5,14 @@
 //! - few cells: one byte buffer, each cell `u8 key length, key, i64 count`
 //!   back to back, found by scanning (about 14 bytes a cell, where a vector
 //!   of cells and a hash table cost about 80 for a partition of 20);
-//! - past `PACKED_CELLS` cells (or a key longer than 255 bytes): a vector of
-//!   cells and a hash table of their positions.
+//! - past `PACKED_CELLS` cells (or a key longer than 255 bytes): a chunked
+//!   vector of cells and a hash table of their positions, neither of which
+//!   moves more than a chunk or a shard at once, whatever the size.
 
-use hashbrown::{DefaultHashBuilder, HashTable};
+use crate::tuples::chunked::Chunked;
+use crate::tuples::sample::estimate;
+use crate::tuples::table::Table;
+use hashbrown::DefaultHashBuilder;
 use smallvec::SmallVec;
 use std::hash::BuildHasher;
 
@@ -40,9 +44,29 @@ enum Layout {
 
 #[derive(Clone, Debug)]
 struct Hashed {
-    cells: Vec<Cell>,
+    cells: Chunked<Cell>,
     /// Indices into `cells`, hashed by key.
-    table: HashTable<u32>,
+    table: Table<u32>,
+}
+
+impl Hashed {
+    fn cell(&self, i: usize) -> &Cell {
+        self.cells.get(i).expect("a stored cell index")
+    }
+
+    fn push(&mut self, key: &[u8], count: i64, hasher: &DefaultHashBuilder) {
+        self.cells.push(Cell {
+            key: key.into(),
+            count,
+        });
+        let i = (self.cells.len() - 1) as u32;
+        let cells = &self.cells;
+        self.table.insert_unique(hasher.hash_one(key), i, |&j| {
+            cells
+                .get(j as usize)
+                .map_or(0, |c| hasher.hash_one(c.key.as_slice()))
+        });
+    }
 }
 
 impl Default for Layout {
@@ -76,7 +100,7 @@ impl Cells {
             Layout::Hashed(h) => h
                 .table
                 .find(hasher.hash_one(key), |&i| {
-                    h.cells[i as usize].key.as_slice() == key
+                    h.cell(i as usize).key.as_slice() == key
                 })
                 .map(|&i| Pos(i as usize)),
         }
@@ -85,14 +109,18 @@ impl Cells {
     pub fn count(&self, pos: Pos) -> i64 {
         match &self.0 {
             Layout::Packed(buf) => read_count(buf, pos.0),
-            Layout::Hashed(h) => h.cells[pos.0].count,
+            Layout::Hashed(h) => h.cell(pos.0).count,
         }
     }
 
     pub fn set(&mut self, pos: Pos, count: i64) {
         match &mut self.0 {
             Layout::Packed(buf) => buf[pos.0..pos.0 + 8].copy_from_slice(&count.to_le_bytes()),
-            Layout::Hashed(h) => h.cells[pos.0].count = count,
+            Layout::Hashed(h) => {
+                if let Some(cell) = h.cells.get_mut(pos.0) {
+                    cell.count = count;
+                }
+            }
         }
     }
 
@@ -110,31 +138,18 @@ impl Cells {
                 buf.extend_from_slice(&count.to_le_bytes());
                 return;
             }
-            let cells: Vec<Cell> = packed(buf)
-                .map(|(k, at)| Cell {
-                    key: k.into(),
-                    count: read_count(buf, at),
-                })
-                .collect();
-            let mut table = HashTable::with_capacity(cells.len() * 2);
-            for (i, cell) in cells.iter().enumerate() {
-                let hash = hasher.hash_one(cell.key.as_slice());
-                table.insert_unique(hash, i as u32, |&j| {
-                    hasher.hash_one(cells[j as usize].key.as_slice())
-                });
+            let old = std::mem::take(buf);
+            let mut hashed = Hashed {
+                cells: Chunked::default(),
+                table: Table::new(),
+            };
+            for (k, at) in packed(&old) {
+                hashed.push(k, read_count(&old, at), hasher);
             }
-            self.0 = Layout::Hashed(Box::new(Hashed { cells, table }));
+            self.0 = Layout::Hashed(Box::new(hashed));
         }
         if let Layout::Hashed(h) = &mut self.0 {
-            let Hashed { cells, table } = &mut **h;
-            cells.push(Cell {
-                key: key.into(),
-                count,
-            });
-            let i = (cells.len() - 1) as u32;
-            table.insert_unique(hasher.hash_one(key), i, |&j| {
-                hasher.hash_one(cells[j as usize].key.as_slice())
-            });
+            h.push(key, count, hasher);
         }
     }
 
@@ -161,22 +176,55 @@ impl Cells {
         out
     }
 
-    pub fn heap_bytes(&self) -> usize {
+    /// Heap bytes held, the keys' sized from `samples` cells (0: all).
+    pub fn heap_bytes(&self, samples: usize) -> usize {
         match &self.0 {
             Layout::Packed(buf) => buf.capacity(),
             Layout::Hashed(h) => {
                 let Hashed { cells, table } = &**h;
-                let spilled: usize = cells
-                    .iter()
-                    .filter(|c| c.key.spilled())
-                    .map(|c| c.key.capacity())
-                    .sum();
+                let spilled = estimate(cells.iter(), cells.len(), samples, |c| {
+                    if c.key.spilled() {
+                        c.key.capacity()
+                    } else {
+                        0
+                    }
+                });
                 std::mem::size_of::<Hashed>()
-                    + cells.capacity() * std::mem::size_of::<Cell>()
+                    + cells.heap_bytes()
                     + spilled
                     + table.allocation_size()
             }
         }
+    }
+
+    /// Frees a slice of the cells (about `budget` units of work: a table
+    /// entry or a cell each, a chunk or a table shard at the least). Returns
+    /// the work done, 0 once nothing is left, and the cells freed. A big
+    /// partition is thus freed over several calls.
+    pub fn shed(&mut self, budget: usize) -> (usize, usize) {
+        let Layout::Hashed(h) = &mut self.0 else {
+            let n = self.len();
+            self.0 = Layout::default();
+            return (n, n);
+        };
+        let (mut work, mut freed) = (0, 0);
+        while work < budget.max(1) {
+            // The table first: its entries point into the cells.
+            if let Some(entries) = h.table.take_shard() {
+                work += entries.len();
+                continue;
+            }
+            let before = h.cells.len();
+            if !h.cells.drop_chunk() {
+                break;
+            }
+            work += before - h.cells.len();
+            freed += before - h.cells.len();
+        }
+        if h.cells.is_empty() {
+            self.0 = Layout::default();
+        }
+        (work, freed)
     }
 }
 
@@ -231,9 +279,9 @@ mod tests {
         }
         // 20 cells of 1-2 byte keys: 11-12 bytes each, a quarter of slack.
         assert!(
-            cells.heap_bytes() <= 20 * 12 * 5 / 4 + 16,
+            cells.heap_bytes(0) <= 20 * 12 * 5 / 4 + 16,
             "{}",
-            cells.heap_bytes()
+            cells.heap_bytes(0)
         );
     }
 }

@@ -42,8 +42,9 @@ pub static DECLARATION: Declaration = Declaration {
     ],
 };
 
-const CREATE_OPTIONS: [OptionSpec; 2] = [("TTL", Takes::Value), ("FLOAT", Takes::Nothing)];
-const AT_OPTION: [OptionSpec; 1] = [("AT", Takes::Value)];
+pub(super) const CREATE_OPTIONS: [OptionSpec; 2] =
+    [("TTL", Takes::Value), ("FLOAT", Takes::Nothing)];
+pub(super) const AT_OPTION: [OptionSpec; 1] = [("AT", Takes::Value)];
 
 /// The names a cell is addressed by (INCR, INCRBY, GET, SET).
 const CELL: [Role; 2] = [Role::Partition, Role::Group];
@@ -198,6 +199,7 @@ fn increment(ctx: Ctx, args: &Args, cmd: &CStr, by: Option<&[u8]>) -> Result<(),
     if outcome.expired > 0 {
         EXPIRED_PARTITIONS.add(outcome.expired as i64);
         ctx.notify(Class::Module, c"hcounter.expire", name);
+        schedule_tear_down(ctx, name, counter);
     }
     if outcome.counted {
         ctx.notify(Class::Module, c"hcounter.incr", name);
@@ -325,6 +327,7 @@ pub fn del(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let filter = filter_of(counter.schema(), args)?;
     let (removed, live) = counter.delete(&filter, ctx.now_ms());
     if removed > 0 {
+        schedule_tear_down(ctx, args.raw(1), counter);
         ctx.notify(Class::Module, c"hcounter.del", args.raw(1));
         ctx.replicate_verbatim();
     }
@@ -406,6 +409,7 @@ fn after_internal_write(
     if expired > 0 {
         EXPIRED_PARTITIONS.add(expired as i64);
         ctx.notify(Class::Module, c"hcounter.expire", name);
+        schedule_tear_down(ctx, name, counter);
     }
     ctx.notify(Class::Module, c"hcounter.incr", name);
     schedule_if_sooner(ctx, name, counter, due_before);
@@ -431,7 +435,11 @@ pub fn reclaim_partitions(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     internal(ctx, "RECLAIM")?;
     let mut key = ctx.open(args.raw(1), true);
     let removed = match key.value_mut::<HCounter>(&HCOUNTER_TYPE)? {
-        Some(counter) => counter.remove_partitions(&args.bytes[2..]),
+        Some(counter) => {
+            let removed = counter.remove_partitions(&args.bytes[2..]);
+            schedule_tear_down(ctx, args.raw(1), counter);
+            removed
+        }
         None => 0,
     };
     if removed > 0 {
@@ -451,6 +459,7 @@ pub fn reclaim(ctx: Ctx, key: &mut Key, name: RStr, now: i64, budget: usize) -> 
         return 0;
     };
     let (keys, work) = counter.reclaim(now, budget);
+    schedule_tear_down(ctx, name, counter);
     if !keys.is_empty() {
         EXPIRED_PARTITIONS.add(keys.len() as i64);
         ctx.notify(Class::Module, c"hcounter.expire", name);
@@ -458,6 +467,30 @@ pub fn reclaim(ctx: Ctx, key: &mut Key, name: RStr, now: i64, budget: usize) -> 
         ctx.replicate_bytes(c"HCOUNTER.RECLAIM", name, &keys);
     }
     work
+}
+
+/// Removed partitions too big to free at once are torn down by the upkeep
+/// timer, on every server: schedule it now.
+fn schedule_tear_down(ctx: Ctx, name: RStr, counter: &HCounter) {
+    if counter.tearing_down() {
+        reclaim::schedule_upkeep(ctx, name, ctx.now_ms());
+    }
+}
+
+/// The timer's teardown of removed partitions (`Reclaimer::reclaim`, on
+/// every server): frees memory only; the key was opened read-only, nothing
+/// is written, notified or replicated.
+pub fn tear_down(_ctx: Ctx, key: &mut Key, _name: RStr, _now: i64, budget: usize) -> usize {
+    match key.value_mut::<HCounter>(&HCOUNTER_TYPE) {
+        Ok(Some(counter)) => counter.tear_down(budget),
+        _ => 0,
+    }
+}
+
+/// Now, while removed partitions are being torn down.
+pub fn tear_down_due(key: &Key) -> Option<i64> {
+    let counter = key.value::<HCounter>(&HCOUNTER_TYPE).ok().flatten()?;
+    counter.tearing_down().then_some(0)
 }
 
 /// When the counter's next partition may expire.

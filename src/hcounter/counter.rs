@@ -15,17 +15,28 @@
 //!   so the uniqueness check is one lookup;
 //! - with a TTL, an expiry queue of partitions for background reclaim. A
 //!   write that extends a partition's life does not touch the queue: reclaim
-//!   finds the real time when it visits and queues the partition again.
+//!   finds the real time when it visits and queues the partition again;
+//! - every container grows without moving much at once (chunked vectors,
+//!   tables grown by linear hashing), and a big partition is removed in two
+//!   steps: at once it leaves the index (gone for every read and write), then
+//!   it is *torn down* a bounded slice at a time (its unique tuples leave the
+//!   table, its cells are freed) by [`HCounter::tear_down`], which the server
+//!   runs from a timer on every server. A tuple found in the table that
+//!   belongs to a partition being torn down counts as absent.
 //!
 //! Time is always an argument: a partition whose TTL has run out by the time
 //! of a call is not there for that call, reclaimed yet or not.
 
 use super::cells::{Cells, Pos};
+use crate::args::MAX_TTL_S;
+use crate::tuples::chunked::Chunked;
 use crate::tuples::encoding;
 use crate::tuples::expiry::ExpiryQueue;
 use crate::tuples::index::{Filter, PartitionIndex};
-use crate::tuples::schema::{put_blob, Reader, Role, Schema};
-use hashbrown::{DefaultHashBuilder, HashTable};
+use crate::tuples::sample::estimate;
+use crate::tuples::schema::{put_blob, DecodeError, Reader, Role, Schema};
+use crate::tuples::table::Table;
+use hashbrown::DefaultHashBuilder;
 use smallvec::SmallVec;
 use std::hash::BuildHasher;
 
@@ -93,17 +104,29 @@ struct Partition {
     cells: Cells,
     /// Unique tuples first counted here (SCOPE then UNIQUE encodings);
     /// boxed so a partition without any stays small (8 bytes, not 24).
-    #[allow(clippy::box_collection)]
-    seen: Option<Box<Vec<Box<[u8]>>>>,
+    seen: Option<Box<Chunked<Box<[u8]>>>>,
 }
 
 impl Partition {
-    fn seen(&self) -> &[Box<[u8]>] {
-        self.seen.as_deref().map_or(&[], Vec::as_slice)
+    fn seen(&self) -> impl Iterator<Item = &Box<[u8]>> + '_ {
+        self.seen.iter().flat_map(|s| s.iter())
+    }
+
+    fn seen_len(&self) -> usize {
+        self.seen.as_ref().map_or(0, |s| s.len())
+    }
+
+    /// What removing it costs: its cells and unique tuples.
+    fn size(&self) -> usize {
+        1 + self.cells.len() + self.seen_len()
     }
 }
 
-/// A remembered unique tuple: `slots[slot].seen()[index]`.
+/// A partition this small is torn down at once when removed (tiny in unit
+/// tests, so the model crosses both paths).
+const TEAR_DOWN_AT_ONCE: usize = if cfg!(test) { 4 } else { 256 };
+
+/// A remembered unique tuple: the `index`-th of `slots[slot]`'s.
 #[derive(Clone, Copy, Debug)]
 struct SeenRef {
     slot: u32,
@@ -147,9 +170,13 @@ pub struct HCounter {
     ttl_s: Option<i64>,
     float: bool,
     index: PartitionIndex<u32>,
-    slots: Vec<Option<Partition>>,
-    free_slots: Vec<u32>,
-    seen: HashTable<SeenRef>,
+    slots: Chunked<Option<Partition>>,
+    free_slots: Chunked<u32>,
+    seen: Table<SeenRef>,
+    /// Slots of removed partitions still being torn down (not in `index`).
+    dying: Vec<u32>,
+    /// Cells stored, in every slot (for the cost of freeing).
+    cells: usize,
     /// Slots by when their partition may expire (due at or before it).
     expiry: ExpiryQueue<u32>,
     hasher: DefaultHashBuilder,
@@ -170,9 +197,11 @@ impl HCounter {
             ttl_s,
             float,
             index: PartitionIndex::default(),
-            slots: Vec::new(),
-            free_slots: Vec::new(),
-            seen: HashTable::new(),
+            slots: Chunked::default(),
+            free_slots: Chunked::default(),
+            seen: Table::new(),
+            dying: Vec::new(),
+            cells: 0,
             expiry: ExpiryQueue::default(),
             hasher: DefaultHashBuilder::default(),
         }
@@ -217,11 +246,17 @@ impl HCounter {
     }
 
     fn slot(&self, slot: u32) -> &Partition {
-        self.slots[slot as usize].as_ref().expect("a live slot")
+        self.slots
+            .get(slot as usize)
+            .and_then(Option::as_ref)
+            .expect("a live slot")
     }
 
     fn slot_mut(&mut self, slot: u32) -> &mut Partition {
-        self.slots[slot as usize].as_mut().expect("a live slot")
+        self.slots
+            .get_mut(slot as usize)
+            .and_then(Option::as_mut)
+            .expect("a live slot")
     }
 
     /// When partition `p` expires (`None`: never).
@@ -265,7 +300,9 @@ impl HCounter {
                 };
                 let slot = match self.free_slots.pop() {
                     Some(slot) => {
-                        self.slots[slot as usize] = Some(partition);
+                        if let Some(free) = self.slots.get_mut(slot as usize) {
+                            *free = Some(partition);
+                        }
                         slot
                     }
                     None => {
@@ -288,40 +325,97 @@ impl HCounter {
         slot
     }
 
-    /// Removes a partition with its cells and the unique tuples it holds.
-    fn remove_slot(&mut self, slot: u32) -> Partition {
-        let p = self.slots[slot as usize].take().expect("a live slot");
-        self.index.remove(&p.key);
-        if let Some(due) = p.queued_at {
+    /// Removes a partition: at once from the index and the expiry queue,
+    /// so no call finds it again; its cells and unique tuples go at once if
+    /// it is small, else a slice at a time ([`HCounter::tear_down`]).
+    /// Returns its key and the work done now.
+    fn remove_slot(&mut self, slot: u32) -> (Box<[u8]>, usize) {
+        let p = self.slot_mut(slot);
+        let key = std::mem::take(&mut p.key);
+        let queued = p.queued_at.take();
+        let size = p.size();
+        self.index.remove(&key);
+        if let Some(due) = queued {
             self.expiry.remove(due, slot);
         }
-        for (index, tuple) in p.seen().iter().enumerate() {
-            let hash = self.hasher.hash_one(&**tuple);
-            if let Ok(entry) = self
-                .seen
-                .find_entry(hash, |r| r.slot == slot && r.index == index as u32)
-            {
-                entry.remove();
-            }
+        if size <= TEAR_DOWN_AT_ONCE {
+            self.tear_down_slot(slot, usize::MAX);
+            self.give_back_slots();
+            return (key, size);
         }
-        self.shrink_seen();
-        if self.index.len() == 0 {
-            // The last partition went: give the slots back.
-            self.slots = Vec::new();
-            self.free_slots = Vec::new();
-        } else {
-            self.free_slots.push(slot);
-        }
-        p
+        self.dying.push(slot);
+        (key, 1)
     }
 
-    /// Gives memory back as the unique tuples go (rehashing a quarter).
-    fn shrink_seen(&mut self) {
-        if self.seen.capacity() > 64 && self.seen.len() * 4 < self.seen.capacity() {
-            let (slots, hasher) = (&self.slots, &self.hasher);
-            self.seen.shrink_to(self.seen.len() * 2, |r| {
-                hasher.hash_one(seen_tuple(slots, *r))
+    /// Whether removed partitions are still being torn down.
+    pub fn tearing_down(&self) -> bool {
+        !self.dying.is_empty()
+    }
+
+    /// Tears down removed partitions for about `budget` units of work (a
+    /// unique tuple or a cell each); returns the work done (`budget` or more
+    /// when more may be left). Internal state only: no content changes.
+    pub fn tear_down(&mut self, budget: usize) -> usize {
+        let mut work = 0;
+        while work < budget {
+            let Some(&slot) = self.dying.last() else {
+                break;
+            };
+            let (done, finished) = self.tear_down_slot(slot, budget - work);
+            work += done;
+            if finished {
+                self.dying.pop();
+            }
+        }
+        self.give_back_slots();
+        work
+    }
+
+    /// Frees about `budget` units of removed partition `slot` (unique tuples
+    /// first, newest first, then cells), and the slot itself once empty.
+    /// Returns the work done and whether the slot is free.
+    fn tear_down_slot(&mut self, slot: u32, budget: usize) -> (usize, bool) {
+        let mut work = 0;
+        while work < budget {
+            let Some(p) = self.slots.get(slot as usize).and_then(Option::as_ref) else {
+                return (work, true);
+            };
+            let last = p.seen.as_ref().and_then(|s| {
+                let index = s.len().checked_sub(1)?;
+                Some((index as u32, self.hasher.hash_one(s.get(index)?)))
             });
+            if let Some((index, hash)) = last {
+                let (slots, hasher) = (&self.slots, &self.hasher);
+                self.seen.remove(
+                    hash,
+                    |r| r.slot == slot && r.index == index,
+                    |r| hasher.hash_one(seen_tuple(slots, *r)),
+                );
+                if let Some(seen) = self.slot_mut(slot).seen.as_mut() {
+                    seen.pop();
+                }
+                work += 1;
+                continue;
+            }
+            let (shed, freed) = self.slot_mut(slot).cells.shed(budget - work);
+            self.cells -= freed;
+            work += shed;
+            if shed == 0 {
+                if let Some(free) = self.slots.get_mut(slot as usize) {
+                    *free = None;
+                }
+                self.free_slots.push(slot);
+                return (work + 1, true);
+            }
+        }
+        (work, false)
+    }
+
+    /// Once the last partition went, gives the slots' memory back.
+    fn give_back_slots(&mut self) {
+        if self.index.len() == 0 && self.dying.is_empty() && !self.slots.is_empty() {
+            self.slots = Chunked::default();
+            self.free_slots = Chunked::default();
         }
     }
 
@@ -333,6 +427,21 @@ impl HCounter {
             .map(|r| r.slot)
     }
 
+    /// Forgets the table's entry for `tuple` if it belongs to a partition
+    /// being torn down (it counts as absent); true if it did.
+    fn forget_dying(&mut self, tuple: &[u8], hash: u64, owner: u32) -> bool {
+        if !self.dying.contains(&owner) {
+            return false;
+        }
+        let (slots, hasher) = (&self.slots, &self.hasher);
+        self.seen.remove(
+            hash,
+            |r| r.slot == owner && seen_tuple(slots, *r) == tuple,
+            |r| hasher.hash_one(seen_tuple(slots, *r)),
+        );
+        true
+    }
+
     /// Whether unique tuple `tuple` counts as seen at `at`; one remembered
     /// by a partition expired by then is dropped with it.
     fn was_seen(&mut self, tuple: &[u8], at: i64, expired: &mut usize) -> bool {
@@ -340,10 +449,16 @@ impl HCounter {
         let Some(owner) = self.seen_in(tuple, hash) else {
             return false;
         };
+        if self.forget_dying(tuple, hash, owner) {
+            return false;
+        }
         if self.live_at(self.slot(owner), at) {
             return true;
         }
         self.remove_slot(owner);
+        // Torn down later: its entry for `tuple` goes now, so the tuple is
+        // never in the table twice.
+        self.forget_dying(tuple, hash, owner);
         *expired += 1;
         false
     }
@@ -380,7 +495,10 @@ impl HCounter {
         let cells = &mut self.slot_mut(slot).cells;
         match pos {
             Some(pos) => cells.set(pos, count.bits()),
-            None => cells.push(cell, count.bits(), &hasher),
+            None => {
+                cells.push(cell, count.bits(), &hasher);
+                self.cells += 1;
+            }
         }
     }
 
@@ -519,9 +637,9 @@ impl HCounter {
             self.slot_mut(slot).queued_at = None;
             match self.expires_at(self.slot(slot)) {
                 Some(expires) if expires <= now => {
-                    let p = self.remove_slot(slot);
-                    work += 1 + p.cells.len() + p.seen().len();
-                    removed.push(p.key);
+                    let (key, done) = self.remove_slot(slot);
+                    work += done;
+                    removed.push(key);
                 }
                 Some(expires) => {
                     // Written since it was queued: queue it at its real time.
@@ -554,7 +672,7 @@ impl HCounter {
     #[allow(clippy::type_complexity)]
     pub fn entries(
         &self,
-    ) -> impl Iterator<Item = (&[u8], i64, Vec<(&[u8], Count)>, &[Box<[u8]>])> + '_ {
+    ) -> impl Iterator<Item = (&[u8], i64, Vec<(&[u8], Count)>, Vec<&[u8]>)> + '_ {
         self.index.iter().map(|(key, &s)| {
             let p = self.slot(s);
             let cells = p
@@ -563,30 +681,27 @@ impl HCounter {
                 .into_iter()
                 .map(|(key, count)| (key, self.count_of(count)))
                 .collect();
-            (key, p.last_at, cells, p.seen())
+            (key, p.last_at, cells, p.seen().map(|t| &**t).collect())
         })
     }
 
-    /// Heap bytes held.
-    pub fn mem_usage(&self) -> usize {
-        let partitions: usize = self
-            .slots
-            .iter()
-            .flatten()
-            .map(|p| {
-                p.key.len()
-                    + p.cells.heap_bytes()
-                    + p.seen.as_ref().map_or(0, |v| {
-                        std::mem::size_of::<Vec<Box<[u8]>>>()
-                            + v.capacity() * std::mem::size_of::<Box<[u8]>>()
-                    })
-                    + p.seen().iter().map(|t| t.len()).sum::<usize>()
-            })
-            .sum();
+    /// Heap bytes held, each collection's variable part sized from
+    /// `samples` of its items (0: all).
+    pub fn mem_usage(&self, samples: usize) -> usize {
+        let live_slots = self.index.len() + self.dying.len();
+        let partitions = estimate(self.slots.iter().flatten(), live_slots, samples, |p| {
+            p.key.len()
+                + p.cells.heap_bytes(samples)
+                + p.seen.as_ref().map_or(0, |v| {
+                    std::mem::size_of::<Chunked<Box<[u8]>>>()
+                        + v.heap_bytes()
+                        + estimate(v.iter(), v.len(), samples, |t| t.len())
+                })
+        });
         partitions
-            + self.slots.capacity() * std::mem::size_of::<Option<Partition>>()
-            + self.free_slots.capacity() * 4
-            + self.index.heap_bytes()
+            + self.slots.heap_bytes()
+            + self.free_slots.heap_bytes()
+            + self.index.heap_bytes(samples)
             + self.seen.allocation_size()
             + self.expiry.len() * std::mem::size_of::<(i64, u32)>() * 2
             + self.schema.len() * 32
@@ -594,7 +709,7 @@ impl HCounter {
 
     /// About how many allocations freeing it takes.
     pub fn free_effort(&self) -> usize {
-        self.index.len() + self.seen.len() + 1
+        self.slots.len() + self.seen.len() + self.cells + 1
     }
 
     /// `schema, u8 flags (1 float, 2 ttl), i64 ttl_s, u32 partitions x (blob
@@ -622,18 +737,19 @@ impl HCounter {
         out
     }
 
-    /// The inverse of `encode`; `None` for bytes it cannot trust.
-    pub fn decode(bytes: &[u8]) -> Option<HCounter> {
+    /// The inverse of `encode`; an error saying what is wrong for bytes it
+    /// cannot trust.
+    pub fn decode(bytes: &[u8]) -> Result<HCounter, DecodeError> {
         let mut r = Reader { buf: bytes };
         let schema = Schema::decode(&mut r)?;
         let flags = r.u8()?;
         let ttl_s = match (flags & 2 != 0, r.i64()?) {
             (false, 0) => None,
-            (true, s) if s > 0 => Some(s),
-            _ => return None,
+            (true, s) if (1..=MAX_TTL_S).contains(&s) => Some(s),
+            _ => return Err(DecodeError::Invalid("TTL")),
         };
         if flags & !3 != 0 {
-            return None;
+            return Err(DecodeError::Invalid("unknown flags"));
         }
         let mut counter = HCounter::new(schema, ttl_s, flags & 1 != 0);
         let arity =
@@ -644,14 +760,14 @@ impl HCounter {
         );
         let cell_arity = counter.cell_names.len();
         let is_tuple = |bytes: &[u8], n: usize| encoding::decode(bytes).is_ok_and(|e| e.len() == n);
-        for _ in 0..r.u32()? {
+        for _ in 0..r.count("partition", 20, false)? {
             let key = r.blob()?;
             let last_at = r.i64()?;
             if !is_tuple(key, partition_arity) || counter.find_slot(key).is_some() {
-                return None;
+                return Err(DecodeError::Invalid("partition key: bad tuple or repeated"));
             }
             let slot = counter.touch(None, key, last_at);
-            for _ in 0..r.u32()? {
+            for _ in 0..r.count("cell", 12, false)? {
                 let cell = r.blob()?;
                 let count = counter.count_of(r.i64()?);
                 let finite = match count {
@@ -662,31 +778,40 @@ impl HCounter {
                     || !is_tuple(cell, cell_arity)
                     || counter.cell_count(Some(slot), cell).is_some()
                 {
-                    return None;
+                    return Err(DecodeError::Invalid(
+                        "cell: bad tuple, repeated or not finite",
+                    ));
                 }
                 counter.put(slot, cell, count);
             }
-            for _ in 0..r.u32()? {
+            for _ in 0..r.count("unique tuple", 4, false)? {
                 let tuple = r.blob()?;
                 let hash = counter.hasher.hash_one(tuple);
                 if !counter.is_unique()
                     || !is_tuple(tuple, seen_arity)
                     || counter.seen_in(tuple, hash).is_some()
                 {
-                    return None;
+                    return Err(DecodeError::Invalid(
+                        "unique tuple: not UNIQUE, bad tuple or repeated",
+                    ));
                 }
                 counter.remember_in(slot, tuple);
             }
         }
-        r.is_empty().then_some(counter)
+        match r.is_empty() {
+            true => Ok(counter),
+            false => Err(DecodeError::Invalid("bytes after the last partition")),
+        }
     }
 }
 
 /// The bytes of a remembered unique tuple.
-fn seen_tuple(slots: &[Option<Partition>], r: SeenRef) -> &[u8] {
-    slots[r.slot as usize]
-        .as_ref()
-        .map_or(&[][..], |p| &p.seen()[r.index as usize])
+fn seen_tuple(slots: &Chunked<Option<Partition>>, r: SeenRef) -> &[u8] {
+    slots
+        .get(r.slot as usize)
+        .and_then(Option::as_ref)
+        .and_then(|p| p.seen.as_ref()?.get(r.index as usize))
+        .map_or(&[][..], |t| &**t)
 }
 
 #[cfg(test)]
@@ -913,8 +1038,16 @@ mod tests {
         // hold earlier entries, requeued when visited).
         assert!(back.next_due() >= c.next_due());
         for cut in 0..bytes.len() {
-            assert!(HCounter::decode(&bytes[..cut]).is_none(), "cut at {cut}");
+            assert!(HCounter::decode(&bytes[..cut]).is_err(), "cut at {cut}");
         }
+    }
+
+    /// A TTL no TTL option can give would overflow a partition's expiry.
+    #[test]
+    fn decode_refuses_a_ttl_beyond_the_limit() {
+        let c = counter(&["PARTITION", "p"], Some(MAX_TTL_S + 1), false);
+        let refused = HCounter::decode(&c.encode()).err();
+        assert_eq!(refused, Some(DecodeError::Invalid("TTL")));
     }
 
     #[derive(Clone, Default, Debug)]
@@ -926,6 +1059,66 @@ mod tests {
 
     /// Random increments (unique tuples, ATs in the past), deletes by any
     /// filter, reclaims and reloads against a model of maps.
+    /// Every remembered tuple is in the table under its own bytes, once;
+    /// the table holds nothing else but tuples of partitions torn down.
+    fn check_tuples(c: &HCounter) {
+        let mut remembered = 0;
+        for (slot, p) in c.slots.iter().enumerate() {
+            let Some(p) = p else { continue };
+            for (index, tuple) in p.seen().enumerate() {
+                let hash = c.hasher.hash_one(&**tuple);
+                let found = c.seen.find(hash, |r| seen_tuple(&c.slots, *r) == &**tuple);
+                if !c.dying.contains(&(slot as u32)) {
+                    let r = found.expect("a live tuple is in the table");
+                    assert_eq!((r.slot, r.index), (slot as u32, index as u32));
+                }
+                remembered += 1;
+            }
+        }
+        assert!(c.seen.len() <= remembered);
+        let mut distinct = BTreeSet::new();
+        for r in c.seen.iter() {
+            let p = c.slots.get(r.slot as usize).and_then(Option::as_ref);
+            assert!(p.is_some_and(|p| (r.index as usize) < p.seen_len()));
+            let once = distinct.insert(seen_tuple(&c.slots, *r));
+            assert!(once, "a tuple is in the table twice");
+        }
+    }
+
+    /// A partition too big to free at once leaves every read and write at
+    /// once, and its tuples count as new while it is torn down in slices.
+    #[test]
+    fn big_partitions_are_torn_down_in_slices() {
+        let mut c = counter(
+            &["PARTITION", "day", "GROUP", "day", "city", "UNIQUE", "user"],
+            None,
+            false,
+        );
+        let n = 3 * TEAR_DOWN_AT_ONCE + 200;
+        for i in 0..n {
+            let user = i.to_string();
+            let p = place(&[b"d1"], &[user.as_bytes()], &[user.as_bytes()]);
+            assert!(c.incr(&p, Count::Int(1), 0).unwrap().counted);
+        }
+        assert_eq!(c.delete(&[Some(b"d1")], 0), (1, 1));
+        assert!(c.tearing_down());
+        assert_eq!(c.partitions(&[None], 0).count(), 0);
+        // A user counted again while its old partition is torn down counts.
+        let p = place(&[b"d2"], &[b"x"], &[b"7"]);
+        assert!(c.incr(&p, Count::Int(1), 0).unwrap().counted);
+        assert!(!c.incr(&p, Count::Int(1), 0).unwrap().counted);
+        let mut steps = 0;
+        while c.tear_down(50) > 0 {
+            check_tuples(&c);
+            steps += 1;
+        }
+        assert!(steps > 5, "torn down in {steps} steps");
+        assert_eq!(c.cells, 1);
+        assert!(!c.incr(&p, Count::Int(1), 0).unwrap().counted);
+        assert_eq!(c.seen.len(), 1);
+        assert_eq!(data(&c, &[None], 0).len(), 1);
+    }
+
     #[test]
     fn matches_a_model() {
         const TTL: i64 = 100;
@@ -1032,6 +1225,10 @@ mod tests {
                     }
                 }
                 8 => c = HCounter::decode(&c.encode()).unwrap(),
+                9 if rng.gen_bool(0.3) => {
+                    c.tear_down(rng.gen_range(1..10));
+                    check_tuples(&c);
+                }
                 _ => {
                     let city = pick(&mut rng, &cities);
                     let p = place(&[&day, &company], &[&city], &[]);
@@ -1061,6 +1258,9 @@ mod tests {
         }
         // Everything expired goes; nothing live does.
         while !c.reclaim(now, 1000).0.is_empty() {}
+        check_tuples(&c);
+        while c.tear_down(7) > 0 {}
+        assert!(!c.tearing_down());
         let live_parts = model.values().filter(|m| live(m, now)).count();
         assert_eq!(c.partitions(&[None, None], now).count(), live_parts);
         assert_eq!(c.index.len(), live_parts);

@@ -35,6 +35,15 @@ fn queue() -> Option<&'static Sender<Garbage>> {
         .as_ref()
 }
 
+/// Values taking more allocations than this to free go to the thread (as
+/// Redis' `LAZYFREE_THRESHOLD`); smaller ones are cheaper to drop in place.
+pub const THRESHOLD: usize = 64;
+
+/// Starts the freeing thread (at module load, so no command pays for it).
+pub fn start() {
+    let _ = queue();
+}
+
 /// Drops `garbage` on the freeing thread (here, if it cannot be started).
 pub fn drop_later(garbage: Garbage) {
     match queue() {

@@ -140,12 +140,16 @@ fn loaded_key(io: *mut raw::RedisModuleIO) -> Option<DbKey> {
     Some((db, bytes_of(name.cast_mut()).to_vec()))
 }
 
-fn reclaimer_of(key: &Key) -> Option<&'static Reclaimer> {
+/// The reclaimer of the key's type of the given kind (a type may have one
+/// of each: reclaim on the master, upkeep everywhere).
+fn reclaimer_of(key: &Key, everywhere: bool) -> Option<&'static Reclaimer> {
     if key.kind() != KeyKind::Module {
         return None;
     }
     let reclaimers = state().reclaimers.clone();
-    reclaimers.into_iter().find(|r| key.holds(r.ty))
+    reclaimers
+        .into_iter()
+        .find(|r| r.everywhere == everywhere && key.holds(r.ty))
 }
 
 /// A value arrived under a new name or db: schedule it there.
@@ -163,12 +167,14 @@ extern "C" fn on_keyspace_event(
         }
         let ctx = Ctx(ctx);
         let key = Key::open(ctx, name, false);
-        let due = reclaimer_of(&key).and_then(|r| Some(((r.next_due)(&key)?, r.everywhere)));
+        let due = |everywhere| reclaimer_of(&key, everywhere).and_then(|r| (r.next_due)(&key));
+        let (reclaim_due, upkeep_due) = (due(false), due(true));
         drop(key);
-        match due {
-            Some((due, false)) => schedule(ctx, name, due),
-            Some((due, true)) => schedule_upkeep(ctx, name, due),
-            None => {}
+        if let Some(due) = reclaim_due {
+            schedule(ctx, name, due);
+        }
+        if let Some(due) = upkeep_due {
+            schedule_upkeep(ctx, name, due);
         }
     });
     raw::REDISMODULE_OK as c_int
@@ -258,7 +264,7 @@ fn visit(ctx: Ctx, db: i32, name: &[u8], now: i64, started: Instant) -> Option<i
     }
     let name = new_string(name);
     let mut key = Key::open(ctx, name, true);
-    let next = reclaimer_of(&key).filter(|r| !r.everywhere).and_then(|r| {
+    let next = reclaimer_of(&key, false).and_then(|r| {
         while (r.reclaim)(ctx, &mut key, name, now, CHUNK) == CHUNK
             && started.elapsed() < TICK_BUDGET
         {}
@@ -291,7 +297,7 @@ fn visit_upkeep(ctx: Ctx, db: i32, name: &[u8], now: i64, deadline: Instant) -> 
     }
     let name = new_string(name);
     let mut key = Key::open_quiet(ctx, name);
-    let next = reclaimer_of(&key).filter(|r| r.everywhere).and_then(|r| {
+    let next = reclaimer_of(&key, true).and_then(|r| {
         while (r.reclaim)(ctx, &mut key, name, now, CHUNK) == CHUNK && Instant::now() < deadline {}
         (r.next_due)(&key)
     });

@@ -1,15 +1,15 @@
 //! The TOPN module type: a [`TopN`] in a key, with its persistence callbacks.
 
-use super::window::TopN;
+use super::window::{DecodeError, TopN};
 use super::MEMBERS;
-use crate::server::background_free::Garbage;
+use crate::server::background_free::{self, Garbage};
 use crate::server::module_type::{type_methods, AofWriter, ModuleValue};
 use redis_module::native_types::RedisType;
 use std::os::raw::c_int;
 
 /// Registered as `recipesTN` (Redis type names are exactly 9 characters).
 pub static TOPN_TYPE: RedisType = RedisType::new(
-    "recipesTN",
+    TopnValue::TYPE_NAME,
     TopnValue::ENCODING_VERSION,
     type_methods::<TopnValue>(),
 );
@@ -17,11 +17,6 @@ pub static TOPN_TYPE: RedisType = RedisType::new(
 /// The first encoding (`TopN::encode`, which also starts with its own
 /// version byte). Data written with it must always load.
 pub const TOPN_ENCODING_V1: c_int = 1;
-
-/// Values at least this hard to free (`TopN::free_effort`, about allocations)
-/// are freed on the background thread; smaller ones at once (a hand-off costs
-/// about as much as freeing a few dozen blocks).
-const BACKGROUND_FREE_EFFORT: usize = 64;
 
 /// A key's top-N. Keeps the `topn_members` gauge of INFO in step with the
 /// members it holds, from creation to free.
@@ -59,19 +54,21 @@ impl Drop for TopnValue {
 }
 
 impl ModuleValue for TopnValue {
+    const TYPE_NAME: &'static str = "recipesTN";
     const ENCODING_VERSION: c_int = TOPN_ENCODING_V1;
+    type DecodeError = DecodeError;
 
     fn encode(&self) -> Vec<u8> {
         self.0.encode()
     }
 
-    fn decode(bytes: &[u8], encver: c_int) -> Option<Self> {
+    fn decode(bytes: &[u8], encver: c_int) -> Result<Self, DecodeError> {
         match encver {
             // Buckets that already left the window at this server's time load aged.
-            TOPN_ENCODING_V1 => TopN::decode_at(bytes, Some(crate::server::clock_ms()))
-                .ok()
-                .map(TopnValue::new),
-            _ => None,
+            TOPN_ENCODING_V1 => {
+                TopN::decode_at(bytes, Some(crate::server::clock_ms())).map(TopnValue::new)
+            }
+            _ => Err(DecodeError::Invalid("unknown encoding version")),
         }
     }
 
@@ -90,7 +87,7 @@ impl ModuleValue for TopnValue {
     /// A big key is dropped on the background thread: freeing 1M members takes
     /// tens of ms. The members gauge drops now.
     fn detach(mut self) -> Option<Garbage> {
-        if self.0.free_effort() < BACKGROUND_FREE_EFFORT {
+        if self.0.free_effort() <= background_free::THRESHOLD {
             return None;
         }
         let core = std::mem::replace(&mut self.0, TopN::new(1, 1));

@@ -5,6 +5,7 @@
 //! checked one partition at a time. The keyspace is never scanned.
 
 use super::encoding;
+use super::sample::estimate;
 use std::collections::BTreeMap;
 use std::ops::Bound;
 
@@ -78,8 +79,9 @@ impl<P> PartitionIndex<P> {
     }
 
     /// Heap bytes of the keys and the tree, about (nodes about 3/4 full).
-    pub fn heap_bytes(&self) -> usize {
-        self.map.keys().map(|k| k.len()).sum::<usize>()
+    /// Heap bytes held, the keys' sized from `samples` of them (0: all).
+    pub fn heap_bytes(&self, samples: usize) -> usize {
+        estimate(self.map.keys(), self.map.len(), samples, |k| k.len())
             + self.map.len() * std::mem::size_of::<(Box<[u8]>, P)>() * 4 / 3
     }
 }

@@ -1,8 +1,12 @@
 //! The core ULIST and HCOUNTER share, pure Rust without FFI: schemas of
-//! named values, the order-preserving tuple encoding, the partition index
-//! and expiry queues.
+//! named values, the order-preserving tuple encoding, the partition index,
+//! expiry queues, and the containers that never move much at once (a chunked
+//! vector, a hash table grown by linear hashing).
 
+pub mod chunked;
 pub mod encoding;
 pub mod expiry;
 pub mod index;
+pub mod sample;
 pub mod schema;
+pub mod table;

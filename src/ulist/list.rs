@@ -16,11 +16,15 @@
 //! Time is always an argument: a value whose expiry is at or before the
 //! time of a read is not there, whether or not it was reclaimed yet.
 
+use crate::args::MAX_TTL_S;
+use crate::tuples::chunked::Chunked;
 use crate::tuples::encoding;
 use crate::tuples::expiry::ExpiryQueue;
 use crate::tuples::index::{Filter, PartitionIndex};
-use crate::tuples::schema::{put_blob, Reader, Role, Schema};
-use hashbrown::{DefaultHashBuilder, HashTable};
+use crate::tuples::sample::estimate;
+use crate::tuples::schema::{put_blob, DecodeError, Reader, Role, Schema};
+use crate::tuples::table::{IdMap, Table};
+use hashbrown::DefaultHashBuilder;
 use smallvec::SmallVec;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::BuildHasher;
@@ -30,10 +34,6 @@ pub type Bytes = SmallVec<[u8; 16]>;
 
 /// The expiry of a value that never expires.
 pub const NEVER: i64 = i64::MAX;
-
-/// Records per slab chunk: a big list grows a chunk at a time; a small one
-/// has one chunk that grows as a vector does.
-const CHUNK: usize = 4096;
 
 /// A value's record.
 #[derive(Clone, Debug)]
@@ -47,57 +47,41 @@ struct Record {
 
 /// Fixed-size records addressed by number, kept dense: removing one moves
 /// the last record into its place, so memory follows the values held with
-/// no free list. Chunks never move, so growing never copies a big list.
+/// no free list. Chunked, so growing never copies a big list.
 #[derive(Clone, Debug, Default)]
-struct Slab {
-    chunks: Vec<Vec<Record>>,
-    used: usize,
-}
+struct Slab(Chunked<Record>);
 
 impl Slab {
     fn get(&self, n: u32) -> &Record {
-        &self.chunks[n as usize / CHUNK][n as usize % CHUNK]
+        self.0.get(n as usize).expect("a stored record number")
+    }
+
+    fn used(&self) -> usize {
+        self.0.len()
     }
 
     fn push(&mut self, record: Record) -> u32 {
-        if self.chunks.last().is_none_or(|c| c.len() == CHUNK) {
-            // The first chunk starts small; later ones are full-size at once.
-            let capacity = if self.chunks.is_empty() { 0 } else { CHUNK };
-            self.chunks.push(Vec::with_capacity(capacity));
-        }
-        self.chunks.last_mut().expect("pushed above").push(record);
-        self.used += 1;
-        (self.used - 1) as u32
+        self.0.push(record);
+        (self.0.len() - 1) as u32
     }
 
     /// Removes record `n`; the last record moves into its place. Returns the
-    /// removed record and the old number of the one that moved, if one did.
-    fn swap_remove(&mut self, n: u32) -> (Record, Option<u32>) {
-        let last = (self.used - 1) as u32;
-        let tail = self.chunks.last_mut().expect("a record to remove");
-        let moved = tail.pop().expect("chunks hold no empty tail");
-        self.used -= 1;
-        if tail.is_empty() {
-            self.chunks.pop();
-        }
-        if n == last {
-            return (moved, None);
-        }
-        let slot = &mut self.chunks[n as usize / CHUNK][n as usize % CHUNK];
-        (std::mem::replace(slot, moved), Some(last))
+    /// old number of the one that moved, if one did.
+    fn swap_remove(&mut self, n: u32) -> Option<u32> {
+        let last = (self.0.len() - 1) as u32;
+        self.0.swap_remove(n as usize);
+        (n != last).then_some(last)
     }
 
-    fn heap_bytes(&self) -> usize {
-        let spilled: usize = self
-            .chunks
-            .iter()
-            .flatten()
-            .filter(|r| r.value.spilled())
-            .map(|r| r.value.capacity())
-            .sum();
-        self.chunks.iter().map(Vec::capacity).sum::<usize>() * std::mem::size_of::<Record>()
-            + self.chunks.capacity() * std::mem::size_of::<Vec<Record>>()
-            + spilled
+    fn heap_bytes(&self, samples: usize) -> usize {
+        let spilled = estimate(self.0.iter(), self.used(), samples, |r| {
+            if r.value.spilled() {
+                r.value.capacity()
+            } else {
+                0
+            }
+        });
+        self.0.heap_bytes() + spilled
     }
 }
 
@@ -105,7 +89,7 @@ impl Slab {
 struct Scope {
     id: u32,
     /// Record numbers, hashed by their value's bytes.
-    values: HashTable<u32>,
+    values: Table<u32>,
 }
 
 #[derive(Clone, Debug)]
@@ -124,10 +108,10 @@ pub struct UList {
     records: Slab,
     scopes: BTreeMap<Box<[u8]>, Scope>,
     /// Scope id -> its key in `scopes`.
-    scope_keys: HashMap<u32, Box<[u8]>>,
+    scope_keys: IdMap<Box<[u8]>>,
     partitions: PartitionIndex<Partition>,
     /// Partition id -> its key in `partitions`.
-    partition_keys: HashMap<u32, Box<[u8]>>,
+    partition_keys: IdMap<Box<[u8]>>,
     /// The last id given to a scope or partition.
     last_id: u32,
     /// Record numbers by expiry.
@@ -186,9 +170,9 @@ impl UList {
             default_expire_s,
             records: Slab::default(),
             scopes: BTreeMap::new(),
-            scope_keys: HashMap::new(),
+            scope_keys: IdMap::default(),
             partitions: PartitionIndex::default(),
-            partition_keys: HashMap::new(),
+            partition_keys: IdMap::default(),
             last_id: 0,
             expiry: ExpiryQueue::default(),
             hasher: DefaultHashBuilder::default(),
@@ -206,7 +190,7 @@ impl UList {
     /// Values stored, expired ones not yet reclaimed included.
     #[cfg(test)]
     pub fn stored_values(&self) -> u64 {
-        self.records.used as u64
+        self.records.used() as u64
     }
 
     fn scope_names(&self) -> usize {
@@ -291,7 +275,7 @@ impl UList {
         if !self.scopes.contains_key(scope_key) {
             let id = self.next_id();
             self.scope_keys.insert(id, scope_key.into());
-            let values = HashTable::new();
+            let values = Table::new();
             self.scopes.insert(scope_key.into(), Scope { id, values });
         }
         let scope = self.scopes.get_mut(scope_key).expect("made above");
@@ -317,29 +301,25 @@ impl UList {
         let record = self.records.get(n);
         let (scope, partition, expire_at) = (record.scope, record.partition, record.expire_at);
         let hash = self.hasher.hash_one(record.value.as_slice());
-        if let Some(scope_key) = self.scope_keys.get(&scope) {
+        if let Some(scope_key) = self.scope_keys.get(scope) {
             let (records, hasher) = (&self.records, &self.hasher);
             let emptied = self.scopes.get_mut(scope_key).is_some_and(|s| {
-                if let Ok(entry) = s.values.find_entry(hash, |&m| m == n) {
-                    entry.remove();
-                }
-                // Give memory back as a scope empties (rehashing a quarter).
-                if s.values.capacity() > 64 && s.values.len() * 4 < s.values.capacity() {
-                    s.values.shrink_to(s.values.len() * 2, |&m| {
-                        hasher.hash_one(records.get(m).value.as_slice())
-                    });
-                }
+                s.values.remove(
+                    hash,
+                    |&m| m == n,
+                    |&m| hasher.hash_one(records.get(m).value.as_slice()),
+                );
                 s.values.is_empty()
             });
             if emptied {
                 self.scopes.remove(scope_key);
-                self.scope_keys.remove(&scope);
+                self.scope_keys.remove(scope);
             }
         }
         if expire_at != NEVER {
             self.expiry.remove(expire_at, n);
         }
-        if let (_, Some(from)) = self.records.swap_remove(n) {
+        if let Some(from) = self.records.swap_remove(n) {
             self.renumber(from, n);
         }
         self.release_value_of(partition);
@@ -351,11 +331,11 @@ impl UList {
         let hash = self.hasher.hash_one(record.value.as_slice());
         if let Some(scope) = self
             .scope_keys
-            .get(&record.scope)
+            .get(record.scope)
             .and_then(|k| self.scopes.get_mut(k))
         {
-            if let Ok(mut entry) = scope.values.find_entry(hash, |&m| m == from) {
-                *entry.get_mut() = to;
+            if let Some(entry) = scope.values.find_mut(hash, |&m| m == from) {
+                *entry = to;
             }
         }
         if record.expire_at != NEVER {
@@ -366,7 +346,7 @@ impl UList {
 
     /// One value fewer in partition `id`; the partition goes with its last.
     fn release_value_of(&mut self, id: u32) {
-        let Some(key) = self.partition_keys.get(&id) else {
+        let Some(key) = self.partition_keys.get(id) else {
             return;
         };
         let emptied = self.partitions.get_mut(key).is_some_and(|p| {
@@ -375,7 +355,7 @@ impl UList {
         });
         if emptied {
             self.partitions.remove(key);
-            self.partition_keys.remove(&id);
+            self.partition_keys.remove(id);
         }
     }
 
@@ -442,7 +422,7 @@ impl UList {
         let mut live = 0;
         for (key, part) in &removed {
             live += (part.latest_expiry > now) as usize;
-            self.partition_keys.remove(&part.id);
+            self.partition_keys.remove(part.id);
             let scope = key[..encoding::prefix_len(key, scope_names)].to_vec();
             by_scope.entry(scope).or_default().insert(part.id);
         }
@@ -478,7 +458,7 @@ impl UList {
         let record = self.records.get(n);
         let mut item = self
             .scope_keys
-            .get(&record.scope)
+            .get(record.scope)
             .map(|k| k.to_vec())
             .unwrap_or_default();
         item.extend_from_slice(&record.value);
@@ -526,7 +506,7 @@ impl UList {
         self.scopes.values().flat_map(move |scope| {
             scope.values.iter().filter_map(move |&n| {
                 let record = self.records.get(n);
-                let key = self.partition_keys.get(&record.partition)?;
+                let key = self.partition_keys.get(record.partition)?;
                 let mut where_ = encoding::decode(key).ok()?;
                 let partition = where_.split_off(scope_names);
                 Some((
@@ -539,31 +519,30 @@ impl UList {
         })
     }
 
-    /// Heap bytes held. B-tree maps count twice their entries (their nodes
-    /// are about half full when keys arrive in order, as expiry times do).
-    pub fn mem_usage(&self) -> usize {
+    /// Heap bytes held, each collection's variable part sized from `samples`
+    /// of its items (0: all). B-tree maps count twice their entries (their
+    /// nodes are about half full when keys arrive in order, as expiry times
+    /// do).
+    pub fn mem_usage(&self, samples: usize) -> usize {
         let btree = |entry: usize, n: usize| n * entry * 2;
-        let scopes: usize = self
-            .scopes
-            .iter()
-            .map(|(k, s)| k.len() * 2 + s.values.allocation_size())
-            .sum::<usize>()
-            + btree(std::mem::size_of::<(Box<[u8]>, Scope)>(), self.scopes.len());
-        let ids = |m: &HashMap<u32, Box<[u8]>>| {
-            m.capacity() * (std::mem::size_of::<(u32, Box<[u8]>)>() + 1)
-        };
-        self.records.heap_bytes()
+        let scopes = estimate(self.scopes.iter(), self.scopes.len(), samples, |(k, s)| {
+            k.len() * 2 + s.values.allocation_size()
+        }) + btree(std::mem::size_of::<(Box<[u8]>, Scope)>(), self.scopes.len());
+        self.records.heap_bytes(samples)
             + scopes
-            + ids(&self.scope_keys)
-            + ids(&self.partition_keys)
-            + self.partitions.heap_bytes()
+            + self.scope_keys.allocation_size()
+            + self.partition_keys.allocation_size()
+            + self.partitions.heap_bytes(samples)
             + btree(std::mem::size_of::<(i64, u32)>(), self.expiry.len())
             + self.schema.len() * 32
     }
 
-    /// About how many allocations freeing it takes.
+    /// About how many allocations freeing it takes (a value may own one).
     pub fn free_effort(&self) -> usize {
-        self.records.chunks.len() + self.scopes.len() + self.partitions.len() + 1
+        self.records.0.allocations()
+            + self.records.used()
+            + self.scopes.len()
+            + self.partitions.len()
     }
 
     /// `schema, u8 has_default, i64 default_expire_s, u32 partitions x blob
@@ -579,7 +558,7 @@ impl UList {
             index.insert(part.id, i as u32);
             put_blob(&mut out, key);
         }
-        out.extend_from_slice(&(self.records.used as u64).to_le_bytes());
+        out.extend_from_slice(&(self.records.used() as u64).to_le_bytes());
         for scope in self.scopes.values() {
             let mut numbers: Vec<u32> = scope.values.iter().copied().collect();
             numbers.sort_unstable_by(|&a, &b| {
@@ -595,17 +574,18 @@ impl UList {
         out
     }
 
-    /// The inverse of `encode`; `None` for bytes it cannot trust.
-    pub fn decode(bytes: &[u8]) -> Option<UList> {
+    /// The inverse of `encode`; an error saying what is wrong for bytes it
+    /// cannot trust.
+    pub fn decode(bytes: &[u8]) -> Result<UList, DecodeError> {
         let mut r = Reader { buf: bytes };
         let schema = Schema::decode(&mut r)?;
         if schema.of(Role::Value).is_empty() {
-            return None;
+            return Err(DecodeError::Invalid("a schema without VALUE names"));
         }
         let default_expire_s = match (r.u8()?, r.i64()?) {
             (0, 0) => None,
-            (1, s) if s > 0 => Some(s),
-            _ => return None,
+            (1, s) if (1..=MAX_TTL_S).contains(&s) => Some(s),
+            _ => return Err(DecodeError::Invalid("default expiry")),
         };
         let mut list = UList::new(schema, default_expire_s);
         let (scope_names, partition_names, value_names) = (
@@ -613,31 +593,36 @@ impl UList {
             list.schema.of(Role::Partition).len(),
             list.schema.of(Role::Value).len(),
         );
-        let count = r.u32()? as usize;
-        let mut keys = Vec::with_capacity(count.min(bytes.len()));
+        let is_tuple = |bytes: &[u8], n: usize| encoding::decode(bytes).is_ok_and(|e| e.len() == n);
+        let count = r.count("partition", 4, false)?;
+        let mut keys = Vec::with_capacity(count);
         for _ in 0..count {
             let key = r.blob()?;
-            if encoding::decode(key).ok()?.len() != scope_names + partition_names {
-                return None;
+            if !is_tuple(key, scope_names + partition_names) {
+                return Err(DecodeError::Invalid("partition key: bad tuple"));
             }
             keys.push(key);
         }
-        let values = r.u64()?;
-        for _ in 0..values {
-            let key = *keys.get(r.u32()? as usize)?;
+        for _ in 0..r.count("value", 16, true)? {
+            let key = *keys
+                .get(r.u32()? as usize)
+                .ok_or(DecodeError::Invalid("partition number"))?;
             let value = r.blob()?;
             let expire_at = r.i64()?;
-            if encoding::decode(value).ok()?.len() != value_names {
-                return None;
+            if !is_tuple(value, value_names) {
+                return Err(DecodeError::Invalid("value: bad tuple"));
             }
             let scope_key = &key[..encoding::prefix_len(key, scope_names)];
             let hash = list.hasher.hash_one(value);
             if list.find_hashed(scope_key, value, hash).is_some() {
-                return None;
+                return Err(DecodeError::Invalid("a value twice in its scope"));
             }
             list.insert(scope_key, key, value.into(), hash, expire_at);
         }
-        r.is_empty().then_some(list)
+        match r.is_empty() {
+            true => Ok(list),
+            false => Err(DecodeError::Invalid("bytes after the last value")),
+        }
     }
 }
 
@@ -808,11 +793,20 @@ mod tests {
         assert_eq!(back.data(&[None, None], 0), l.data(&[None, None], 0));
         assert_eq!(back.next_due(), Some(7_000));
         for cut in 0..bytes.len() {
-            assert!(UList::decode(&bytes[..cut]).is_none(), "cut at {cut}");
+            assert!(UList::decode(&bytes[..cut]).is_err(), "cut at {cut}");
         }
         let mut longer = bytes.clone();
         longer.push(0);
-        assert!(UList::decode(&longer).is_none());
+        assert!(UList::decode(&longer).is_err());
+    }
+
+    /// A default expiry no EXPIRE can give would overflow `AT + EXPIRE`.
+    #[test]
+    fn decode_refuses_a_default_expiry_beyond_the_limit() {
+        let mut l = list(&["VALUE", "v"]);
+        l.default_expire_s = Some(MAX_TTL_S + 1);
+        let refused = UList::decode(&l.encode()).err();
+        assert_eq!(refused, Some(DecodeError::Invalid("default expiry")));
     }
 
     /// Every record is reachable from its scope's table under its own number,
@@ -820,22 +814,25 @@ mod tests {
     fn check_invariants(l: &UList) {
         let mut reachable = 0;
         for (key, scope) in &l.scopes {
-            assert_eq!(l.scope_keys[&scope.id].as_ref(), key.as_ref());
+            assert_eq!(
+                l.scope_keys.get(scope.id).map(AsRef::as_ref),
+                Some(key.as_ref())
+            );
             for &n in scope.values.iter() {
                 let r = l.records.get(n);
                 assert_eq!(r.scope, scope.id);
                 assert_eq!(l.find(key, &r.value), Some(n));
-                assert!(l.partition_keys.contains_key(&r.partition));
+                assert!(l.partition_keys.get(r.partition).is_some());
                 reachable += 1;
             }
         }
-        assert_eq!(reachable, l.records.used);
-        let expiring = (0..l.records.used as u32)
+        assert_eq!(reachable, l.records.used());
+        let expiring = (0..l.records.used() as u32)
             .filter(|&n| l.records.get(n).expire_at != NEVER)
             .count();
         assert_eq!(l.expiry.len(), expiring);
         let counted: u64 = l.partitions.iter().map(|(_, p)| p.values).sum();
-        assert_eq!(counted, l.records.used as u64);
+        assert_eq!(counted, l.records.used() as u64);
     }
 
     /// A model: scope -> value -> (partition, expire_at), the obvious way.

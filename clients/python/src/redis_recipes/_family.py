@@ -1,0 +1,238 @@
+"""What every family shares: sending a command with the parser of its reply,
+and the checks a client can make before anything is sent.
+
+Each call goes through the client's own ``execute_command`` with one extra
+option, ``recipes_reply``, naming the function that turns the server's reply
+into Python values. The response callback registered for the family's command
+names applies it, so the parsing happens wherever redis-py parses: at once on a
+client, at ``execute()`` on a pipeline, after ``await`` on an asyncio client,
+after the redirect on a cluster. A call made without the option (a plain
+``execute_command("TOPN.TOP", ...)``) gets the raw reply as before.
+"""
+
+from __future__ import annotations
+
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    Iterable,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .client import Recipes
+
+REPLY_OPTION = "recipes_reply"
+
+Parser = Callable[[Any], Any]
+
+
+def apply_reply_parser(response: Any, **options: Any) -> Any:
+    """The response callback of every module command (see the module doc).
+    An error passes through as it is: a cluster pipeline hands its errors to
+    the callbacks before raising them."""
+    parse = options.get(REPLY_OPTION)
+    if parse is None or isinstance(response, Exception):
+        return response
+    return parse(response)
+
+
+class Family:
+    """A family's namespace on a :class:`~redis_recipes.Recipes` (``.topn``, ...)."""
+
+    #: every command of the family, for the response callbacks
+    COMMANDS: Tuple[str, ...] = ()
+    #: words that cannot be names in the family's schemas
+    KEYWORDS: Tuple[str, ...] = ()
+
+    def __init__(self, recipes: "Recipes") -> None:
+        self._recipes = recipes
+
+    def _send(self, parse: Optional[Parser], *args: Any) -> Any:
+        return self._recipes.client.execute_command(*args, **{REPLY_OPTION: parse})
+
+    def _schema(self, key: Any) -> "Optional[Schema]":
+        return self._recipes.schemas.get((type(self).__name__, key_id(key)))
+
+    def _remember(self, key: Any, schema: "Schema") -> None:
+        self._recipes.schemas[(type(self).__name__, key_id(key))] = schema
+
+    def _check(
+        self,
+        command: str,
+        key: Any,
+        names: Mapping[str, Any],
+        required: Sequence[str] = (),
+        optional: Sequence[str] = (),
+    ) -> None:
+        """Refuse names the server would refuse: keywords always; with a known
+        schema, names outside it or missing ones."""
+        check_names(command, self.KEYWORDS, names)
+        schema = self._schema(key)
+        if schema is not None:
+            schema.check(command, names, required, optional)
+
+    def _created(self, key: Any, schema: "Schema") -> Parser:
+        """The parser of a CREATE's OK, which remembers the schema once the
+        server took it."""
+
+        def parse(reply: Any) -> bool:
+            self._remember(key, schema)
+            return ok(reply)
+
+        return parse
+
+
+# ---------------------------------------------------------------- arguments
+
+
+def option(args: List[Any], name: str, value: Any) -> None:
+    """Append ``name value`` when value is given (not None)."""
+    if value is not None:
+        args.extend((name, value))
+
+
+def exclusive(**given: Any) -> None:
+    """Raise ValueError when more than one of the named options is set."""
+    set_ = [name for name, value in given.items() if value is not None and value is not False]
+    if len(set_) > 1:
+        raise ValueError(f"{' and '.join(set_)} cannot be used together")
+
+
+def name_list(option_name: str, names: Any) -> List[str]:
+    """A schema's list of names: a str alone is one name, not its letters."""
+    if names is None:
+        return []
+    if isinstance(names, (str, bytes)):
+        names = [names]
+    out = []
+    for name in names:
+        if isinstance(name, bytes):
+            name = name.decode()
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"{option_name}: a name must be a non-empty string, got {name!r}")
+        out.append(name)
+    return out
+
+
+def check_names(command: str, reserved: Iterable[str], names: Mapping[str, Any]) -> None:
+    """Names the module refuses whatever the schema: keywords, empty names,
+    missing values."""
+    keywords = {word.upper() for word in reserved}
+    for name, value in names.items():
+        if not name:
+            raise ValueError(f"{command}: empty name")
+        if name.upper() in keywords:
+            raise ValueError(f"{command}: {name!r} is a keyword, not a name")
+        if value is None:
+            raise ValueError(f"{command}: no value for {name!r}")
+
+
+def flat_pairs(names: Mapping[str, Any]) -> List[Any]:
+    out: List[Any] = []
+    for name, value in names.items():
+        out.extend((name, value))
+    return out
+
+
+class Schema:
+    """The names a key was created with, as the client knows them (from a
+    ``create`` through these Recipes, or from ``declare``). Used only to refuse
+    a call before sending it; the server checks again."""
+
+    def __init__(self, **groups: Sequence[str]) -> None:
+        self.groups = groups
+
+    def names(self, *groups: str) -> List[str]:
+        out: List[str] = []
+        for group in groups:
+            out.extend(n for n in self.groups[group] if n not in out)
+        return out
+
+    def check(
+        self,
+        command: str,
+        names: Mapping[str, Any],
+        required: Sequence[str] = (),
+        optional: Sequence[str] = (),
+    ) -> None:
+        """Every name of the ``required`` groups given, and no name outside
+        the ``required`` and ``optional`` groups."""
+        want = self.names(*required)
+        allowed = self.names(*required, *optional)
+        unknown = [n for n in names if n not in allowed]
+        missing = [n for n in want if n not in names]
+        if unknown:
+            raise ValueError(f"{command}: unknown name(s) {unknown}; it takes {allowed}")
+        if missing:
+            raise ValueError(f"{command}: missing name(s) {missing}")
+
+
+def key_id(key: Any) -> bytes:
+    """The key as bytes, to find its schema whichever way it is spelled."""
+    if isinstance(key, bytes):
+        return key
+    if isinstance(key, str):
+        return key.encode()
+    return str(key).encode()
+
+
+# ------------------------------------------------------------------ replies
+
+
+def text(value: Any) -> str:
+    """A name from a reply (bytes unless the client decodes responses)."""
+    return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else value
+
+
+def pairs(reply: Any) -> List[Tuple[Any, Any]]:
+    """A RESP3 map (dict) or a RESP2 flat name/value array as (name, value) pairs."""
+    if isinstance(reply, dict):
+        return list(reply.items())
+    return list(zip(reply[0::2], reply[1::2]))
+
+
+def row(reply: Any) -> Dict[str, Any]:
+    return {text(name): value for name, value in pairs(reply)}
+
+
+def rows(reply: Any) -> List[Dict[str, Any]]:
+    return [row(r) for r in reply]
+
+
+def number(value: Any) -> Any:
+    """A count: an integer, or a float for a FLOAT counter (a bulk string)."""
+    if isinstance(value, int):
+        return value
+    return float(value)
+
+
+def boolean(reply: Any) -> bool:
+    return bool(reply)
+
+
+def ok(reply: Any) -> bool:
+    return reply in (True, b"OK", "OK")
+
+
+def integer(reply: Any) -> int:
+    return int(reply)
+
+
+def integers(reply: Any) -> List[int]:
+    return [int(x) for x in reply]
+
+
+def members_with(count: Callable[[Any], Any]) -> Parser:
+    """A flat member, number, ... array as [(member, number), ...]."""
+
+    def parse(reply: Any) -> List[Tuple[Any, Any]]:
+        return [(member, count(n)) for member, n in zip(reply[0::2], reply[1::2])]
+
+    return parse

@@ -1,0 +1,153 @@
+"""TOPN: exact top-N over a sliding window of time buckets, one key per top-N."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, List, Literal, Optional, Tuple, Union, overload
+
+from ._family import Family, integer, integers, members_with, ok, option, pairs, text
+
+CREATE = "TOPN.CREATE"
+INCR = "TOPN.INCR"
+TOP = "TOPN.TOP"
+TOP24 = "TOPN.TOP24"
+COUNT = "TOPN.COUNT"
+INFO = "TOPN.INFO"
+
+
+@dataclass(frozen=True)
+class TopNInfo:
+    """``TOPN.INFO``: the key's settings and size."""
+
+    bucket: int  #: bucket width in seconds
+    window: int  #: buckets in the window
+    members: int  #: members with a count in the window
+    buckets: int  #: buckets in use
+    memory: int  #: bytes
+
+
+def _info(reply: Any) -> TopNInfo:
+    fields = {text(name): int(value) for name, value in pairs(reply)}
+    return TopNInfo(**{name: fields[name] for name in TopNInfo.__dataclass_fields__})
+
+
+with_counts = members_with(int)
+
+
+def _options_read(tokens: List[Any]) -> int:
+    """How many trailing AT/LAST pairs TOPN.COUNT reads as options (its own
+    rule: final pairs, either order, once each, a member left over)."""
+    seen = set()
+    n = len(tokens)
+    while n >= 3:
+        word = tokens[n - 2]
+        word = (word.decode("latin-1") if isinstance(word, bytes) else str(word)).upper()
+        if word not in ("AT", "LAST") or word in seen:
+            break
+        seen.add(word)
+        n -= 2
+    return len(seen)
+
+
+class TopN(Family):
+    COMMANDS = (CREATE, INCR, TOP, TOP24, COUNT, INFO)
+
+    def create(
+        self, key: Any, *, bucket: Optional[int] = None, window: Optional[int] = None
+    ) -> bool:
+        """``TOPN.CREATE``: ``bucket`` seconds per bucket, ``window`` buckets.
+        A key that exists is an error."""
+        args: List[Any] = [CREATE, key]
+        option(args, "BUCKET", bucket)
+        option(args, "WINDOW", window)
+        return self._send(ok, *args)
+
+    def incr(self, key: Any, member: Any, *, by: int = 1, at: Optional[int] = None) -> int:
+        """``TOPN.INCR``: the member's count over the window after the add."""
+        args: List[Any] = [INCR, key, member]
+        if by != 1:
+            args.extend(("BY", by))
+        option(args, "AT", at)
+        return self._send(integer, *args)
+
+    @overload
+    def top(
+        self,
+        key: Any,
+        n: int = ...,
+        *,
+        at: Optional[int] = ...,
+        last: Optional[int] = ...,
+        withcounts: Literal[False] = ...,
+    ) -> List[Any]: ...
+
+    @overload
+    def top(
+        self,
+        key: Any,
+        n: int = ...,
+        *,
+        at: Optional[int] = ...,
+        last: Optional[int] = ...,
+        withcounts: Literal[True],
+    ) -> List[Tuple[Any, int]]: ...
+
+    def top(
+        self,
+        key: Any,
+        n: int = 10,
+        *,
+        at: Optional[int] = None,
+        last: Optional[int] = None,
+        withcounts: bool = False,
+    ) -> Union[List[Any], List[Tuple[Any, int]]]:
+        """``TOPN.TOP``: the n highest over the window (its ``last`` newest
+        buckets), highest first, ties by member; with ``withcounts`` as
+        ``(member, count)`` pairs."""
+        args: List[Any] = [TOP, key, n]
+        option(args, "AT", at)
+        option(args, "LAST", last)
+        if withcounts:
+            args.append("WITHCOUNTS")
+        return self._send(with_counts if withcounts else list, *args)
+
+    @overload
+    def top24(
+        self, key: Any, n: int = ..., *, at: Optional[int] = ..., withcounts: Literal[False] = ...
+    ) -> List[Any]: ...
+
+    @overload
+    def top24(
+        self, key: Any, n: int = ..., *, at: Optional[int] = ..., withcounts: Literal[True]
+    ) -> List[Tuple[Any, int]]: ...
+
+    def top24(
+        self, key: Any, n: int = 10, *, at: Optional[int] = None, withcounts: bool = False
+    ) -> Union[List[Any], List[Tuple[Any, int]]]:
+        """``TOPN.TOP24``: the same over the trailing 24 hours."""
+        args: List[Any] = [TOP24, key, n]
+        option(args, "AT", at)
+        if withcounts:
+            args.append("WITHCOUNTS")
+        return self._send(with_counts if withcounts else list, *args)
+
+    def count(
+        self, key: Any, *members: Any, at: Optional[int] = None, last: Optional[int] = None
+    ) -> List[int]:
+        """``TOPN.COUNT``: each member's count over the window (its ``last``
+        newest buckets), in the order asked."""
+        if not members:
+            raise ValueError("TOPN.COUNT needs at least one member")
+        args: List[Any] = [COUNT, key, *members]
+        option(args, "AT", at)
+        option(args, "LAST", last)
+        if _options_read(args[2:]) != (len(args) - 2 - len(members)) // 2:
+            raise ValueError(
+                f"TOPN.COUNT would read the members {members[-2:]!r} as an option; "
+                "ask for them in another order or in another call"
+            )
+        return self._send(integers, *args)
+
+    def info(self, key: Any) -> TopNInfo:
+        """``TOPN.INFO``; a missing key is an error."""
+        return self._send(_info, INFO, key)

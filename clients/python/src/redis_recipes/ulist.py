@@ -1,0 +1,127 @@
+"""ULIST: lists of unique values with scopes, partitions and per-value expiry."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Sequence, Union
+
+from ._family import (
+    Family,
+    Schema,
+    boolean,
+    check_names,
+    exclusive,
+    flat_pairs,
+    integer,
+    name_list,
+    option,
+    rows,
+)
+
+CREATE = "ULIST.CREATE"
+ADD = "ULIST.ADD"
+HAS = "ULIST.HAS"
+DATA = "ULIST.DATA"
+PARTITIONS = "ULIST.PARTITIONS"
+DEL = "ULIST.DEL"
+
+KEYWORDS = ("VALUE", "SCOPE", "PARTITION", "EXPIRE", "NEVER", "AT", "PXAT")
+
+Names = Union[str, Sequence[str]]
+
+
+class UList(Family):
+    COMMANDS = (CREATE, ADD, HAS, DATA, PARTITIONS, DEL)
+    KEYWORDS = KEYWORDS
+
+    def create(
+        self,
+        key: Any,
+        *,
+        value: Names,
+        scope: Optional[Names] = None,
+        partition: Optional[Names] = None,
+        expire: Optional[int] = None,
+    ) -> bool:
+        """``ULIST.CREATE``: a value is the tuple of the ``value`` names, unique
+        within its ``scope`` tuple, kept in its ``partition``; ``expire`` is the
+        default lifetime of a value in seconds. A key that exists is an error."""
+        schema = self._schema_of(value, scope, partition)
+        args: List[Any] = [CREATE, key]
+        for word, group in (("VALUE", "value"), ("SCOPE", "scope"), ("PARTITION", "partition")):
+            if schema.groups[group]:
+                args.append(word)
+                args.extend(schema.groups[group])
+        option(args, "EXPIRE", expire)
+        return self._send(self._created(key, schema), *args)
+
+    def declare(
+        self,
+        key: Any,
+        *,
+        value: Names,
+        scope: Optional[Names] = None,
+        partition: Optional[Names] = None,
+    ) -> None:
+        """Tell the client the schema of a list created elsewhere, so that it
+        checks names before sending (nothing is sent)."""
+        self._remember(key, self._schema_of(value, scope, partition))
+
+    def add(
+        self,
+        key: Any,
+        /,
+        *,
+        expire: Optional[int] = None,
+        never: bool = False,
+        pxat: Optional[int] = None,
+        at: Optional[int] = None,
+        **names: Any,
+    ) -> bool:
+        """``ULIST.ADD``: True if the value is new within its scope. ``names``
+        gives every value, scope and partition name its value; ``expire``
+        (seconds), ``never`` or ``pxat`` (absolute ms) override the list's
+        default expiry."""
+        exclusive(expire=expire, never=never, pxat=pxat)
+        self._check(ADD, key, names, required=("value", "scope", "partition"))
+        args: List[Any] = [ADD, key]
+        option(args, "EXPIRE", expire)
+        if never:
+            args.append("NEVER")
+        option(args, "PXAT", pxat)
+        option(args, "AT", at)
+        return self._send(boolean, *args, *flat_pairs(names))
+
+    def has(self, key: Any, /, **names: Any) -> bool:
+        """``ULIST.HAS``: whether the value (its value and scope names) is live
+        in its scope."""
+        self._check(HAS, key, names, required=("value", "scope"))
+        return self._send(boolean, HAS, key, *flat_pairs(names))
+
+    def data(self, key: Any, /, **where: Any) -> List[Dict[str, Any]]:
+        """``ULIST.DATA``: a row per live value of the matching scopes and
+        partitions (``where`` takes any scope and partition names)."""
+        self._check(DATA, key, where, optional=("scope", "partition"))
+        return self._send(rows, DATA, key, *flat_pairs(where))
+
+    def partitions(self, key: Any, /, **where: Any) -> List[Dict[str, Any]]:
+        """``ULIST.PARTITIONS``: a row per partition holding a live value."""
+        self._check(PARTITIONS, key, where, optional=("scope", "partition"))
+        return self._send(rows, PARTITIONS, key, *flat_pairs(where))
+
+    def delete(self, key: Any, /, **where: Any) -> int:
+        """``ULIST.DEL``: partitions deleted (all of them without ``where``)."""
+        self._check(DEL, key, where, optional=("scope", "partition"))
+        return self._send(integer, DEL, key, *flat_pairs(where))
+
+    @staticmethod
+    def _schema_of(value: Names, scope: Optional[Names], partition: Optional[Names]) -> Schema:
+        groups = {
+            "value": name_list("value", value),
+            "scope": name_list("scope", scope),
+            "partition": name_list("partition", partition),
+        }
+        if not groups["value"]:
+            raise ValueError("ULIST.CREATE needs at least one value name")
+        for names in groups.values():
+            check_names(CREATE, KEYWORDS, dict.fromkeys(names, ""))
+        return Schema(**groups)

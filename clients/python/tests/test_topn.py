@@ -1,0 +1,58 @@
+"""TOPN: every method, under RESP2 and RESP3 (the ``rec`` fixture)."""
+
+import time
+
+import pytest
+import redis
+
+from redis_recipes import TopNInfo
+
+HOUR = 3_600_000
+# a bucket boundary a few hours ago: inside the window at the server's time
+T0 = (int(time.time() * 1000) // HOUR - 3) * HOUR
+
+
+def test_create_incr_top_count(rec):
+    assert rec.topn.create("lookups", bucket=3600, window=24) is True
+    assert rec.topn.incr("lookups", "+1555", at=T0) == 1
+    assert rec.topn.incr("lookups", "+1666", by=5, at=T0) == 5
+    assert rec.topn.incr("lookups", "+1777", by=5, at=T0 + HOUR) == 5
+    at = T0 + HOUR
+    assert rec.topn.top("lookups", at=at) == [b"+1666", b"+1777", b"+1555"]
+    assert rec.topn.top("lookups", 2, at=at, withcounts=True) == [(b"+1666", 5), (b"+1777", 5)]
+    assert rec.topn.top("lookups", at=at, last=1, withcounts=True) == [(b"+1777", 5)]
+    assert rec.topn.top24("lookups", 1, at=at, withcounts=True) == [(b"+1666", 5)]
+    assert rec.topn.top24("lookups", at=at) == [b"+1666", b"+1777", b"+1555"]
+    assert rec.topn.count("lookups", "+1555", "+1777", "none", at=at) == [1, 5, 0]
+    assert rec.topn.count("lookups", "+1555", "+1777", at=at, last=1) == [0, 5]
+
+
+def test_info_is_a_dataclass(rec):
+    rec.topn.create("t", bucket=60, window=10)
+    rec.topn.incr("t", "a")
+    info = rec.topn.info("t")
+    assert isinstance(info, TopNInfo)
+    assert (info.bucket, info.window, info.members, info.buckets) == (60, 10, 1, 1)
+    assert info.memory > 0
+
+
+def test_count_refuses_members_the_server_would_read_as_options(rec):
+    with pytest.raises(ValueError, match="as an option"):
+        rec.topn.count("t", "x", "AT", "5")
+    with pytest.raises(ValueError, match="as an option"):
+        rec.topn.count("t", "x", "last", "2", at=T0)
+    with pytest.raises(ValueError, match="at least one member"):
+        rec.topn.count("t")
+    # the same names elsewhere are members
+    assert rec.topn.count("t", "AT", "5", "x") == [0, 0, 0]
+    assert rec.topn.count("t", "AT", "5") == [0, 0]
+
+
+def test_server_errors_unchanged(rec):
+    rec.topn.create("t")
+    with pytest.raises(redis.ResponseError, match="exists"):
+        rec.topn.create("t")
+    with pytest.raises(redis.ResponseError, match="LAST"):
+        rec.topn.top("t", last=99)
+    with pytest.raises(redis.ResponseError, match="no such key"):
+        rec.topn.info("missing")

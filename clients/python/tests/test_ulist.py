@@ -1,0 +1,96 @@
+"""ULIST: every method, under RESP2 and RESP3 (the ``rec`` fixture)."""
+
+import time
+
+import pytest
+import redis
+
+
+def make_company_users(rec):
+    rec.ulist.create(
+        "company_users", value=["company_id", "user_id"], scope="month", partition="date"
+    )
+
+
+def test_add_has_data_partitions_delete(rec):
+    make_company_users(rec)
+    add = rec.ulist.add
+    assert add("company_users", company_id=1, user_id=11, month="2013-08", date="2013-08-10")
+    assert not add("company_users", company_id=1, user_id=11, month="2013-08", date="2013-08-11")
+    assert add("company_users", company_id=2, user_id=22, month="2013-08", date="2013-08-11")
+    assert rec.ulist.partitions("company_users", month="2013-08") == [
+        {"month": b"2013-08", "date": b"2013-08-10"},
+        {"month": b"2013-08", "date": b"2013-08-11"},
+    ]
+    assert rec.ulist.data("company_users", date="2013-08-11") == [
+        {"company_id": b"2", "user_id": b"22", "month": b"2013-08", "date": b"2013-08-11"}
+    ]
+    assert len(rec.ulist.data("company_users")) == 2
+    assert rec.ulist.has("company_users", company_id=1, user_id=11, month="2013-08") is True
+    assert rec.ulist.has("company_users", company_id=1, user_id=11, month="2013-09") is False
+    assert rec.ulist.delete("company_users", date="2013-08-10") == 1
+    assert rec.ulist.has("company_users", company_id=1, user_id=11, month="2013-08") is False
+    assert rec.ulist.delete("company_users") == 1
+    assert rec.ulist.data("company_users") == []
+
+
+def test_expiry_options(rec):
+    rec.ulist.create("sessions", value="session_id", expire=600)
+    now = int(time.time() * 1000)
+    assert rec.ulist.add("sessions", session_id=1, at=now - 601_000)  # already gone
+    assert rec.ulist.add("sessions", session_id=2)
+    assert rec.ulist.add("sessions", session_id=3, never=True, at=now - 601_000)
+    assert rec.ulist.add("sessions", session_id=4, expire=1, at=now - 2000)
+    assert rec.ulist.add("sessions", session_id=5, pxat=now + 60_000)
+    assert [row["session_id"] for row in rec.ulist.data("sessions")] == [b"2", b"3", b"5"]
+    assert rec.ulist.has("sessions", session_id=1) is False
+
+
+def test_binary_values_stay_whole(rec):
+    rec.ulist.create("l", value="v", partition="p")
+    rec.ulist.add("l", v=b"a:b\x00c", p="x:y")
+    assert rec.ulist.data("l") == [{"v": b"a:b\x00c", "p": b"x:y"}]
+
+
+def test_client_side_errors_raise_before_sending(rec, r):
+    make_company_users(rec)
+    pipe = rec.pipeline()
+    bad_calls = [
+        lambda: pipe.ulist.add("company_users", expire=5, never=True, company_id=1),
+        lambda: pipe.ulist.add("company_users", expire=0, pxat=1, company_id=1),
+        lambda: pipe.ulist.add("company_users", company_id=1, user_id=1, month="m"),  # no date
+        lambda: pipe.ulist.add(
+            "company_users", company_id=1, user_id=1, month="m", date="d", city=1
+        ),
+        lambda: pipe.ulist.has("company_users", company_id=1, user_id=1),  # no month
+        lambda: pipe.ulist.has("company_users", company_id=1, user_id=1, month="m", date="d"),
+        lambda: pipe.ulist.data("company_users", user_id=1),  # a value name is no filter
+        lambda: pipe.ulist.delete("company_users", nope=1),
+        lambda: pipe.ulist.add("anything", Value=1),  # a keyword
+        lambda: pipe.ulist.add("anything", v=None),
+        lambda: pipe.ulist.create("x", value=[]),
+        lambda: pipe.ulist.create("x", value="v", scope="AT"),
+    ]
+    for call in bad_calls:
+        with pytest.raises(ValueError):
+            call()
+    assert len(pipe.client) == 0  # nothing was queued, so nothing is sent
+    assert pipe.execute() == []
+
+
+def test_declare_gives_the_client_a_schema_it_did_not_create(rec, r):
+    r.execute_command("ULIST.CREATE", "l", "VALUE", "v", "PARTITION", "p")
+    with pytest.raises(redis.ResponseError):  # unknown to the client: the server says no
+        rec.ulist.add("l", v=1, w=2)
+    rec.ulist.declare("l", value="v", partition="p")
+    with pytest.raises(ValueError, match="unknown name"):
+        rec.ulist.add("l", v=1, w=2)
+    assert rec.ulist.add("l", v=1, p=2) is True
+
+
+def test_server_errors_unchanged(rec):
+    with pytest.raises(redis.ResponseError, match="no such list"):
+        rec.ulist.add("missing", v=1)
+    rec.ulist.create("l", value="v")
+    with pytest.raises(redis.ResponseError, match="exists"):
+        rec.ulist.create("l", value="v")
