@@ -117,13 +117,15 @@ pub(super) enum Step {
 impl Packer {
     /// A packing of bucket `idx` at write generation `generation`, whose member ids are below
     /// `id_limit`.
-    pub(super) fn new(idx: i64, generation: u64, id_limit: usize) -> Packer {
+    /// `entries` bounds the words collected (reserved at once: growing by doubling would copy
+    /// megabytes in one step).
+    pub(super) fn new(idx: i64, generation: u64, id_limit: usize, entries: usize) -> Packer {
         let bits = usize::BITS - id_limit.max(1).leading_zeros();
         Packer {
             idx,
             generation,
             cell: 0,
-            words: Vec::new(),
+            words: Vec::with_capacity(entries),
             out: Vec::new(),
             pass: 0,
             passes: bits.div_ceil(DIGIT_BITS).max(1),
@@ -157,6 +159,7 @@ impl Packer {
                     if end == cells {
                         self.phase = Phase::Counting;
                         self.offsets = vec![0; DIGITS];
+                        self.out = Vec::with_capacity(self.words.len());
                         done += 1;
                     }
                 }
@@ -166,6 +169,11 @@ impl Packer {
                     for &w in &self.words[self.pos..end] {
                         self.offsets[(w >> shift) as usize & (DIGITS - 1)] += 1;
                     }
+                    // The destination is zeroed along (first pass; later passes reuse the
+                    // previous source, whose every word the scatter overwrites).
+                    if self.out.len() < end {
+                        self.out.resize(end, 0);
+                    }
                     done += end - self.pos + 1;
                     self.pos = end;
                     if end == self.words.len() {
@@ -173,7 +181,6 @@ impl Packer {
                         for o in &mut self.offsets {
                             (*o, sum) = (sum, sum + *o);
                         }
-                        self.out = vec![0; self.words.len()];
                         self.phase = Phase::Scattering;
                         self.pos = 0;
                         done += DIGITS / 64;
@@ -191,12 +198,10 @@ impl Packer {
                     self.pos = end;
                     if end == self.words.len() {
                         std::mem::swap(&mut self.words, &mut self.out);
-                        self.out = Vec::new();
                         self.pass += 1;
                         self.pos = 0;
                         if self.pass == self.passes {
-                            let mut words = std::mem::take(&mut self.words);
-                            words.shrink_to_fit();
+                            let words = std::mem::take(&mut self.words);
                             return Step::Done(Packed { words });
                         }
                         self.offsets.iter_mut().for_each(|o| *o = 0);
@@ -245,7 +250,7 @@ mod tests {
                 .into_iter()
                 .map(|c| c.filter(|(id, _)| seen.insert(*id)))
                 .collect();
-            let mut p = Packer::new(3, 0, limit);
+            let mut p = Packer::new(3, 0, limit, cells.len());
             let budget = rng.gen_range(1..3000);
             let packed = loop {
                 match p.step(budget, cells.len(), |c| cells[c]) {

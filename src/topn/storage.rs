@@ -34,12 +34,18 @@ pub fn set_disposer(f: fn(Box<dyn Send>)) {
 
 /// Drops `cells`, through the disposer when it is big.
 pub(super) fn dispose<T: Copy + Send + 'static>(cells: Cells<T>) {
-    if cells.heap_bytes() >= DISPOSE_BYTES {
+    let bytes = cells.heap_bytes();
+    dispose_value(cells, bytes);
+}
+
+/// Drops `value`, which holds `bytes` of heap, through the disposer when that is a lot.
+pub(super) fn dispose_value<T: Send + 'static>(value: T, bytes: usize) {
+    if bytes >= DISPOSE_BYTES {
         if let Some(f) = DISPOSER.get() {
-            return f(Box::new(cells));
+            return f(Box::new(value));
         }
     }
-    drop(cells)
+    drop(value)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -450,8 +456,12 @@ impl<P> NameTable<P> {
 
     /// Writes every slot's total into `out[id]` (0 for a free slot); `out` has a cell per slot.
     pub(super) fn totals_into(&self, out: &mut [i64]) {
-        for (o, s) in out.iter_mut().zip(self.chunks.iter().flatten()) {
-            *o = s.total;
+        // Chunk by chunk: a plain loop over each (a flattened iterator checks its state at
+        // every slot).
+        for (out, chunk) in out.chunks_mut(CHUNK).zip(&self.chunks) {
+            for (o, s) in out.iter_mut().zip(chunk) {
+                *o = s.total;
+            }
         }
     }
 

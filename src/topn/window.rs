@@ -72,7 +72,7 @@ use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
 
 use super::packed::{packable, Packed, Packer, Step};
 use super::select::{clamp_i64, top_positive, top_rows, Rows};
-use super::storage::{dispose, Cells, NameTable};
+use super::storage::{dispose, dispose_value, Cells, NameTable};
 
 /// Entries of stale buckets retired (or graveyard items freed) per `incr` call by default.
 pub const DEFAULT_RETIRE_BUDGET: usize = 64;
@@ -317,7 +317,10 @@ impl Bucket {
     /// Sets the count of an occupied cell.
     #[inline]
     fn set_val(&mut self, c: usize, v: i64) {
-        self.packed = None;
+        if let Some(p) = self.packed.take() {
+            let bytes = p.heap_bytes();
+            dispose_value(p, bytes);
+        }
         self.generation += 1;
         let o = self.old_cap();
         match &mut self.old {
@@ -1688,17 +1691,25 @@ impl TopN {
                         done += cells * 4;
                         continue;
                     }
-                    Packer::new(b.idx, b.generation, self.m.nslots)
+                    Packer::new(b.idx, b.generation, self.m.nslots, b.len)
                 }
             };
             done += 1;
-            let Ok(i) = self.buckets.binary_search_by_key(&packer.idx, |b| b.idx) else {
-                continue; // the bucket is gone
+            let current = self
+                .buckets
+                .binary_search_by_key(&packer.idx, |b| b.idx)
+                .ok()
+                .filter(|&i| {
+                    let b = &self.buckets[i];
+                    b.generation == packer.generation && self.wants_packing(b)
+                });
+            let Some(i) = current else {
+                // The bucket is gone or was written since: start again.
+                let bytes = packer.heap_bytes();
+                dispose_value(packer, bytes);
+                continue;
             };
             let b = &self.buckets[i];
-            if b.generation != packer.generation || !self.wants_packing(b) {
-                continue; // written since: start again
-            }
             let mut packer = packer;
             let cell = |c: usize| {
                 let (id, v) = b.cell(c);
@@ -1712,6 +1723,8 @@ impl TopN {
                 Step::Done(packed) => {
                     note_path(9);
                     self.buckets[i].packed = Some(Box::new(packed));
+                    let bytes = packer.heap_bytes();
+                    dispose_value(packer, bytes);
                 }
             }
         }
