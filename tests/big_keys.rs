@@ -107,7 +107,10 @@ fn a_big_partition_goes_at_once_and_is_freed_in_slices() {
             "other5",
         ],
     );
-    assert_eq!(repeat, 1, "a tuple of a live partition still does not count");
+    assert_eq!(
+        repeat, 1,
+        "a tuple of a live partition still does not count"
+    );
     wait_for_sync(&master, &replica);
     for conn in [&mut *c, &mut *r] {
         let parts: Vec<Value> = q(conn, &["HCOUNTER.PARTITIONS", "u"]);

@@ -208,6 +208,28 @@ fn gem_company_users_by_month() {
     };
     assert_eq!(has(c, "1", "22", "2013-09-01"), 1);
     assert_eq!(has(c, "2", "22", "2013-09-01"), 0);
+    // An ADD's arguments serve HAS; the partition does not narrow the answer
+    // (a value is unique in its scope wherever it was added).
+    let has_in = |c: &mut Conn, co: &str, u: &str, m: &str, d: &str| -> i64 {
+        q(
+            c,
+            &[
+                "ULIST.HAS",
+                k,
+                "company_id",
+                co,
+                "user_id",
+                u,
+                "start_month_date",
+                m,
+                "date",
+                d,
+            ],
+        )
+    };
+    assert_eq!(has_in(c, "1", "22", "2013-09-01", "2013-08-11"), 1);
+    assert_eq!(has_in(c, "1", "22", "2013-09-01", "2099-01-01"), 1);
+    assert_eq!(has_in(c, "2", "22", "2013-09-01", "2013-08-11"), 0);
     // Deleting a day forgets its values in their month: they are new again.
     assert_eq!(q::<i64>(c, &["ULIST.DEL", k, "date", "2013-08-10"]), 1);
     assert_eq!(has(c, "1", "11", "2013-08-01"), 0);
@@ -539,8 +561,12 @@ fn errors_name_the_argument_and_change_nothing() {
         ),
         (&["ULIST.HAS", "l", "v", "1"], "ERR missing name 's'"),
         (
-            &["ULIST.HAS", "l", "v", "1", "s", "a", "p", "x"],
-            "ERR name 'p' does not belong here",
+            &["ULIST.HAS", "l", "v", "1", "s", "a", "p", "x", "AT", "1"],
+            "ERR unknown name 'AT'",
+        ),
+        (
+            &["ULIST.HAS", "l", "v", "1", "s", "a", "q", "x"],
+            "ERR unknown name 'q'",
         ),
         (
             &["ULIST.DATA", "l", "v", "1"],

@@ -11,6 +11,8 @@
 const ESCAPE: u8 = 0x00;
 const ESCAPED_NUL: u8 = 0xFF;
 const END: u8 = 0x01;
+/// What closes every element.
+pub const END_OF_ELEMENT: [u8; 2] = [ESCAPE, END];
 
 /// Appends the encoding of one element to `out`.
 pub fn push_element(out: &mut impl Extend<u8>, element: &[u8]) {

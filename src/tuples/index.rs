@@ -27,10 +27,6 @@ impl<P> Default for PartitionIndex<P> {
 }
 
 impl<P> PartitionIndex<P> {
-    pub fn get(&self, key: &[u8]) -> Option<&P> {
-        self.map.get(key)
-    }
-
     pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut P> {
         self.map.get_mut(key)
     }
@@ -87,7 +83,7 @@ impl<P> PartitionIndex<P> {
 }
 
 /// Whether the partition encoded as `key` has the values `filter` fixes.
-fn matches(key: &[u8], filter: &Filter) -> bool {
+pub(crate) fn matches(key: &[u8], filter: &Filter) -> bool {
     encoding::decode(key).is_ok_and(|elements| {
         filter
             .iter()

@@ -261,9 +261,9 @@ mod tests {
             for _ in 0..60_000 {
                 let k = rng.gen_range(0..50_000u64);
                 if rng.gen_bool(phase) {
-                    if !model.contains_key(&k) {
+                    if let std::collections::hash_map::Entry::Vacant(e) = model.entry(k) {
                         table.insert_unique(h(&k), k, h);
-                        model.insert(k, ());
+                        e.insert(());
                     }
                 } else {
                     let removed = table.remove(h(&k), |&v| v == k, h);

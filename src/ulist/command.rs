@@ -145,9 +145,12 @@ fn read<'k>(
 }
 
 /// `ULIST.HAS list name value ...` -> 1 if the value is live in its scope.
+/// The PARTITION names may be given too (so an ADD's arguments serve), but
+/// do not narrow the answer: a value is unique in its scope wherever it was
+/// added.
 pub fn has(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let key = open(ctx, args, false);
-    let found = match read(&key, args, &[Role::Value, Role::Scope], &[])? {
+    let found = match read(&key, args, &[Role::Value, Role::Scope], &[Role::Partition])? {
         Some((list, pairs)) => {
             let of = |role| pairs.values_of(list.schema(), role);
             list.has(

@@ -8,7 +8,7 @@
 //!
 //! - `ULIST.CREATE list VALUE name ... [SCOPE name ...] [PARTITION name ...] [EXPIRE s]`
 //! - `ULIST.ADD list [EXPIRE s | NEVER | PXAT ms] [AT ms] name value ...`
-//! - `ULIST.HAS list name value ...`
+//! - `ULIST.HAS list name value ...` (an ADD's names and values serve too)
 //! - `ULIST.DATA | ULIST.PARTITIONS | ULIST.DEL list [name value ...]`
 
 mod command;
