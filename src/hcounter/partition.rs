@@ -8,9 +8,10 @@
 //! hashed once, moving at most compact-max cells, and never back.
 
 use super::cells::Hashed;
-use super::record::{pack, Record};
+use super::record::Record;
 use crate::tuples::chunked::Chunked;
 use crate::tuples::sample::estimate;
+use crate::tuples::varint::pack_tuple as pack;
 use hashbrown::DefaultHashBuilder;
 use std::borrow::Cow;
 

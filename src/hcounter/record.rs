@@ -4,16 +4,13 @@
 //! one listpack. Pure Rust, no FFI.
 //!
 //! Layout: `u8 flags, i64 last_at, [i64 queued_at: counters with a TTL],
-//! varint key length, key, cells`. A packed cell is `u8 tag, key, count`:
-//! a tag up to [`MAX_RAW_KEY`] is the length of the key (its tuple
-//! encoding) that follows; tag [`NUMBER`] says the key is one decimal number,
-//! which follows as a varint (`12345` in 3 bytes, not 8). The count is a
+//! varint key length, key, cells`. A packed cell is its key packed
+//! ([`varint::pack_tuple`]: `12345` in 3 bytes, not 8), then its count, a
 //! zigzag varint (integer counters) or the double's 8 bytes (FLOAT). A count
 //! whose varint changes length moves the cells after it, as in a listpack:
 //! the record is small by construction (`recipes.hcounter-compact-max`).
 
-use crate::tuples::varint;
-use smallvec::SmallVec;
+use crate::tuples::varint::{self, unpack_tuple};
 use std::borrow::Cow;
 use std::ops::Range;
 
@@ -21,44 +18,8 @@ const TIMED: u8 = 1;
 const FLOAT: u8 = 2;
 /// `queued_at` when the partition is not in the expiry queue.
 const NOT_QUEUED: i64 = i64::MIN;
-/// The longest cell key a record packs; a longer one makes the cells hashed.
-pub const MAX_RAW_KEY: usize = 250;
-/// The tag of a key that is one decimal number.
-const NUMBER: u8 = 251;
-
-/// A cell key as packed (tag and key).
-pub type PackedKey = SmallVec<[u8; 24]>;
-
 #[derive(Clone, Debug, Default)]
 pub struct Record(Box<[u8]>);
-
-/// The packed form of the cell key `tuple`; `None` for a key too long to
-/// pack.
-pub fn pack(tuple: &[u8]) -> Option<PackedKey> {
-    let mut out = PackedKey::new();
-    if let Some(n) = varint::as_number(tuple) {
-        out.push(NUMBER);
-        let mut digits = Vec::with_capacity(10);
-        varint::put(&mut digits, n);
-        out.extend_from_slice(&digits);
-    } else if tuple.len() <= MAX_RAW_KEY {
-        out.push(tuple.len() as u8);
-        out.extend_from_slice(tuple);
-    } else {
-        return None;
-    }
-    Some(out)
-}
-
-/// The tuple encoding of a packed key.
-fn unpack(packed: &[u8]) -> Cow<'_, [u8]> {
-    if packed[0] == NUMBER {
-        let n = varint::get(&packed[1..]).map_or(0, |(n, _)| n);
-        Cow::Owned(varint::number_tuple(n))
-    } else {
-        Cow::Borrowed(&packed[1..])
-    }
-}
 
 impl Record {
     /// A record without cells; `timed` for a counter with a TTL.
@@ -126,12 +87,7 @@ impl Record {
         let float = self.flag(FLOAT);
         let mut at = self.key_range().end;
         std::iter::from_fn(move || {
-            let tag = *buf.get(at)?;
-            let key_end = if tag == NUMBER {
-                at + 1 + varint::get(&buf[at + 1..])?.1
-            } else {
-                at + 1 + tag as usize
-            };
+            let key_end = at + varint::packed_len(buf.get(at..)?)?;
             let count_end = if float {
                 key_end + 8
             } else {
@@ -210,7 +166,7 @@ impl Record {
     /// The packed cells as (tuple encoding of the key, count bits).
     pub fn cell_counts(&self) -> impl Iterator<Item = (Cow<'_, [u8]>, i64)> + '_ {
         self.cells()
-            .map(|(k, c)| (unpack(&self.0[k]), self.count(c.start)))
+            .map(|(k, c)| (unpack_tuple(&self.0[k]), self.count(c.start)))
     }
 
     /// Removes the packed cells, returning them as [`Record::cell_counts`]
@@ -237,6 +193,7 @@ impl Record {
 mod tests {
     use super::*;
     use crate::tuples::encoding;
+    use crate::tuples::varint::pack_tuple as pack;
 
     #[test]
     fn stamps_key_and_cells_live_together() {
@@ -276,9 +233,5 @@ mod tests {
             assert_eq!(r.cell_counts().count(), 0);
             assert_eq!(r.key(), b"key\x00\x01");
         }
-        // A number packs into a varint; a key past 250 bytes does not pack.
-        assert_eq!(pack(&encoding::encode([&b"12345"[..]])).unwrap().len(), 3);
-        assert!(pack(&[b'k'; 251]).is_none());
-        assert!(pack(&[b'k'; 250]).is_some());
     }
 }

@@ -47,6 +47,7 @@ impl<P> PartitionIndex<P> {
         self.map.len()
     }
 
+    #[cfg(test)]
     pub fn iter(&self) -> impl Iterator<Item = (&[u8], &P)> {
         self.map.iter().map(|(k, p)| (&**k, p))
     }

@@ -1,9 +1,21 @@
 //! Variable-length integers for compact buffers (LEB128: 7 bits a byte, low
-//! bits first, the high bit set on every byte but the last), and a packed
-//! form of tuple encodings whose only element is a decimal number (how a
-//! listpack stores `12345` in 3 bytes rather than 7). Pure Rust, no FFI.
+//! bits first, the high bit set on every byte but the last), and tuple
+//! encodings packed for them: `u8 tag, bytes`, a tag up to [`MAX_RAW`] being
+//! the length of the encoding that follows, tag [`NUMBER`] saying the tuple
+//! is one decimal number, which follows as a varint (how a listpack stores
+//! `12345` in 3 bytes rather than 7). Pure Rust, no FFI.
 
 use super::encoding;
+use smallvec::SmallVec;
+use std::borrow::Cow;
+
+/// The longest tuple encoding a packed tuple holds as it is.
+pub const MAX_RAW: usize = 250;
+/// The tag of a tuple that is one decimal number.
+const NUMBER: u8 = 251;
+
+/// A packed tuple (tag and bytes).
+pub type Packed = SmallVec<[u8; 24]>;
 
 /// Appends `n` as a varint (1 to 10 bytes).
 pub fn put(out: &mut Vec<u8>, mut n: u64) {
@@ -57,6 +69,46 @@ pub fn number_tuple(n: u64) -> Vec<u8> {
     out
 }
 
+/// The packed form of the tuple encoding `tuple`; `None` for one too long
+/// to pack.
+pub fn pack_tuple(tuple: &[u8]) -> Option<Packed> {
+    let mut out = Packed::new();
+    if let Some(n) = as_number(tuple) {
+        let mut digits = Vec::with_capacity(10);
+        put(&mut digits, n);
+        out.push(NUMBER);
+        out.extend_from_slice(&digits);
+    } else if tuple.len() <= MAX_RAW {
+        out.push(tuple.len() as u8);
+        out.extend_from_slice(tuple);
+    } else {
+        return None;
+    }
+    Some(out)
+}
+
+/// The length of the packed tuple at the start of `buf`; `None` if `buf`
+/// ends inside it.
+pub fn packed_len(buf: &[u8]) -> Option<usize> {
+    let tag = *buf.first()?;
+    let len = if tag == NUMBER {
+        1 + get(&buf[1..])?.1
+    } else {
+        1 + tag as usize
+    };
+    (len <= buf.len()).then_some(len)
+}
+
+/// The tuple encoding of a packed tuple (as [`pack_tuple`] made it).
+pub fn unpack_tuple(packed: &[u8]) -> Cow<'_, [u8]> {
+    if packed.first() == Some(&NUMBER) {
+        let n = get(&packed[1..]).map_or(0, |(n, _)| n);
+        Cow::Owned(number_tuple(n))
+    } else {
+        Cow::Borrowed(packed.get(1..).unwrap_or_default())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,5 +147,28 @@ mod tests {
         }
         assert_eq!(as_number(&encoding::encode([&b"1"[..], b"2"])), None);
         assert_eq!(number_tuple(12345), tuple(b"12345"));
+    }
+
+    #[test]
+    fn packed_tuples_roundtrip() {
+        for t in [
+            encoding::encode([&b"12345"[..]]),
+            encoding::encode([&b"012"[..]]),
+            encoding::encode([&b"a"[..], b"7"]),
+            Vec::new(),
+            vec![b'k'; MAX_RAW],
+        ] {
+            let packed = pack_tuple(&t).unwrap();
+            assert_eq!(packed_len(&packed), Some(packed.len()));
+            assert_eq!(packed_len(&packed[..packed.len() - 1]), None);
+            assert_eq!(unpack_tuple(&packed), &t[..]);
+        }
+        assert_eq!(
+            pack_tuple(&encoding::encode([&b"12345"[..]]))
+                .unwrap()
+                .len(),
+            3
+        );
+        assert!(pack_tuple(&[b'k'; MAX_RAW + 1]).is_none());
     }
 }

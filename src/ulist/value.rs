@@ -25,7 +25,7 @@ impl ModuleValue for UList {
 
     fn decode(bytes: &[u8], encver: c_int) -> Option<Self> {
         match encver {
-            ULIST_ENCODING_V1 => UList::decode(bytes),
+            ULIST_ENCODING_V1 => UList::decode(bytes, super::compact_max()),
             _ => None,
         }
     }
