@@ -41,7 +41,8 @@
 //!   `rv-write,topn-read` (groups: rv-write, rv-memory, tl-write, topn-write,
 //!   topn-read, topn-last, topn-idle, topn-latency, ulist-write, ulist-gem,
 //!   ulist-memory, ulist-reclaim, hcounter-write, hcounter-unique,
-//!   hcounter-list, hcounter-memory; `ulist` runs the four ULIST groups,
+//!   hcounter-list, hcounter-memory, ulist-small (`ulist_small.rs`); `ulist`
+//!   runs the ULIST groups,
 //!   `hcounter` the four HCOUNTER groups, described in `hcounter.rs`).
 //!   topn-idle starts a replica of the bench's server for its replica
 //!   measure, and waits about 30 s (buckets of 1 s must pass with no writes).
@@ -91,6 +92,7 @@ use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 mod hcounter;
+mod ulist_small;
 
 // ======================================================================
 // Settings
@@ -3169,6 +3171,7 @@ fn all_groups(s: &Settings) -> Vec<Group> {
         ulist_gem_group(s),
         ulist_memory_group(s),
         ulist_reclaim_group(s),
+        ulist_small::group(s),
         hcounter::write_group(s),
         hcounter::unique_group(s),
         hcounter::list_group(s),

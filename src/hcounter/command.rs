@@ -11,6 +11,7 @@ use crate::server::{reclaim, Arg, Class, Ctx, Key, KeyKind, RStr, AT};
 use crate::tuples::encoding;
 use crate::tuples::index::Filter;
 use crate::tuples::schema::{Declaration, Pairs, Role, Schema};
+use smallvec::SmallVec;
 use std::ffi::CStr;
 
 /// How HCOUNTER.CREATE declares names. A name may be both PARTITION and
@@ -223,7 +224,9 @@ fn increment(ctx: Ctx, args: &Args, cmd: &CStr, by: Option<&[u8]>) -> Result<(),
             if given_at.is_some() {
                 ctx.replicate_verbatim();
             } else {
-                let mut effect: Vec<Arg> = args.raw_from(1).iter().map(|&s| Arg::Str(s)).collect();
+                // Inline: no allocation for the usual call.
+                let mut effect: SmallVec<[Arg; 16]> =
+                    args.raw_from(1).iter().map(|&s| Arg::Str(s)).collect();
                 effect.extend([AT.arg(), Arg::Int(at)]);
                 ctx.replicate(cmd, &effect);
             }

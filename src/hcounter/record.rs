@@ -11,6 +11,7 @@
 //! the record is small by construction (`recipes.hcounter-compact-max`).
 
 use crate::tuples::varint::{self, unpack_tuple};
+use smallvec::SmallVec;
 use std::borrow::Cow;
 use std::ops::Range;
 
@@ -20,6 +21,9 @@ const FLOAT: u8 = 2;
 const NOT_QUEUED: i64 = i64::MIN;
 #[derive(Clone, Debug, Default)]
 pub struct Record(Box<[u8]>);
+
+/// A count as stored (at most 10 bytes).
+type Count = SmallVec<[u8; 10]>;
 
 impl Record {
     /// A record without cells; `timed` for a counter with a TTL.
@@ -127,7 +131,7 @@ impl Record {
         self.read_count(pos).0
     }
 
-    fn put_count(&self, out: &mut Vec<u8>, bits: i64) {
+    fn put_count(&self, out: &mut Count, bits: i64) {
         if self.flag(FLOAT) {
             out.extend_from_slice(&bits.to_le_bytes());
         } else {
@@ -139,7 +143,7 @@ impl Record {
     /// changes.
     pub fn set_count(&mut self, pos: usize, bits: i64) {
         let end = self.read_count(pos).1;
-        let mut new = Vec::with_capacity(10);
+        let mut new = Count::new();
         self.put_count(&mut new, bits);
         if new.len() == end - pos {
             self.0[pos..end].copy_from_slice(&new);
@@ -153,7 +157,7 @@ impl Record {
 
     /// Appends a cell (packed key `key`, known absent) with count `bits`.
     pub fn push(&mut self, key: &[u8], bits: i64) {
-        let mut count = Vec::with_capacity(10);
+        let mut count = Count::new();
         self.put_count(&mut count, bits);
         let mut buf = std::mem::take(&mut self.0).into_vec();
         // Exactly: a small partition's record is one allocation that fits.

@@ -18,12 +18,12 @@ const NUMBER: u8 = 251;
 pub type Packed = SmallVec<[u8; 24]>;
 
 /// Appends `n` as a varint (1 to 10 bytes).
-pub fn put(out: &mut Vec<u8>, mut n: u64) {
+pub fn put(out: &mut impl Extend<u8>, mut n: u64) {
     while n >= 0x80 {
-        out.push(n as u8 | 0x80);
+        out.extend([n as u8 | 0x80]);
         n >>= 7;
     }
-    out.push(n as u8);
+    out.extend([n as u8]);
 }
 
 /// The varint at the start of `buf` and its length in bytes; `None` if
@@ -53,13 +53,13 @@ pub fn unzigzag(n: u64) -> i64 {
 /// bytes come back exactly).
 pub fn as_number(tuple: &[u8]) -> Option<u64> {
     let digits = tuple.strip_suffix(&encoding::END_OF_ELEMENT)?;
-    if digits.is_empty() || digits.len() > 20 || !digits.iter().all(u8::is_ascii_digit) {
+    if digits.is_empty() || (digits.len() > 1 && digits[0] == b'0') {
         return None;
     }
-    if digits.len() > 1 && digits[0] == b'0' {
-        return None;
-    }
-    std::str::from_utf8(digits).ok()?.parse().ok()
+    digits.iter().try_fold(0u64, |n, &d| {
+        let digit = d.checked_sub(b'0').filter(|&d| d <= 9)?;
+        n.checked_mul(10)?.checked_add(digit as u64)
+    })
 }
 
 /// The tuple encoding of the one-element tuple holding `n` in decimal.
@@ -74,10 +74,8 @@ pub fn number_tuple(n: u64) -> Vec<u8> {
 pub fn pack_tuple(tuple: &[u8]) -> Option<Packed> {
     let mut out = Packed::new();
     if let Some(n) = as_number(tuple) {
-        let mut digits = Vec::with_capacity(10);
-        put(&mut digits, n);
         out.push(NUMBER);
-        out.extend_from_slice(&digits);
+        put(&mut out, n);
     } else if tuple.len() <= MAX_RAW {
         out.push(tuple.len() as u8);
         out.extend_from_slice(tuple);

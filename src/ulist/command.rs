@@ -8,6 +8,7 @@ use crate::server::command::Args;
 use crate::server::{reclaim, Arg, Class, Ctx, Key, KeyKind, RStr, AT};
 use crate::tuples::index::Filter;
 use crate::tuples::schema::{Declaration, Pairs, Role, Schema};
+use smallvec::SmallVec;
 
 /// How ULIST.CREATE declares names; every ULIST keyword is refused as a name.
 pub static DECLARATION: Declaration = Declaration {
@@ -120,7 +121,9 @@ pub fn add(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
         if given_at.is_some() || timeless {
             ctx.replicate_verbatim();
         } else {
-            let mut effect: Vec<Arg> = args.raw_from(1).iter().map(|&s| Arg::Str(s)).collect();
+            // Inline: no allocation for the usual call.
+            let mut effect: SmallVec<[Arg; 16]> =
+                args.raw_from(1).iter().map(|&s| Arg::Str(s)).collect();
             effect.extend([AT.arg(), Arg::Int(at)]);
             ctx.replicate(c"ULIST.ADD", &effect);
         }

@@ -14,6 +14,7 @@ use super::list::{Row, Stored, ValueKeys, NEVER};
 use crate::tuples::encoding;
 use crate::tuples::index::{matches, Filter};
 use crate::tuples::varint::{self, pack_tuple, unpack_tuple};
+use smallvec::SmallVec;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
@@ -34,6 +35,9 @@ pub struct Compact {
     len: usize,
     /// The earliest expiry (NEVER: none).
     due: i64,
+    /// Whether the places are of more than one scope (usually they are all
+    /// of one: a scope check is then one comparison, not one per place).
+    scopes_differ: bool,
 }
 
 /// One value as stored.
@@ -92,15 +96,39 @@ impl Compact {
         &key[..*scope_len]
     }
 
-    /// The stored value `packed` of the scope keyed `scope`.
-    fn find(&self, scope: &[u8], packed: &[u8]) -> Option<Entry> {
-        // A bit per place in the scope (no allocation: this is the hot path).
-        let mut in_scope = [0u64; MAX_PLACES / 64];
+    /// A bit per place of the scope `scope`.
+    fn in_scope(&self, scope: &[u8]) -> [u64; MAX_PLACES / 64] {
+        let mut bits = [0u64; MAX_PLACES / 64];
+        if !self.scopes_differ {
+            if self
+                .places
+                .first()
+                .is_some_and(|_| same(self.scope_of(0), scope))
+            {
+                for p in 0..self.places.len() {
+                    bits[p / 64] |= 1 << (p % 64);
+                }
+            }
+            return bits;
+        }
         for p in 0..self.places.len() {
-            if self.scope_of(p) == scope {
-                in_scope[p / 64] |= 1 << (p % 64);
+            if same(self.scope_of(p), scope) {
+                bits[p / 64] |= 1 << (p % 64);
             }
         }
+        bits
+    }
+
+    /// The index of the place keyed `place`.
+    fn place(&self, place: &[u8]) -> Option<usize> {
+        // From the end: places of a scope differ in their last bytes.
+        let same_rev = |a: &[u8]| a.len() == place.len() && a.iter().rev().eq(place.iter().rev());
+        self.places.iter().position(|(p, _)| same_rev(p))
+    }
+
+    /// The stored value `packed` of the scope keyed `scope`.
+    fn find(&self, scope: &[u8], packed: &[u8]) -> Option<Entry> {
+        let in_scope = self.in_scope(scope);
         self.entries().find(|e| {
             in_scope[e.place / 64] & (1 << (e.place % 64)) != 0
                 && same(&self.values[e.value.clone()], packed)
@@ -143,6 +171,8 @@ impl Compact {
                 p += 1;
                 used[p - 1]
             });
+            let differs = |p| self.scope_of(p) != self.scope_of(0);
+            self.scopes_differ = (1..self.places.len()).any(differs);
         }
         self.due = self.entries().map(|e| e.expire_at).min().unwrap_or(NEVER);
     }
@@ -151,7 +181,7 @@ impl Compact {
     /// for a value the layout cannot hold.
     pub fn add(&mut self, keys: &ValueKeys, at: i64, expire_at: i64) -> Result<bool, NotCompact> {
         let packed = pack_tuple(&keys.value).ok_or(NotCompact)?;
-        let place = self.places.iter().position(|(p, _)| **p == *keys.place);
+        let mut place = self.place(&keys.place);
         if (place.is_none() && self.places.len() >= MAX_PLACES) || expire_at <= 0 {
             return Err(NotCompact);
         }
@@ -159,18 +189,22 @@ impl Compact {
             if e.expire_at > at {
                 return Ok(false);
             }
-            // Expired by `at`: new again, in this add's partition.
+            // Expired by `at`: new again, in this add's partition (places
+            // may be renumbered).
             self.remove(&[e.at]);
+            place = self.place(&keys.place);
         }
-        let place = match self.places.iter().position(|(p, _)| **p == *keys.place) {
+        let place = match place {
             Some(p) => p,
             None => {
+                let first_scope = self.places.first().map(|_| self.scope_of(0));
+                self.scopes_differ |= first_scope.is_some_and(|s| s != keys.scope());
                 self.places
                     .push((keys.place.as_slice().into(), keys.scope_len));
                 self.places.len() - 1
             }
         };
-        let mut entry = Vec::with_capacity(32);
+        let mut entry: SmallVec<[u8; 40]> = SmallVec::new();
         entry.push(place as u8);
         entry.extend_from_slice(&packed);
         varint::put(
@@ -181,10 +215,11 @@ impl Compact {
                 expire_at as u64
             },
         );
-        // Grow by a quarter, not double: small lists are many.
+        // Grow by a quarter (16 bytes at least), not double: small lists are
+        // many.
         let values = &mut self.values;
         if values.capacity() - values.len() < entry.len() {
-            values.reserve_exact(entry.len().max(values.len() / 4));
+            values.reserve_exact(entry.len().max(values.len() / 4).max(16));
         }
         values.extend_from_slice(&entry);
         self.len += 1;

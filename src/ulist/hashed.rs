@@ -10,7 +10,9 @@
 //! - the partition index, keyed by the encoding of SCOPE then PARTITION
 //!   values, with each partition's value count and latest expiry (a
 //!   partition is listed while it holds a live value);
-//! - an expiry queue of the records that expire, for background reclaim.
+//! - an expiry queue of the records that expire, for background reclaim,
+//!   by the second (8 bytes a value): reclaim takes a value once its second
+//!   is over, up to a second after its exact time (which reads use).
 //!
 //! Time is always an argument: a value whose expiry is at or before the
 //! time of a read is not there, whether or not it was reclaimed yet.
@@ -18,7 +20,7 @@
 use super::list::{Bytes, Row, ValueKeys, NEVER};
 use crate::tuples::chunked::Chunked;
 use crate::tuples::encoding;
-use crate::tuples::expiry::ExpiryQueue;
+use crate::tuples::expiry::SecondQueue;
 use crate::tuples::index::{Filter, PartitionIndex};
 use crate::tuples::sample::estimate;
 use crate::tuples::table::{IdMap, Table};
@@ -104,8 +106,9 @@ pub struct Hashed {
     partition_keys: IdMap<Box<[u8]>>,
     /// The last id given to a scope or partition.
     last_id: u32,
-    /// Record numbers by expiry.
-    expiry: ExpiryQueue<u32>,
+    /// Record numbers of the values that expire, by the second they expire
+    /// in (8 bytes a value; the record keeps the exact time).
+    expiry: SecondQueue,
     hasher: DefaultHashBuilder,
 }
 
@@ -119,7 +122,7 @@ impl Hashed {
             partitions: PartitionIndex::default(),
             partition_keys: IdMap::default(),
             last_id: 0,
-            expiry: ExpiryQueue::default(),
+            expiry: SecondQueue::default(),
             hasher: DefaultHashBuilder::default(),
         }
     }
@@ -422,19 +425,22 @@ impl Hashed {
         item
     }
 
-    /// Removes up to `budget` values expired at `now`, earliest first.
+    /// Removes up to `budget` values whose second of expiry is over at
+    /// `now`, earliest second first.
     /// Returns each as one tuple encoding: its SCOPE then VALUE values (what
     /// [`UList::remove_items`] takes, on replicas and AOF replays).
     pub fn reclaim(&mut self, now: i64, budget: usize) -> Vec<Vec<u8>> {
         let mut items = Vec::new();
         while items.len() < budget {
             // One at a time: forgetting a record may renumber another.
-            match self.expiry.first() {
-                Some((due, n)) if due <= now => {
+            // A value goes once its whole second is over: its exact time,
+            // which reads use, is past then too.
+            match self.expiry.first_due(now) {
+                Some(n) => {
                     items.push(self.item(n));
                     self.forget(n);
                 }
-                _ => break,
+                None => break,
             }
         }
         items
@@ -470,7 +476,7 @@ impl Hashed {
             + self.scope_keys.allocation_size()
             + self.partition_keys.allocation_size()
             + self.partitions.heap_bytes(samples)
-            + btree(std::mem::size_of::<(i64, u32)>(), self.expiry.len())
+            + btree(std::mem::size_of::<u64>(), self.expiry.len())
     }
 
     /// About how many allocations freeing it takes (a value may own one).

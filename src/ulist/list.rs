@@ -260,8 +260,9 @@ impl UList {
         }
     }
 
-    /// Removes up to `budget` values expired at `now`, earliest first.
-    /// Returns each as one tuple encoding: its SCOPE then VALUE values (what
+    /// Removes up to `budget` values expired at `now`, earliest first (a
+    /// hashed list takes a value once its second is over, so up to a second
+    /// after its exact time, which reads use). Returns each as one tuple encoding: its SCOPE then VALUE values (what
     /// [`UList::remove_items`] takes, on replicas and AOF replays).
     pub fn reclaim(&mut self, now: i64, budget: usize) -> Vec<Vec<u8>> {
         let items = match &mut self.layout {
@@ -540,6 +541,27 @@ mod tests {
         assert_eq!(l.reclaim(1000, 100).len(), 5);
         assert_eq!(strs(l.partitions(&[None, None], 0)), [["s:1", "q"]]);
         assert_eq!(l.stored_values(), 1);
+    }
+
+    /// Hashed, a value is reclaimed once its second is over; reads are exact
+    /// to the millisecond either way.
+    #[test]
+    fn hashed_lists_reclaim_by_the_second_and_read_by_the_ms() {
+        let mut l = list(&["VALUE", "v"]);
+        l.set_compact_max(0);
+        l.add_t(&[], &[], &[b("a")], 0, 1_500);
+        l.add_t(&[], &[], &[b("b")], 0, 1_999);
+        l.add_t(&[], &[], &[b("c")], 0, 2_000);
+        assert!(!l.is_compact());
+        assert!(l.has_t(&[], &[b("a")], 1_499));
+        assert!(!l.has_t(&[], &[b("a")], 1_500));
+        assert_eq!(l.next_due(), Some(2_000));
+        assert_eq!(l.reclaim(1_999, 10).len(), 0);
+        assert_eq!(strs(l.data(&[], 1_999)), [["c"]]);
+        assert_eq!(l.reclaim(2_000, 10).len(), 2);
+        assert_eq!(l.next_due(), Some(3_000));
+        assert!(l.has_t(&[], &[b("c")], 1_999));
+        assert!(!l.has_t(&[], &[b("c")], 2_000));
     }
 
     #[test]
