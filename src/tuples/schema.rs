@@ -36,7 +36,9 @@ impl Role {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Schema {
     /// Each distinct name once, in the order first declared, back to back.
-    text: Vec<u8>,
+    /// Inline when short: a command reads the names of its key's schema,
+    /// which should not cost a cache miss more.
+    text: SmallVec<[u8; 24]>,
     /// Where each name ends in `text`.
     ends: SmallVec<[u32; 8]>,
     /// Per role, indices of its names in the declared order.
@@ -101,7 +103,7 @@ impl Schema {
         options: &[OptionSpec; N],
     ) -> Result<(Schema, Found<'a, N>), CmdError> {
         let mut schema = Schema {
-            text: Vec::new(),
+            text: SmallVec::new(),
             ends: SmallVec::new(),
             roles: Default::default(),
         };
@@ -225,7 +227,7 @@ impl Schema {
             return None;
         }
         let mut schema = Schema {
-            text: Vec::new(),
+            text: SmallVec::new(),
             ends: SmallVec::new(),
             roles: Default::default(),
         };

@@ -30,7 +30,9 @@ pub struct NotCompact;
 #[derive(Clone, Debug, Default)]
 pub struct Compact {
     /// Each place with the length of its SCOPE part.
-    places: Vec<(Box<[u8]>, usize)>,
+    /// Inline for the first: a list of one partition needs no allocation
+    /// (nor a cache miss) for it.
+    places: SmallVec<[(Box<[u8]>, usize); 1]>,
     values: Vec<u8>,
     len: usize,
     /// The earliest expiry (NEVER: none).
@@ -346,7 +348,11 @@ impl Compact {
     /// Heap bytes held.
     pub fn heap_bytes(&self) -> usize {
         self.values.capacity()
-            + self.places.capacity() * std::mem::size_of::<(Box<[u8]>, usize)>()
+            + if self.places.spilled() {
+                self.places.capacity() * std::mem::size_of::<(Box<[u8]>, usize)>()
+            } else {
+                0
+            }
             + self.places.iter().map(|(p, _)| p.len()).sum::<usize>()
     }
 
