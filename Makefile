@@ -2,10 +2,14 @@
 #   make run    build (release) and run redis-server with the module, foreground
 #   make test   cargo test (unit + integration, real redis-server); builds the bench too;
 #               then make test-clients
+#   make test-faults  the fault suite (tests/faults/: kill -9, cut AOF, failover,
+#               resharding, maxmemory, corrupt RDB/RESTORE, fuzz), about a minute
 #   make test-compat  integration tests on Debian's Redis 7.0, Redis 7.2.6 and Valkey
 #               8.0.1 (the last two built once from ../shared/servers into ~/.cache;
 #               skipped with a message when the tarballs are not there)
 #   make bench  cargo run --release --example bench
+#   make docs   writes commands.json from the command table (a test that
+#               otherwise fails when the file is out of date)
 #   make test-clients  the Python package (pytest, in a venv under target/) and
 #               the Ruby redis_counters drop-in (minitest), on the release module
 # Missing system packages (redis-server, redis-tools, libclang-dev) are installed
@@ -16,10 +20,11 @@ PORT ?= 6399
 CARGO ?= cargo
 RUST_TEST_THREADS ?= 4
 export RUST_TEST_THREADS
+FAULTS_TEST_THREADS ?= 2
 
 SUDO := $(shell if [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1; then echo sudo; fi)
 
-.PHONY: all deps build run test test-compat bench fmt clean client-deps test-clients
+.PHONY: all deps build run test test-faults test-compat bench fmt clean client-deps test-clients
 
 all: build
 
@@ -47,6 +52,11 @@ test: deps
 	$(CARGO) build --examples
 	$(CARGO) test --lib --tests
 	$(MAKE) --no-print-directory test-clients
+
+# Not in `make test` (`test = false` in Cargo.toml): real crashes, failovers
+# and a cluster reshard, two tests at a time on 2 cores.
+test-faults: deps
+	RUST_TEST_THREADS=$(FAULTS_TEST_THREADS) $(CARGO) test --test faults
 
 # Builds the servers once (cached outside the checkout), then runs the
 # integration suite on each: scripts/compat-servers.sh says how.
@@ -84,6 +94,10 @@ test-clients: build client-deps $(CLIENTS_VENV)/installed
 
 bench: build
 	$(CARGO) run --release --example bench
+
+.PHONY: docs
+docs: deps
+	RECIPES_WRITE_COMMANDS_JSON=1 $(CARGO) test --lib commands_json_is_up_to_date
 
 fmt:
 	$(CARGO) fmt

@@ -201,6 +201,7 @@ else
         # The module and the test binaries, once for all servers.
         (cd "$repo" && $cargo build --tests)
     fi
+    integration_tests=$(for f in "$repo"/tests/*.rs; do printf -- '--test %s ' "$(basename "$f" .rs)"; done)
     logdir="$repo/target/compat"
     mkdir -p "$logdir"
     for name in $servers; do
@@ -211,9 +212,11 @@ else
         say "=== $name: $version ($srv, $cli) ==="
         start=$SECONDS
         rc=0
-        # --test '*': the integration tests only (the unit tests start no
-        # server); --no-fail-fast: every test file, even after a failure.
-        (cd "$repo" && REDIS_SERVER=$srv REDIS_CLI=$cli $cargo test --no-fail-fast --test '*' 2>&1) |
+        # --test <each tests/*.rs>: the integration tests only (the unit
+        # tests start no server; the fault suite, tests/faults/, runs once in
+        # `make test-faults`); --no-fail-fast: every test file, even after a
+        # failure.
+        (cd "$repo" && REDIS_SERVER=$srv REDIS_CLI=$cli $cargo test --no-fail-fast $integration_tests 2>&1) |
             tee "$log" || rc=$?
         secs=$((SECONDS - start))
         passed=$(sed -n 's/^test result: .* \([0-9][0-9]*\) passed; \([0-9][0-9]*\) failed.*/\1/p' "$log" | awk '{s += $1} END {print s + 0}')

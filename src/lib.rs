@@ -6,6 +6,9 @@
 //! declares there what it registers (`family::Family`); `FAMILIES` lists them.
 
 mod args;
+#[cfg(test)]
+mod commands_json;
+mod docs;
 mod family;
 mod hcounter;
 mod info;
@@ -38,6 +41,7 @@ pub(crate) static FAMILIES: &[&Family] = &[
 
 fn init(ctx: &Context, args: &[RedisString]) -> Status {
     server::command::install_panic_hook();
+    server::background_free::start();
     let raw_ctx = ctx.ctx;
     let args: Vec<server::RStr> = args.iter().map(|a| a.inner).collect();
     if let Err(why) = register_families(raw_ctx, &args) {
@@ -61,7 +65,7 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
 }
 
 /// Registers every family's types, configs (defaults from the load
-/// arguments) and commands.
+/// arguments) and commands (with their docs and ACL categories).
 fn register_families(
     ctx: *mut redis_module::raw::RedisModuleCtx,
     args: &[server::RStr],
@@ -78,10 +82,9 @@ fn register_families(
     if !server::config::load_all(ctx) {
         return Err("recipes: could not load configs".into());
     }
+    let acl = server::command::prepare_acl(ctx);
     for family in FAMILIES {
-        if !server::command::register_all(ctx, family.commands) {
-            return Err("recipes: could not register a command".into());
-        }
+        server::command::register_all(ctx, family.commands, acl)?;
     }
     Ok(())
 }

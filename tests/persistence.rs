@@ -31,39 +31,6 @@ fn stall(srv: &Server, seconds: &str) -> JoinHandle<()> {
     t
 }
 
-/// What a reload must keep: every key (type, expiry and, for Redis' own
-/// types, value: `dump_all`) and every family's reads. A module type's DUMP
-/// payload is left out: its encoding may order the same content otherwise
-/// after a reload; the family's reads compare the content.
-fn state(c: &mut redis::Connection, base: i64) -> (BTreeMap<Vec<u8>, KeyDump>, Reads) {
-    let mut keys = dump_all(c);
-    for k in keys.values_mut() {
-        if !["string", "list", "set", "zset", "hash"].contains(&k.kind.as_str()) {
-            k.value.clear();
-        }
-    }
-    (keys, all_reads(c, base))
-}
-
-fn assert_same_state(
-    a: &(BTreeMap<Vec<u8>, KeyDump>, Reads),
-    b: &(BTreeMap<Vec<u8>, KeyDump>, Reads),
-    what: &str,
-) {
-    assert_same_reads(&a.1, &b.1, what);
-    if a.0 != b.0 {
-        let keys: Vec<_> = a.0.keys().chain(b.0.keys()).collect();
-        for k in keys {
-            assert_eq!(
-                a.0.get(k),
-                b.0.get(k),
-                "{what}: key {:?} differs",
-                String::from_utf8_lossy(k)
-            );
-        }
-    }
-}
-
 #[test]
 fn family_table_lists_every_command_and_config() {
     let srv = Server::start();

@@ -41,9 +41,10 @@
 //!   `rv-write,topn-read` (groups: rv-write, rv-memory, tl-write, topn-write,
 //!   topn-read, topn-last, topn-idle, topn-latency, ulist-write, ulist-gem,
 //!   ulist-memory, ulist-reclaim, hcounter-write, hcounter-unique,
-//!   hcounter-list, hcounter-memory, ulist-small (`ulist_small.rs`); `ulist`
-//!   runs the ULIST groups,
-//!   `hcounter` the four HCOUNTER groups, described in `hcounter.rs`).
+//!   hcounter-list, hcounter-memory, latency, ulist-small; `ulist` runs the
+//!   ULIST groups (ulist-small described in `ulist_small.rs`), `hcounter` the
+//!   four HCOUNTER groups, described in `hcounter.rs`; `latency`, described in
+//!   `latency.rs`, writes `target/bench/latency.json`).
 //!   topn-idle starts a replica of the bench's server for its replica
 //!   measure, and waits about 30 s (buckets of 1 s must pass with no writes).
 //!
@@ -92,6 +93,8 @@ use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 mod hcounter;
+mod json;
+mod latency;
 mod ulist_small;
 
 // ======================================================================
@@ -3176,6 +3179,7 @@ fn all_groups(s: &Settings) -> Vec<Group> {
         hcounter::unique_group(s),
         hcounter::list_group(s),
         hcounter::memory_group(s),
+        latency::group(s),
     ]
 }
 

@@ -43,8 +43,9 @@ pub static DECLARATION: Declaration = Declaration {
     ],
 };
 
-const CREATE_OPTIONS: [OptionSpec; 2] = [("TTL", Takes::Value), ("FLOAT", Takes::Nothing)];
-const AT_OPTION: [OptionSpec; 1] = [("AT", Takes::Value)];
+pub(super) const CREATE_OPTIONS: [OptionSpec; 2] =
+    [("TTL", Takes::Value), ("FLOAT", Takes::Nothing)];
+pub(super) const AT_OPTION: [OptionSpec; 1] = [("AT", Takes::Value)];
 
 /// The names a cell is addressed by (INCR, INCRBY, GET, SET).
 const CELL: [Role; 2] = [Role::Partition, Role::Group];

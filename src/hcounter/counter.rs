@@ -31,13 +31,14 @@
 
 use super::partition::{Partition, Pos};
 use super::record::Record;
+use crate::args::MAX_TTL_S;
 use crate::tuples::chunked::Chunked;
 use crate::tuples::encoding;
 use crate::tuples::expiry::ExpiryQueue;
 use crate::tuples::index::Filter;
 use crate::tuples::ordered::{Keys, OrderedIds};
 use crate::tuples::sample::estimate;
-use crate::tuples::schema::{put_blob, Reader, Role, Schema};
+use crate::tuples::schema::{put_blob, DecodeError, Reader, Role, Schema};
 use crate::tuples::table::Table;
 use hashbrown::DefaultHashBuilder;
 use smallvec::SmallVec;
@@ -724,18 +725,18 @@ impl HCounter {
     }
 
     /// The inverse of `encode`, packing up to `compact_max` cells a
-    /// partition; `None` for bytes it cannot trust.
-    pub fn decode(bytes: &[u8], compact_max: usize) -> Option<HCounter> {
+    /// partition; an error saying what is wrong for bytes it cannot trust.
+    pub fn decode(bytes: &[u8], compact_max: usize) -> Result<HCounter, DecodeError> {
         let mut r = Reader { buf: bytes };
         let schema = Schema::decode(&mut r)?;
         let flags = r.u8()?;
         let ttl_s = match (flags & 2 != 0, r.i64()?) {
             (false, 0) => None,
-            (true, s) if s > 0 => Some(s),
-            _ => return None,
+            (true, s) if (1..=MAX_TTL_S).contains(&s) => Some(s),
+            _ => return Err(DecodeError::Invalid("TTL")),
         };
         if flags & !3 != 0 {
-            return None;
+            return Err(DecodeError::Invalid("unknown flags"));
         }
         let mut counter = HCounter::new(schema, ttl_s, flags & 1 != 0);
         counter.set_compact_max(compact_max);
@@ -747,14 +748,14 @@ impl HCounter {
         );
         let cell_arity = counter.cell_names.len();
         let is_tuple = |bytes: &[u8], n: usize| encoding::decode(bytes).is_ok_and(|e| e.len() == n);
-        for _ in 0..r.u32()? {
+        for _ in 0..r.count("partition", 20, false)? {
             let key = r.blob()?;
             let last_at = r.i64()?;
             if !is_tuple(key, partition_arity) || counter.find_slot(key).is_some() {
-                return None;
+                return Err(DecodeError::Invalid("partition key: bad tuple or repeated"));
             }
             let slot = counter.touch(None, key, last_at);
-            for _ in 0..r.u32()? {
+            for _ in 0..r.count("cell", 12, false)? {
                 let cell = r.blob()?;
                 let count = counter.count_of(r.i64()?);
                 let finite = match count {
@@ -765,23 +766,30 @@ impl HCounter {
                     || !is_tuple(cell, cell_arity)
                     || counter.cell_count(Some(slot), cell).is_some()
                 {
-                    return None;
+                    return Err(DecodeError::Invalid(
+                        "cell: bad tuple, repeated or not finite",
+                    ));
                 }
                 counter.put(slot, cell, count);
             }
-            for _ in 0..r.u32()? {
+            for _ in 0..r.count("unique tuple", 4, false)? {
                 let tuple = r.blob()?;
                 let hash = counter.hasher.hash_one(tuple);
                 if !counter.is_unique()
                     || !is_tuple(tuple, seen_arity)
                     || counter.seen_in(tuple, hash).is_some()
                 {
-                    return None;
+                    return Err(DecodeError::Invalid(
+                        "unique tuple: not UNIQUE, bad tuple or repeated",
+                    ));
                 }
                 counter.remember_in(slot, tuple);
             }
         }
-        r.is_empty().then_some(counter)
+        match r.is_empty() {
+            true => Ok(counter),
+            false => Err(DecodeError::Invalid("bytes after the last partition")),
+        }
     }
 }
 
@@ -1019,10 +1027,18 @@ mod tests {
         assert!(back.next_due() >= c.next_due());
         for cut in 0..bytes.len() {
             assert!(
-                HCounter::decode(&bytes[..cut], DEFAULT_COMPACT_MAX).is_none(),
+                HCounter::decode(&bytes[..cut], DEFAULT_COMPACT_MAX).is_err(),
                 "cut at {cut}"
             );
         }
+    }
+
+    /// A TTL no TTL option can give would overflow a partition's expiry.
+    #[test]
+    fn decode_refuses_a_ttl_beyond_the_limit() {
+        let c = counter(&["PARTITION", "p"], Some(MAX_TTL_S + 1), false);
+        let refused = HCounter::decode(&c.encode(), DEFAULT_COMPACT_MAX).err();
+        assert_eq!(refused, Some(DecodeError::Invalid("TTL")));
     }
 
     #[derive(Clone, Default, Debug)]

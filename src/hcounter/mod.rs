@@ -22,6 +22,10 @@ mod partition;
 mod record;
 mod value;
 
+/// The argument grammar of the commands declared below.
+mod docs;
+
+use crate::docs::{Docs, NONDETERMINISTIC_OUTPUT, PARTITIONS_COMPLEXITY};
 use crate::family::Family;
 use crate::server::command::{command, KEY_DELETE, KEY_INSERT, KEY_READ, KEY_UPDATE};
 use crate::server::config::Config;
@@ -33,33 +37,48 @@ pub static FAMILY: Family = Family {
     commands: &[
         command!(
             c"hcounter.create",
-            c"write deny-oom",
+            c"write deny-oom fast",
             -2,
             KEY_INSERT,
             command::create,
             CREATE_CALLS,
             ERRORS,
-            c"Creates a counter with its PARTITION, GROUP, UNIQUE and SCOPE names"
+            Docs {
+                summary: "Creates a counter with its PARTITION, GROUP, UNIQUE and SCOPE names",
+                complexity: "O(1)",
+                args: docs::CREATE,
+                ..Docs::DEFAULT
+            }
         ),
         command!(
             c"hcounter.incr",
-            c"write deny-oom",
+            c"write deny-oom fast",
             -2,
             KEY_UPDATE,
             command::incr,
             INCR_CALLS,
             ERRORS,
-            c"Adds one to a cell; on a unique counter only for a tuple not yet counted"
+            Docs {
+                summary: "Adds one to a cell; on a unique counter only for a tuple not yet counted",
+                complexity: "O(log P) for P partitions, plus O(1) on average for the cell and the unique tuple",
+                args: docs::INCR,
+                ..Docs::DEFAULT
+            }
         ),
         command!(
             c"hcounter.incrby",
-            c"write deny-oom",
+            c"write deny-oom fast",
             -3,
             KEY_UPDATE,
             command::incrby,
             INCRBY_CALLS,
             ERRORS,
-            c"Adds an increment to a cell; on a unique counter only for a tuple not yet counted"
+            Docs {
+                summary: "Adds an increment to a cell; on a unique counter only for a tuple not yet counted",
+                complexity: "O(log P) for P partitions, plus O(1) on average for the cell and the unique tuple",
+                args: docs::INCRBY,
+                ..Docs::DEFAULT
+            }
         ),
         command!(
             c"hcounter.get",
@@ -69,7 +88,13 @@ pub static FAMILY: Family = Family {
             command::get,
             GET_CALLS,
             ERRORS,
-            c"Returns one cell's count"
+            Docs {
+                summary: "Returns one cell's count",
+                complexity: "O(log P) for P partitions, plus O(1) on average for the cell",
+                tips: NONDETERMINISTIC_OUTPUT,
+                args: docs::GET,
+                ..Docs::DEFAULT
+            }
         ),
         command!(
             c"hcounter.data",
@@ -79,7 +104,13 @@ pub static FAMILY: Family = Family {
             command::data,
             DATA_CALLS,
             ERRORS,
-            c"Returns the cells of the matching partitions"
+            Docs {
+                summary: "Returns the cells of the matching partitions",
+                complexity: "O(log P + C log C) for P partitions, C cells in the matching ones",
+                tips: NONDETERMINISTIC_OUTPUT,
+                args: docs::FILTERED,
+                ..Docs::DEFAULT
+            }
         ),
         command!(
             c"hcounter.partitions",
@@ -89,7 +120,13 @@ pub static FAMILY: Family = Family {
             command::partitions,
             PARTITIONS_CALLS,
             ERRORS,
-            c"Returns the matching partitions"
+            Docs {
+                summary: "Returns the matching partitions",
+                complexity: PARTITIONS_COMPLEXITY,
+                tips: NONDETERMINISTIC_OUTPUT,
+                args: docs::FILTERED,
+                ..Docs::DEFAULT
+            }
         ),
         command!(
             c"hcounter.del",
@@ -99,7 +136,12 @@ pub static FAMILY: Family = Family {
             command::del,
             DEL_CALLS,
             ERRORS,
-            c"Deletes the matching partitions with their cells and unique tuples"
+            Docs {
+                summary: "Deletes the matching partitions with their cells and unique tuples",
+                complexity: "O(log P + D) for P partitions, D of them deleted, when the filter fixes leading names; O(P) otherwise",
+                args: docs::FILTERED,
+                ..Docs::DEFAULT
+            }
         ),
         command!(
             c"hcounter.set",
@@ -109,17 +151,29 @@ pub static FAMILY: Family = Family {
             command::set,
             SET_CALLS,
             ERRORS,
-            c"Internal: a master's FLOAT increment (the resulting count), as replicated"
+            Docs {
+                summary: "Internal: a master's FLOAT increment (the resulting count), as replicated",
+                complexity: "O(log P) for P partitions, plus O(1) on average for the cell",
+                acl: &["dangerous"],
+                args: docs::SET,
+                ..Docs::DEFAULT
+            }
         ),
         command!(
             c"hcounter.seen",
             c"write deny-oom",
-            -4,
+            -6,
             KEY_UPDATE,
             command::seen,
             SEEN_CALLS,
             ERRORS,
-            c"Internal: a master's newly counted unique tuple, as replicated"
+            Docs {
+                summary: "Internal: a master's newly counted unique tuple, as replicated",
+                complexity: "O(log P) for P partitions, plus O(1) on average for the tuple",
+                acl: &["dangerous"],
+                args: docs::SEEN,
+                ..Docs::DEFAULT
+            }
         ),
         command!(
             c"hcounter.reclaim",
@@ -129,7 +183,13 @@ pub static FAMILY: Family = Family {
             command::reclaim_partitions,
             RECLAIM_CALLS,
             ERRORS,
-            c"Internal: the master's background removal of expired partitions, as replicated"
+            Docs {
+                summary: "Internal: the master's background removal of expired partitions, as replicated",
+                complexity: "O(C) for C cells and unique tuples of the partitions removed",
+                acl: &["dangerous"],
+                args: docs::RECLAIM,
+                ..Docs::DEFAULT
+            }
         ),
     ],
     stats: &[

@@ -5,13 +5,13 @@ use super::command::DECLARATION;
 use super::counter::HCounter;
 use crate::server::module_type::{type_methods, AofWriter, ModuleValue};
 use crate::tuples::encoding;
-use crate::tuples::schema::Role;
+use crate::tuples::schema::{DecodeError, Role};
 use redis_module::native_types::RedisType;
 use std::os::raw::c_int;
 
 /// Registered as `recipesHC` (Redis type names are exactly 9 characters).
 pub static HCOUNTER_TYPE: RedisType = RedisType::new(
-    "recipesHC",
+    HCounter::TYPE_NAME,
     HCounter::ENCODING_VERSION,
     type_methods::<HCounter>(),
 );
@@ -20,16 +20,18 @@ pub static HCOUNTER_TYPE: RedisType = RedisType::new(
 pub const HCOUNTER_ENCODING_V1: c_int = 1;
 
 impl ModuleValue for HCounter {
+    const TYPE_NAME: &'static str = "recipesHC";
     const ENCODING_VERSION: c_int = HCOUNTER_ENCODING_V1;
+    type DecodeError = DecodeError;
 
     fn encode(&self) -> Vec<u8> {
         HCounter::encode(self)
     }
 
-    fn decode(bytes: &[u8], encver: c_int) -> Option<Self> {
+    fn decode(bytes: &[u8], encver: c_int) -> Result<Self, DecodeError> {
         match encver {
             HCOUNTER_ENCODING_V1 => HCounter::decode(bytes, super::compact_max()),
-            _ => None,
+            _ => Err(DecodeError::Invalid("unknown encoding version")),
         }
     }
 

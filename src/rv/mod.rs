@@ -12,7 +12,11 @@
 mod command;
 mod parse;
 
+/// The argument grammar of the commands declared below.
+mod docs;
+
 use crate::args::MAX_LEN;
+use crate::docs::Docs;
 use crate::family::Family;
 use crate::server::command::{command, KEY_DELETE, KEY_READ, KEY_UPDATE};
 use crate::server::config::Config;
@@ -28,7 +32,13 @@ pub static FAMILY: Family = Family {
             command::add,
             ADD_CALLS,
             ERRORS,
-            c"Adds a member to a recency list at a time, trimming to MAXLEN and refreshing TTL"
+            Docs {
+                summary: "Adds a member to a recency list at a time, trimming to MAXLEN and refreshing TTL",
+                complexity: "O(log N) for N entries, plus O(log N) per entry trimmed",
+                acl: &["sortedset"],
+                args: docs::ADD,
+                ..Docs::DEFAULT
+            }
         ),
         command!(
             c"rv.get",
@@ -38,17 +48,29 @@ pub static FAMILY: Family = Family {
             command::get,
             GET_CALLS,
             ERRORS,
-            c"Returns a recency list newest first"
+            Docs {
+                summary: "Returns a recency list newest first",
+                complexity: "O(log N + M) for N entries, M of them returned",
+                acl: &["sortedset"],
+                args: docs::GET,
+                ..Docs::DEFAULT
+            }
         ),
         command!(
             c"rv.rem",
-            c"write",
+            c"write fast",
             -3,
             KEY_DELETE,
             command::rem,
             REM_CALLS,
             ERRORS,
-            c"Removes members from a recency list"
+            Docs {
+                summary: "Removes members from a recency list",
+                complexity: "O(M log N) for M members removed from N entries",
+                acl: &["sortedset"],
+                args: docs::REM,
+                ..Docs::DEFAULT
+            }
         ),
         command!(
             c"rv.len",
@@ -58,7 +80,13 @@ pub static FAMILY: Family = Family {
             command::len,
             LEN_CALLS,
             ERRORS,
-            c"Returns the number of entries of a recency list"
+            Docs {
+                summary: "Returns the number of entries of a recency list",
+                complexity: "O(1)",
+                acl: &["sortedset"],
+                args: docs::LEN,
+                ..Docs::DEFAULT
+            }
         ),
     ],
     stats: &[

@@ -39,6 +39,11 @@ fn queue() -> Option<&'static Mutex<Sender<Garbage>>> {
     Some(QUEUE.get_or_init(|| Mutex::new(tx)))
 }
 
+/// Starts the freeing thread (at module load, so no command pays for it).
+pub fn start() {
+    let _ = queue();
+}
+
 /// Drops `value`: here when `effort` (about how many allocations it takes) is
 /// small, else on the freeing thread. If that thread cannot be had, here.
 pub fn drop_value<T: Send + 'static>(value: Box<T>, effort: usize) {

@@ -4,11 +4,13 @@
 
 use super::{api, bytes_of, Ctx, RStr};
 use crate::args::CmdError;
+use crate::docs::{self, Arg, ArgType, Docs};
 use crate::stats::Stat;
 use redis_module::raw;
-use std::ffi::CStr;
-use std::os::raw::c_int;
+use std::ffi::{CStr, CString};
+use std::os::raw::{c_char, c_int};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr::null;
 
 /// A command's arguments: the raw Redis strings (for keys, replies and
 /// replication) and their bytes (for parsing).
@@ -69,20 +71,21 @@ pub struct Command {
     pub arity: i32,
     /// Key-spec flags of the one key (argument 1): `REDISMODULE_CMD_KEY_*`.
     pub key_flags: u32,
-    pub summary: &'static CStr,
+    /// What COMMAND DOCS, ACL and `commands.json` say about it.
+    pub docs: Docs,
     pub entry: raw::RedisModuleCmdFunc,
 }
 
 /// A row of the command table; the arity feeds both Redis' command info and
 /// our own check in [`run`].
 macro_rules! command {
-    ($name:literal, $flags:literal, $arity:literal, $key_flags:expr, $handler:path, $calls:path, $errors:path, $summary:literal) => {
+    ($name:literal, $flags:literal, $arity:literal, $key_flags:expr, $handler:path, $calls:path, $errors:path, $docs:expr $(,)?) => {
         $crate::server::command::Command {
             name: $name,
             flags: $flags,
             arity: $arity,
             key_flags: $key_flags,
-            summary: $summary,
+            docs: $docs,
             entry: $crate::server::command::entry!($handler, $arity, $calls, $errors),
         }
     };
@@ -164,10 +167,67 @@ macro_rules! entry {
 }
 pub(crate) use entry;
 
-/// Registers every command of the table, each with a Redis 7 key spec (key
-/// at argument 1) and its arity; false if Redis refused one.
-pub fn register_all(ctx: *mut raw::RedisModuleCtx, table: &[Command]) -> bool {
-    table.iter().all(|cmd| {
+/// How commands get ACL categories on this server.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Acl {
+    /// None can be set (Redis 7.0 has no `RedisModule_SetCommandACLCategories`).
+    Unsupported,
+    /// The server's own categories (`@read`, `@fast`, ...): Redis 7.2.
+    Core,
+    /// Those and `@recipes` (`RedisModule_AddACLCategory`: Valkey 8, Redis 7.4+).
+    WithModuleCategory,
+}
+
+/// The module's own ACL category, where the server can add one.
+pub const ACL_CATEGORY: &CStr = c"recipes";
+
+/// Finds out what the server allows for ACL categories and adds `@recipes`
+/// where it can; says once in the log what is missing.
+pub fn prepare_acl(ctx: *mut raw::RedisModuleCtx) -> Acl {
+    let log = redis_module::Context::new(ctx);
+    // Sound: the API pointers were filled in by RedisModule_Init; a server
+    // without a function leaves its pointer empty, so copying it is all we do
+    // before checking.
+    let (set, add) = unsafe {
+        (
+            raw::RedisModule_SetCommandACLCategories,
+            raw::RedisModule_AddACLCategory,
+        )
+    };
+    if set.is_none() {
+        log.log_notice(
+            "ACL categories not set: this server has no RedisModule_SetCommandACLCategories \
+             (Redis 7.2+), so rules like +@read do not cover recipes commands; name them instead",
+        );
+        return Acl::Unsupported;
+    }
+    let Some(add) = add else {
+        log.log_notice(
+            "no @recipes ACL category: this server cannot add module categories \
+             (RedisModule_AddACLCategory, Redis 7.4+ and Valkey 8); commands carry the core ones",
+        );
+        return Acl::Core;
+    };
+    // Sound: called during load with the load context, as the API requires.
+    // (A module with data types cannot be unloaded, so no earlier load of
+    // ours left the category behind.)
+    if unsafe { add(ctx, ACL_CATEGORY.as_ptr()) } == raw::REDISMODULE_OK as c_int {
+        Acl::WithModuleCategory
+    } else {
+        log.log_warning("could not add the @recipes ACL category; commands carry the core ones");
+        Acl::Core
+    }
+}
+
+/// Registers every command of the table with its docs (key spec, arity,
+/// arguments...) and ACL categories; the error names what Redis refused.
+pub fn register_all(
+    ctx: *mut raw::RedisModuleCtx,
+    table: &[Command],
+    acl: Acl,
+) -> Result<(), String> {
+    for cmd in table {
+        let name = cmd.name.to_string_lossy();
         let created = api!(RedisModule_CreateCommand(
             ctx,
             cmd.name.as_ptr(),
@@ -177,15 +237,36 @@ pub fn register_all(ctx: *mut raw::RedisModuleCtx, table: &[Command]) -> bool {
             1,
             1
         )) == raw::REDISMODULE_OK as c_int;
-        created && set_command_info(ctx, cmd)
-    })
+        if !created {
+            return Err(format!("recipes: could not create command {name}"));
+        }
+        let command = api!(RedisModule_GetCommand(ctx, cmd.name.as_ptr()));
+        if command.is_null() || !set_command_info(command, cmd) {
+            return Err(format!(
+                "recipes: {name}: the server refused its command info"
+            ));
+        }
+        if acl != Acl::Unsupported && !set_acl_categories(command, cmd, acl) {
+            return Err(format!(
+                "recipes: {name}: the server refused its ACL categories"
+            ));
+        }
+    }
+    Ok(())
 }
 
-fn set_command_info(ctx: *mut raw::RedisModuleCtx, cmd: &Command) -> bool {
-    let command = api!(RedisModule_GetCommand(ctx, cmd.name.as_ptr()));
-    if command.is_null() {
-        return false;
-    }
+fn set_acl_categories(command: *mut raw::RedisModuleCommand, cmd: &Command, acl: Acl) -> bool {
+    let module = (acl == Acl::WithModuleCategory).then(|| ACL_CATEGORY.to_str().unwrap_or(""));
+    let flags = cmd.flags.to_str().unwrap_or("");
+    let categories = docs::acl_categories(flags, cmd.docs.acl, module).join(" ");
+    let mut strings = CStrings::default();
+    let categories = strings.text(&categories);
+    // Sound: `command` came from RedisModule_GetCommand during load; the
+    // server parses the string before returning.
+    api!(RedisModule_SetCommandACLCategories(command, categories)) == raw::REDISMODULE_OK as c_int
+}
+
+fn set_command_info(command: *mut raw::RedisModuleCommand, cmd: &Command) -> bool {
     let version = raw::RedisModuleCommandInfoVersion {
         version: 1,
         sizeof_historyentry: std::mem::size_of::<raw::RedisModuleCommandHistoryEntry>(),
@@ -202,13 +283,96 @@ fn set_command_info(ctx: *mut raw::RedisModuleCtx, cmd: &Command) -> bool {
     specs[0].fk.range.lastkey = 0;
     specs[0].fk.range.keystep = 1;
     specs[0].fk.range.limit = 0;
+    let docs = &cmd.docs;
+    let mut strings = CStrings::default();
+    let mut args = CArgs::default();
     let mut info: raw::RedisModuleCommandInfo = unsafe { std::mem::zeroed() };
     info.version = &version;
-    info.summary = cmd.summary.as_ptr();
+    info.summary = strings.text(docs.summary);
+    info.complexity = strings.text(docs.complexity);
+    info.since = strings.text(docs::SINCE);
+    if !docs.tips.is_empty() {
+        info.tips = strings.text(&docs.tips.join(" "));
+    }
     info.arity = cmd.arity;
     info.key_specs = specs.as_mut_ptr();
-    // Redis copies what it needs before returning.
+    info.args = args.array(docs.args);
+    // Redis copies what it needs before returning: `strings` and `args` may
+    // go after this call.
     api!(RedisModule_SetCommandInfo(command, &info)) == raw::REDISMODULE_OK as c_int
+}
+
+/// C copies of the docs' texts, alive as long as this is.
+#[derive(Default)]
+struct CStrings(Vec<CString>);
+
+impl CStrings {
+    /// A NUL-terminated copy of `text` (the docs table is ours and has no
+    /// NUL; one would only cut the text short).
+    fn text(&mut self, text: &str) -> *const c_char {
+        let text = text.split('\0').next().unwrap_or_default();
+        let copy = CString::new(text).unwrap_or_default();
+        // The CString's buffer stays put when the Vec grows.
+        let ptr = copy.as_ptr();
+        self.0.push(copy);
+        ptr
+    }
+}
+
+/// A grammar in the C form `RedisModule_SetCommandInfo` reads: arrays of
+/// `RedisModuleCommandArg` ended by an all-zero entry, and the strings they
+/// point to, alive as long as this is.
+#[derive(Default)]
+struct CArgs {
+    strings: CStrings,
+    arrays: Vec<Vec<raw::RedisModuleCommandArg>>,
+}
+
+impl CArgs {
+    fn array(&mut self, args: &[Arg]) -> *mut raw::RedisModuleCommandArg {
+        let mut array = Vec::with_capacity(args.len() + 1);
+        for arg in args {
+            // Sound: all-zero is a valid argument (null pointers, no flags).
+            let mut c: raw::RedisModuleCommandArg = unsafe { std::mem::zeroed() };
+            c.name = self.strings.text(arg.name);
+            c.type_ = arg_type(arg.kind);
+            // Our one key spec (index 0) for the key; -1 = none.
+            c.key_spec_index = if arg.kind == ArgType::Key { 0 } else { -1 };
+            c.token = arg.token.map_or(null(), |t| self.strings.text(t));
+            c.summary = arg.summary.map_or(null(), |s| self.strings.text(s));
+            let mut flags = raw::REDISMODULE_CMD_ARG_NONE;
+            if arg.optional {
+                flags |= raw::REDISMODULE_CMD_ARG_OPTIONAL;
+            }
+            if arg.multiple {
+                flags |= raw::REDISMODULE_CMD_ARG_MULTIPLE;
+            }
+            c.flags = flags as c_int;
+            if !arg.kind.subargs().is_empty() {
+                c.subargs = self.array(arg.kind.subargs());
+            }
+            array.push(c);
+        }
+        // Sound: all zero (a null name) ends the array.
+        array.push(unsafe { std::mem::zeroed() });
+        // The Vec's buffer stays put when it moves into `arrays`.
+        let ptr = array.as_mut_ptr();
+        self.arrays.push(array);
+        ptr
+    }
+}
+
+fn arg_type(kind: ArgType) -> raw::RedisModuleCommandArgType {
+    match kind {
+        ArgType::Key => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_KEY,
+        ArgType::String => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_STRING,
+        ArgType::Integer => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_INTEGER,
+        ArgType::Double => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_DOUBLE,
+        ArgType::UnixTime => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_UNIX_TIME,
+        ArgType::PureToken => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_PURE_TOKEN,
+        ArgType::OneOf(_) => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_ONEOF,
+        ArgType::Block(_) => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_BLOCK,
+    }
 }
 
 /// Logs panics to the Redis log instead of stderr, which is often closed.

@@ -4,30 +4,43 @@
 //! type implementing [`ModuleValue`], so a family only writes pure encoding
 //! and rewrite logic.
 //!
+//! A payload a type refuses (RDB, RESTORE, MIGRATE, a replica's sync) is
+//! logged once, naming the type, the encoding version and what was wrong:
+//! Redis' own message only says to "check the module log above". At most
+//! [`RefusalLog::PER_SECOND`] such lines a second, so a stream of bad
+//! payloads cannot flood the log.
+//!
 //! Soundness: Redis hands every callback the `value` pointer it got from
 //! [`Key::set_value`] (a `Box<T>` turned raw) or from our `rdb_load`/`copy`,
 //! for the type those callbacks were registered with, so casting it back to
 //! `T` is sound; it is freed exactly once, by `free`.
 
-use super::{api, new_string, Key, KeyKind, RStr};
-use crate::args::CmdError;
+use super::{api, bytes_of, new_string, Key, KeyKind, RStr};
+use crate::args::{printable, CmdError};
 use redis_module::native_types::RedisType;
 use redis_module::raw;
-use std::ffi::{c_void, CStr};
+use std::ffi::{c_void, CStr, CString};
+use std::fmt::Display;
 use std::os::raw::c_int;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Mutex;
 
 /// A value kept in a module key.
 pub trait ModuleValue: Clone + Sized + Send + 'static {
+    /// The name the type is registered under (Redis wants exactly 9
+    /// characters); refusals are logged with it.
+    const TYPE_NAME: &'static str;
     /// The encoding version `encode` writes; Redis stores it beside each
     /// value and hands it back to `decode`. Each type names its versions and
     /// keeps decoding every one it ever wrote.
     const ENCODING_VERSION: c_int;
+    /// What `decode` says about bytes it refuses.
+    type DecodeError: Display;
     /// Bytes for RDB (and so DUMP/RESTORE/MIGRATE, replica sync).
     fn encode(&self) -> Vec<u8>;
-    /// The inverse of `encode` for data written with `encver`; `None` for
-    /// bytes it cannot trust or a version it does not know.
-    fn decode(bytes: &[u8], encver: c_int) -> Option<Self>;
+    /// The inverse of `encode` for data written with `encver`; for bytes it
+    /// cannot trust or a version it does not know, what is wrong.
+    fn decode(bytes: &[u8], encver: c_int) -> Result<Self, Self::DecodeError>;
     /// Heap bytes held, for MEMORY USAGE.
     fn mem_usage(&self) -> usize;
     /// [`ModuleValue::mem_usage`] sized from about `samples` items of each
@@ -132,20 +145,97 @@ extern "C" fn rdb_load<T: ModuleValue>(rdb: *mut raw::RedisModuleIO, encver: c_i
         let mut len = 0usize;
         let buf = api!(RedisModule_LoadStringBuffer(rdb, &mut len));
         if buf.is_null() || api!(RedisModule_IsIOError(rdb)) != 0 {
+            log_refusal::<T>(rdb, encver, &"the payload could not be read");
             return std::ptr::null_mut();
         }
         // Sound: Redis returned `len` bytes it allocated for us; we free them below.
         let bytes = unsafe { std::slice::from_raw_parts(buf.cast::<u8>(), len) };
         let value = T::decode(bytes, encver);
         api!(RedisModule_Free(buf.cast()));
-        if let Some(due) = value.as_ref().and_then(T::next_due) {
+        let value = match value {
+            Ok(value) => value,
+            Err(why) => {
+                log_refusal::<T>(rdb, encver, &why);
+                return std::ptr::null_mut();
+            }
+        };
+        if let Some(due) = value.next_due() {
             super::reclaim::schedule_loaded(rdb, due);
         }
-        if let Some(due) = value.as_ref().and_then(T::upkeep_due) {
+        if let Some(due) = value.upkeep_due() {
             super::reclaim::schedule_loaded_upkeep(rdb, due);
         }
-        value.map_or(std::ptr::null_mut(), |v| Box::into_raw(Box::new(v)).cast())
+        Box::into_raw(Box::new(value)).cast()
     })
+}
+
+/// Logs why a payload of `T` read through `io` was refused: one warning,
+/// `recipesHC v1: cell count 4294967295 exceeds the payload (key "k")`,
+/// unless [`RefusalLog`] holds it back.
+fn log_refusal<T: ModuleValue>(io: *mut raw::RedisModuleIO, encver: c_int, why: &dyn Display) {
+    let Some(held_back) = REFUSALS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .admit(super::clock_ms())
+    else {
+        return;
+    };
+    let mut line = format!("{} v{encver}: {why}", T::TYPE_NAME);
+    let name = api!(RedisModule_GetKeyNameFromIO(io));
+    if !name.is_null() {
+        line += &format!(" (key \"{}\")", printable(bytes_of(name.cast_mut())));
+    }
+    if held_back > 0 {
+        line += &format!("; {held_back} refused payloads before it were not logged");
+    }
+    let line = CString::new(line.replace('\0', "?")).unwrap_or_default();
+    // Sound: a format of one `%s` with one NUL-terminated string.
+    unsafe {
+        raw::RedisModule_LogIOError.unwrap()(
+            io,
+            c"warning".as_ptr(),
+            c"%s".as_ptr(),
+            line.as_ptr(),
+        );
+    }
+}
+
+static REFUSALS: Mutex<RefusalLog> = Mutex::new(RefusalLog::new());
+
+/// Lets at most [`RefusalLog::PER_SECOND`] refusal lines through in each
+/// second of the clock and counts the rest, which the next line logged reports.
+struct RefusalLog {
+    second: i64,
+    admitted: u32,
+    held_back: u64,
+}
+
+impl RefusalLog {
+    const PER_SECOND: u32 = 10;
+
+    const fn new() -> Self {
+        RefusalLog {
+            second: i64::MIN,
+            admitted: 0,
+            held_back: 0,
+        }
+    }
+
+    /// At `now_ms`: `Some(n)` to log the line (`n` lines were held back
+    /// since the last one logged), `None` to hold it back.
+    fn admit(&mut self, now_ms: i64) -> Option<u64> {
+        let second = now_ms.div_euclid(1000);
+        if second != self.second {
+            self.second = second;
+            self.admitted = 0;
+        }
+        if self.admitted == Self::PER_SECOND {
+            self.held_back += 1;
+            return None;
+        }
+        self.admitted += 1;
+        Some(std::mem::take(&mut self.held_back))
+    }
 }
 
 extern "C" fn aof_rewrite<T: ModuleValue>(
@@ -235,5 +325,22 @@ impl Key {
             *ty.raw_type.borrow(),
             ptr.cast()
         ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RefusalLog;
+
+    #[test]
+    fn refusal_log_lets_a_few_lines_a_second_through_and_counts_the_rest() {
+        let mut log = RefusalLog::new();
+        let first_second: Vec<Option<u64>> = (0..15).map(|i| log.admit(5_000 + i)).collect();
+        let admitted = RefusalLog::PER_SECOND as usize;
+        assert!(first_second[..admitted].iter().all(|a| *a == Some(0)));
+        assert!(first_second[admitted..].iter().all(|a| a.is_none()));
+        // The next second: the first line reports the 5 held back, then none.
+        assert_eq!(log.admit(6_000), Some(5));
+        assert_eq!(log.admit(6_001), Some(0));
     }
 }

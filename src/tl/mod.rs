@@ -12,7 +12,11 @@
 mod command;
 mod parse;
 
+/// The argument grammar of the commands declared below.
+mod docs;
+
 use crate::args::MAX_LEN;
+use crate::docs::Docs;
 use crate::family::Family;
 use crate::server::command::{command, KEY_DELETE, KEY_INSERT, KEY_READ};
 use crate::server::config::Config;
@@ -29,7 +33,13 @@ pub static FAMILY: Family = Family {
             command::push,
             PUSH_CALLS,
             ERRORS,
-            c"Pushes an item on a timeline, trimming with low/high water marks"
+            Docs {
+                summary: "Pushes an item on a timeline, trimming with low/high water marks",
+                complexity: "O(1), plus O(T) when it trims T items (once every SLACK pushes)",
+                acl: &["list"],
+                args: docs::PUSH,
+                ..Docs::DEFAULT
+            }
         ),
         command!(
             c"tl.range",
@@ -39,7 +49,13 @@ pub static FAMILY: Family = Family {
             command::range,
             RANGE_CALLS,
             ERRORS,
-            c"Returns timeline items newest first"
+            Docs {
+                summary: "Returns timeline items newest first",
+                complexity: "O(OFFSET + COUNT)",
+                acl: &["list"],
+                args: docs::RANGE,
+                ..Docs::DEFAULT
+            }
         ),
         command!(
             c"tl.rem",
@@ -49,7 +65,13 @@ pub static FAMILY: Family = Family {
             command::rem,
             REM_CALLS,
             ERRORS,
-            c"Removes occurrences of an item from a timeline, newest first"
+            Docs {
+                summary: "Removes occurrences of an item from a timeline, newest first",
+                complexity: "O(P) for P the position of the last occurrence removed",
+                acl: &["list"],
+                args: docs::REM,
+                ..Docs::DEFAULT
+            }
         ),
         command!(
             c"tl.len",
@@ -59,7 +81,13 @@ pub static FAMILY: Family = Family {
             command::len,
             LEN_CALLS,
             ERRORS,
-            c"Returns the length of a timeline"
+            Docs {
+                summary: "Returns the length of a timeline",
+                complexity: "O(1)",
+                acl: &["list"],
+                args: docs::LEN,
+                ..Docs::DEFAULT
+            }
         ),
     ],
     stats: &[

@@ -20,6 +20,10 @@ mod storage;
 mod value;
 mod window;
 
+/// The argument grammar of the commands declared below.
+mod docs;
+
+use crate::docs::{Docs, NONDETERMINISTIC_OUTPUT};
 use crate::family::Family;
 use crate::server::command::{command, KEY_INSERT, KEY_READ, KEY_UPDATE};
 use crate::server::config::Config;
@@ -32,23 +36,33 @@ pub static FAMILY: Family = Family {
     commands: &[
         command!(
             c"topn.create",
-            c"write deny-oom",
+            c"write deny-oom fast",
             -2,
             KEY_INSERT,
             command::create,
             CREATE_CALLS,
             ERRORS,
-            c"Creates a sliding-window top-N"
+            Docs {
+                summary: "Creates a sliding-window top-N",
+                complexity: "O(1)",
+                args: docs::CREATE,
+                ..Docs::DEFAULT
+            }
         ),
         command!(
             c"topn.incr",
-            c"write deny-oom",
+            c"write deny-oom fast",
             -3,
             KEY_UPDATE,
             command::incr,
             INCR_CALLS,
             ERRORS,
-            c"Counts an event for a member in its time bucket"
+            Docs {
+                summary: "Counts an event for a member in its time bucket",
+                complexity: "O(log M) for M members, plus a bounded share of taking old buckets out of the window",
+                args: docs::INCR,
+                ..Docs::DEFAULT
+            }
         ),
         command!(
             c"topn.top",
@@ -58,7 +72,13 @@ pub static FAMILY: Family = Family {
             command::top,
             TOP_CALLS,
             ERRORS,
-            c"Returns the N highest members over the window"
+            Docs {
+                summary: "Returns the N highest members over the window",
+                complexity: "O(N log M) for M members at the server's time; another window (AT, LAST) at most about 1.125 times the cheaper of a scan of its buckets or of the buckets it differs by",
+                tips: NONDETERMINISTIC_OUTPUT,
+                args: docs::TOP,
+                ..Docs::DEFAULT
+            }
         ),
         command!(
             c"topn.top24",
@@ -68,7 +88,13 @@ pub static FAMILY: Family = Family {
             command::top24,
             TOP_CALLS,
             ERRORS,
-            c"Returns the N highest members over the trailing 24 hours"
+            Docs {
+                summary: "Returns the N highest members over the trailing 24 hours",
+                complexity: "O(N log M) for M members at the server's time; another window (AT) at most about 1.125 times the cheaper of a scan of its buckets or of the buckets it differs by",
+                tips: NONDETERMINISTIC_OUTPUT,
+                args: docs::TOP24,
+                ..Docs::DEFAULT
+            }
         ),
         command!(
             c"topn.count",
@@ -78,7 +104,13 @@ pub static FAMILY: Family = Family {
             command::count,
             COUNT_CALLS,
             ERRORS,
-            c"Returns the counts of members over the window"
+            Docs {
+                summary: "Returns the counts of members over the window",
+                complexity: "O(K) per member, K = 1 at the server's time, else the fewer of LAST and the buckets the window differs by",
+                tips: NONDETERMINISTIC_OUTPUT,
+                args: docs::COUNT_MEMBERS,
+                ..Docs::DEFAULT
+            }
         ),
         command!(
             c"topn.info",
@@ -88,7 +120,12 @@ pub static FAMILY: Family = Family {
             command::info,
             INFO_CALLS,
             ERRORS,
-            c"Describes a top-N key"
+            Docs {
+                summary: "Describes a top-N key",
+                complexity: "O(W) for W buckets in the window",
+                args: docs::INFO,
+                ..Docs::DEFAULT
+            }
         ),
     ],
     stats: &[

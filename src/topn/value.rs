@@ -1,6 +1,6 @@
 //! The TOPN module type: a [`TopN`] in a key, with its persistence callbacks.
 
-use super::window::TopN;
+use super::window::{DecodeError, TopN};
 use super::MEMBERS;
 use crate::server::module_type::{type_methods, AofWriter, ModuleValue};
 use redis_module::native_types::RedisType;
@@ -8,7 +8,7 @@ use std::os::raw::c_int;
 
 /// Registered as `recipesTN` (Redis type names are exactly 9 characters).
 pub static TOPN_TYPE: RedisType = RedisType::new(
-    "recipesTN",
+    TopnValue::TYPE_NAME,
     TopnValue::ENCODING_VERSION,
     type_methods::<TopnValue>(),
 );
@@ -53,19 +53,21 @@ impl Drop for TopnValue {
 }
 
 impl ModuleValue for TopnValue {
+    const TYPE_NAME: &'static str = "recipesTN";
     const ENCODING_VERSION: c_int = TOPN_ENCODING_V1;
+    type DecodeError = DecodeError;
 
     fn encode(&self) -> Vec<u8> {
         self.0.encode()
     }
 
-    fn decode(bytes: &[u8], encver: c_int) -> Option<Self> {
+    fn decode(bytes: &[u8], encver: c_int) -> Result<Self, DecodeError> {
         match encver {
             // Buckets that already left the window at this server's time load aged.
-            TOPN_ENCODING_V1 => TopN::decode_at(bytes, Some(crate::server::clock_ms()))
-                .ok()
-                .map(TopnValue::new),
-            _ => None,
+            TOPN_ENCODING_V1 => {
+                TopN::decode_at(bytes, Some(crate::server::clock_ms())).map(TopnValue::new)
+            }
+            _ => Err(DecodeError::Invalid("unknown encoding version")),
         }
     }
 

@@ -221,10 +221,10 @@ impl Schema {
     }
 
     /// The inverse of `encode`, reading from `r`.
-    pub fn decode(r: &mut Reader) -> Option<Schema> {
+    pub fn decode(r: &mut Reader) -> Result<Schema, DecodeError> {
         let count = r.u16()? as usize;
         if count > MAX_NAMES {
-            return None;
+            return Err(DecodeError::Invalid("more names than a schema holds"));
         }
         let mut schema = Schema {
             text: SmallVec::new(),
@@ -240,12 +240,12 @@ impl Schema {
             for _ in 0..n {
                 let i = r.u16()?;
                 if i as usize >= count {
-                    return None;
+                    return Err(DecodeError::Invalid("a role names no schema name"));
                 }
                 role.push(i);
             }
         }
-        Some(schema)
+        Ok(schema)
     }
 }
 
@@ -377,39 +377,84 @@ pub fn put_blob(out: &mut Vec<u8>, bytes: &[u8]) {
     out.extend_from_slice(bytes);
 }
 
-/// Reads little-endian fields from encoded bytes; `None` past the end.
+/// Why an encoding was refused: what a loader logs (`cell count 4294967295
+/// exceeds the payload`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DecodeError {
+    /// The bytes end before a field.
+    Truncated,
+    /// A count (the text names what it counts) larger than the bytes left could hold.
+    Count(&'static str, u64),
+    /// A field that `encode` never writes (the text says which).
+    Invalid(&'static str),
+}
+
+impl std::fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DecodeError::Truncated => f.write_str("the payload ends early"),
+            DecodeError::Count(what, n) => write!(f, "{what} count {n} exceeds the payload"),
+            DecodeError::Invalid(what) => f.write_str(what),
+        }
+    }
+}
+
+/// Reads little-endian fields from encoded bytes; `Truncated` past the end.
 pub struct Reader<'a> {
     pub buf: &'a [u8],
 }
 
 impl<'a> Reader<'a> {
-    pub fn bytes(&mut self, n: usize) -> Option<&'a [u8]> {
+    pub fn bytes(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
         if self.buf.len() < n {
-            return None;
+            return Err(DecodeError::Truncated);
         }
         let (head, rest) = self.buf.split_at(n);
         self.buf = rest;
-        Some(head)
+        Ok(head)
     }
-    pub fn u8(&mut self) -> Option<u8> {
-        Some(self.bytes(1)?[0])
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
+        self.bytes(N)?
+            .try_into()
+            .map_err(|_| DecodeError::Truncated)
     }
-    pub fn u16(&mut self) -> Option<u16> {
-        Some(u16::from_le_bytes(self.bytes(2)?.try_into().ok()?))
+    pub fn u8(&mut self) -> Result<u8, DecodeError> {
+        Ok(self.bytes(1)?[0])
     }
-    pub fn u32(&mut self) -> Option<u32> {
-        Some(u32::from_le_bytes(self.bytes(4)?.try_into().ok()?))
+    pub fn u16(&mut self) -> Result<u16, DecodeError> {
+        self.array().map(u16::from_le_bytes)
     }
-    pub fn u64(&mut self) -> Option<u64> {
-        Some(u64::from_le_bytes(self.bytes(8)?.try_into().ok()?))
+    pub fn u32(&mut self) -> Result<u32, DecodeError> {
+        self.array().map(u32::from_le_bytes)
     }
-    pub fn i64(&mut self) -> Option<i64> {
-        Some(i64::from_le_bytes(self.bytes(8)?.try_into().ok()?))
+    pub fn u64(&mut self) -> Result<u64, DecodeError> {
+        self.array().map(u64::from_le_bytes)
+    }
+    pub fn i64(&mut self) -> Result<i64, DecodeError> {
+        self.array().map(i64::from_le_bytes)
     }
     /// A `u32` length, then that many bytes.
-    pub fn blob(&mut self) -> Option<&'a [u8]> {
+    pub fn blob(&mut self) -> Result<&'a [u8], DecodeError> {
         let n = self.u32()? as usize;
         self.bytes(n)
+    }
+    /// A count of items of at least `item_bytes` each (`u32`, or `u64` with
+    /// `wide`), refused when the bytes left cannot hold that many.
+    pub fn count(
+        &mut self,
+        what: &'static str,
+        item_bytes: usize,
+        wide: bool,
+    ) -> Result<usize, DecodeError> {
+        let n = if wide {
+            self.u64()?
+        } else {
+            self.u32()?.into()
+        };
+        match usize::try_from(n) {
+            Ok(fits) if fits.saturating_mul(item_bytes) <= self.buf.len() => Ok(fits),
+            _ => Err(DecodeError::Count(what, n)),
+        }
     }
     pub fn is_empty(&self) -> bool {
         self.buf.is_empty()
@@ -513,10 +558,13 @@ mod tests {
         let mut out = Vec::new();
         schema.encode(&mut out);
         let mut r = Reader { buf: &out };
-        assert_eq!(Schema::decode(&mut r), Some(schema));
+        assert_eq!(Schema::decode(&mut r), Ok(schema));
         assert!(r.is_empty());
         for cut in 0..out.len() {
-            assert_eq!(Schema::decode(&mut Reader { buf: &out[..cut] }), None);
+            assert_eq!(
+                Schema::decode(&mut Reader { buf: &out[..cut] }),
+                Err(DecodeError::Truncated)
+            );
         }
     }
 

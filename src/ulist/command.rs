@@ -29,8 +29,8 @@ pub static DECLARATION: Declaration = Declaration {
     ],
 };
 
-const CREATE_OPTIONS: [OptionSpec; 1] = [("EXPIRE", Takes::Value)];
-const ADD_OPTIONS: [OptionSpec; 4] = [
+pub(super) const CREATE_OPTIONS: [OptionSpec; 1] = [("EXPIRE", Takes::Value)];
+pub(super) const ADD_OPTIONS: [OptionSpec; 4] = [
     ("AT", Takes::Value),
     ("EXPIRE", Takes::Value),
     ("NEVER", Takes::Nothing),

@@ -14,9 +14,10 @@
 
 use super::compact::{Compact, NotCompact, MAX_PLACES};
 use super::hashed::Hashed;
+use crate::args::MAX_TTL_S;
 use crate::tuples::encoding;
 use crate::tuples::index::Filter;
-use crate::tuples::schema::{put_blob, Reader, Role, Schema};
+use crate::tuples::schema::{put_blob, DecodeError, Reader, Role, Schema};
 use smallvec::SmallVec;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -344,17 +345,17 @@ impl UList {
     }
 
     /// The inverse of `encode`, compact when small (up to `compact_max`
-    /// values); `None` for bytes it cannot trust.
-    pub fn decode(bytes: &[u8], compact_max: usize) -> Option<UList> {
+    /// values); an error saying what is wrong for bytes it cannot trust.
+    pub fn decode(bytes: &[u8], compact_max: usize) -> Result<UList, DecodeError> {
         let mut r = Reader { buf: bytes };
         let schema = Schema::decode(&mut r)?;
         if schema.of(Role::Value).is_empty() {
-            return None;
+            return Err(DecodeError::Invalid("a schema without VALUE names"));
         }
         let default_expire_s = match (r.u8()?, r.i64()?) {
             (0, 0) => None,
-            (1, s) if s > 0 => Some(s),
-            _ => return None,
+            (1, s) if (1..=MAX_TTL_S).contains(&s) => Some(s),
+            _ => return Err(DecodeError::Invalid("default expiry")),
         };
         let mut list = UList::new(schema, default_expire_s);
         list.compact_max = compact_max;
@@ -363,35 +364,40 @@ impl UList {
             list.schema.of(Role::Partition).len(),
             list.schema.of(Role::Value).len(),
         );
-        let count = r.u32()? as usize;
-        let mut keys = Vec::with_capacity(count.min(bytes.len()));
+        let is_tuple = |bytes: &[u8], n: usize| encoding::decode(bytes).is_ok_and(|e| e.len() == n);
+        let count = r.count("partition", 4, false)?;
+        let mut keys = Vec::with_capacity(count);
         for _ in 0..count {
             let key = r.blob()?;
-            if encoding::decode(key).ok()?.len() != scope_names + partition_names {
-                return None;
+            if !is_tuple(key, scope_names + partition_names) {
+                return Err(DecodeError::Invalid("partition key: bad tuple"));
             }
             keys.push(key);
         }
         // Loaded hashed (it checks that each value is once in its scope),
         // then made compact when small.
         let mut hashed = Hashed::new(scope_names);
-        let values = r.u64()?;
-        for _ in 0..values {
-            let key = *keys.get(r.u32()? as usize)?;
+        for _ in 0..r.count("value", 16, true)? {
+            let key = *keys
+                .get(r.u32()? as usize)
+                .ok_or(DecodeError::Invalid("partition number"))?;
             let value = r.blob()?;
             let expire_at = r.i64()?;
-            if encoding::decode(value).ok()?.len() != value_names {
-                return None;
+            if !is_tuple(value, value_names) {
+                return Err(DecodeError::Invalid("value: bad tuple"));
             }
             let scope_key = &key[..encoding::prefix_len(key, scope_names)];
             if hashed.contains(scope_key, value) {
-                return None;
+                return Err(DecodeError::Invalid("a value twice in its scope"));
             }
             hashed.insert_new(key, value, expire_at);
         }
+        if !r.is_empty() {
+            return Err(DecodeError::Invalid("bytes after the last value"));
+        }
         list.layout = Layout::Hashed(Box::new(hashed));
         list.compact_below(compact_max + 1);
-        r.is_empty().then_some(list)
+        Ok(list)
     }
 }
 
@@ -584,13 +590,22 @@ mod tests {
         assert_eq!(back.next_due(), Some(7_000));
         for cut in 0..bytes.len() {
             assert!(
-                UList::decode(&bytes[..cut], DEFAULT_COMPACT_MAX).is_none(),
+                UList::decode(&bytes[..cut], DEFAULT_COMPACT_MAX).is_err(),
                 "cut at {cut}"
             );
         }
         let mut longer = bytes.clone();
         longer.push(0);
-        assert!(UList::decode(&longer, DEFAULT_COMPACT_MAX).is_none());
+        assert!(UList::decode(&longer, DEFAULT_COMPACT_MAX).is_err());
+    }
+
+    /// A default expiry no EXPIRE can give would overflow `AT + EXPIRE`.
+    #[test]
+    fn decode_refuses_a_default_expiry_beyond_the_limit() {
+        let mut l = list(&["VALUE", "v"]);
+        l.default_expire_s = Some(MAX_TTL_S + 1);
+        let refused = UList::decode(&l.encode(), DEFAULT_COMPACT_MAX).err();
+        assert_eq!(refused, Some(DecodeError::Invalid("default expiry")));
     }
 
     /// The hashed layout's invariants, when hashed.

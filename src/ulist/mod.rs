@@ -17,6 +17,10 @@ mod hashed;
 mod list;
 mod value;
 
+/// The argument grammar of the commands declared below.
+mod docs;
+
+use crate::docs::{Docs, NONDETERMINISTIC_OUTPUT, PARTITIONS_COMPLEXITY};
 use crate::family::Family;
 use crate::server::command::{command, KEY_DELETE, KEY_INSERT, KEY_READ};
 use crate::server::config::Config;
@@ -28,33 +32,49 @@ pub static FAMILY: Family = Family {
     commands: &[
         command!(
             c"ulist.create",
-            c"write deny-oom",
+            c"write deny-oom fast",
             -4,
             KEY_INSERT,
             command::create,
             CREATE_CALLS,
             ERRORS,
-            c"Creates a unique-value list with its VALUE, SCOPE and PARTITION names"
+            Docs {
+                summary: "Creates a unique-value list with its VALUE, SCOPE and PARTITION names",
+                complexity: "O(1)",
+                args: docs::CREATE,
+                ..Docs::DEFAULT
+            }
         ),
         command!(
             c"ulist.add",
-            c"write deny-oom",
-            -2,
+            c"write deny-oom fast",
+            -4,
             KEY_INSERT,
             command::add,
             ADD_CALLS,
             ERRORS,
-            c"Adds a value to a unique-value list; 1 if it is new within its scope"
+            Docs {
+                summary: "Adds a value to a unique-value list; 1 if it is new within its scope",
+                complexity: "O(1) on average, plus O(log V) for V expiring values if it expires",
+                args: docs::ADD,
+                ..Docs::DEFAULT
+            }
         ),
         command!(
             c"ulist.has",
             c"readonly fast",
-            -2,
+            -4,
             KEY_READ,
             command::has,
             HAS_CALLS,
             ERRORS,
-            c"Tells whether a value is in its scope"
+            Docs {
+                summary: "Tells whether a value is in its scope",
+                complexity: "O(1) on average",
+                tips: NONDETERMINISTIC_OUTPUT,
+                args: docs::HAS,
+                ..Docs::DEFAULT
+            }
         ),
         command!(
             c"ulist.data",
@@ -64,7 +84,13 @@ pub static FAMILY: Family = Family {
             command::data,
             DATA_CALLS,
             ERRORS,
-            c"Returns the live values of the matching scopes and partitions"
+            Docs {
+                summary: "Returns the live values of the matching scopes and partitions",
+                complexity: "O(V + R log R) for V values in the matching scopes, R rows returned",
+                tips: NONDETERMINISTIC_OUTPUT,
+                args: docs::FILTERED,
+                ..Docs::DEFAULT
+            }
         ),
         command!(
             c"ulist.partitions",
@@ -74,7 +100,13 @@ pub static FAMILY: Family = Family {
             command::partitions,
             PARTITIONS_CALLS,
             ERRORS,
-            c"Returns the matching partitions"
+            Docs {
+                summary: "Returns the matching partitions",
+                complexity: PARTITIONS_COMPLEXITY,
+                tips: NONDETERMINISTIC_OUTPUT,
+                args: docs::FILTERED,
+                ..Docs::DEFAULT
+            }
         ),
         command!(
             c"ulist.del",
@@ -84,7 +116,12 @@ pub static FAMILY: Family = Family {
             command::del,
             DEL_CALLS,
             ERRORS,
-            c"Deletes the matching partitions with their values"
+            Docs {
+                summary: "Deletes the matching partitions with their values",
+                complexity: "O(V) for V values in the matching scopes",
+                args: docs::FILTERED,
+                ..Docs::DEFAULT
+            }
         ),
         command!(
             c"ulist.reclaim",
@@ -94,7 +131,14 @@ pub static FAMILY: Family = Family {
             command::reclaim_items,
             RECLAIM_CALLS,
             ERRORS,
-            c"Internal: the master's background removal of expired values, as replicated"
+            Docs {
+                summary:
+                    "Internal: the master's background removal of expired values, as replicated",
+                complexity: "O(I) for I items",
+                acl: &["dangerous"],
+                args: docs::RECLAIM,
+                ..Docs::DEFAULT
+            }
         ),
     ],
     stats: &[

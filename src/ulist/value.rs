@@ -3,12 +3,13 @@
 use super::command::DECLARATION;
 use super::list::{UList, NEVER};
 use crate::server::module_type::{type_methods, AofWriter, ModuleValue};
+use crate::tuples::schema::DecodeError;
 use redis_module::native_types::RedisType;
 use std::os::raw::c_int;
 
 /// Registered as `recipesUL` (Redis type names are exactly 9 characters).
 pub static ULIST_TYPE: RedisType = RedisType::new(
-    "recipesUL",
+    UList::TYPE_NAME,
     UList::ENCODING_VERSION,
     type_methods::<UList>(),
 );
@@ -17,16 +18,18 @@ pub static ULIST_TYPE: RedisType = RedisType::new(
 pub const ULIST_ENCODING_V1: c_int = 1;
 
 impl ModuleValue for UList {
+    const TYPE_NAME: &'static str = "recipesUL";
     const ENCODING_VERSION: c_int = ULIST_ENCODING_V1;
+    type DecodeError = DecodeError;
 
     fn encode(&self) -> Vec<u8> {
         UList::encode(self)
     }
 
-    fn decode(bytes: &[u8], encver: c_int) -> Option<Self> {
+    fn decode(bytes: &[u8], encver: c_int) -> Result<Self, DecodeError> {
         match encver {
             ULIST_ENCODING_V1 => UList::decode(bytes, super::compact_max()),
-            _ => None,
+            _ => Err(DecodeError::Invalid("unknown encoding version")),
         }
     }
 

@@ -20,20 +20,28 @@
 //! `restart()` (SIGTERM flushes the AOF). RDB tests use `restart_with_save()`
 //! (SAVE, then stop). Both reuse the same dir and the same config.
 //!
+//! Faults: `crash()` kills a server with SIGKILL (nothing flushed), and
+//! `try_restart()` starts it again on its dir, answering the log and how the
+//! process ended when it refuses to start (a bad RDB or AOF).
+//!
 //! Env: `RECIPES_MODULE` = path of the .so (else found next to the test binary);
 //! `REDIS_SERVER` = redis-server binary (default `redis-server`);
 //! `REDIS_CLI` = the matching redis-cli, for tests that run it ([`redis_cli`]);
+//! `REDIS_CHECK_AOF` = the matching redis-check-aof ([`redis_check_aof`]);
 //! `KEEP_TMP` = keep temp dirs (their path is printed).
 #![allow(dead_code)]
 
+pub mod cluster;
 pub mod families;
 mod query;
 pub use query::*;
 
 use std::collections::BTreeMap;
-use std::net::TcpListener;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -72,6 +80,26 @@ pub fn redis_cli() -> String {
     std::env::var("REDIS_CLI").unwrap_or_else(|_| "redis-cli".into())
 }
 
+/// The redis-check-aof to run: `$REDIS_CHECK_AOF`, else the one beside
+/// `$REDIS_SERVER` (`<name>-check-aof` for `<name>-server`) when there is one,
+/// else `redis-check-aof`.
+pub fn redis_check_aof() -> String {
+    if let Ok(path) = std::env::var("REDIS_CHECK_AOF") {
+        return path;
+    }
+    if let Ok(server) = std::env::var("REDIS_SERVER") {
+        let path = PathBuf::from(&server);
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+        if let Some(stem) = name.as_deref().and_then(|n| n.strip_suffix("-server")) {
+            let check = path.with_file_name(format!("{stem}-check-aof"));
+            if check.is_file() {
+                return check.display().to_string();
+            }
+        }
+    }
+    "redis-check-aof".into()
+}
+
 /// Current Unix time in ms (the test machine's clock = the server's clock).
 pub fn now_ms() -> i64 {
     SystemTime::now()
@@ -100,6 +128,18 @@ fn free_port() -> u16 {
         .local_addr()
         .unwrap()
         .port()
+}
+
+/// A free port for a cluster node: its bus port (+10000) must be a port too
+/// and free, so at most 55535.
+fn free_cluster_port() -> u16 {
+    for _ in 0..1000 {
+        let port = free_port();
+        if port <= 55535 && TcpListener::bind(("127.0.0.1", port + 10000)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free port pair for a cluster node");
 }
 
 fn fresh_dir() -> PathBuf {
@@ -258,11 +298,27 @@ impl Server {
     }
 
     /// Spawn on `self.dir`; `new_port`: pick a fresh port (else try the current one first).
-    fn spawn(&mut self, mut new_port: bool) {
+    fn spawn(&mut self, new_port: bool) {
+        if let Err(e) = self.try_spawn(new_port) {
+            panic!("{e}");
+        }
+    }
+
+    /// [`Server::spawn`], answering why the server did not start instead of panicking.
+    fn try_spawn(&mut self, mut new_port: bool) -> Result<(), StartFailure> {
         let bin = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
         for attempt in 0..5 {
             if new_port || self.port == 0 {
-                self.port = free_port();
+                let cluster = self
+                    .builder
+                    .extra
+                    .windows(2)
+                    .any(|w| w[0] == "--cluster-enabled" && w[1] == "yes");
+                self.port = if cluster {
+                    free_cluster_port()
+                } else {
+                    free_port()
+                };
             }
             let _ = std::fs::remove_file(self.log_path());
             let child = Command::new(&bin)
@@ -274,61 +330,61 @@ impl Server {
                 .spawn()
                 .unwrap_or_else(|e| panic!("cannot run {bin}: {e} (is redis-server installed?)"));
             self.child = Some(child);
-            match self.wait_ready() {
-                Ok(()) => return,
-                Err(retry) => {
-                    self.kill_hard();
-                    let log = self.log();
-                    if retry && attempt < 4 {
-                        new_port = true;
-                        continue;
-                    }
-                    let version = Command::new(&bin)
-                        .arg("--version")
-                        .output()
-                        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-                        .unwrap_or_default();
-                    panic!(
-                        "{bin} ({version}) on port {} did not start (dir {})\n--- log ---\n{}",
-                        self.port,
-                        self.dir.display(),
-                        log
-                    );
+            let status = match self.wait_ready() {
+                Ok(()) => return Ok(()),
+                Err(Unready::PortTaken) if attempt < 4 => {
+                    new_port = true;
+                    continue;
                 }
-            }
+                Err(Unready::Exited(status)) => Some(status),
+                Err(_) => {
+                    self.kill_hard();
+                    None
+                }
+            };
+            self.child = None;
+            let version = Command::new(&bin)
+                .arg("--version")
+                .output()
+                .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+                .unwrap_or_default();
+            return Err(StartFailure {
+                what: format!(
+                    "{bin} ({version}) on port {} did not start (dir {})",
+                    self.port,
+                    self.dir.display()
+                ),
+                status,
+                log: self.log(),
+            });
         }
+        unreachable!("the last attempt returns")
     }
 
     /// Ok when our process answers PING and has finished loading.
-    /// Err(true) = port collision (retry on another port), Err(false) = fatal.
-    fn wait_ready(&mut self) -> Result<(), bool> {
+    fn wait_ready(&mut self) -> Result<(), Unready> {
         let end = Instant::now() + STARTUP_DEADLINE;
         let pid = self.pid();
         loop {
-            if let Ok(Some(_)) = self.child.as_mut().unwrap().try_wait() {
-                return Err(self.log().contains("Address already in use"));
+            if let Ok(Some(status)) = self.child.as_mut().unwrap().try_wait() {
+                if self.log().contains("Address already in use") {
+                    return Err(Unready::PortTaken);
+                }
+                return Err(Unready::Exited(status));
             }
             if Instant::now() >= end {
-                return Err(false);
+                return Err(Unready::Deadline);
             }
-            if let Ok(mut c) = self
-                .client()
-                .get_connection_with_timeout(Duration::from_millis(500))
-            {
-                let _ = c.set_read_timeout(Some(Duration::from_secs(2)));
-                if let Ok(info) = redis::cmd("INFO").arg("server").query::<String>(&mut c) {
-                    if info_field(&info, "process_id") != Some(pid.to_string()) {
-                        // someone else's server on this port
-                        return Err(true);
-                    }
-                    let loaded = redis::cmd("INFO")
-                        .arg("persistence")
-                        .query::<String>(&mut c)
-                        .map(|i| info_field(&i, "loading").as_deref() == Some("0"))
-                        .unwrap_or(false);
-                    if loaded && redis::cmd("PING").query::<String>(&mut c).is_ok() {
-                        return Ok(());
-                    }
+            if let Some(info) = probe_info(self.port, "server") {
+                if info_field(&info, "process_id") != Some(pid.to_string()) {
+                    // someone else's server on this port
+                    self.kill_hard();
+                    return Err(Unready::PortTaken);
+                }
+                let loaded = probe_info(self.port, "persistence")
+                    .is_some_and(|i| info_field(&i, "loading").as_deref() == Some("0"));
+                if loaded {
+                    return Ok(());
                 }
             }
             std::thread::sleep(Duration::from_millis(20));
@@ -374,6 +430,22 @@ impl Server {
         self.spawn(false);
     }
 
+    /// [`Server::restart`] with `extra` config on top of the server's own
+    /// (kept for later restarts), answering why it did not start instead of
+    /// panicking: for data the server may refuse.
+    pub fn try_restart_with(&mut self, extra: &[(&str, &str)]) -> Result<(), StartFailure> {
+        self.stop();
+        for (name, value) in extra {
+            self.builder = std::mem::take(&mut self.builder).config(name, value);
+        }
+        self.try_spawn(false)
+    }
+
+    /// SIGKILL, as a crash: nothing is flushed or saved. `restart()` brings it back.
+    pub fn crash(&mut self) {
+        self.kill_hard();
+    }
+
     /// `SAVE` (RDB), then `restart()`.
     pub fn restart_with_save(&mut self) {
         let _: () = redis::cmd("SAVE").query(&mut self.conn()).expect("SAVE");
@@ -387,6 +459,64 @@ impl Server {
             .query(&mut self.conn())
             .expect("INFO")
     }
+}
+
+/// Why a server did not start.
+#[derive(Debug)]
+pub struct StartFailure {
+    pub what: String,
+    /// How the process ended; `None` when it was still running at the deadline.
+    pub status: Option<ExitStatus>,
+    pub log: String,
+}
+
+impl StartFailure {
+    /// The process exited by itself with an exit code, not by a signal (a crash).
+    pub fn exited_cleanly(&self) -> bool {
+        self.status
+            .is_some_and(|s| s.code().is_some() && s.signal().is_none())
+    }
+}
+
+impl std::fmt::Display for StartFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} ({:?})\n--- log ---\n{}",
+            self.what, self.status, self.log
+        )
+    }
+}
+
+/// `INFO <section>` of the server on `port` over a plain socket with
+/// timeouts, `None` without a reply: a server that accepts connections but
+/// does not answer (busy, hung) cannot block the caller, as the client
+/// crate's connection handshake, which has no read timeout, would.
+fn probe_info(port: u16, section: &str) -> Option<String> {
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_millis(500)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+    stream
+        .set_write_timeout(Some(Duration::from_secs(2)))
+        .ok()?;
+    stream
+        .write_all(format!("INFO {section}\r\n").as_bytes())
+        .ok()?;
+    let mut reply = BufReader::new(stream);
+    let mut header = String::new();
+    reply.read_line(&mut header).ok()?;
+    let len: usize = header.strip_prefix('$')?.trim().parse().ok()?;
+    let mut text = vec![0; len];
+    reply.read_exact(&mut text).ok()?;
+    String::from_utf8(text).ok()
+}
+
+/// Why a started process is not ready.
+enum Unready {
+    /// Another server answers on the port: retry on another.
+    PortTaken,
+    Exited(ExitStatus),
+    Deadline,
 }
 
 impl Drop for Server {

@@ -1,8 +1,8 @@
 //! HCOUNTER in the family table: partitioned, grouped counters (module type
 //! `recipesHC`).
 
-use super::super::{exists, q, q_bin, q_ok};
-use super::{read_line, Family, Step};
+use super::super::{cmd, exists, q, q_bin, q_ok};
+use super::{read_line, Family, Reclaim, Step, Tally};
 use rand::rngs::StdRng;
 use rand::Rng;
 use redis::{Connection, Value};
@@ -35,6 +35,28 @@ pub const FAMILY: Family = Family {
     workload,
     read,
     sample,
+    tally: Tally {
+        setup: |key| vec![cmd(&["HCOUNTER.CREATE", key, "GROUP", "g"])],
+        write: |key, i| cmd(&["HCOUNTER.INCR", key, "g", &(i % 5).to_string()]),
+        count: |c, key| {
+            let rows: Vec<Vec<redis::Value>> = q(c, &["HCOUNTER.DATA", key]);
+            rows.iter()
+                .map(|row| redis::from_redis_value::<i64>(&row[row.len() - 1]).unwrap())
+                .sum()
+        },
+    },
+    // A partition expires TTL seconds after its latest AT.
+    reclaim: Some(Reclaim {
+        create: |key| vec![cmd(&["HCOUNTER.CREATE", key, "PARTITION", "p", "TTL", "1"])],
+        expiring: |key, n, due| {
+            let at = (due - 1000).to_string();
+            (0..n)
+                .map(|i| cmd(&["HCOUNTER.INCR", key, "AT", &at, "p", &i.to_string()]))
+                .collect()
+        },
+    }),
+    upkeep: None,
+    replica_dump_equal: true,
 };
 
 const DAY_MS: i64 = 86_400_000;

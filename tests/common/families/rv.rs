@@ -1,7 +1,7 @@
 //! RV in the family table: a plain sorted set, score = time.
 
-use super::super::q;
-use super::{read_line, Family, Step};
+use super::super::{cmd, q};
+use super::{read_line, Family, Step, Tally};
 use rand::rngs::StdRng;
 use rand::Rng;
 use redis::Connection;
@@ -22,6 +22,14 @@ pub const FAMILY: Family = Family {
     workload,
     read,
     sample,
+    tally: Tally {
+        setup: |_| vec![],
+        write: |key, i| cmd(&["RV.ADD", key, &format!("m{i}"), "MAXLEN", "0"]),
+        count: |c, key| q(c, &["RV.LEN", key]),
+    },
+    reclaim: None,
+    upkeep: None,
+    replica_dump_equal: true,
 };
 
 /// Times this far after `base` keep expiries counted from them alive for the

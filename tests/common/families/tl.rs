@@ -1,7 +1,7 @@
 //! TL in the family table: a plain list, newest at the head.
 
-use super::super::q;
-use super::{read_line, Family, Step};
+use super::super::{cmd, q};
+use super::{read_line, Family, Step, Tally};
 use rand::rngs::StdRng;
 use rand::Rng;
 use redis::Connection;
@@ -14,6 +14,14 @@ pub const FAMILY: Family = Family {
     workload,
     read,
     sample,
+    tally: Tally {
+        setup: |_| vec![],
+        write: |key, i| cmd(&["TL.PUSH", key, &i.to_string(), "MAXLEN", "0"]),
+        count: |c, key| q(c, &["TL.LEN", key]),
+    },
+    reclaim: None,
+    upkeep: None,
+    replica_dump_equal: true,
 };
 
 /// `n` random TL calls on the keys `{prefix}k0` .. `{prefix}k5`: pushes with

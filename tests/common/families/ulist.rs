@@ -1,7 +1,7 @@
 //! ULIST in the family table: unique-value lists (module type `recipesUL`).
 
-use super::super::{q, q_ok};
-use super::{read_line, Family, Step};
+use super::super::{cmd, q, q_ok};
+use super::{read_line, Family, Reclaim, Step, Tally};
 use rand::rngs::StdRng;
 use rand::Rng;
 use redis::Connection;
@@ -30,6 +30,25 @@ pub const FAMILY: Family = Family {
     workload,
     read,
     sample,
+    tally: Tally {
+        setup: |key| vec![cmd(&["ULIST.CREATE", key, "VALUE", "v"])],
+        write: |key, i| cmd(&["ULIST.ADD", key, "v", &i.to_string()]),
+        count: |c, key| q::<Vec<redis::Value>>(c, &["ULIST.DATA", key]).len() as i64,
+    },
+    reclaim: Some(Reclaim {
+        create: |key| vec![cmd(&["ULIST.CREATE", key, "VALUE", "v", "PARTITION", "p"])],
+        expiring: |key, n, due| {
+            let due = due.to_string();
+            (0..n)
+                .map(|i| {
+                    let (v, p) = (i.to_string(), (i % 7).to_string());
+                    cmd(&["ULIST.ADD", key, "PXAT", &due, "v", &v, "p", &p])
+                })
+                .collect()
+        },
+    }),
+    upkeep: None,
+    replica_dump_equal: true,
 };
 
 /// Lists with and without scope and partitions, with a default expiry:

@@ -1,0 +1,87 @@
+//! TOPN's argument grammar, for its command docs (`crate::docs`): what
+//! `parse.rs` accepts, options in their usual order (any order parses, but
+//! TOP's count comes first and COUNT's options last).
+
+use crate::docs::{integer, key, pure_token, string, Arg, AT};
+
+/// `TOPN.CREATE key [BUCKET seconds] [WINDOW buckets]`
+pub const CREATE: &[Arg] = &[
+    key("key"),
+    integer("seconds")
+        .token("BUCKET")
+        .optional()
+        .summary("bucket width (default recipes.topn-default-bucket)"),
+    integer("buckets")
+        .token("WINDOW")
+        .optional()
+        .summary("buckets in the window (default recipes.topn-default-window)"),
+];
+
+/// `TOPN.INCR key member [BY increment] [AT time]`
+pub const INCR: &[Arg] = &[
+    key("key"),
+    string("member"),
+    integer("increment").token("BY").optional(),
+    AT,
+];
+
+const COUNT: Arg = integer("count")
+    .optional()
+    .summary("how many members (default 10)");
+const LAST: Arg = integer("buckets")
+    .token("LAST")
+    .optional()
+    .summary("only the newest buckets of the window");
+const WITHCOUNTS: Arg = pure_token("withcounts", "WITHCOUNTS").optional();
+
+/// `TOPN.TOP key [count] [AT time] [LAST buckets] [WITHCOUNTS]`
+pub const TOP: &[Arg] = &[key("key"), COUNT, AT, LAST, WITHCOUNTS];
+
+/// `TOPN.TOP24 key [count] [AT time] [WITHCOUNTS]`
+pub const TOP24: &[Arg] = &[key("key"), COUNT, AT, WITHCOUNTS];
+
+/// `TOPN.COUNT key member [member ...] [AT time] [LAST buckets]`
+pub const COUNT_MEMBERS: &[Arg] = &[key("key"), string("member").multiple(), AT, LAST];
+
+/// `TOPN.INFO key`
+pub const INFO: &[Arg] = &[key("key")];
+
+#[cfg(test)]
+mod tests {
+    use super::super::parse;
+    use crate::docs::{as_tokens, calls, Arg};
+
+    fn value(a: &Arg, n: usize) -> String {
+        match a.name {
+            "key" => "key".into(),
+            "member" => format!("member{n}"),
+            _ => "5".into(),
+        }
+    }
+
+    /// Every call the docs describe parses, to what it says.
+    #[test]
+    fn the_parser_takes_every_documented_call() {
+        for call in calls(super::CREATE, &value) {
+            parse::create_options(&as_tokens(&call[1..]))
+                .unwrap_or_else(|e| panic!("{call:?}: {e}"));
+        }
+        for call in calls(super::INCR, &value) {
+            parse::incr_options(&as_tokens(&call[2..])).unwrap_or_else(|e| panic!("{call:?}: {e}"));
+        }
+        for (args, last) in [(super::TOP, true), (super::TOP24, false)] {
+            for call in calls(args, &value) {
+                let got = parse::top_options(&as_tokens(&call[1..]), last)
+                    .unwrap_or_else(|e| panic!("{call:?}: {e}"));
+                assert_eq!(got.with_counts, call.contains(&"WITHCOUNTS".into()));
+            }
+        }
+        for call in calls(super::COUNT_MEMBERS, &value) {
+            let tokens = as_tokens(&call[1..]);
+            let (members, ..) =
+                parse::count_args(&tokens).unwrap_or_else(|e| panic!("{call:?}: {e}"));
+            let given = call.iter().filter(|t| t.starts_with("member")).count();
+            assert_eq!(members.len(), given, "{call:?}");
+        }
+    }
+}
