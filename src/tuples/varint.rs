@@ -19,11 +19,15 @@ pub type Packed = SmallVec<[u8; 24]>;
 
 /// Appends `n` as a varint (1 to 10 bytes).
 pub fn put(out: &mut impl Extend<u8>, mut n: u64) {
+    // Built aside, then added at once (one capacity check, not one a byte).
+    let (mut bytes, mut len) = ([0u8; 10], 0);
     while n >= 0x80 {
-        out.extend([n as u8 | 0x80]);
+        bytes[len] = n as u8 | 0x80;
         n >>= 7;
+        len += 1;
     }
-    out.extend([n as u8]);
+    bytes[len] = n as u8;
+    out.extend(bytes[..=len].iter().copied());
 }
 
 /// The varint at the start of `buf` and its length in bytes; `None` if
