@@ -106,12 +106,19 @@ pub fn add(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let (pairs, [at, expire, never, pxat]) = Pairs::parse(schema, &args.bytes[2..], &ADD_OPTIONS)?;
     pairs.check(schema, &[Role::Value, Role::Scope, Role::Partition], &[])?;
     let given_at = opt_int_in("AT", at, 0, MAX_TIME_MS)?;
-    let at = given_at.unwrap_or_else(|| ctx.now_ms());
-    let expire_at = expire_at(at, [expire, never, pxat], list.default_expire_s())?;
+    let expiry = [expire, never, pxat];
+    // Without expiring values on either side, the time decides nothing (and
+    // the clock is not even read).
+    let timeless =
+        expire_at(0, expiry, list.default_expire_s())? == NEVER && !list.has_expiring_values();
+    let at = match given_at {
+        Some(at) => at,
+        None if timeless => 0,
+        None => ctx.now_ms(),
+    };
+    let expire_at = expire_at(at, expiry, list.default_expire_s())?;
     let of = |role| pairs.values_of(schema, role);
     let keys = ValueKeys::new(of(Role::Scope), of(Role::Partition), of(Role::Value));
-    // Without expiring values on either side, the time decides nothing.
-    let timeless = expire_at == NEVER && !list.has_expiring_values();
     let new = list.add(&keys, at, expire_at);
     if new {
         ctx.notify(Class::Module, c"ulist.add", name);
