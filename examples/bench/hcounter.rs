@@ -23,11 +23,11 @@
 //!   shipped, `data` runs two more KEYS: the exact key and `key:*`); goal >= 10x.
 //!   For reference, the gem's listing also in db 1, where the same hashes
 //!   share the db with 1,000,000 unrelated keys (KEYS scans them all).
-//! - `hcounter-memory`: bytes per cell at 100,000 cells, 20 cells per
-//!   partition (5,000 partitions) and 1,000 per partition (100), HCOUNTER
+//! - `hcounter-memory`: bytes per cell at 100,000 cells, 5, 20, 100 and
+//!   1,000 cells per partition (20,000 partitions down to 100), HCOUNTER
 //!   (integer counts) against the gem's hashes filled with HINCRBYFLOAT, by
 //!   MEMORY USAGE and by what the allocator holds; goal HCOUNTER <= gem at
-//!   1,000 cells per partition.
+//!   each.
 
 use super::*;
 
@@ -605,30 +605,46 @@ fn hm_alloc_hcounter(id: &'static str, of: &'static str, alloc: &AllocBytes) -> 
 
 pub(crate) fn memory_group(_s: &Settings) -> Group {
     let a: AllocBytes = Default::default();
+    let rows = [
+        (5, "HCOUNTER 5", "gem 5", "alloc HC 5", "alloc gem 5"),
+        (20, "HCOUNTER 20", "gem 20", "alloc HC 20", "alloc gem 20"),
+        (
+            100,
+            "HCOUNTER 100",
+            "gem 100",
+            "alloc HC 100",
+            "alloc gem 100",
+        ),
+        (
+            1000,
+            "HCOUNTER 1000",
+            "gem 1000",
+            "alloc HC 1000",
+            "alloc gem 1000",
+        ),
+    ];
+    let (mut measures, mut compares) = (Vec::new(), Vec::new());
+    for (per, hc, gem, _, _) in rows {
+        measures.extend([hm_hcounter(hc, per, &a), hm_gem(gem, per, &a)]);
+        compares.push(cmp(hc, gem, Some(Goal::AtMost(1.0))));
+    }
+    for (_, hc, gem, alloc_hc, alloc_gem) in rows {
+        measures.extend([
+            hm_alloc_hcounter(alloc_hc, hc, &a),
+            mem_alloc(alloc_gem, gem, &a),
+        ]);
+        compares.push(cmp(alloc_hc, alloc_gem, Some(Goal::AtMost(1.0))));
+    }
     Group {
         id: "hcounter-memory",
         title: format!(
-            "HCOUNTER memory per cell: {HM_CELLS} cells at 20 and at 1000 cells per partition, \
-             MEMORY USAGE ... SAMPLES 0 summed over each layout's keys"
+            "HCOUNTER memory per cell: {HM_CELLS} cells at 5, 20, 100 and 1000 cells per \
+             partition, MEMORY USAGE ... SAMPLES 0 summed over each layout's keys"
         ),
         reset_each: false,
         setup: None,
         scenarios: vec![],
-        measures: vec![
-            hm_hcounter("HCOUNTER 20", 20, &a),
-            hm_gem("gem 20", 20, &a),
-            hm_hcounter("HCOUNTER 1000", 1000, &a),
-            hm_gem("gem 1000", 1000, &a),
-            hm_alloc_hcounter("alloc HC 20", "HCOUNTER 20", &a),
-            mem_alloc("alloc gem 20", "gem 20", &a),
-            hm_alloc_hcounter("alloc HC 1000", "HCOUNTER 1000", &a),
-            mem_alloc("alloc gem 1000", "gem 1000", &a),
-        ],
-        compares: vec![
-            cmp("HCOUNTER 20", "gem 20", None),
-            cmp("HCOUNTER 1000", "gem 1000", Some(Goal::AtMost(1.0))),
-            cmp("alloc HC 20", "alloc gem 20", None),
-            cmp("alloc HC 1000", "alloc gem 1000", Some(Goal::AtMost(1.0))),
-        ],
+        measures,
+        compares,
     }
 }

@@ -41,9 +41,10 @@
 //!   `rv-write,topn-read` (groups: rv-write, rv-memory, tl-write, topn-write,
 //!   topn-read, topn-last, topn-idle, topn-latency, ulist-write, ulist-gem,
 //!   ulist-memory, ulist-reclaim, hcounter-write, hcounter-unique,
-//!   hcounter-list, hcounter-memory, latency; `ulist` runs the four ULIST
-//!   groups, `hcounter` the four HCOUNTER groups, described in `hcounter.rs`;
-//!   `latency`, described in `latency.rs`, writes `target/bench/latency.json`).
+//!   hcounter-list, hcounter-memory, latency, ulist-small; `ulist` runs the
+//!   ULIST groups (ulist-small described in `ulist_small.rs`), `hcounter` the
+//!   four HCOUNTER groups, described in `hcounter.rs`; `latency`, described in
+//!   `latency.rs`, writes `target/bench/latency.json`).
 //!   topn-idle starts a replica of the bench's server for its replica
 //!   measure, and waits about 30 s (buckets of 1 s must pass with no writes).
 //!
@@ -94,6 +95,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 mod hcounter;
 mod json;
 mod latency;
+mod ulist_small;
 
 // ======================================================================
 // Settings
@@ -2114,13 +2116,28 @@ fn used_memory(c: &mut Conn) -> Result<i64, String> {
         .map_err(|e| format!("used_memory: {e}"))
 }
 
+/// `used_memory` once it stops falling: a module frees a big value on a
+/// thread of its own after DEL returns (at most 5 s of 20 ms polls).
+fn settled_used_memory(c: &mut Conn) -> Result<i64, String> {
+    let mut last = used_memory(c)?;
+    for _ in 0..250 {
+        std::thread::sleep(Duration::from_millis(20));
+        let now = used_memory(c)?;
+        if now >= last {
+            return Ok(now);
+        }
+        last = now;
+    }
+    Ok(last)
+}
+
 /// Per layout id, the bytes per value the allocator holds for it.
 type AllocBytes = std::rc::Rc<std::cell::RefCell<HashMap<&'static str, f64>>>;
 
 /// Fills one layout with `fill` (`n` values), then reports MEMORY USAGE summed
 /// over `keys` per value (the note: totals, the allocator's view, encodings),
 /// and deletes the keys. The allocator's view: `used_memory` with the data
-/// minus `used_memory` once its keys are deleted (DEL frees synchronously),
+/// minus `used_memory` once its keys are deleted and freed,
 /// so the loading connection's buffers count on neither side.
 fn mem_measure(
     c: &mut Conn,
@@ -2155,7 +2172,7 @@ fn mem_measure(
     let mut del = vec![A::S("DEL")];
     del.extend(keys.iter().map(|k| A::S(k)));
     c.call(&del)?;
-    let used0 = used_memory(c)?;
+    let used0 = settled_used_memory(c)?;
     let n = n as f64;
     alloc.borrow_mut().insert(id, (used1 - used0) as f64 / n);
     let note = format!(
@@ -3157,6 +3174,7 @@ fn all_groups(s: &Settings) -> Vec<Group> {
         ulist_gem_group(s),
         ulist_memory_group(s),
         ulist_reclaim_group(s),
+        ulist_small::group(s),
         hcounter::write_group(s),
         hcounter::unique_group(s),
         hcounter::list_group(s),

@@ -2,7 +2,7 @@
 
 use super::counter::{Count, HCounter, Place};
 use super::value::HCOUNTER_TYPE;
-use super::EXPIRED_PARTITIONS;
+use super::{compact_max, EXPIRED_PARTITIONS};
 use crate::args::{
     int_in, opt_int_in, printable, CmdError, OptionSpec, Takes, MAX_TIME_MS, MAX_TTL_S,
 };
@@ -11,6 +11,7 @@ use crate::server::{reclaim, Arg, Class, Ctx, Key, KeyKind, RStr, AT};
 use crate::tuples::encoding;
 use crate::tuples::index::Filter;
 use crate::tuples::schema::{Declaration, Pairs, Role, Schema};
+use smallvec::SmallVec;
 use std::ffi::CStr;
 
 /// How HCOUNTER.CREATE declares names. A name may be both PARTITION and
@@ -181,6 +182,7 @@ fn increment(ctx: Ctx, args: &Args, cmd: &CStr, by: Option<&[u8]>) -> Result<(),
     let counter = key
         .value_mut::<HCounter>(&HCOUNTER_TYPE)?
         .ok_or_else(no_such_counter)?;
+    counter.set_compact_max(compact_max());
     let roles: &[Role] = if counter.is_unique() { &UNIQUE } else { &CELL };
     let first = if by.is_some() { 3 } else { 2 };
     let (pairs, given_at) = write_pairs(counter, &args.bytes[first..], roles)?;
@@ -223,7 +225,9 @@ fn increment(ctx: Ctx, args: &Args, cmd: &CStr, by: Option<&[u8]>) -> Result<(),
             if given_at.is_some() {
                 ctx.replicate_verbatim();
             } else {
-                let mut effect: Vec<Arg> = args.raw_from(1).iter().map(|&s| Arg::Str(s)).collect();
+                // Inline: no allocation for the usual call.
+                let mut effect: SmallVec<[Arg; 16]> =
+                    args.raw_from(1).iter().map(|&s| Arg::Str(s)).collect();
                 effect.extend([AT.arg(), Arg::Int(at)]);
                 ctx.replicate(cmd, &effect);
             }
@@ -298,7 +302,7 @@ pub fn data(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
         let rows = counter.data(filter, ctx.now_ms());
         ctx.reply_array(rows.len());
         for row in rows {
-            reply_row(ctx, &names, &[row.partition, row.cell], Some(row.count));
+            reply_row(ctx, &names, &[row.partition, &row.cell], Some(row.count));
         }
     })
 }
@@ -357,8 +361,11 @@ fn internal_write<'a>(
     what: &str,
 ) -> Result<&'a mut HCounter, CmdError> {
     internal(ctx, what)?;
-    key.value_mut::<HCounter>(&HCOUNTER_TYPE)?
-        .ok_or_else(no_such_counter)
+    let counter = key
+        .value_mut::<HCounter>(&HCOUNTER_TYPE)?
+        .ok_or_else(no_such_counter)?;
+    counter.set_compact_max(compact_max());
+    Ok(counter)
 }
 
 fn required_at(at: Option<i64>) -> Result<i64, CmdError> {

@@ -3,13 +3,15 @@
 //! `value.rs` puts it in a key.
 //!
 //! Layout:
-//! - the partition index maps the encoding of a partition's PARTITION values
-//!   to its slot; slots hold the partitions (a freed slot is reused), so a
-//!   unique tuple can name its partition with a `u32`;
-//! - a partition holds its cells (a vector of (encoding of the cell's GROUP
-//!   values that are not PARTITION values, count), found through a hash
-//!   table once there are more than a few), the latest AT of its writes and
-//!   the unique tuples first counted in it;
+//! - slots hold the partitions (a freed slot is reused), so a unique tuple
+//!   and the expiry queue name a partition with a `u32`; the partition index
+//!   holds slot numbers only, ordered and hashed by the key each partition's
+//!   record holds (the encoding of its PARTITION values);
+//! - a partition is one record (`record.rs`) with its key, the latest AT of
+//!   its writes and, up to `recipes.hcounter-compact-max` cells, its cells
+//!   packed (key: the encoding of the cell's GROUP values that are not
+//!   PARTITION values; count); past that a hash table of cells, boxed apart
+//!   with the unique tuples first counted in it (`partition.rs`);
 //! - one hash table over every remembered unique tuple (the encoding of its
 //!   SCOPE values, then its UNIQUE values), each pointing at its partition,
 //!   so the uniqueness check is one lookup;
@@ -27,17 +29,20 @@
 //! Time is always an argument: a partition whose TTL has run out by the time
 //! of a call is not there for that call, reclaimed yet or not.
 
-use super::cells::{Cells, Pos};
+use super::partition::{Partition, Pos};
+use super::record::Record;
 use crate::args::MAX_TTL_S;
 use crate::tuples::chunked::Chunked;
 use crate::tuples::encoding;
 use crate::tuples::expiry::ExpiryQueue;
-use crate::tuples::index::{Filter, PartitionIndex};
+use crate::tuples::index::Filter;
+use crate::tuples::ordered::{Keys, OrderedIds};
 use crate::tuples::sample::estimate;
 use crate::tuples::schema::{put_blob, DecodeError, Reader, Role, Schema};
 use crate::tuples::table::Table;
 use hashbrown::DefaultHashBuilder;
 use smallvec::SmallVec;
+use std::borrow::Cow;
 use std::hash::BuildHasher;
 
 /// Encoded bytes, inline up to 16 (most cell keys need no allocation).
@@ -93,35 +98,6 @@ impl Count {
     }
 }
 
-#[derive(Clone, Debug)]
-struct Partition {
-    /// Its key in the partition index.
-    key: Box<[u8]>,
-    /// The latest AT of its writes.
-    last_at: i64,
-    /// When its entry in the expiry queue is due (`None`: not queued).
-    queued_at: Option<i64>,
-    cells: Cells,
-    /// Unique tuples first counted here (SCOPE then UNIQUE encodings);
-    /// boxed so a partition without any stays small (8 bytes, not 24).
-    seen: Option<Box<Chunked<Box<[u8]>>>>,
-}
-
-impl Partition {
-    fn seen(&self) -> impl Iterator<Item = &Box<[u8]>> + '_ {
-        self.seen.iter().flat_map(|s| s.iter())
-    }
-
-    fn seen_len(&self) -> usize {
-        self.seen.as_ref().map_or(0, |s| s.len())
-    }
-
-    /// What removing it costs: its cells and unique tuples.
-    fn size(&self) -> usize {
-        1 + self.cells.len() + self.seen_len()
-    }
-}
-
 /// A partition this small is torn down at once when removed (tiny in unit
 /// tests, so the model crosses both paths).
 const TEAR_DOWN_AT_ONCE: usize = if cfg!(test) { 4 } else { 256 };
@@ -157,8 +133,24 @@ pub struct Outcome {
 /// One cell, as DATA lists it.
 pub struct CellRow<'a> {
     pub partition: &'a [u8],
-    pub cell: &'a [u8],
+    pub cell: Cow<'a, [u8]>,
     pub count: Count,
+}
+
+/// Cells a partition packs in its record at most, unless configured.
+pub const DEFAULT_COMPACT_MAX: usize = 128;
+
+/// The slots' records hold the partition index's keys.
+#[derive(Clone, Copy)]
+struct SlotKeys<'a>(&'a Chunked<Option<Partition>>);
+
+impl Keys for SlotKeys<'_> {
+    fn key(&self, id: u32) -> &[u8] {
+        self.0
+            .get(id as usize)
+            .and_then(Option::as_ref)
+            .map_or(&[], |p| p.record.key())
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -169,7 +161,7 @@ pub struct HCounter {
     cell_names: SmallVec<[u16; 4]>,
     ttl_s: Option<i64>,
     float: bool,
-    index: PartitionIndex<u32>,
+    index: OrderedIds,
     slots: Chunked<Option<Partition>>,
     free_slots: Chunked<u32>,
     seen: Table<SeenRef>,
@@ -180,6 +172,8 @@ pub struct HCounter {
     /// Slots by when their partition may expire (due at or before it).
     expiry: ExpiryQueue<u32>,
     hasher: DefaultHashBuilder,
+    /// Cells a partition packs at most (a layout setting, not content).
+    compact_max: usize,
 }
 
 impl HCounter {
@@ -196,7 +190,7 @@ impl HCounter {
             cell_names,
             ttl_s,
             float,
-            index: PartitionIndex::default(),
+            index: OrderedIds::default(),
             slots: Chunked::default(),
             free_slots: Chunked::default(),
             seen: Table::new(),
@@ -204,7 +198,14 @@ impl HCounter {
             cells: 0,
             expiry: ExpiryQueue::default(),
             hasher: DefaultHashBuilder::default(),
+            compact_max: DEFAULT_COMPACT_MAX,
         }
+    }
+
+    /// Sets how many cells a partition packs at most
+    /// (`recipes.hcounter-compact-max`); partitions already hashed stay so.
+    pub fn set_compact_max(&mut self, cells: usize) {
+        self.compact_max = cells;
     }
 
     pub fn schema(&self) -> &Schema {
@@ -261,7 +262,8 @@ impl HCounter {
 
     /// When partition `p` expires (`None`: never).
     fn expires_at(&self, p: &Partition) -> Option<i64> {
-        self.ttl_s.map(|s| p.last_at.saturating_add(s * 1000))
+        self.ttl_s
+            .map(|s| p.record.last_at().saturating_add(s * 1000))
     }
 
     fn live_at(&self, p: &Partition, t: i64) -> bool {
@@ -269,7 +271,7 @@ impl HCounter {
     }
 
     fn find_slot(&self, key: &[u8]) -> Option<u32> {
-        self.index.get(key).copied()
+        self.index.get(key, &SlotKeys(&self.slots))
     }
 
     /// The slot of the partition keyed `key` as of time `at`: an expired one
@@ -291,13 +293,8 @@ impl HCounter {
         let slot = match slot {
             Some(slot) => slot,
             None => {
-                let partition = Partition {
-                    key: key.into(),
-                    last_at: at,
-                    queued_at: None,
-                    cells: Cells::default(),
-                    seen: None,
-                };
+                let timed = self.ttl_s.is_some();
+                let partition = Partition::new(Record::new(key, at, timed, self.float));
                 let slot = match self.free_slots.pop() {
                     Some(slot) => {
                         if let Some(free) = self.slots.get_mut(slot as usize) {
@@ -310,16 +307,16 @@ impl HCounter {
                         (self.slots.len() - 1) as u32
                     }
                 };
-                self.index.get_or_insert_with(key, || slot);
+                self.index.insert(slot, &SlotKeys(&self.slots));
                 slot
             }
         };
-        let p = self.slot_mut(slot);
-        p.last_at = p.last_at.max(at);
-        if p.queued_at.is_none() {
+        let record = &mut self.slot_mut(slot).record;
+        record.set_last_at(record.last_at().max(at));
+        if record.queued_at().is_none() {
             if let Some(due) = self.expires_at(self.slot(slot)) {
                 self.expiry.push(due, slot);
-                self.slot_mut(slot).queued_at = Some(due);
+                self.slot_mut(slot).record.set_queued_at(Some(due));
             }
         }
         slot
@@ -330,11 +327,11 @@ impl HCounter {
     /// it is small, else a slice at a time ([`HCounter::tear_down`]).
     /// Returns its key and the work done now.
     fn remove_slot(&mut self, slot: u32) -> (Box<[u8]>, usize) {
-        let p = self.slot_mut(slot);
-        let key = std::mem::take(&mut p.key);
-        let queued = p.queued_at.take();
-        let size = p.size();
-        self.index.remove(&key);
+        let p = self.slot(slot);
+        let key: Box<[u8]> = p.record.key().into();
+        let (queued, size) = (p.record.queued_at(), p.size());
+        self.index.remove(&key, &SlotKeys(&self.slots));
+        self.slot_mut(slot).record.set_queued_at(None);
         if let Some(due) = queued {
             self.expiry.remove(due, slot);
         }
@@ -380,9 +377,9 @@ impl HCounter {
             let Some(p) = self.slots.get(slot as usize).and_then(Option::as_ref) else {
                 return (work, true);
             };
-            let last = p.seen.as_ref().and_then(|s| {
-                let index = s.len().checked_sub(1)?;
-                Some((index as u32, self.hasher.hash_one(s.get(index)?)))
+            let last = p.seen_len().checked_sub(1).and_then(|index| {
+                let tuple = p.seen_get(index)?;
+                Some((index as u32, self.hasher.hash_one(tuple)))
             });
             if let Some((index, hash)) = last {
                 let (slots, hasher) = (&self.slots, &self.hasher);
@@ -391,13 +388,11 @@ impl HCounter {
                     |r| r.slot == slot && r.index == index,
                     |r| hasher.hash_one(seen_tuple(slots, *r)),
                 );
-                if let Some(seen) = self.slot_mut(slot).seen.as_mut() {
-                    seen.pop();
-                }
+                self.slot_mut(slot).seen_pop();
                 work += 1;
                 continue;
             }
-            let (shed, freed) = self.slot_mut(slot).cells.shed(budget - work);
+            let (shed, freed) = self.slot_mut(slot).shed(budget - work);
             self.cells -= freed;
             work += shed;
             if shed == 0 {
@@ -465,10 +460,7 @@ impl HCounter {
 
     /// Remembers `tuple` (not remembered) in partition `slot`.
     fn remember_in(&mut self, slot: u32, tuple: &[u8]) {
-        let p = self.slot_mut(slot);
-        let seen = p.seen.get_or_insert_with(Default::default);
-        seen.push(tuple.into());
-        let index = (seen.len() - 1) as u32;
+        let index = self.slot_mut(slot).seen_push(tuple);
         let (slots, hasher) = (&self.slots, &self.hasher);
         self.seen
             .insert_unique(hasher.hash_one(tuple), SeenRef { slot, index }, |r| {
@@ -478,25 +470,25 @@ impl HCounter {
 
     /// The count of cell `cell` in partition `slot`, if there is one.
     fn cell_count(&self, slot: Option<u32>, cell: &[u8]) -> Option<Count> {
-        let cells = &self.slot(slot?).cells;
-        let pos = cells.find(cell, &self.hasher)?;
-        Some(self.count_of(cells.count(pos)))
+        let p = self.slot(slot?);
+        let pos = p.find(cell, &self.hasher)?;
+        Some(self.count_of(p.count(pos)))
     }
 
     /// Sets cell `cell` of partition `slot` to `count`.
     fn put(&mut self, slot: u32, cell: &[u8], count: Count) {
-        let pos = self.slot(slot).cells.find(cell, &self.hasher);
+        let pos = self.slot(slot).find(cell, &self.hasher);
         self.put_at(slot, cell, pos, count);
     }
 
     /// [`HCounter::put`] with the cell's position known (`None`: absent).
     fn put_at(&mut self, slot: u32, cell: &[u8], pos: Option<Pos>, count: Count) {
-        let hasher = self.hasher;
-        let cells = &mut self.slot_mut(slot).cells;
+        let (hasher, compact_max) = (self.hasher, self.compact_max);
+        let p = self.slot_mut(slot);
         match pos {
-            Some(pos) => cells.set(pos, count.bits()),
+            Some(pos) => p.set(pos, count.bits()),
             None => {
-                cells.push(cell, count.bits(), &hasher);
+                p.push(cell, count.bits(), compact_max, &hasher);
                 self.cells += 1;
             }
         }
@@ -510,9 +502,9 @@ impl HCounter {
     pub fn incr(&mut self, place: &Place, by: Count, at: i64) -> Result<Outcome, OutOfRange> {
         let mut expired = 0;
         let slot = self.slot_at(&place.partition, at, &mut expired);
-        let cell = slot.and_then(|s| self.slot(s).cells.find(&place.cell, &self.hasher));
+        let cell = slot.and_then(|s| self.slot(s).find(&place.cell, &self.hasher));
         let current = match (slot, cell) {
-            (Some(s), Some(pos)) => Some(self.count_of(self.slot(s).cells.count(pos))),
+            (Some(s), Some(pos)) => Some(self.count_of(self.slot(s).count(pos))),
             _ => None,
         };
         if self.is_unique() && self.was_seen(&place.seen, at, &mut expired) {
@@ -577,22 +569,23 @@ impl HCounter {
         now: i64,
     ) -> impl Iterator<Item = &'s [u8]> + 's {
         self.index
-            .matching(filter)
-            .filter(move |(_, &s)| self.live_at(self.slot(s), now))
-            .map(|(key, _)| key)
+            .matching(filter, SlotKeys(&self.slots))
+            .map(|s| self.slot(s))
+            .filter(move |p| self.live_at(p, now))
+            .map(|p| p.record.key())
     }
 
     /// The cells of the partitions matching `filter` live at `now`, ordered
     /// by partition, then cell.
     pub fn data<'s>(&'s self, filter: &'s Filter<'s>, now: i64) -> Vec<CellRow<'s>> {
         let mut rows = Vec::new();
-        for (key, &s) in self.index.matching(filter) {
+        for s in self.index.matching(filter, SlotKeys(&self.slots)) {
             let p = self.slot(s);
             if !self.live_at(p, now) {
                 continue;
             }
-            rows.extend(p.cells.sorted().into_iter().map(|(cell, count)| CellRow {
-                partition: key,
+            rows.extend(p.sorted().into_iter().map(|(cell, count)| CellRow {
+                partition: p.record.key(),
                 cell,
                 count: self.count_of(count),
             }));
@@ -603,7 +596,7 @@ impl HCounter {
     /// Deletes the partitions matching `filter`, with their unique tuples.
     /// Returns (partitions deleted, of which live at `now`).
     pub fn delete(&mut self, filter: &Filter, now: i64) -> (usize, usize) {
-        let slots: Vec<u32> = self.index.matching(filter).map(|(_, &s)| s).collect();
+        let slots: Vec<u32> = self.index.matching(filter, SlotKeys(&self.slots)).collect();
         let mut live = 0;
         for &slot in &slots {
             live += self.live_at(self.slot(slot), now) as usize;
@@ -634,7 +627,7 @@ impl HCounter {
                 break;
             }
             self.expiry.remove(due, slot);
-            self.slot_mut(slot).queued_at = None;
+            self.slot_mut(slot).record.set_queued_at(None);
             match self.expires_at(self.slot(slot)) {
                 Some(expires) if expires <= now => {
                     let (key, done) = self.remove_slot(slot);
@@ -644,7 +637,7 @@ impl HCounter {
                 Some(expires) => {
                     // Written since it was queued: queue it at its real time.
                     self.expiry.push(expires, slot);
-                    self.slot_mut(slot).queued_at = Some(expires);
+                    self.slot_mut(slot).record.set_queued_at(Some(expires));
                     work += 1;
                 }
                 None => work += 1,
@@ -672,16 +665,16 @@ impl HCounter {
     #[allow(clippy::type_complexity)]
     pub fn entries(
         &self,
-    ) -> impl Iterator<Item = (&[u8], i64, Vec<(&[u8], Count)>, Vec<&[u8]>)> + '_ {
-        self.index.iter().map(|(key, &s)| {
+    ) -> impl Iterator<Item = (&[u8], i64, Vec<(Cow<'_, [u8]>, Count)>, Vec<&[u8]>)> + '_ {
+        self.index.iter().map(|s| {
             let p = self.slot(s);
             let cells = p
-                .cells
                 .sorted()
                 .into_iter()
                 .map(|(key, count)| (key, self.count_of(count)))
                 .collect();
-            (key, p.last_at, cells, p.seen().map(|t| &**t).collect())
+            let seen = p.seen().map(|t| &**t).collect();
+            (p.record.key(), p.record.last_at(), cells, seen)
         })
     }
 
@@ -690,18 +683,12 @@ impl HCounter {
     pub fn mem_usage(&self, samples: usize) -> usize {
         let live_slots = self.index.len() + self.dying.len();
         let partitions = estimate(self.slots.iter().flatten(), live_slots, samples, |p| {
-            p.key.len()
-                + p.cells.heap_bytes(samples)
-                + p.seen.as_ref().map_or(0, |v| {
-                    std::mem::size_of::<Chunked<Box<[u8]>>>()
-                        + v.heap_bytes()
-                        + estimate(v.iter(), v.len(), samples, |t| t.len())
-                })
+            p.heap_bytes(samples)
         });
         partitions
             + self.slots.heap_bytes()
             + self.free_slots.heap_bytes()
-            + self.index.heap_bytes(samples)
+            + self.index.heap_bytes()
             + self.seen.allocation_size()
             + self.expiry.len() * std::mem::size_of::<(i64, u32)>() * 2
             + self.schema.len() * 32
@@ -726,7 +713,7 @@ impl HCounter {
             out.extend_from_slice(&last_at.to_le_bytes());
             out.extend_from_slice(&(cells.len() as u32).to_le_bytes());
             for (cell, count) in cells {
-                put_blob(&mut out, cell);
+                put_blob(&mut out, &cell);
                 out.extend_from_slice(&count.bits().to_le_bytes());
             }
             out.extend_from_slice(&(seen.len() as u32).to_le_bytes());
@@ -737,9 +724,9 @@ impl HCounter {
         out
     }
 
-    /// The inverse of `encode`; an error saying what is wrong for bytes it
-    /// cannot trust.
-    pub fn decode(bytes: &[u8]) -> Result<HCounter, DecodeError> {
+    /// The inverse of `encode`, packing up to `compact_max` cells a
+    /// partition; an error saying what is wrong for bytes it cannot trust.
+    pub fn decode(bytes: &[u8], compact_max: usize) -> Result<HCounter, DecodeError> {
         let mut r = Reader { buf: bytes };
         let schema = Schema::decode(&mut r)?;
         let flags = r.u8()?;
@@ -752,6 +739,7 @@ impl HCounter {
             return Err(DecodeError::Invalid("unknown flags"));
         }
         let mut counter = HCounter::new(schema, ttl_s, flags & 1 != 0);
+        counter.set_compact_max(compact_max);
         let arity =
             |roles: &[Role]| -> usize { roles.iter().map(|&r| counter.schema.of(r).len()).sum() };
         let (partition_arity, seen_arity) = (
@@ -810,8 +798,8 @@ fn seen_tuple(slots: &Chunked<Option<Partition>>, r: SeenRef) -> &[u8] {
     slots
         .get(r.slot as usize)
         .and_then(Option::as_ref)
-        .and_then(|p| p.seen.as_ref()?.get(r.index as usize))
-        .map_or(&[][..], |t| &**t)
+        .and_then(|p| p.seen_get(r.index as usize))
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -855,7 +843,7 @@ mod tests {
             .map(|r| {
                 (
                     encoding::decode(r.partition).unwrap(),
-                    encoding::decode(r.cell).unwrap(),
+                    encoding::decode(&r.cell).unwrap(),
                     r.count.to_string(),
                 )
             })
@@ -1031,14 +1019,17 @@ mod tests {
                 .unwrap();
         }
         let bytes = c.encode();
-        let back = HCounter::decode(&bytes).unwrap();
+        let back = HCounter::decode(&bytes, DEFAULT_COMPACT_MAX).unwrap();
         assert_eq!(back.encode(), bytes);
         assert_eq!(data(&back, &[None], 0), data(&c, &[None], 0));
         // Loaded partitions are queued at their real time (the original may
         // hold earlier entries, requeued when visited).
         assert!(back.next_due() >= c.next_due());
         for cut in 0..bytes.len() {
-            assert!(HCounter::decode(&bytes[..cut]).is_err(), "cut at {cut}");
+            assert!(
+                HCounter::decode(&bytes[..cut], DEFAULT_COMPACT_MAX).is_err(),
+                "cut at {cut}"
+            );
         }
     }
 
@@ -1046,7 +1037,7 @@ mod tests {
     #[test]
     fn decode_refuses_a_ttl_beyond_the_limit() {
         let c = counter(&["PARTITION", "p"], Some(MAX_TTL_S + 1), false);
-        let refused = HCounter::decode(&c.encode()).err();
+        let refused = HCounter::decode(&c.encode(), DEFAULT_COMPACT_MAX).err();
         assert_eq!(refused, Some(DecodeError::Invalid("TTL")));
     }
 
@@ -1224,7 +1215,7 @@ mod tests {
                         assert!(!live(&m, now), "step {step}: reclaimed a live partition");
                     }
                 }
-                8 => c = HCounter::decode(&c.encode()).unwrap(),
+                8 => c = HCounter::decode(&c.encode(), rng.gen_range(0..6)).unwrap(),
                 9 if rng.gen_bool(0.3) => {
                     c.tear_down(rng.gen_range(1..10));
                     check_tuples(&c);

@@ -18,6 +18,8 @@
 mod cells;
 mod command;
 mod counter;
+mod partition;
+mod record;
 mod value;
 
 /// The argument grammar of the commands declared below.
@@ -26,6 +28,7 @@ mod docs;
 use crate::docs::{Docs, NONDETERMINISTIC_OUTPUT, PARTITIONS_COMPLEXITY};
 use crate::family::Family;
 use crate::server::command::{command, KEY_DELETE, KEY_INSERT, KEY_READ, KEY_UPDATE};
+use crate::server::config::Config;
 use crate::server::reclaim::{self, Reclaimer};
 use crate::server::Ctx;
 use crate::stats::Stat;
@@ -203,10 +206,26 @@ pub static FAMILY: Family = Family {
         &EXPIRED_PARTITIONS,
         &ERRORS,
     ],
-    configs: &[],
+    configs: &[&COMPACT_MAX],
     types: &[&value::HCOUNTER_TYPE],
     on_load: Some(on_load),
 };
+
+/// `recipes.hcounter-compact-max`: cells a partition keeps packed in one
+/// allocation before they move to a hash table (a layout setting: content,
+/// replies and RDB bytes do not depend on it). A write scans up to this many
+/// packed cells, and the move takes that many: bounded, whatever the value.
+pub(crate) static COMPACT_MAX: Config = Config::new(
+    c"hcounter-compact-max",
+    counter::DEFAULT_COMPACT_MAX as i64,
+    0,
+    4096,
+);
+
+/// [`COMPACT_MAX`] as a number of cells.
+pub(crate) fn compact_max() -> usize {
+    COMPACT_MAX.get().max(0) as usize
+}
 
 static CREATE_CALLS: Stat = Stat::new("hcounter_create_calls");
 static INCR_CALLS: Stat = Stat::new("hcounter_incr_calls");

@@ -30,7 +30,7 @@ impl ModuleValue for HCounter {
 
     fn decode(bytes: &[u8], encver: c_int) -> Result<Self, DecodeError> {
         match encver {
-            HCOUNTER_ENCODING_V1 => HCounter::decode(bytes),
+            HCOUNTER_ENCODING_V1 => HCounter::decode(bytes, super::compact_max()),
             _ => Err(DecodeError::Invalid("unknown encoding version")),
         }
     }
@@ -98,7 +98,7 @@ impl ModuleValue for HCounter {
                 emit(c"HCOUNTER.SEEN", args_of(&tuple_names, &values));
             }
             for (cell, count) in cells {
-                let values = encoding::decode(cell).unwrap_or_default();
+                let values = encoding::decode(&cell).unwrap_or_default();
                 let mut args = args_of(self.cell_names(), &values);
                 args.insert(0, count.to_string().into_bytes());
                 emit(c"HCOUNTER.SET", args);

@@ -8,23 +8,46 @@
 //! The encoding of a tuple's first k elements is a prefix of the whole
 //! tuple's encoding, which is what prefix range scans rely on.
 
+use smallvec::SmallVec;
+
 const ESCAPE: u8 = 0x00;
 const ESCAPED_NUL: u8 = 0xFF;
 const END: u8 = 0x01;
+/// What closes every element.
+pub const END_OF_ELEMENT: [u8; 2] = [ESCAPE, END];
+
+/// Where encodings are written: bytes appended a slice at a time (a
+/// `SmallVec` extended byte by byte checks its capacity for every byte, and
+/// commands encode their values on every call).
+pub trait Sink {
+    fn put(&mut self, bytes: &[u8]);
+}
+
+impl Sink for Vec<u8> {
+    fn put(&mut self, bytes: &[u8]) {
+        self.extend_from_slice(bytes);
+    }
+}
+
+impl<const N: usize> Sink for SmallVec<[u8; N]> {
+    fn put(&mut self, bytes: &[u8]) {
+        self.extend_from_slice(bytes);
+    }
+}
 
 /// Appends the encoding of one element to `out`.
-pub fn push_element(out: &mut impl Extend<u8>, element: &[u8]) {
+pub fn push_element(out: &mut impl Sink, element: &[u8]) {
     if !element.contains(&ESCAPE) {
-        out.extend(element.iter().copied());
+        out.put(element);
     } else {
         for &b in element {
-            out.extend([b]);
+            out.put(&[b]);
             if b == ESCAPE {
-                out.extend([ESCAPED_NUL]);
+                out.put(&[ESCAPED_NUL]);
             }
         }
     }
-    out.extend([ESCAPE, END]);
+    out.put(&END_OF_ELEMENT);
 }
 
 /// The encoding of `elements`, in order.

@@ -56,6 +56,51 @@ impl<T: Ord + Clone> ExpiryQueue<T> {
     }
 }
 
+/// Ids (`u32`) by the second they are due in: 8 bytes an entry (the second
+/// and the id in one `u64`), where a queue by the millisecond takes 16. An id
+/// counts as due once its whole second is over, so whoever pops it may be up
+/// to a second late, never early; whoever needs the exact time keeps it
+/// beside the id (reads stay exact to the millisecond).
+#[derive(Clone, Debug, Default)]
+pub struct SecondQueue {
+    queue: BTreeSet<u64>,
+}
+
+/// The entry of `id` due at `due` (Unix ms): its second (clamped to what a
+/// `u32` holds: 2106) above the id.
+fn second_entry(due: i64, id: u32) -> u64 {
+    let second = due.div_euclid(1000).clamp(0, u32::MAX as i64) as u64;
+    second << 32 | id as u64
+}
+
+impl SecondQueue {
+    pub fn push(&mut self, due: i64, id: u32) {
+        self.queue.insert(second_entry(due, id));
+    }
+
+    /// Removes `id` queued at `due`; true if it was there.
+    pub fn remove(&mut self, due: i64, id: u32) -> bool {
+        self.queue.remove(&second_entry(due, id))
+    }
+
+    /// When the first id's second is over: it is due by then.
+    pub fn next_due(&self) -> Option<i64> {
+        self.queue.first().map(|e| ((e >> 32) as i64 + 1) * 1000)
+    }
+
+    /// The first id, if its second is over at `now`.
+    pub fn first_due(&self, now: i64) -> Option<u32> {
+        self.queue
+            .first()
+            .filter(|&&e| ((e >> 32) as i64 + 1) * 1000 <= now)
+            .map(|&e| e as u32)
+    }
+
+    pub fn len(&self) -> usize {
+        self.queue.len()
+    }
+}
+
 /// Keys each due at one time: scheduling a key again keeps the earlier of
 /// its two times (a visit finds the real next time and schedules that).
 #[derive(Debug)]
@@ -130,6 +175,32 @@ impl<K: Ord + Clone> Schedule<K> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ids_are_due_once_their_second_is_over() {
+        let mut q = SecondQueue::default();
+        q.push(2_500, 7);
+        q.push(1_999, 9);
+        q.push(1_000, 3);
+        q.push(-5, 1);
+        q.push(i64::MAX - 1, 2);
+        assert_eq!(q.next_due(), Some(1_000), "clamped to second 0");
+        assert_eq!(q.first_due(999), None);
+        assert_eq!(q.first_due(1_000), Some(1));
+        assert!(q.remove(-5, 1));
+        assert!(!q.remove(-5, 1));
+        assert_eq!(q.next_due(), Some(2_000));
+        assert_eq!(q.first_due(1_999), None);
+        assert_eq!(q.first_due(2_000), Some(3));
+        q.remove(1_000, 3);
+        assert_eq!(q.first_due(2_000), Some(9));
+        q.remove(1_999, 9);
+        assert_eq!(q.first_due(2_999), None);
+        assert_eq!(q.first_due(3_000), Some(7));
+        q.remove(2_500, 7);
+        assert_eq!(q.next_due(), Some((u32::MAX as i64 + 1) * 1000));
+        assert_eq!(q.len(), 1);
+    }
     use rand::rngs::StdRng;
     use rand::{Rng, SeedableRng};
 

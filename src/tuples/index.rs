@@ -27,10 +27,6 @@ impl<P> Default for PartitionIndex<P> {
 }
 
 impl<P> PartitionIndex<P> {
-    pub fn get(&self, key: &[u8]) -> Option<&P> {
-        self.map.get(key)
-    }
-
     pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut P> {
         self.map.get_mut(key)
     }
@@ -51,6 +47,7 @@ impl<P> PartitionIndex<P> {
         self.map.len()
     }
 
+    #[cfg(test)]
     pub fn iter(&self) -> impl Iterator<Item = (&[u8], &P)> {
         self.map.iter().map(|(k, p)| (&**k, p))
     }
@@ -87,7 +84,7 @@ impl<P> PartitionIndex<P> {
 }
 
 /// Whether the partition encoded as `key` has the values `filter` fixes.
-fn matches(key: &[u8], filter: &Filter) -> bool {
+pub(crate) fn matches(key: &[u8], filter: &Filter) -> bool {
     encoding::decode(key).is_ok_and(|elements| {
         filter
             .iter()

@@ -7,6 +7,8 @@ pub mod chunked;
 pub mod encoding;
 pub mod expiry;
 pub mod index;
+pub mod ordered;
 pub mod sample;
 pub mod schema;
 pub mod table;
+pub mod varint;

@@ -36,11 +36,17 @@ impl Role {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Schema {
     /// Each distinct name once, in the order first declared, back to back.
-    text: Vec<u8>,
+    /// Inline when short: a command reads the names of its key's schema,
+    /// which should not cost a cache miss more.
+    text: SmallVec<[u8; 24]>,
     /// Where each name ends in `text`.
-    ends: SmallVec<[u32; 8]>,
-    /// Per role, indices of its names in the declared order.
-    roles: [SmallVec<[u16; 4]>; ROLES],
+    ends: SmallVec<[u32; 4]>,
+    /// The indices of each role's names in declared order, role after role
+    /// (one inline vector, not one per role: a key of a small list holds
+    /// its schema, so its size counts).
+    role_names: SmallVec<[u16; 8]>,
+    /// Where each role's indices end in `role_names`.
+    role_ends: [u16; ROLES],
 }
 
 /// How a family declares schemas at CREATE.
@@ -59,7 +65,13 @@ pub const MAX_NAMES: usize = 64;
 impl Schema {
     /// The indices (into the schema's names) of `role`, in declared order.
     pub fn of(&self, role: Role) -> &[u16] {
-        &self.roles[role.slot()]
+        let slot = role.slot();
+        let start = if slot == 0 {
+            0
+        } else {
+            self.role_ends[slot - 1]
+        };
+        &self.role_names[start as usize..self.role_ends[slot] as usize]
     }
 
     pub fn name(&self, index: u16) -> &[u8] {
@@ -86,9 +98,7 @@ impl Schema {
     }
 
     fn has_role(&self, index: usize, roles: &[Role]) -> bool {
-        roles
-            .iter()
-            .any(|r| self.roles[r.slot()].contains(&(index as u16)))
+        roles.iter().any(|&r| self.of(r).contains(&(index as u16)))
     }
 
     /// Parses CREATE's arguments: name lists opened by `decl.lists` keywords,
@@ -101,9 +111,10 @@ impl Schema {
         options: &[OptionSpec; N],
     ) -> Result<(Schema, Found<'a, N>), CmdError> {
         let mut schema = Schema {
-            text: Vec::new(),
+            text: SmallVec::new(),
             ends: SmallVec::new(),
-            roles: Default::default(),
+            role_names: SmallVec::new(),
+            role_ends: [0; ROLES],
         };
         let mut found = OptionSet::new(options);
         let mut open: Option<(&str, Role)> = None;
@@ -161,7 +172,7 @@ impl Schema {
         let index = match self.index_of(name) {
             Some(index) => {
                 let shareable = ROLE_LIST.iter().all(|&held| {
-                    !self.roles[held.slot()].contains(&(index as u16))
+                    !self.of(held).contains(&(index as u16))
                         || (held != role
                             && decl
                                 .may_share
@@ -186,8 +197,17 @@ impl Schema {
                 self.len() - 1
             }
         };
-        self.roles[role.slot()].push(index as u16);
+        self.push_role(role, index as u16);
         Ok(())
+    }
+
+    /// Gives name `index` role `role` (after the role's other names).
+    fn push_role(&mut self, role: Role, index: u16) {
+        let slot = role.slot();
+        self.role_names.insert(self.role_ends[slot] as usize, index);
+        for end in &mut self.role_ends[slot..] {
+            *end += 1;
+        }
     }
 
     /// The CREATE arguments that declare this schema again (for AOF rewrite).
@@ -210,9 +230,10 @@ impl Schema {
             out.extend_from_slice(&(name.len() as u32).to_le_bytes());
             out.extend_from_slice(name);
         }
-        for role in &self.roles {
-            out.extend_from_slice(&(role.len() as u16).to_le_bytes());
-            for &i in role {
+        for role in ROLE_LIST {
+            let names = self.of(role);
+            out.extend_from_slice(&(names.len() as u16).to_le_bytes());
+            for &i in names {
                 out.extend_from_slice(&i.to_le_bytes());
             }
         }
@@ -225,22 +246,28 @@ impl Schema {
             return Err(DecodeError::Invalid("more names than a schema holds"));
         }
         let mut schema = Schema {
-            text: Vec::new(),
+            text: SmallVec::new(),
             ends: SmallVec::new(),
-            roles: Default::default(),
+            role_names: SmallVec::new(),
+            role_ends: [0; ROLES],
         };
         for _ in 0..count {
             let len = r.u32()? as usize;
             schema.push_name(r.bytes(len)?);
         }
-        for role in &mut schema.roles {
+        for role in ROLE_LIST {
             let n = r.u16()? as usize;
+            if n > MAX_NAMES {
+                return Err(DecodeError::Invalid(
+                    "a role with more names than a schema holds",
+                ));
+            }
             for _ in 0..n {
                 let i = r.u16()?;
                 if i as usize >= count {
                     return Err(DecodeError::Invalid("a role names no schema name"));
                 }
-                role.push(i);
+                schema.push_role(role, i);
             }
         }
         Ok(schema)

@@ -2,12 +2,13 @@
 
 use super::list::{Row, UList, ValueKeys, NEVER};
 use super::value::ULIST_TYPE;
-use super::EXPIRED_VALUES;
+use super::{compact_max, EXPIRED_VALUES};
 use crate::args::{opt_int_in, CmdError, OptionSpec, Takes, MAX_EXPIRE_MS, MAX_TIME_MS, MAX_TTL_S};
 use crate::server::command::Args;
 use crate::server::{reclaim, Arg, Class, Ctx, Key, KeyKind, RStr, AT};
 use crate::tuples::index::Filter;
 use crate::tuples::schema::{Declaration, Pairs, Role, Schema};
+use smallvec::SmallVec;
 
 /// How ULIST.CREATE declares names; every ULIST keyword is refused as a name.
 pub static DECLARATION: Declaration = Declaration {
@@ -100,16 +101,24 @@ pub fn add(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let list = key
         .value_mut::<UList>(&ULIST_TYPE)?
         .ok_or_else(no_such_list)?;
+    list.set_compact_max(compact_max());
     let schema = list.schema();
     let (pairs, [at, expire, never, pxat]) = Pairs::parse(schema, &args.bytes[2..], &ADD_OPTIONS)?;
     pairs.check(schema, &[Role::Value, Role::Scope, Role::Partition], &[])?;
     let given_at = opt_int_in("AT", at, 0, MAX_TIME_MS)?;
-    let at = given_at.unwrap_or_else(|| ctx.now_ms());
-    let expire_at = expire_at(at, [expire, never, pxat], list.default_expire_s())?;
+    let expiry = [expire, never, pxat];
+    // Without expiring values on either side, the time decides nothing (and
+    // the clock is not even read).
+    let timeless =
+        expire_at(0, expiry, list.default_expire_s())? == NEVER && !list.has_expiring_values();
+    let at = match given_at {
+        Some(at) => at,
+        None if timeless => 0,
+        None => ctx.now_ms(),
+    };
+    let expire_at = expire_at(at, expiry, list.default_expire_s())?;
     let of = |role| pairs.values_of(schema, role);
     let keys = ValueKeys::new(of(Role::Scope), of(Role::Partition), of(Role::Value));
-    // Without expiring values on either side, the time decides nothing.
-    let timeless = expire_at == NEVER && !list.has_expiring_values();
     let new = list.add(&keys, at, expire_at);
     if new {
         ctx.notify(Class::Module, c"ulist.add", name);
@@ -119,7 +128,9 @@ pub fn add(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
         if given_at.is_some() || timeless {
             ctx.replicate_verbatim();
         } else {
-            let mut effect: Vec<Arg> = args.raw_from(1).iter().map(|&s| Arg::Str(s)).collect();
+            // Inline: no allocation for the usual call.
+            let mut effect: SmallVec<[Arg; 16]> =
+                args.raw_from(1).iter().map(|&s| Arg::Str(s)).collect();
             effect.extend([AT.arg(), Arg::Int(at)]);
             ctx.replicate(c"ULIST.ADD", &effect);
         }
@@ -145,9 +156,12 @@ fn read<'k>(
 }
 
 /// `ULIST.HAS list name value ...` -> 1 if the value is live in its scope.
+/// The PARTITION names may be given too (so an ADD's arguments serve), but
+/// do not narrow the answer: a value is unique in its scope wherever it was
+/// added.
 pub fn has(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let key = open(ctx, args, false);
-    let found = match read(&key, args, &[Role::Value, Role::Scope], &[])? {
+    let found = match read(&key, args, &[Role::Value, Role::Scope], &[Role::Partition])? {
         Some((list, pairs)) => {
             let of = |role| pairs.values_of(list.schema(), role);
             list.has(
@@ -218,6 +232,7 @@ pub fn del(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
         ctx.reply_int(0);
         return Ok(());
     };
+    list.set_compact_max(compact_max());
     let (pairs, []) = Pairs::parse::<0>(list.schema(), &args.bytes[2..], &[])?;
     pairs.check(list.schema(), &[], &WHERE)?;
     let filter = pairs.of(list.schema(), &WHERE);
@@ -241,7 +256,10 @@ pub fn reclaim_items(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     }
     let mut key = open(ctx, args, true);
     let removed = match key.value_mut::<UList>(&ULIST_TYPE)? {
-        Some(list) => list.remove_items(&args.bytes[2..]),
+        Some(list) => {
+            list.set_compact_max(compact_max());
+            list.remove_items(&args.bytes[2..])
+        }
         None => 0,
     };
     if removed > 0 {
@@ -258,6 +276,7 @@ pub fn reclaim(ctx: Ctx, key: &mut Key, name: RStr, now: i64, budget: usize) -> 
     let Ok(Some(list)) = key.value_mut::<UList>(&ULIST_TYPE) else {
         return 0;
     };
+    list.set_compact_max(compact_max());
     let items = list.reclaim(now, budget);
     if items.is_empty() {
         return 0;

@@ -2,32 +2,25 @@
 //! the partition where it was added, with an optional expiry. Pure Rust, no
 //! FFI; `value.rs` puts it in a key.
 //!
-//! Layout, chosen so a value costs less memory than in the gem's sets:
-//! - every value is one fixed-size record in a chunked slab (no doubling
-//!   slack): its bytes (the encoding of its VALUE values, inline up to 16
-//!   bytes), its scope, its partition and its expiry;
-//! - per scope (the encoding of its SCOPE values), a hash table of record
-//!   numbers keyed by the value's bytes: the uniqueness check is one lookup;
-//! - the partition index, keyed by the encoding of SCOPE then PARTITION
-//!   values, with each partition's value count and latest expiry (a
-//!   partition is listed while it holds a live value);
-//! - an expiry queue of the records that expire, for background reclaim.
+//! Two layouts, as Redis keeps small sets in a listpack: up to
+//! `recipes.ulist-compact-max` values the list is compact (`compact.rs`: one
+//! buffer, found by a scan); past that it turns hashed (`hashed.rs`: a table
+//! per scope, an index of partitions, an expiry queue), and back once it has
+//! fewer than half that many. A conversion moves at most compact-max values.
+//! Replies, replication and RDB bytes are the same in both.
 //!
 //! Time is always an argument: a value whose expiry is at or before the
 //! time of a read is not there, whether or not it was reclaimed yet.
 
+use super::compact::{Compact, NotCompact, MAX_PLACES};
+use super::hashed::Hashed;
 use crate::args::MAX_TTL_S;
-use crate::tuples::chunked::Chunked;
 use crate::tuples::encoding;
-use crate::tuples::expiry::ExpiryQueue;
-use crate::tuples::index::{Filter, PartitionIndex};
-use crate::tuples::sample::estimate;
+use crate::tuples::index::Filter;
 use crate::tuples::schema::{put_blob, DecodeError, Reader, Role, Schema};
-use crate::tuples::table::{IdMap, Table};
-use hashbrown::DefaultHashBuilder;
 use smallvec::SmallVec;
-use std::collections::{BTreeMap, HashMap, HashSet};
-use std::hash::BuildHasher;
+use std::borrow::Cow;
+use std::collections::BTreeMap;
 
 /// Encoded bytes, inline up to 16 (most values need no allocation).
 pub type Bytes = SmallVec<[u8; 16]>;
@@ -35,96 +28,15 @@ pub type Bytes = SmallVec<[u8; 16]>;
 /// The expiry of a value that never expires.
 pub const NEVER: i64 = i64::MAX;
 
-/// A value's record.
-#[derive(Clone, Debug)]
-struct Record {
-    value: Bytes,
-    /// Its scope's id.
-    scope: u32,
-    partition: u32,
-    expire_at: i64,
-}
-
-/// Fixed-size records addressed by number, kept dense: removing one moves
-/// the last record into its place, so memory follows the values held with
-/// no free list. Chunked, so growing never copies a big list.
-#[derive(Clone, Debug, Default)]
-struct Slab(Chunked<Record>);
-
-impl Slab {
-    fn get(&self, n: u32) -> &Record {
-        self.0.get(n as usize).expect("a stored record number")
-    }
-
-    fn used(&self) -> usize {
-        self.0.len()
-    }
-
-    fn push(&mut self, record: Record) -> u32 {
-        self.0.push(record);
-        (self.0.len() - 1) as u32
-    }
-
-    /// Removes record `n`; the last record moves into its place. Returns the
-    /// old number of the one that moved, if one did.
-    fn swap_remove(&mut self, n: u32) -> Option<u32> {
-        let last = (self.0.len() - 1) as u32;
-        self.0.swap_remove(n as usize);
-        (n != last).then_some(last)
-    }
-
-    fn heap_bytes(&self, samples: usize) -> usize {
-        let spilled = estimate(self.0.iter(), self.used(), samples, |r| {
-            if r.value.spilled() {
-                r.value.capacity()
-            } else {
-                0
-            }
-        });
-        self.0.heap_bytes() + spilled
-    }
-}
-
-#[derive(Clone, Debug)]
-struct Scope {
-    id: u32,
-    /// Record numbers, hashed by their value's bytes.
-    values: Table<u32>,
-}
-
-#[derive(Clone, Debug)]
-struct Partition {
-    id: u32,
-    values: u64,
-    /// The latest expiry of its values (NEVER if one never expires).
-    latest_expiry: i64,
-}
-
-#[derive(Clone, Debug)]
-pub struct UList {
-    schema: Schema,
-    /// EXPIRE s given at CREATE, for ADDs without EXPIRE/NEVER.
-    default_expire_s: Option<i64>,
-    records: Slab,
-    scopes: BTreeMap<Box<[u8]>, Scope>,
-    /// Scope id -> its key in `scopes`.
-    scope_keys: IdMap<Box<[u8]>>,
-    partitions: PartitionIndex<Partition>,
-    /// Partition id -> its key in `partitions`.
-    partition_keys: IdMap<Box<[u8]>>,
-    /// The last id given to a scope or partition.
-    last_id: u32,
-    /// Record numbers by expiry.
-    expiry: ExpiryQueue<u32>,
-    hasher: DefaultHashBuilder,
-}
+/// Values a list keeps compact at most, unless configured.
+pub const DEFAULT_COMPACT_MAX: usize = 128;
 
 /// The encodings a value is found and kept under, made once per call.
 pub struct ValueKeys {
     /// SCOPE then PARTITION values; the first `scope_len` bytes are the scope.
-    place: SmallVec<[u8; 64]>,
-    scope_len: usize,
-    value: Bytes,
+    pub(super) place: SmallVec<[u8; 64]>,
+    pub(super) scope_len: usize,
+    pub(super) value: Bytes,
 }
 
 impl ValueKeys {
@@ -154,7 +66,7 @@ impl ValueKeys {
         }
     }
 
-    fn scope(&self) -> &[u8] {
+    pub(super) fn scope(&self) -> &[u8] {
         &self.place[..self.scope_len]
     }
 }
@@ -163,19 +75,33 @@ impl ValueKeys {
 /// names, in that order, each in declared order.
 pub type Row = Vec<Vec<u8>>;
 
+/// A stored value: its place (SCOPE then PARTITION encodings), its value's
+/// encoding and its expiry.
+pub type Stored<'a> = (&'a [u8], Cow<'a, [u8]>, i64);
+
+#[derive(Clone, Debug)]
+enum Layout {
+    Compact(Compact),
+    Hashed(Box<Hashed>),
+}
+
+#[derive(Clone, Debug)]
+pub struct UList {
+    schema: Schema,
+    /// EXPIRE s given at CREATE, for ADDs without EXPIRE/NEVER.
+    default_expire_s: Option<i64>,
+    layout: Layout,
+    /// Values kept compact at most (a layout setting, not content).
+    compact_max: usize,
+}
+
 impl UList {
     pub fn new(schema: Schema, default_expire_s: Option<i64>) -> Self {
         UList {
             schema,
             default_expire_s,
-            records: Slab::default(),
-            scopes: BTreeMap::new(),
-            scope_keys: IdMap::default(),
-            partitions: PartitionIndex::default(),
-            partition_keys: IdMap::default(),
-            last_id: 0,
-            expiry: ExpiryQueue::default(),
-            hasher: DefaultHashBuilder::default(),
+            layout: Layout::Compact(Compact::new()),
+            compact_max: DEFAULT_COMPACT_MAX,
         }
     }
 
@@ -187,40 +113,84 @@ impl UList {
         self.default_expire_s
     }
 
-    /// Values stored, expired ones not yet reclaimed included.
-    #[cfg(test)]
-    pub fn stored_values(&self) -> u64 {
-        self.records.used() as u64
+    /// Sets how many values the list keeps compact at most
+    /// (`recipes.ulist-compact-max`); applied from the next write.
+    pub fn set_compact_max(&mut self, values: usize) {
+        self.compact_max = values;
     }
 
     fn scope_names(&self) -> usize {
         self.schema.of(Role::Scope).len()
     }
 
-    fn next_id(&mut self) -> u32 {
-        self.last_id = self.last_id.wrapping_add(1);
-        self.last_id
+    /// Values stored, expired ones not yet reclaimed included.
+    #[cfg(test)]
+    pub fn stored_values(&self) -> usize {
+        match &self.layout {
+            Layout::Compact(c) => c.len(),
+            Layout::Hashed(h) => h.len(),
+        }
     }
 
-    /// The record of `value` in the scope keyed `scope_key`, if stored.
-    fn find(&self, scope_key: &[u8], value: &[u8]) -> Option<u32> {
-        self.find_hashed(scope_key, value, self.hasher.hash_one(value))
+    #[cfg(test)]
+    fn is_compact(&self) -> bool {
+        matches!(self.layout, Layout::Compact(_))
     }
 
-    /// [`UList::find`] with the value's hash already known.
-    fn find_hashed(&self, scope_key: &[u8], value: &[u8], hash: u64) -> Option<u32> {
-        let scope = self.scopes.get(scope_key)?;
-        let records = &self.records;
-        scope
-            .values
-            .find(hash, |&n| records.get(n).value.as_slice() == value)
-            .copied()
+    /// Every stored value as (place: SCOPE then PARTITION encodings, value
+    /// encoding, expiry), in no order.
+    fn stored(&self) -> Box<dyn Iterator<Item = Stored<'_>> + '_> {
+        match &self.layout {
+            Layout::Compact(c) => Box::new(c.stored()),
+            Layout::Hashed(h) => Box::new(h.stored().map(|(p, v, e)| (p, Cow::Borrowed(v), e))),
+        }
+    }
+
+    /// Moves the values to the hashed layout.
+    fn make_hashed(&mut self) {
+        let mut hashed = Hashed::new(self.scope_names());
+        for (place, value, expire_at) in self.stored() {
+            hashed.insert_new(place, &value, expire_at);
+        }
+        self.layout = Layout::Hashed(Box::new(hashed));
+    }
+
+    /// Back to compact once a hashed list holds fewer than half of
+    /// compact-max values (hysteresis: a list at the threshold does not
+    /// flip back and forth), if the compact layout can hold them.
+    fn settle(&mut self) {
+        self.compact_below(self.compact_max / 2);
+    }
+
+    /// A hashed list of fewer than `limit` values turns compact, if the
+    /// compact layout can hold them.
+    fn compact_below(&mut self, limit: usize) {
+        let Layout::Hashed(h) = &self.layout else {
+            return;
+        };
+        if h.len() >= limit || h.partition_count() > MAX_PLACES {
+            return;
+        }
+        let mut compact = Compact::new();
+        let scope_names = self.scope_names();
+        for (place, value, expire_at) in h.stored() {
+            let keys = ValueKeys {
+                place: place.into(),
+                scope_len: encoding::prefix_len(place, scope_names),
+                value: value.into(),
+            };
+            if compact.add(&keys, i64::MIN, expire_at) != Ok(true) {
+                return;
+            }
+        }
+        compact.shrink();
+        self.layout = Layout::Compact(compact);
     }
 
     /// Whether anything stored expires: if not, and an add's value never
     /// expires, the add's outcome does not depend on its time.
     pub fn has_expiring_values(&self) -> bool {
-        self.expiry.next_due().is_some()
+        self.next_due().is_some()
     }
 
     /// Adds a value at `at` with its absolute expiry (`NEVER` for none).
@@ -228,258 +198,79 @@ impl UList {
     /// but expired by then. A live value is left as it is (its expiry and
     /// partition stay).
     pub fn add(&mut self, keys: &ValueKeys, at: i64, expire_at: i64) -> bool {
-        let hash = self.hasher.hash_one(keys.value.as_slice());
-        if let Some(n) = self.find_hashed(keys.scope(), &keys.value, hash) {
-            if self.records.get(n).expire_at > at {
-                return false;
-            }
-            self.forget(n);
-        }
-        self.insert(
-            keys.scope(),
-            &keys.place,
-            keys.value.clone(),
-            hash,
-            expire_at,
-        );
-        true
-    }
-
-    /// Stores a value (hashed `hash`) known to be absent from its scope.
-    fn insert(
-        &mut self,
-        scope_key: &[u8],
-        partition_key: &[u8],
-        value: Bytes,
-        hash: u64,
-        expire_at: i64,
-    ) {
-        let partition = match self.partitions.get_mut(partition_key) {
-            Some(part) => {
-                part.values += 1;
-                part.latest_expiry = part.latest_expiry.max(expire_at);
-                part.id
-            }
-            None => {
-                let id = self.next_id();
-                self.partition_keys.insert(id, partition_key.into());
-                let new = Partition {
-                    id,
-                    values: 1,
-                    latest_expiry: expire_at,
-                };
-                self.partitions.get_or_insert_with(partition_key, || new);
-                id
-            }
-        };
-        if !self.scopes.contains_key(scope_key) {
-            let id = self.next_id();
-            self.scope_keys.insert(id, scope_key.into());
-            let values = Table::new();
-            self.scopes.insert(scope_key.into(), Scope { id, values });
-        }
-        let scope = self.scopes.get_mut(scope_key).expect("made above");
-        let n = self.records.push(Record {
-            value,
-            scope: scope.id,
-            partition,
-            expire_at,
-        });
-        if expire_at != NEVER {
-            self.expiry.push(expire_at, n);
-        }
-        let (records, hasher) = (&self.records, &self.hasher);
-        scope.values.insert_unique(hash, n, |&m| {
-            hasher.hash_one(records.get(m).value.as_slice())
-        });
-    }
-
-    /// Removes a stored record: from its scope, partition, the expiry queue
-    /// and the slab. Record numbers above `n` may change (the last record
-    /// takes its place).
-    fn forget(&mut self, n: u32) {
-        let record = self.records.get(n);
-        let (scope, partition, expire_at) = (record.scope, record.partition, record.expire_at);
-        let hash = self.hasher.hash_one(record.value.as_slice());
-        if let Some(scope_key) = self.scope_keys.get(scope) {
-            let (records, hasher) = (&self.records, &self.hasher);
-            let emptied = self.scopes.get_mut(scope_key).is_some_and(|s| {
-                s.values.remove(
-                    hash,
-                    |&m| m == n,
-                    |&m| hasher.hash_one(records.get(m).value.as_slice()),
-                );
-                s.values.is_empty()
-            });
-            if emptied {
-                self.scopes.remove(scope_key);
-                self.scope_keys.remove(scope);
+        if let Layout::Compact(c) = &mut self.layout {
+            match c.add(keys, at, expire_at) {
+                Ok(new) => {
+                    if c.len() > self.compact_max {
+                        self.make_hashed();
+                    }
+                    return new;
+                }
+                Err(NotCompact) => self.make_hashed(),
             }
         }
-        if expire_at != NEVER {
-            self.expiry.remove(expire_at, n);
-        }
-        if let Some(from) = self.records.swap_remove(n) {
-            self.renumber(from, n);
-        }
-        self.release_value_of(partition);
-    }
-
-    /// The record numbered `from` is now numbered `to`.
-    fn renumber(&mut self, from: u32, to: u32) {
-        let record = self.records.get(to);
-        let hash = self.hasher.hash_one(record.value.as_slice());
-        if let Some(scope) = self
-            .scope_keys
-            .get(record.scope)
-            .and_then(|k| self.scopes.get_mut(k))
-        {
-            if let Some(entry) = scope.values.find_mut(hash, |&m| m == from) {
-                *entry = to;
-            }
-        }
-        if record.expire_at != NEVER {
-            self.expiry.remove(record.expire_at, from);
-            self.expiry.push(record.expire_at, to);
-        }
-    }
-
-    /// One value fewer in partition `id`; the partition goes with its last.
-    fn release_value_of(&mut self, id: u32) {
-        let Some(key) = self.partition_keys.get(id) else {
-            return;
-        };
-        let emptied = self.partitions.get_mut(key).is_some_and(|p| {
-            p.values -= 1;
-            p.values == 0
-        });
-        if emptied {
-            self.partitions.remove(key);
-            self.partition_keys.remove(id);
+        match &mut self.layout {
+            Layout::Hashed(h) => h.add(keys, at, expire_at),
+            Layout::Compact(_) => false,
         }
     }
 
     /// Whether the value is live in its scope at `now` (its partition, if
     /// `keys` names one, does not matter).
     pub fn has(&self, keys: &ValueKeys, now: i64) -> bool {
-        self.find(keys.scope(), &keys.value)
-            .is_some_and(|n| self.records.get(n).expire_at > now)
+        match &self.layout {
+            Layout::Compact(c) => c.has(keys, now),
+            Layout::Hashed(h) => h.has(keys, now),
+        }
     }
 
     /// The partitions (SCOPE then PARTITION values) matching `filter` (over
     /// the same positions) that hold a live value at `now`, ascending.
     pub fn partitions(&self, filter: &Filter, now: i64) -> Vec<Row> {
-        self.partitions
-            .matching(filter)
-            .filter(|(_, p)| p.latest_expiry > now)
-            .filter_map(|(key, _)| encoding::decode(key).ok())
-            .collect()
+        match &self.layout {
+            Layout::Compact(c) => c.partitions(filter, now),
+            Layout::Hashed(h) => h.partitions(filter, now),
+        }
     }
 
     /// Live values at `now` of the partitions matching `filter`, in
     /// ascending order of scope, then value.
     pub fn data(&self, filter: &Filter, now: i64) -> Vec<Row> {
-        let scope_names = self.scope_names();
-        let mut wanted: HashMap<u32, Row> = HashMap::new();
-        let mut scopes: Vec<&[u8]> = Vec::new();
-        for (key, part) in self.partitions.matching(filter) {
-            if part.latest_expiry <= now {
-                continue;
-            }
-            let scope = &key[..encoding::prefix_len(key, scope_names)];
-            if scopes.last() != Some(&scope) {
-                scopes.push(scope);
-            }
-            wanted.insert(part.id, encoding::decode(key).unwrap_or_default());
+        match &self.layout {
+            Layout::Compact(c) => c.data(filter, now),
+            Layout::Hashed(h) => h.data(filter, now),
         }
-        let mut rows = Vec::new();
-        for scope in scopes {
-            let Some(scope) = self.scopes.get(scope) else {
-                continue;
-            };
-            let mut live: Vec<&Record> = scope
-                .values
-                .iter()
-                .map(|&n| self.records.get(n))
-                .filter(|r| r.expire_at > now && wanted.contains_key(&r.partition))
-                .collect();
-            live.sort_unstable_by(|a, b| a.value.cmp(&b.value));
-            for record in live {
-                let mut row = encoding::decode(&record.value).unwrap_or_default();
-                row.extend(wanted[&record.partition].iter().cloned());
-                rows.push(row);
-            }
-        }
-        rows
     }
 
     /// Deletes the partitions matching `filter` with all their values.
     /// Returns (partitions deleted, of which held a live value at `now`).
     pub fn delete(&mut self, filter: &Filter, now: i64) -> (usize, usize) {
-        let removed = self.partitions.remove_matching(filter);
-        let scope_names = self.scope_names();
-        let mut by_scope: BTreeMap<Vec<u8>, HashSet<u32>> = BTreeMap::new();
-        let mut live = 0;
-        for (key, part) in &removed {
-            live += (part.latest_expiry > now) as usize;
-            self.partition_keys.remove(part.id);
-            let scope = key[..encoding::prefix_len(key, scope_names)].to_vec();
-            by_scope.entry(scope).or_default().insert(part.id);
-        }
-        for (scope_key, ids) in by_scope {
-            let Some(scope) = self.scopes.get(scope_key.as_slice()) else {
-                continue;
-            };
-            let mut doomed: Vec<u32> = scope
-                .values
-                .iter()
-                .copied()
-                .filter(|&n| ids.contains(&self.records.get(n).partition))
-                .collect();
-            // Highest first: the record that moves into a freed number is
-            // then never one still to remove, nor moved below one. Their
-            // partitions are gone already: forgetting finds none.
-            doomed.sort_unstable_by(|a, b| b.cmp(a));
-            for n in doomed {
-                self.forget(n);
-            }
-        }
-        (removed.len(), live)
+        let deleted = match &mut self.layout {
+            Layout::Compact(c) => c.delete(filter, now),
+            Layout::Hashed(h) => h.delete(filter, now),
+        };
+        self.settle();
+        deleted
     }
 
     /// When the next value expires, if one does.
     pub fn next_due(&self) -> Option<i64> {
-        self.expiry.next_due()
+        match &self.layout {
+            Layout::Compact(c) => c.next_due(),
+            Layout::Hashed(h) => h.next_due(),
+        }
     }
 
-    /// The tuple encoding of a record's SCOPE then VALUE values: how
-    /// [`UList::remove_items`] names it.
-    fn item(&self, n: u32) -> Vec<u8> {
-        let record = self.records.get(n);
-        let mut item = self
-            .scope_keys
-            .get(record.scope)
-            .map(|k| k.to_vec())
-            .unwrap_or_default();
-        item.extend_from_slice(&record.value);
-        item
-    }
-
-    /// Removes up to `budget` values expired at `now`, earliest first.
-    /// Returns each as one tuple encoding: its SCOPE then VALUE values (what
+    /// Removes up to `budget` values expired at `now`, earliest first (a
+    /// hashed list takes a value once its second is over, so up to a second
+    /// after its exact time, which reads use). Returns each as one tuple encoding: its SCOPE then VALUE values (what
     /// [`UList::remove_items`] takes, on replicas and AOF replays).
     pub fn reclaim(&mut self, now: i64, budget: usize) -> Vec<Vec<u8>> {
-        let mut items = Vec::new();
-        while items.len() < budget {
-            // One at a time: forgetting a record may renumber another.
-            match self.expiry.first() {
-                Some((due, n)) if due <= now => {
-                    items.push(self.item(n));
-                    self.forget(n);
-                }
-                _ => break,
-            }
-        }
+        let items = match &mut self.layout {
+            Layout::Compact(c) => c.reclaim(now, budget),
+            Layout::Hashed(h) => h.reclaim(now, budget),
+        };
+        self.settle();
         items
     }
 
@@ -488,14 +279,11 @@ impl UList {
     /// Returns how many were there.
     pub fn remove_items(&mut self, items: &[&[u8]]) -> usize {
         let scope_names = self.scope_names();
-        let mut removed = 0;
-        for item in items {
-            let (scope_key, value) = item.split_at(encoding::prefix_len(item, scope_names));
-            if let Some(n) = self.find(scope_key, value) {
-                self.forget(n);
-                removed += 1;
-            }
-        }
+        let removed = match &mut self.layout {
+            Layout::Compact(c) => c.remove_items(items, scope_names),
+            Layout::Hashed(h) => h.remove_items(items),
+        };
+        self.settle();
         removed
     }
 
@@ -503,80 +291,62 @@ impl UList {
     /// values, expire_at)`, for AOF rewrite.
     pub fn entries(&self) -> impl Iterator<Item = (Row, Row, Row, i64)> + '_ {
         let scope_names = self.scope_names();
-        self.scopes.values().flat_map(move |scope| {
-            scope.values.iter().filter_map(move |&n| {
-                let record = self.records.get(n);
-                let key = self.partition_keys.get(record.partition)?;
-                let mut where_ = encoding::decode(key).ok()?;
-                let partition = where_.split_off(scope_names);
-                Some((
-                    where_,
-                    partition,
-                    encoding::decode(&record.value).ok()?,
-                    record.expire_at,
-                ))
-            })
+        self.stored().filter_map(move |(place, value, expire_at)| {
+            let mut scope = encoding::decode(place).ok()?;
+            let partition = scope.split_off(scope_names);
+            Some((scope, partition, encoding::decode(&value).ok()?, expire_at))
         })
     }
 
     /// Heap bytes held, each collection's variable part sized from `samples`
-    /// of its items (0: all). B-tree maps count twice their entries (their
-    /// nodes are about half full when keys arrive in order, as expiry times
-    /// do).
+    /// of its items (0: all).
     pub fn mem_usage(&self, samples: usize) -> usize {
-        let btree = |entry: usize, n: usize| n * entry * 2;
-        let scopes = estimate(self.scopes.iter(), self.scopes.len(), samples, |(k, s)| {
-            k.len() * 2 + s.values.allocation_size()
-        }) + btree(std::mem::size_of::<(Box<[u8]>, Scope)>(), self.scopes.len());
-        self.records.heap_bytes(samples)
-            + scopes
-            + self.scope_keys.allocation_size()
-            + self.partition_keys.allocation_size()
-            + self.partitions.heap_bytes(samples)
-            + btree(std::mem::size_of::<(i64, u32)>(), self.expiry.len())
-            + self.schema.len() * 32
+        let layout = match &self.layout {
+            Layout::Compact(c) => c.heap_bytes(),
+            Layout::Hashed(h) => std::mem::size_of::<Hashed>() + h.mem_usage(samples),
+        };
+        std::mem::size_of::<Self>() + layout + self.schema.len() * 32
     }
 
     /// About how many allocations freeing it takes (a value may own one).
     pub fn free_effort(&self) -> usize {
-        self.records.0.allocations()
-            + self.records.used()
-            + self.scopes.len()
-            + self.partitions.len()
+        match &self.layout {
+            Layout::Compact(c) => 1 + c.places(),
+            Layout::Hashed(h) => h.free_effort(),
+        }
     }
 
     /// `schema, u8 has_default, i64 default_expire_s, u32 partitions x blob
-    /// key, u64 values x (u32 partition index, blob value, i64 expire_at)`.
+    /// key, u64 values x (u32 partition index, blob value, i64 expire_at)`:
+    /// partitions ascending, values by scope then value, whatever the layout.
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::new();
         self.schema.encode(&mut out);
         out.push(self.default_expire_s.is_some() as u8);
         out.extend_from_slice(&self.default_expire_s.unwrap_or(0).to_le_bytes());
-        let mut index: HashMap<u32, u32> = HashMap::new();
-        out.extend_from_slice(&(self.partitions.len() as u32).to_le_bytes());
-        for (i, (key, part)) in self.partitions.iter().enumerate() {
-            index.insert(part.id, i as u32);
-            put_blob(&mut out, key);
+        let scope_names = self.scope_names();
+        let scope = |place: &[u8]| place[..encoding::prefix_len(place, scope_names)].to_vec();
+        // Each value with its scope, to sort by.
+        let mut values: Vec<(Vec<u8>, Stored)> = self.stored().map(|v| (scope(v.0), v)).collect();
+        values.sort_unstable_by(|a, b| (&a.0, &a.1 .1).cmp(&(&b.0, &b.1 .1)));
+        let mut index: BTreeMap<&[u8], u32> = values.iter().map(|v| (v.1 .0, 0)).collect();
+        out.extend_from_slice(&(index.len() as u32).to_le_bytes());
+        for (i, (place, n)) in index.iter_mut().enumerate() {
+            *n = i as u32;
+            put_blob(&mut out, place);
         }
-        out.extend_from_slice(&(self.records.used() as u64).to_le_bytes());
-        for scope in self.scopes.values() {
-            let mut numbers: Vec<u32> = scope.values.iter().copied().collect();
-            numbers.sort_unstable_by(|&a, &b| {
-                self.records.get(a).value.cmp(&self.records.get(b).value)
-            });
-            for n in numbers {
-                let record = self.records.get(n);
-                out.extend_from_slice(&index[&record.partition].to_le_bytes());
-                put_blob(&mut out, &record.value);
-                out.extend_from_slice(&record.expire_at.to_le_bytes());
-            }
+        out.extend_from_slice(&(values.len() as u64).to_le_bytes());
+        for (_, (place, value, expire_at)) in &values {
+            out.extend_from_slice(&index[place].to_le_bytes());
+            put_blob(&mut out, value);
+            out.extend_from_slice(&expire_at.to_le_bytes());
         }
         out
     }
 
-    /// The inverse of `encode`; an error saying what is wrong for bytes it
-    /// cannot trust.
-    pub fn decode(bytes: &[u8]) -> Result<UList, DecodeError> {
+    /// The inverse of `encode`, compact when small (up to `compact_max`
+    /// values); an error saying what is wrong for bytes it cannot trust.
+    pub fn decode(bytes: &[u8], compact_max: usize) -> Result<UList, DecodeError> {
         let mut r = Reader { buf: bytes };
         let schema = Schema::decode(&mut r)?;
         if schema.of(Role::Value).is_empty() {
@@ -588,6 +358,7 @@ impl UList {
             _ => return Err(DecodeError::Invalid("default expiry")),
         };
         let mut list = UList::new(schema, default_expire_s);
+        list.compact_max = compact_max;
         let (scope_names, partition_names, value_names) = (
             list.schema.of(Role::Scope).len(),
             list.schema.of(Role::Partition).len(),
@@ -603,6 +374,9 @@ impl UList {
             }
             keys.push(key);
         }
+        // Loaded hashed (it checks that each value is once in its scope),
+        // then made compact when small.
+        let mut hashed = Hashed::new(scope_names);
         for _ in 0..r.count("value", 16, true)? {
             let key = *keys
                 .get(r.u32()? as usize)
@@ -613,16 +387,17 @@ impl UList {
                 return Err(DecodeError::Invalid("value: bad tuple"));
             }
             let scope_key = &key[..encoding::prefix_len(key, scope_names)];
-            let hash = list.hasher.hash_one(value);
-            if list.find_hashed(scope_key, value, hash).is_some() {
+            if hashed.contains(scope_key, value) {
                 return Err(DecodeError::Invalid("a value twice in its scope"));
             }
-            list.insert(scope_key, key, value.into(), hash, expire_at);
+            hashed.insert_new(key, value, expire_at);
         }
-        match r.is_empty() {
-            true => Ok(list),
-            false => Err(DecodeError::Invalid("bytes after the last value")),
+        if !r.is_empty() {
+            return Err(DecodeError::Invalid("bytes after the last value"));
         }
+        list.layout = Layout::Hashed(Box::new(hashed));
+        list.compact_below(compact_max + 1);
+        Ok(list)
     }
 }
 
@@ -774,6 +549,27 @@ mod tests {
         assert_eq!(l.stored_values(), 1);
     }
 
+    /// Hashed, a value is reclaimed once its second is over; reads are exact
+    /// to the millisecond either way.
+    #[test]
+    fn hashed_lists_reclaim_by_the_second_and_read_by_the_ms() {
+        let mut l = list(&["VALUE", "v"]);
+        l.set_compact_max(0);
+        l.add_t(&[], &[], &[b("a")], 0, 1_500);
+        l.add_t(&[], &[], &[b("b")], 0, 1_999);
+        l.add_t(&[], &[], &[b("c")], 0, 2_000);
+        assert!(!l.is_compact());
+        assert!(l.has_t(&[], &[b("a")], 1_499));
+        assert!(!l.has_t(&[], &[b("a")], 1_500));
+        assert_eq!(l.next_due(), Some(2_000));
+        assert_eq!(l.reclaim(1_999, 10).len(), 0);
+        assert_eq!(strs(l.data(&[], 1_999)), [["c"]]);
+        assert_eq!(l.reclaim(2_000, 10).len(), 2);
+        assert_eq!(l.next_due(), Some(3_000));
+        assert!(l.has_t(&[], &[b("c")], 1_999));
+        assert!(!l.has_t(&[], &[b("c")], 2_000));
+    }
+
     #[test]
     fn encoding_roundtrip_and_refusals() {
         let mut l = list(&["VALUE", "v", "w", "SCOPE", "s", "PARTITION", "p"]);
@@ -788,16 +584,19 @@ mod tests {
         );
         l.add_t(&[b("")], &[b(":")], &[b("a"), b("b:")], 5, 9_000);
         let bytes = l.encode();
-        let back = UList::decode(&bytes).unwrap();
+        let back = UList::decode(&bytes, DEFAULT_COMPACT_MAX).unwrap();
         assert_eq!(back.encode(), bytes);
         assert_eq!(back.data(&[None, None], 0), l.data(&[None, None], 0));
         assert_eq!(back.next_due(), Some(7_000));
         for cut in 0..bytes.len() {
-            assert!(UList::decode(&bytes[..cut]).is_err(), "cut at {cut}");
+            assert!(
+                UList::decode(&bytes[..cut], DEFAULT_COMPACT_MAX).is_err(),
+                "cut at {cut}"
+            );
         }
         let mut longer = bytes.clone();
         longer.push(0);
-        assert!(UList::decode(&longer).is_err());
+        assert!(UList::decode(&longer, DEFAULT_COMPACT_MAX).is_err());
     }
 
     /// A default expiry no EXPIRE can give would overflow `AT + EXPIRE`.
@@ -805,34 +604,15 @@ mod tests {
     fn decode_refuses_a_default_expiry_beyond_the_limit() {
         let mut l = list(&["VALUE", "v"]);
         l.default_expire_s = Some(MAX_TTL_S + 1);
-        let refused = UList::decode(&l.encode()).err();
+        let refused = UList::decode(&l.encode(), DEFAULT_COMPACT_MAX).err();
         assert_eq!(refused, Some(DecodeError::Invalid("default expiry")));
     }
 
-    /// Every record is reachable from its scope's table under its own number,
-    /// and the expiry queue holds exactly the expiring records.
+    /// The hashed layout's invariants, when hashed.
     fn check_invariants(l: &UList) {
-        let mut reachable = 0;
-        for (key, scope) in &l.scopes {
-            assert_eq!(
-                l.scope_keys.get(scope.id).map(AsRef::as_ref),
-                Some(key.as_ref())
-            );
-            for &n in scope.values.iter() {
-                let r = l.records.get(n);
-                assert_eq!(r.scope, scope.id);
-                assert_eq!(l.find(key, &r.value), Some(n));
-                assert!(l.partition_keys.get(r.partition).is_some());
-                reachable += 1;
-            }
+        if let Layout::Hashed(h) = &l.layout {
+            h.check_invariants();
         }
-        assert_eq!(reachable, l.records.used());
-        let expiring = (0..l.records.used() as u32)
-            .filter(|&n| l.records.get(n).expire_at != NEVER)
-            .count();
-        assert_eq!(l.expiry.len(), expiring);
-        let counted: u64 = l.partitions.iter().map(|(_, p)| p.values).sum();
-        assert_eq!(counted, l.records.used() as u64);
     }
 
     /// A model: scope -> value -> (partition, expire_at), the obvious way.
@@ -884,14 +664,26 @@ mod tests {
         let mut m = Model::default();
         let pick = |rng: &mut StdRng, n: usize, tag: &str| format!("{tag}{}", rng.gen_range(0..n));
         let mut now = 0i64;
+        // Steps spent hashed, then compact.
+        let mut layouts = [0; 2];
         for step in 0..30_000 {
             now += rng.gen_range(0..3);
+            let numeric = rng.gen_bool(0.5);
             let (s, p, v) = (
                 pick(&mut rng, 3, "s"),
                 pick(&mut rng, 4, "p"),
-                pick(&mut rng, 30, "v:"),
+                // Numbers are packed as varints in the compact layout.
+                pick(&mut rng, 30, if numeric { "" } else { "v:" }),
             );
-            match rng.gen_range(0..10) {
+            layouts[l.is_compact() as usize] += 1;
+            match rng.gen_range(0..12) {
+                10 => l.set_compact_max([0, 2, 8, 40, 128][rng.gen_range(0..5)]),
+                11 => {
+                    // The bytes do not depend on the layout.
+                    let bytes = l.encode();
+                    l = UList::decode(&bytes, [0, 8, 128][rng.gen_range(0..3)]).unwrap();
+                    assert_eq!(l.encode(), bytes, "step {step}");
+                }
                 0..=5 => {
                     let at = now - rng.gen_range(0..20);
                     let exp = if rng.gen_bool(0.3) {
@@ -940,7 +732,8 @@ mod tests {
                 }
             }
         }
-        let back = UList::decode(&l.encode()).unwrap();
+        let back = UList::decode(&l.encode(), 3).unwrap();
         assert_eq!(back.data(&[None, None], now), l.data(&[None, None], now));
+        assert!(layouts.iter().all(|&n| n > 1_000), "{layouts:?}");
     }
 }

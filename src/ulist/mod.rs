@@ -8,10 +8,12 @@
 //!
 //! - `ULIST.CREATE list VALUE name ... [SCOPE name ...] [PARTITION name ...] [EXPIRE s]`
 //! - `ULIST.ADD list [EXPIRE s | NEVER | PXAT ms] [AT ms] name value ...`
-//! - `ULIST.HAS list name value ...`
+//! - `ULIST.HAS list name value ...` (an ADD's names and values serve too)
 //! - `ULIST.DATA | ULIST.PARTITIONS | ULIST.DEL list [name value ...]`
 
 mod command;
+mod compact;
+mod hashed;
 mod list;
 mod value;
 
@@ -21,6 +23,7 @@ mod docs;
 use crate::docs::{Docs, NONDETERMINISTIC_OUTPUT, PARTITIONS_COMPLEXITY};
 use crate::family::Family;
 use crate::server::command::{command, KEY_DELETE, KEY_INSERT, KEY_READ};
+use crate::server::config::Config;
 use crate::server::reclaim::{self, Reclaimer};
 use crate::server::Ctx;
 use crate::stats::Stat;
@@ -149,10 +152,27 @@ pub static FAMILY: Family = Family {
         &EXPIRED_VALUES,
         &ERRORS,
     ],
-    configs: &[],
+    configs: &[&COMPACT_MAX],
     types: &[&value::ULIST_TYPE],
     on_load: Some(on_load),
 };
+
+/// `recipes.ulist-compact-max`: values a list keeps compact (one buffer,
+/// found by a scan) before it turns hashed; it turns compact again below
+/// half of it. A layout setting: replies, replication and RDB bytes do not
+/// depend on it. A write scans up to this many values and a conversion moves
+/// as many: bounded, whatever the value.
+pub(crate) static COMPACT_MAX: Config = Config::new(
+    c"ulist-compact-max",
+    list::DEFAULT_COMPACT_MAX as i64,
+    0,
+    4096,
+);
+
+/// [`COMPACT_MAX`] as a number of values.
+pub(crate) fn compact_max() -> usize {
+    COMPACT_MAX.get().max(0) as usize
+}
 
 static CREATE_CALLS: Stat = Stat::new("ulist_create_calls");
 static ADD_CALLS: Stat = Stat::new("ulist_add_calls");

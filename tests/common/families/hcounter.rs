@@ -31,7 +31,7 @@ pub const FAMILY: Family = Family {
         "AT",
         "VALUE",
     ],
-    configs: &[],
+    configs: &[("recipes.hcounter-compact-max", "2")],
     workload,
     read,
     sample,

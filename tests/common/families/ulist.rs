@@ -26,7 +26,7 @@ pub const FAMILY: Family = Family {
         "AT",
         "PXAT",
     ],
-    configs: &[],
+    configs: &[("recipes.ulist-compact-max", "2")],
     workload,
     read,
     sample,

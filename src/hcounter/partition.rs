@@ -1,0 +1,180 @@
+//! One HCOUNTER partition: its record (times, key and, while it has at most
+//! `recipes.hcounter-compact-max` cells, the cells packed), and what only
+//! some partitions have, boxed apart so a small partition is one allocation
+//! and a 24-byte slot: the hashed cells of a big one, the unique tuples first
+//! counted in it. Pure Rust, no FFI.
+//!
+//! Cells only come (a partition is removed whole), so a partition turns
+//! hashed once, moving at most compact-max cells, and never back.
+
+use super::cells::Hashed;
+use super::record::Record;
+use crate::tuples::chunked::Chunked;
+use crate::tuples::sample::estimate;
+use crate::tuples::varint::pack_tuple as pack;
+use hashbrown::DefaultHashBuilder;
+use std::borrow::Cow;
+
+#[derive(Clone, Debug, Default)]
+struct More {
+    /// The cells, once past the compact size (the record then has none).
+    hashed: Option<Hashed>,
+    /// Unique tuples first counted here (SCOPE then UNIQUE encodings).
+    seen: Chunked<Box<[u8]>>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Partition {
+    pub record: Record,
+    more: Option<Box<More>>,
+}
+
+/// Where a cell is: the offset of its count in the record, or its index
+/// among the hashed cells.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pos {
+    Packed(usize),
+    Hashed(usize),
+}
+
+impl Partition {
+    pub fn new(record: Record) -> Self {
+        Partition { record, more: None }
+    }
+
+    fn hashed(&self) -> Option<&Hashed> {
+        self.more.as_ref()?.hashed.as_ref()
+    }
+
+    fn more(&mut self) -> &mut More {
+        self.more.get_or_insert_with(Default::default)
+    }
+
+    pub fn find(&self, cell: &[u8], hasher: &DefaultHashBuilder) -> Option<Pos> {
+        match self.hashed() {
+            Some(h) => h.find(cell, hasher).map(Pos::Hashed),
+            None => self.record.find(&pack(cell)?).ok().map(Pos::Packed),
+        }
+    }
+
+    pub fn count(&self, pos: Pos) -> i64 {
+        match (pos, self.hashed()) {
+            (Pos::Hashed(i), Some(h)) => h.count(i),
+            (Pos::Packed(at), _) => self.record.count(at),
+            (Pos::Hashed(_), None) => 0,
+        }
+    }
+
+    pub fn set(&mut self, pos: Pos, count: i64) {
+        match pos {
+            Pos::Packed(at) => self.record.set_count(at, count),
+            Pos::Hashed(i) => {
+                if let Some(h) = self.more().hashed.as_mut() {
+                    h.set(i, count);
+                }
+            }
+        }
+    }
+
+    /// Adds a cell known to be absent. Past `compact_max` cells (or for a
+    /// key too long to pack) the cells move to a hash table, for good.
+    pub fn push(
+        &mut self,
+        cell: &[u8],
+        count: i64,
+        compact_max: usize,
+        hasher: &DefaultHashBuilder,
+    ) {
+        if self.hashed().is_none() {
+            if let Some(packed) = pack(cell) {
+                if self
+                    .record
+                    .find(&packed)
+                    .err()
+                    .is_some_and(|n| n < compact_max)
+                {
+                    self.record.push(&packed, count);
+                    return;
+                }
+            }
+            let mut hashed = Hashed::default();
+            for (key, bits) in self.record.take_cells() {
+                hashed.push(&key, bits, hasher);
+            }
+            self.more().hashed = Some(hashed);
+        }
+        if let Some(h) = self.more().hashed.as_mut() {
+            h.push(cell, count, hasher);
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self.hashed() {
+            Some(h) => h.len(),
+            None => self.record.cell_counts().count(),
+        }
+    }
+
+    /// (key, count) of every cell in ascending key order.
+    pub fn sorted(&self) -> Vec<(Cow<'_, [u8]>, i64)> {
+        let mut out: Vec<(Cow<[u8]>, i64)> = match self.hashed() {
+            Some(h) => h.iter().map(|(k, c)| (Cow::Borrowed(k), c)).collect(),
+            None => self.record.cell_counts().collect(),
+        };
+        out.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        out
+    }
+
+    pub fn seen(&self) -> impl Iterator<Item = &Box<[u8]>> + '_ {
+        self.more.iter().flat_map(|m| m.seen.iter())
+    }
+
+    pub fn seen_len(&self) -> usize {
+        self.more.as_ref().map_or(0, |m| m.seen.len())
+    }
+
+    pub fn seen_get(&self, index: usize) -> Option<&[u8]> {
+        self.more.as_ref()?.seen.get(index).map(|t| &**t)
+    }
+
+    /// Remembers a unique tuple; returns its index.
+    pub fn seen_push(&mut self, tuple: &[u8]) -> u32 {
+        let seen = &mut self.more().seen;
+        seen.push(tuple.into());
+        (seen.len() - 1) as u32
+    }
+
+    pub fn seen_pop(&mut self) {
+        if let Some(m) = self.more.as_mut() {
+            m.seen.pop();
+        }
+    }
+
+    /// What removing it costs: its cells and unique tuples.
+    pub fn size(&self) -> usize {
+        1 + self.len() + self.seen_len()
+    }
+
+    /// Frees a slice of the cells (about `budget` units of work); returns
+    /// the work done, 0 once none is left, and the cells freed.
+    pub fn shed(&mut self, budget: usize) -> (usize, usize) {
+        match self.more.as_mut().and_then(|m| m.hashed.as_mut()) {
+            Some(h) => h.shed(budget),
+            None => {
+                let n = self.record.take_cells().len();
+                (n, n)
+            }
+        }
+    }
+
+    /// Heap bytes held, the variable parts sized from `samples` (0: all).
+    pub fn heap_bytes(&self, samples: usize) -> usize {
+        let more = self.more.as_ref().map_or(0, |m| {
+            std::mem::size_of::<More>()
+                + m.hashed.as_ref().map_or(0, |h| h.heap_bytes(samples))
+                + m.seen.heap_bytes()
+                + estimate(m.seen.iter(), m.seen.len(), samples, |t| t.len())
+        });
+        self.record.heap_bytes() + more
+    }
+}

@@ -1,0 +1,364 @@
+//! The compact layout of a small ULIST: its values back to back in one
+//! buffer, found by a scan, as Redis keeps a small set in one listpack.
+//! `list.rs` turns a list hashed past `recipes.ulist-compact-max` values and
+//! compact again below half of it. Pure Rust, no FFI.
+//!
+//! A value is `u8 place, packed value, varint expiry`: the place is an index
+//! into the list's places (the encodings of SCOPE then PARTITION values, at
+//! most [`MAX_PLACES`], each held while a value is in it); the value is its
+//! tuple encoding packed ([`varint::pack_tuple`]: a number in a few bytes);
+//! the expiry is its absolute time in ms, 0 for never. A value that expires
+//! thus costs 5 or 6 bytes more than one that does not.
+
+use super::list::{Row, Stored, ValueKeys, NEVER};
+use crate::tuples::encoding;
+use crate::tuples::index::{matches, Filter};
+use crate::tuples::varint::{self, pack_tuple, unpack_tuple};
+use smallvec::SmallVec;
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Range;
+
+/// Places a compact list holds at most (a place is a byte).
+pub const MAX_PLACES: usize = 256;
+
+/// The list cannot stay compact (a value too long to pack, or a place
+/// more than [`MAX_PLACES`]); nothing was changed.
+#[derive(Debug, PartialEq, Eq)]
+pub struct NotCompact;
+
+#[derive(Clone, Debug, Default)]
+pub struct Compact {
+    /// Each place with the length of its SCOPE part.
+    /// Inline for the first: a list of one partition needs no allocation
+    /// (nor a cache miss) for it.
+    places: SmallVec<[(Box<[u8]>, usize); 1]>,
+    values: Vec<u8>,
+    len: usize,
+    /// The earliest expiry (NEVER: none).
+    due: i64,
+    /// Whether the places are of more than one scope (usually they are all
+    /// of one: a scope check is then one comparison, not one per place).
+    scopes_differ: bool,
+}
+
+/// One value as stored.
+struct Entry {
+    /// Its bytes in the buffer.
+    at: Range<usize>,
+    place: usize,
+    /// Its packed value.
+    value: Range<usize>,
+    expire_at: i64,
+}
+
+/// `a == b`, without a call to `memcmp` for the few bytes of a packed
+/// value (the scan compares one per value).
+#[inline]
+fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+}
+
+impl Compact {
+    pub fn new() -> Self {
+        Compact {
+            due: NEVER,
+            ..Default::default()
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn places(&self) -> usize {
+        self.places.len()
+    }
+
+    fn entries(&self) -> impl Iterator<Item = Entry> + '_ {
+        let buf = &self.values;
+        let mut at = 0;
+        std::iter::from_fn(move || {
+            let place = *buf.get(at)? as usize;
+            let value_end = at + 1 + varint::packed_len(&buf[at + 1..])?;
+            let (expiry, n) = varint::get(&buf[value_end..])?;
+            let entry = Entry {
+                at: at..value_end + n,
+                place,
+                value: at + 1..value_end,
+                expire_at: if expiry == 0 { NEVER } else { expiry as i64 },
+            };
+            at = value_end + n;
+            Some(entry)
+        })
+    }
+
+    fn scope_of(&self, place: usize) -> &[u8] {
+        let (key, scope_len) = &self.places[place];
+        &key[..*scope_len]
+    }
+
+    /// A bit per place of the scope `scope`.
+    fn in_scope(&self, scope: &[u8]) -> [u64; MAX_PLACES / 64] {
+        let mut bits = [0u64; MAX_PLACES / 64];
+        if !self.scopes_differ {
+            if self
+                .places
+                .first()
+                .is_some_and(|_| same(self.scope_of(0), scope))
+            {
+                for p in 0..self.places.len() {
+                    bits[p / 64] |= 1 << (p % 64);
+                }
+            }
+            return bits;
+        }
+        for p in 0..self.places.len() {
+            if same(self.scope_of(p), scope) {
+                bits[p / 64] |= 1 << (p % 64);
+            }
+        }
+        bits
+    }
+
+    /// The index of the place keyed `place`.
+    fn place(&self, place: &[u8]) -> Option<usize> {
+        // From the end: places of a scope differ in their last bytes.
+        let same_rev = |a: &[u8]| a.len() == place.len() && a.iter().rev().eq(place.iter().rev());
+        self.places.iter().position(|(p, _)| same_rev(p))
+    }
+
+    /// The stored value `packed` of the scope keyed `scope`.
+    fn find(&self, scope: &[u8], packed: &[u8]) -> Option<Entry> {
+        let in_scope = self.in_scope(scope);
+        self.entries().find(|e| {
+            in_scope[e.place / 64] & (1 << (e.place % 64)) != 0
+                && same(&self.values[e.value.clone()], packed)
+        })
+    }
+
+    /// Removes the entries at `doomed` (ascending, disjoint byte ranges),
+    /// then the places left without a value.
+    fn remove(&mut self, doomed: &[Range<usize>]) {
+        if doomed.is_empty() {
+            return;
+        }
+        let mut kept = Vec::with_capacity(self.values.len());
+        let mut from = 0;
+        for range in doomed {
+            kept.extend_from_slice(&self.values[from..range.start]);
+            from = range.end;
+        }
+        kept.extend_from_slice(&self.values[from..]);
+        self.values = kept;
+        self.len -= doomed.len();
+        let mut used = vec![false; self.places.len()];
+        for e in self.entries() {
+            used[e.place] = true;
+        }
+        if used.iter().any(|u| !u) {
+            // Renumber: place p becomes the number of used places below it.
+            let mut new_index = Vec::with_capacity(used.len());
+            let mut next = 0u8;
+            for &u in &used {
+                new_index.push(next);
+                next = next.wrapping_add(u as u8);
+            }
+            let starts: Vec<usize> = self.entries().map(|e| e.at.start).collect();
+            for at in starts {
+                self.values[at] = new_index[self.values[at] as usize];
+            }
+            let mut p = 0;
+            self.places.retain(|_| {
+                p += 1;
+                used[p - 1]
+            });
+            let differs = |p| self.scope_of(p) != self.scope_of(0);
+            self.scopes_differ = (1..self.places.len()).any(differs);
+        }
+        self.due = self.entries().map(|e| e.expire_at).min().unwrap_or(NEVER);
+    }
+
+    /// As [`super::hashed::Hashed::add`]; `NotCompact` (nothing changed)
+    /// for a value the layout cannot hold.
+    pub fn add(&mut self, keys: &ValueKeys, at: i64, expire_at: i64) -> Result<bool, NotCompact> {
+        let packed = pack_tuple(&keys.value).ok_or(NotCompact)?;
+        let mut place = self.place(&keys.place);
+        if (place.is_none() && self.places.len() >= MAX_PLACES) || expire_at <= 0 {
+            return Err(NotCompact);
+        }
+        if let Some(e) = self.find(keys.scope(), &packed) {
+            if e.expire_at > at {
+                return Ok(false);
+            }
+            // Expired by `at`: new again, in this add's partition (places
+            // may be renumbered).
+            self.remove(&[e.at]);
+            place = self.place(&keys.place);
+        }
+        let place = match place {
+            Some(p) => p,
+            None => {
+                let first_scope = self.places.first().map(|_| self.scope_of(0));
+                self.scopes_differ |= first_scope.is_some_and(|s| s != keys.scope());
+                self.places
+                    .push((keys.place.as_slice().into(), keys.scope_len));
+                self.places.len() - 1
+            }
+        };
+        let mut entry: SmallVec<[u8; 40]> = SmallVec::new();
+        entry.push(place as u8);
+        entry.extend_from_slice(&packed);
+        varint::put(
+            &mut entry,
+            if expire_at == NEVER {
+                0
+            } else {
+                expire_at as u64
+            },
+        );
+        // Grow by a quarter (16 bytes at least), not double: small lists are
+        // many.
+        let values = &mut self.values;
+        if values.capacity() - values.len() < entry.len() {
+            values.reserve_exact(entry.len().max(values.len() / 4).max(16));
+        }
+        values.extend_from_slice(&entry);
+        self.len += 1;
+        self.due = self.due.min(expire_at);
+        Ok(true)
+    }
+
+    pub fn has(&self, keys: &ValueKeys, now: i64) -> bool {
+        pack_tuple(&keys.value)
+            .and_then(|packed| self.find(keys.scope(), &packed))
+            .is_some_and(|e| e.expire_at > now)
+    }
+
+    /// Every stored value as (place, value encoding, expiry), in the order
+    /// they were added.
+    pub fn stored(&self) -> impl Iterator<Item = Stored<'_>> + '_ {
+        self.entries().map(|e| {
+            let value = unpack_tuple(&self.values[e.value]);
+            (&*self.places[e.place].0, value, e.expire_at)
+        })
+    }
+
+    /// The matching places with a value live at `now`, ascending.
+    pub fn partitions(&self, filter: &Filter, now: i64) -> Vec<Row> {
+        let mut live = BTreeSet::new();
+        for e in self.entries().filter(|e| e.expire_at > now) {
+            live.insert(&*self.places[e.place].0);
+        }
+        live.into_iter()
+            .filter(|p| matches(p, filter))
+            .filter_map(|p| encoding::decode(p).ok())
+            .collect()
+    }
+
+    /// Live values of the matching places, by scope, then value.
+    pub fn data(&self, filter: &Filter, now: i64) -> Vec<Row> {
+        let wanted: Vec<bool> = self
+            .places
+            .iter()
+            .map(|(p, _)| matches(p, filter))
+            .collect();
+        // (scope, value encoding, place) of each live value.
+        type Live<'a> = (&'a [u8], Cow<'a, [u8]>, usize);
+        let mut rows: Vec<Live> = self
+            .entries()
+            .filter(|e| e.expire_at > now && wanted[e.place])
+            .map(|e| {
+                (
+                    self.scope_of(e.place),
+                    unpack_tuple(&self.values[e.value]),
+                    e.place,
+                )
+            })
+            .collect();
+        rows.sort_unstable_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+        rows.into_iter()
+            .map(|(_, value, place)| {
+                let mut row = encoding::decode(&value).unwrap_or_default();
+                row.extend(encoding::decode(&self.places[place].0).unwrap_or_default());
+                row
+            })
+            .collect()
+    }
+
+    /// Deletes the matching places with their values; returns (places
+    /// deleted, of which held a value live at `now`).
+    pub fn delete(&mut self, filter: &Filter, now: i64) -> (usize, usize) {
+        let doomed: Vec<bool> = self
+            .places
+            .iter()
+            .map(|(p, _)| matches(p, filter))
+            .collect();
+        let mut live = vec![false; self.places.len()];
+        let mut ranges = Vec::new();
+        for e in self.entries().filter(|e| doomed[e.place]) {
+            live[e.place] |= e.expire_at > now;
+            ranges.push(e.at);
+        }
+        self.remove(&ranges);
+        let live = live.iter().filter(|&&l| l).count();
+        (doomed.iter().filter(|&&d| d).count(), live)
+    }
+
+    pub fn next_due(&self) -> Option<i64> {
+        (self.due != NEVER).then_some(self.due)
+    }
+
+    /// As [`super::hashed::Hashed::reclaim`]: up to `budget` values expired
+    /// at `now`, earliest first, each named by its SCOPE then VALUE
+    /// encodings.
+    pub fn reclaim(&mut self, now: i64, budget: usize) -> Vec<Vec<u8>> {
+        let mut expired: Vec<Entry> = self.entries().filter(|e| e.expire_at <= now).collect();
+        expired.sort_by_key(|e| (e.expire_at, e.at.start));
+        expired.truncate(budget);
+        let items = expired
+            .iter()
+            .map(|e| {
+                let mut item = self.scope_of(e.place).to_vec();
+                item.extend_from_slice(&unpack_tuple(&self.values[e.value.clone()]));
+                item
+            })
+            .collect();
+        let mut ranges: Vec<Range<usize>> = expired.into_iter().map(|e| e.at).collect();
+        ranges.sort_by_key(|r| r.start);
+        self.remove(&ranges);
+        items
+    }
+
+    /// Removes the values named by `items` (SCOPE then VALUE encodings, the
+    /// first `scope_names` elements the scope); returns how many were there.
+    pub fn remove_items(&mut self, items: &[&[u8]], scope_names: usize) -> usize {
+        let mut ranges = BTreeMap::new();
+        for item in items {
+            let (scope, value) = item.split_at(encoding::prefix_len(item, scope_names));
+            if let Some(e) = pack_tuple(value).and_then(|packed| self.find(scope, &packed)) {
+                ranges.insert(e.at.start, e.at);
+            }
+        }
+        let ranges: Vec<Range<usize>> = ranges.into_values().collect();
+        self.remove(&ranges);
+        ranges.len()
+    }
+
+    /// Heap bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        self.values.capacity()
+            + if self.places.spilled() {
+                self.places.capacity() * std::mem::size_of::<(Box<[u8]>, usize)>()
+            } else {
+                0
+            }
+            + self.places.iter().map(|(p, _)| p.len()).sum::<usize>()
+    }
+
+    /// Gives back the buffer's spare room (after a conversion or a load).
+    pub fn shrink(&mut self) {
+        self.values.shrink_to_fit();
+        self.places.shrink_to_fit();
+    }
+}
