@@ -165,10 +165,12 @@ fn a_big_expired_partition_is_reclaimed_on_master_and_replica() {
             "day",
             "page",
             "TTL",
-            "1",
+            "60",
         ],
     );
-    let expired_at = (now_ms() - 500).to_string();
+    // The old partition's TTL runs out half a second from now; the new one's
+    // in a minute.
+    let expired_at = (now_ms() - 59_500).to_string();
     pipeline(
         c,
         (0..5_000).map(|i| {
