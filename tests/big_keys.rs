@@ -28,6 +28,14 @@ fn args(parts: &[&str]) -> Vec<String> {
     parts.iter().map(|s| s.to_string()).collect()
 }
 
+/// A master and a replica in sync with it.
+fn master_and_replica() -> (Server, Server) {
+    let master = Server::start();
+    let replica = Server::start_replica_of(&master);
+    wait_for_sync(&master, &replica);
+    (master, replica)
+}
+
 fn memory_exact(c: &mut Conn, key: &str) -> i64 {
     q(c, &["MEMORY", "USAGE", key, "SAMPLES", "0"])
 }
@@ -38,9 +46,7 @@ fn memory_exact(c: &mut Conn, key: &str) -> i64 {
 /// two servers hold the same bytes all along.
 #[test]
 fn a_big_partition_goes_at_once_and_is_freed_in_slices() {
-    let master = Server::start();
-    let replica = Server::start_replica_of(&master);
-    wait_for_sync(&master, &replica);
+    let (master, replica) = master_and_replica();
     let c = &mut master.conn();
     let r = &mut replica.conn();
     q_ok(
@@ -149,9 +155,7 @@ fn a_big_partition_goes_at_once_and_is_freed_in_slices() {
 /// partition, replicas follow, and both free it.
 #[test]
 fn a_big_expired_partition_is_reclaimed_on_master_and_replica() {
-    let master = Server::start();
-    let replica = Server::start_replica_of(&master);
-    wait_for_sync(&master, &replica);
+    let (master, replica) = master_and_replica();
     let c = &mut master.conn();
     let r = &mut replica.conn();
     q_ok(
@@ -203,9 +207,7 @@ fn a_big_expired_partition_is_reclaimed_on_master_and_replica() {
 /// adds, expiry and deletes, with reads, a replica and a reload in between.
 #[test]
 fn a_scope_grows_and_shrinks_through_many_shards() {
-    let mut master = Server::start();
-    let replica = Server::start_replica_of(&master);
-    wait_for_sync(&master, &replica);
+    let (mut master, replica) = master_and_replica();
     let c = &mut master.conn();
     q_ok(c, &["ULIST.CREATE", "l", "VALUE", "v", "PARTITION", "p"]);
     let n = 20_000;

@@ -2,7 +2,7 @@
 
 use super::counter::{Count, HCounter, Place};
 use super::value::HCOUNTER_TYPE;
-use super::{compact_max, EXPIRED_PARTITIONS};
+use super::{COMPACT_MAX, EXPIRED_PARTITIONS};
 use crate::args::{
     int_in, opt_int_in, printable, CmdError, OptionSpec, Takes, MAX_TIME_MS, MAX_TTL_S,
 };
@@ -182,7 +182,7 @@ fn increment(ctx: Ctx, args: &Args, cmd: &CStr, by: Option<&[u8]>) -> Result<(),
     let counter = key
         .value_mut::<HCounter>(&HCOUNTER_TYPE)?
         .ok_or_else(no_such_counter)?;
-    counter.set_compact_max(compact_max());
+    counter.set_compact_max(COMPACT_MAX.count());
     let roles: &[Role] = if counter.is_unique() { &UNIQUE } else { &CELL };
     let first = if by.is_some() { 3 } else { 2 };
     let (pairs, given_at) = write_pairs(counter, &args.bytes[first..], roles)?;
@@ -364,7 +364,7 @@ fn internal_write<'a>(
     let counter = key
         .value_mut::<HCounter>(&HCOUNTER_TYPE)?
         .ok_or_else(no_such_counter)?;
-    counter.set_compact_max(compact_max());
+    counter.set_compact_max(COMPACT_MAX.count());
     Ok(counter)
 }
 

@@ -222,11 +222,6 @@ pub(crate) static COMPACT_MAX: Config = Config::new(
     4096,
 );
 
-/// [`COMPACT_MAX`] as a number of cells.
-pub(crate) fn compact_max() -> usize {
-    COMPACT_MAX.get().max(0) as usize
-}
-
 static CREATE_CALLS: Stat = Stat::new("hcounter_create_calls");
 static INCR_CALLS: Stat = Stat::new("hcounter_incr_calls");
 static INCRBY_CALLS: Stat = Stat::new("hcounter_incrby_calls");

@@ -30,7 +30,7 @@ impl ModuleValue for HCounter {
 
     fn decode(bytes: &[u8], encver: c_int) -> Result<Self, DecodeError> {
         match encver {
-            HCOUNTER_ENCODING_V1 => HCounter::decode(bytes, super::compact_max()),
+            HCOUNTER_ENCODING_V1 => HCounter::decode(bytes, super::COMPACT_MAX.count()),
             _ => Err(DecodeError::Invalid("unknown encoding version")),
         }
     }

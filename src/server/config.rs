@@ -32,6 +32,11 @@ impl Config {
     pub fn get(&self) -> i64 {
         self.value.load(Ordering::Relaxed)
     }
+
+    /// The value as a count (a config whose minimum is 0).
+    pub fn count(&self) -> usize {
+        self.get().max(0) as usize
+    }
 }
 
 /// The value given for `config` among the module's load arguments

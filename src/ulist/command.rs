@@ -2,7 +2,7 @@
 
 use super::list::{Row, UList, ValueKeys, NEVER};
 use super::value::ULIST_TYPE;
-use super::{compact_max, EXPIRED_VALUES};
+use super::{COMPACT_MAX, EXPIRED_VALUES};
 use crate::args::{opt_int_in, CmdError, OptionSpec, Takes, MAX_EXPIRE_MS, MAX_TIME_MS, MAX_TTL_S};
 use crate::server::command::Args;
 use crate::server::{reclaim, Arg, Class, Ctx, Key, KeyKind, RStr, AT};
@@ -101,7 +101,7 @@ pub fn add(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let list = key
         .value_mut::<UList>(&ULIST_TYPE)?
         .ok_or_else(no_such_list)?;
-    list.set_compact_max(compact_max());
+    list.set_compact_max(COMPACT_MAX.count());
     let schema = list.schema();
     let (pairs, [at, expire, never, pxat]) = Pairs::parse(schema, &args.bytes[2..], &ADD_OPTIONS)?;
     pairs.check(schema, &[Role::Value, Role::Scope, Role::Partition], &[])?;
@@ -232,7 +232,7 @@ pub fn del(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
         ctx.reply_int(0);
         return Ok(());
     };
-    list.set_compact_max(compact_max());
+    list.set_compact_max(COMPACT_MAX.count());
     let (pairs, []) = Pairs::parse::<0>(list.schema(), &args.bytes[2..], &[])?;
     pairs.check(list.schema(), &[], &WHERE)?;
     let filter = pairs.of(list.schema(), &WHERE);
@@ -257,7 +257,7 @@ pub fn reclaim_items(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let mut key = open(ctx, args, true);
     let removed = match key.value_mut::<UList>(&ULIST_TYPE)? {
         Some(list) => {
-            list.set_compact_max(compact_max());
+            list.set_compact_max(COMPACT_MAX.count());
             list.remove_items(&args.bytes[2..])
         }
         None => 0,
@@ -276,7 +276,7 @@ pub fn reclaim(ctx: Ctx, key: &mut Key, name: RStr, now: i64, budget: usize) -> 
     let Ok(Some(list)) = key.value_mut::<UList>(&ULIST_TYPE) else {
         return 0;
     };
-    list.set_compact_max(compact_max());
+    list.set_compact_max(COMPACT_MAX.count());
     let items = list.reclaim(now, budget);
     if items.is_empty() {
         return 0;

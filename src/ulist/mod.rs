@@ -169,11 +169,6 @@ pub(crate) static COMPACT_MAX: Config = Config::new(
     4096,
 );
 
-/// [`COMPACT_MAX`] as a number of values.
-pub(crate) fn compact_max() -> usize {
-    COMPACT_MAX.get().max(0) as usize
-}
-
 static CREATE_CALLS: Stat = Stat::new("ulist_create_calls");
 static ADD_CALLS: Stat = Stat::new("ulist_add_calls");
 static HAS_CALLS: Stat = Stat::new("ulist_has_calls");

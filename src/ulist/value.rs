@@ -28,7 +28,7 @@ impl ModuleValue for UList {
 
     fn decode(bytes: &[u8], encver: c_int) -> Result<Self, DecodeError> {
         match encver {
-            ULIST_ENCODING_V1 => UList::decode(bytes, super::compact_max()),
+            ULIST_ENCODING_V1 => UList::decode(bytes, super::COMPACT_MAX.count()),
             _ => Err(DecodeError::Invalid("unknown encoding version")),
         }
     }
