@@ -1,169 +1,162 @@
-//! A small JSON writer for bench results: a group builds a [`Json`] value and
-//! [`write_results`] stores it as `target/bench/<name>.json` (for plots and
-//! A/B comparisons of `make bench` runs). No parsing, no dependencies.
+//! Results as JSON, for plots and A/B comparisons of runs: every group writes
+//! `target/bench/<group>.json` (replaced atomically after each measure).
+//!
+//! Schema, one object per file:
+//!
+//! ```text
+//! group, title            the group's id and what it measures
+//! redis_version, module   the server's version, the module's path
+//! command                 the environment and command that reproduce the run
+//! settings                {clients, pipeline, rounds, ms, keys, cpus}
+//! started_unix_ms, wall_s when the group started, how long it took
+//! other_load_cpus         median load of other processes during its runs (CPUs), or null
+//! scenarios: [{           a throughput scenario, a measure, or a whole experiment
+//!   id, title             (experiments, e.g. the latency group's, add
+//!                          redis_version, wall_s, other_load_cpus)
+//!   figures: [{
+//!     id, label
+//!     role                plain | module | lua | multi | recipe | gem | reference | null
+//!     value, unit         the figure (null when skipped or failed); ops/s, B, B/value, us, ms
+//!     below               without a value: known to be below this (nothing reached SLOWLOG)
+//!     goal_at_least, goal_at_most, met    a goal on the value, or null
+//!     ratios: [{vs, value, goal_at_least, goal_at_most, met}]
+//!                         this figure over figure `vs` of the same file (throughput: the
+//!                         median of per-round ratios)
+//!     params              what a plot puts on an axis or in a legend, e.g.
+//!                         {"window_buckets": 6}, {"cells_per_partition": 20, "by": "allocator"}
+//!     details             more numbers: per-round ops/s, CPU shares, percentiles, counts
+//!     note, status        text; status null, "skipped: ..." or "FAILED: ..."
+//!   }]
+//! }]
+//! ```
 
-use std::fmt::Write as _;
 use std::path::PathBuf;
 
-/// A JSON value. Object members keep their insertion order.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Json {
-    Null,
-    Bool(bool),
-    /// Non-finite numbers are written as `null` (JSON has no NaN).
-    Num(f64),
-    Str(String),
-    Arr(Vec<Json>),
-    Obj(Vec<(String, Json)>),
+use serde_json::{json, Map, Value as Json};
+
+use crate::group::{Goal, Params, Role};
+
+/// A ratio of one figure to another.
+pub(crate) struct Ratio {
+    pub vs: &'static str,
+    pub value: Option<f64>,
+    pub goal: Option<Goal>,
 }
 
-impl Json {
-    /// An object from `(name, value)` pairs.
-    pub(crate) fn obj<K: Into<String>>(members: impl IntoIterator<Item = (K, Json)>) -> Json {
-        Json::Obj(members.into_iter().map(|(k, v)| (k.into(), v)).collect())
-    }
+/// One figure of a scenario.
+pub(crate) struct Figure {
+    pub id: String,
+    pub label: String,
+    pub role: Option<Role>,
+    pub value: Option<f64>,
+    pub below: Option<f64>,
+    pub unit: &'static str,
+    pub goal: Option<Goal>,
+    pub ratios: Vec<Ratio>,
+    pub params: Params,
+    pub details: Vec<(&'static str, Json)>,
+    pub note: String,
+    pub status: Option<String>,
+}
 
-    /// Pretty-printed text (two-space indent), ending with a newline.
-    pub(crate) fn render(&self) -> String {
-        let mut out = String::new();
-        self.write(&mut out, 0);
-        out.push('\n');
-        out
-    }
-
-    fn write(&self, out: &mut String, depth: usize) {
-        match self {
-            Json::Null => out.push_str("null"),
-            Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-            Json::Num(x) if x.is_finite() => {
-                // Integers without a fraction; others with the shortest round-trip digits.
-                if x.fract() == 0.0 && x.abs() < 1e15 {
-                    let _ = write!(out, "{}", *x as i64);
-                } else {
-                    let _ = write!(out, "{x}");
-                }
-            }
-            Json::Num(_) => out.push_str("null"),
-            Json::Str(s) => write_str(out, s),
-            Json::Arr(items) => write_seq(out, depth, '[', ']', items, |out, v, d| v.write(out, d)),
-            Json::Obj(members) => write_seq(out, depth, '{', '}', members, |out, (k, v), d| {
-                write_str(out, k);
-                out.push_str(": ");
-                v.write(out, d);
-            }),
+impl Figure {
+    pub fn new(id: impl Into<String>, label: impl Into<String>, unit: &'static str) -> Figure {
+        Figure {
+            id: id.into(),
+            label: label.into(),
+            role: None,
+            value: None,
+            below: None,
+            unit,
+            goal: None,
+            ratios: Vec::new(),
+            params: Vec::new(),
+            details: Vec::new(),
+            note: String::new(),
+            status: None,
         }
     }
-}
-
-fn write_seq<T>(
-    out: &mut String,
-    depth: usize,
-    open: char,
-    close: char,
-    items: &[T],
-    item: impl Fn(&mut String, &T, usize),
-) {
-    out.push(open);
-    if items.is_empty() {
-        out.push(close);
-        return;
+    pub fn value(mut self, v: f64) -> Figure {
+        self.value = Some(v);
+        self
     }
-    for (i, x) in items.iter().enumerate() {
-        out.push_str(if i == 0 { "\n" } else { ",\n" });
-        out.push_str(&"  ".repeat(depth + 1));
-        item(out, x, depth + 1);
+    pub fn note(mut self, n: impl Into<String>) -> Figure {
+        self.note = n.into();
+        self
     }
-    out.push('\n');
-    out.push_str(&"  ".repeat(depth));
-    out.push(close);
-}
-
-fn write_str(out: &mut String, s: &str) {
-    out.push('"');
-    for ch in s.chars() {
-        match ch {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
+    pub fn details(mut self, d: &[(&'static str, f64)]) -> Figure {
+        self.details.extend(d.iter().map(|&(k, v)| (k, json!(v))));
+        self
     }
-    out.push('"');
-}
+    pub fn param(mut self, name: &'static str, value: impl Into<Json>) -> Figure {
+        self.params.push((name, value.into()));
+        self
+    }
+    /// Whether the value, or the bound it is below, meets the goal.
+    pub fn met(&self) -> Option<bool> {
+        let g = self.goal?;
+        self.value.or(self.below).map(|v| g.met(v))
+    }
 
-impl From<f64> for Json {
-    fn from(x: f64) -> Json {
-        Json::Num(x)
+    pub fn json(&self) -> Json {
+        let mut o = Map::new();
+        o.insert("id".into(), json!(self.id));
+        o.insert("label".into(), json!(self.label));
+        o.insert("role".into(), json!(self.role.map(Role::name)));
+        o.insert("value".into(), number(self.value));
+        o.insert("below".into(), number(self.below));
+        o.insert("unit".into(), json!(self.unit));
+        goal_fields(&mut o, self.goal, self.met());
+        let ratios = self.ratios.iter().map(|r| {
+            let mut o = Map::new();
+            o.insert("vs".into(), json!(r.vs));
+            o.insert("value".into(), number(r.value));
+            goal_fields(&mut o, r.goal, r.goal.zip(r.value).map(|(g, v)| g.met(v)));
+            Json::Object(o)
+        });
+        o.insert("ratios".into(), Json::Array(ratios.collect()));
+        o.insert("params".into(), object(&self.params));
+        o.insert("details".into(), object(&self.details));
+        o.insert("note".into(), json!(self.note));
+        o.insert("status".into(), json!(self.status));
+        Json::Object(o)
     }
 }
 
-impl From<bool> for Json {
-    fn from(b: bool) -> Json {
-        Json::Bool(b)
-    }
+/// A number, `null` when absent or not finite (JSON has no NaN).
+pub(crate) fn number(v: Option<f64>) -> Json {
+    v.filter(|x| x.is_finite()).map_or(Json::Null, |x| json!(x))
 }
 
-impl From<&str> for Json {
-    fn from(s: &str) -> Json {
-        Json::Str(s.into())
-    }
+pub(crate) fn object(members: &[(&'static str, Json)]) -> Json {
+    Json::Object(
+        members
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect(),
+    )
 }
 
-impl From<String> for Json {
-    fn from(s: String) -> Json {
-        Json::Str(s)
-    }
-}
-
-impl<T: Into<Json>> From<Option<T>> for Json {
-    fn from(v: Option<T>) -> Json {
-        v.map_or(Json::Null, Into::into)
-    }
-}
-
-/// The directory results go to: `<repo>/target/bench`.
-pub(crate) fn results_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench")
+fn goal_fields(o: &mut Map<String, Json>, goal: Option<Goal>, met: Option<bool>) {
+    let (least, most) = match goal {
+        Some(Goal::AtLeast(g)) => (Some(g), None),
+        Some(Goal::AtMost(g)) => (None, Some(g)),
+        None => (None, None),
+    };
+    o.insert("goal_at_least".into(), number(least));
+    o.insert("goal_at_most".into(), number(most));
+    o.insert("met".into(), json!(met));
 }
 
 /// Writes `doc` to `target/bench/<name>.json` (replacing it atomically: a
 /// reader never sees half a file); returns the path.
 pub(crate) fn write_results(name: &str, doc: &Json) -> Result<PathBuf, String> {
-    let dir = results_dir();
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench");
     std::fs::create_dir_all(&dir).map_err(|e| format!("mkdir {}: {e}", dir.display()))?;
     let path = dir.join(format!("{name}.json"));
     let tmp = dir.join(format!(".{name}.json.{}", std::process::id()));
-    std::fs::write(&tmp, doc.render()).map_err(|e| format!("write {}: {e}", tmp.display()))?;
+    let text = serde_json::to_string_pretty(doc).map_err(|e| format!("{name}.json: {e}"))? + "\n";
+    std::fs::write(&tmp, text).map_err(|e| format!("write {}: {e}", tmp.display()))?;
     std::fs::rename(&tmp, &path).map_err(|e| format!("rename to {}: {e}", path.display()))?;
     Ok(path)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn renders_nested_values_with_escapes() {
-        let doc = Json::obj([
-            ("name", Json::from("a \"b\"\\\n\u{1}")),
-            ("n", Json::from(1500.0)),
-            ("x", Json::from(0.25)),
-            ("nan", Json::from(f64::NAN)),
-            ("none", Json::from(None::<f64>)),
-            ("ok", Json::from(true)),
-            ("list", Json::Arr(vec![Json::from(-2.0), Json::Arr(vec![])])),
-            ("empty", Json::obj(Vec::<(String, Json)>::new())),
-        ]);
-        assert_eq!(
-            doc.render(),
-            "{\n  \"name\": \"a \\\"b\\\"\\\\\\n\\u0001\",\n  \"n\": 1500,\n  \"x\": 0.25,\n  \
-             \"nan\": null,\n  \"none\": null,\n  \"ok\": true,\n  \"list\": [\n    -2,\n    []\n  ],\n  \
-             \"empty\": {}\n}\n"
-        );
-    }
 }

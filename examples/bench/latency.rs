@@ -3,8 +3,8 @@
 //! the background, and when it is deleted; and the server-side time of TOPN
 //! reads on a big key, on a master and on a real replica.
 //!
-//! Each scenario runs on a fresh server of its own (`start_server_with`),
-//! stopped when the scenario ends:
+//! Each scenario runs on a fresh server of its own, stopped when the
+//! scenario ends:
 //! - `topn`: `TOPN.INCR` of 1,000,000 members into one bucket, then `DEL` of
 //!   the key;
 //! - `ulist`: `ULIST.ADD` of 1,000,000 values into one scope, all expiring
@@ -15,6 +15,11 @@
 //!   growth starts, the background reclaim to its end; then on a counter
 //!   without TTL, `HCOUNTER.DEL` of a 1,000,000-cell partition and of 100,000
 //!   partitions;
+//! - a control after each of these three: the same growth with the core
+//!   command on a fresh server (`controls.rs`: ZINCRBY into one zset, SADD
+//!   into one set, HINCRBY into one hash plus 100,000 one-field hashes),
+//!   without goals: the machine's own noise floor, printed next to the
+//!   module's figures;
 //! - `topn-reads` (`latency/reads.rs`): `TOPN.TOP ... AT <newest> LAST k` on
 //!   24 one-second buckets of 50,000 events, master and replica, against the
 //!   recipe's ZUNIONSTORE + ZREVRANGE of the same bucket zsets.
@@ -28,12 +33,28 @@
 //! never asserted: every command and read <= 1 ms, PING never more than 2 ms
 //! above its idle max (a timer step shows there). The group's headline per
 //! scenario is its slowest command or read. Every figure, with percentiles and
-//! counts for plots, is also written to `target/bench/latency.json`.
+//! counts for plots, is also in `target/bench/latency.json`.
 
+mod controls;
 mod reads;
 
-use super::json::{write_results, Json};
-use super::*;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use redis::FromRedisValue;
+use serde_json::json;
+
+use crate::control::{sleep_checked, start_server, Conn, SlowEntry};
+use crate::group::{goal, Goal, Group, Measure, Measured, Role, Unit};
+use crate::json::Figure;
+use crate::pipe::{enc, now_ms, A};
+use crate::probe::{probed, CpuSnap, PingStats};
+use crate::report::thousands;
+use crate::server::Server;
+use crate::settings::Settings;
+use crate::topn::member;
 
 /// Entries a structure grows to.
 const BIG: u64 = 1_000_000;
@@ -69,82 +90,31 @@ enum Kind {
     Info,
 }
 
-struct Figure {
-    id: String,
-    label: String,
-    value: Option<f64>,
-    /// No value, but known to be below this (nothing reached the SLOWLOG threshold).
-    below: Option<f64>,
-    unit: &'static str,
-    kind: Kind,
-    note: String,
-    /// More numbers for plots (JSON only): percentiles, counts.
-    details: Vec<(&'static str, f64)>,
+/// A scenario's figures so far, and its slowest command.
+struct Figures {
+    list: Vec<Figure>,
+    slowest_us: f64,
+    /// A control: the same figures, without goals.
+    control: bool,
 }
 
-impl Figure {
-    fn new(
-        id: impl Into<String>,
-        label: impl Into<String>,
-        kind: Kind,
-        unit: &'static str,
-    ) -> Figure {
-        Figure {
-            id: id.into(),
-            label: label.into(),
-            value: None,
-            below: None,
-            unit,
-            kind,
-            note: String::new(),
-            details: Vec::new(),
+impl Figures {
+    fn push(&mut self, kind: Kind, mut f: Figure) {
+        if kind == Kind::Command {
+            self.slowest_us = self.slowest_us.max(f.value.or(f.below).unwrap_or(0.0));
         }
-    }
-    fn value(mut self, v: f64) -> Figure {
-        self.value = Some(v);
-        self
-    }
-    fn note(mut self, n: impl Into<String>) -> Figure {
-        self.note = n.into();
-        self
-    }
-    fn details(mut self, d: &[(&'static str, f64)]) -> Figure {
-        self.details.extend_from_slice(d);
-        self
-    }
-    fn goal(&self) -> Option<f64> {
-        match self.kind {
-            Kind::Command => Some(COMMAND_GOAL_US),
-            Kind::Ping => Some(PING_GOAL_US),
-            Kind::Info => None,
+        if !self.control {
+            f.goal = match kind {
+                Kind::Command => Some(Goal::AtMost(COMMAND_GOAL_US)),
+                Kind::Ping => Some(Goal::AtMost(PING_GOAL_US)),
+                Kind::Info => None,
+            };
         }
+        self.list.push(f);
     }
-    fn met(&self) -> Option<bool> {
-        let g = self.goal()?;
-        self.value.or(self.below).map(|v| v <= g)
-    }
-    fn value_text(&self) -> String {
-        match (self.value, self.below) {
-            (Some(v), _) => fmt_unit(v, self.unit),
-            (None, Some(b)) => format!("< {}", fmt_unit(b, self.unit)),
-            (None, None) => "n/a".into(),
-        }
-    }
-    fn json(&self) -> Json {
-        Json::obj([
-            ("id", Json::from(self.id.as_str())),
-            ("label", self.label.as_str().into()),
-            ("value", self.value.into()),
-            ("below", self.below.into()),
-            ("unit", self.unit.into()),
-            ("goal_at_most", self.goal().into()),
-            ("met", self.met().into()),
-            ("note", self.note.as_str().into()),
-            (
-                "details",
-                Json::obj(self.details.iter().map(|&(k, v)| (k, Json::from(v)))),
-            ),
-        ])
+
+    fn get(&self, id: &str) -> Option<&Figure> {
+        self.list.iter().find(|f| f.id == id)
     }
 }
 
@@ -155,35 +125,32 @@ fn fmt_unit(v: f64, unit: &str) -> String {
     }
 }
 
+fn value_text(f: &Figure) -> String {
+    match (f.value, f.below) {
+        (Some(v), _) => fmt_unit(v, f.unit),
+        (None, Some(b)) => format!("< {}", fmt_unit(b, f.unit)),
+        (None, None) => "n/a".into(),
+    }
+}
+
 /// What one scenario measured.
 struct Outcome {
     id: &'static str,
     title: String,
+    /// The module scenario a control stands beside.
+    control_of: Option<&'static str>,
     redis_version: String,
     wall: Duration,
     /// Other load on the machine during the scenario, in CPUs.
     other_load: Option<f64>,
-    figures: Vec<Figure>,
+    figures: Figures,
 }
 
 impl Outcome {
-    /// The slowest command or read (ms): the group's headline per scenario.
-    fn slowest_ms(&self) -> f64 {
-        self.figures
-            .iter()
-            .filter(|f| f.kind == Kind::Command)
-            .filter_map(|f| f.value.or(f.below))
-            .fold(0.0, f64::max)
-            / 1000.0
-    }
-
     /// The figures as a table, one line each (notes below), for the measure's note.
     fn table(&self) -> String {
-        let failed = self
-            .figures
-            .iter()
-            .filter(|f| f.met() == Some(false))
-            .count();
+        let figures = &self.figures.list;
+        let failed = figures.iter().filter(|f| f.met() == Some(false)).count();
         let mut out = format!(
             "{:.1} s, other load on the machine {}; {failed} goals not met\n    {}\n",
             self.wall.as_secs_f64(),
@@ -192,11 +159,11 @@ impl Outcome {
                 .unwrap_or_else(|| "unknown".into()),
             self.title
         );
-        for f in &self.figures {
-            let goal = f
-                .goal()
-                .map(|g| format!("<= {}", fmt_unit(g, f.unit)))
-                .unwrap_or_default();
+        for f in figures {
+            let goal = match f.goal {
+                Some(Goal::AtMost(g)) => format!("<= {}", fmt_unit(g, f.unit)),
+                _ => String::new(),
+            };
             let verdict = match f.met() {
                 Some(true) => "PASS",
                 Some(false) => "FAIL",
@@ -205,7 +172,7 @@ impl Outcome {
             out += &format!(
                 "    {:<22} {:>14} {:>12} {verdict:<4}  {}\n",
                 f.id,
-                f.value_text(),
+                value_text(f),
                 goal,
                 f.label
             );
@@ -216,121 +183,60 @@ impl Outcome {
         out.trim_end().to_string()
     }
 
-    fn json(&self) -> Json {
-        Json::obj([
-            ("id", Json::from(self.id)),
-            ("title", self.title.as_str().into()),
-            ("redis_version", self.redis_version.as_str().into()),
-            ("wall_s", self.wall.as_secs_f64().into()),
-            ("other_load_cpus", self.other_load.into()),
-            (
-                "figures",
-                Json::Arr(self.figures.iter().map(Figure::json).collect()),
-            ),
-        ])
+    fn json(&self) -> serde_json::Value {
+        json!({
+            "id": self.id,
+            "title": self.title,
+            "control_of": self.control_of,
+            "redis_version": self.redis_version,
+            "wall_s": self.wall.as_secs_f64(),
+            "other_load_cpus": self.other_load,
+            "figures": self.figures.list.iter().map(Figure::json).collect::<Vec<_>>(),
+        })
     }
 }
 
 // ----------------------------------------------------------------------
-// Instruments: the PING probe, SLOWLOG, pipelined growth, reclaim
+// Instruments: SLOWLOG, pipelined growth, reclaim
 // ----------------------------------------------------------------------
-
-/// Runs `work` while a probe client PINGs the server from its own connection.
-fn probed<T>(
-    port: u16,
-    work: impl FnOnce() -> Result<T, String>,
-) -> Result<(T, PingStats), String> {
-    let stop = AtomicBool::new(false);
-    std::thread::scope(|sc| {
-        let probe = sc.spawn(|| ping_loop(port, &stop));
-        let out = work();
-        stop.store(true, Ordering::Relaxed);
-        let pings = probe
-            .join()
-            .unwrap_or_else(|_| Err("PING thread panicked".into()));
-        Ok((out?, pings?))
-    })
-}
-
-/// The `q` quantile of a probe's round trips, us (0 without samples).
-fn percentile(p: &PingStats, q: f64) -> f64 {
-    let v = p.sorted_us();
-    v.get(((v.len().max(1) - 1) as f64 * q).round() as usize)
-        .copied()
-        .unwrap_or(0.0)
-}
-
-fn sleep_checked(d: Duration) -> Result<(), String> {
-    let end = Instant::now() + d;
-    while Instant::now() < end {
-        if stopped() {
-            return Err("interrupted".into());
-        }
-        std::thread::sleep(Duration::from_millis(20).min(end - Instant::now()));
-    }
-    Ok(())
-}
-
-/// Starts logging every command slower than `threshold_us` into an empty SLOWLOG.
-fn slowlog_arm(c: &mut Conn, threshold_us: u64) -> Result<(), String> {
-    c.cmd(&format!("CONFIG SET slowlog-max-len {SLOWLOG_LEN}"))?;
-    c.cmd(&format!(
-        "CONFIG SET slowlog-log-slower-than {threshold_us}"
-    ))?;
-    c.cmd("SLOWLOG RESET").map(|_| ())
-}
-
-struct Slow {
-    /// (server-side us, the command as logged), slowest first.
-    entries: Vec<(i64, String)>,
-    /// The log filled up: older entries were dropped.
-    full: bool,
-}
 
 /// The SLOWLOG entries of commands named `names` (`"TOPN."` = any TOPN.*
-/// command), slowest first; empties the log.
-fn slowlog_take(c: &mut Conn, names: &[&str]) -> Result<Slow, String> {
-    let log = c.cmd(&format!("SLOWLOG GET {SLOWLOG_LEN}"))?;
-    c.cmd("SLOWLOG RESET")?;
-    let V::Arr(all) = log else {
-        return Err(format!("SLOWLOG GET: {}", log.text()));
-    };
+/// command), slowest first, and whether the log filled up (older entries lost).
+fn slowlog_take(c: &mut Conn, names: &[&str]) -> Result<(Vec<(i64, String)>, bool), String> {
+    let all: Vec<SlowEntry> = c.slowlog_take(SLOWLOG_LEN)?;
     let full = all.len() as u64 >= SLOWLOG_LEN;
-    let mut entries = Vec::new();
-    for e in &all {
-        let V::Arr(f) = e else { continue };
-        let (Some(d), Some(V::Arr(args))) = (f.get(2), f.get(3)) else {
-            continue;
-        };
-        let name = args
-            .first()
-            .map(|a| a.text().to_ascii_uppercase())
-            .unwrap_or_default();
-        let wanted = names.iter().any(|n| {
-            if n.ends_with('.') {
-                name.starts_with(n)
-            } else {
-                name == *n
-            }
-        });
-        if wanted {
-            let line: Vec<String> = args.iter().take(8).map(|a| a.text()).collect();
-            entries.push((d.int()?, line.join(" ")));
-        }
-    }
+    let mut entries: Vec<(i64, String)> = all
+        .iter()
+        .filter(|e| {
+            let name = e.name();
+            names.iter().any(|n| match n.strip_suffix('.') {
+                Some(_) => name.starts_with(n),
+                None => name == *n,
+            })
+        })
+        .map(|e| {
+            (
+                e.us,
+                e.args.iter().take(8).cloned().collect::<Vec<_>>().join(" "),
+            )
+        })
+        .collect();
     entries.sort_by_key(|e| std::cmp::Reverse(e.0));
-    Ok(Slow { entries, full })
+    Ok((entries, full))
 }
 
-fn slowest_figure(id: &str, label: String, slow: &Slow, threshold_us: u64) -> Figure {
-    let mut f = Figure::new(id, label, Kind::Command, "us");
-    let over_goal = slow
-        .entries
+fn slowest_figure(
+    id: &str,
+    label: String,
+    (entries, full): &(Vec<(i64, String)>, bool),
+    threshold_us: u64,
+) -> Figure {
+    let mut f = Figure::new(id, label, "us");
+    let over_goal = entries
         .iter()
         .filter(|e| e.0 as f64 > COMMAND_GOAL_US)
         .count();
-    let top: Vec<String> = slow
-        .entries
+    let top: Vec<String> = entries
         .iter()
         .take(3)
         .map(|(us, cmd)| format!("{} us `{cmd}`", thousands(*us as f64)))
@@ -338,26 +244,25 @@ fn slowest_figure(id: &str, label: String, slow: &Slow, threshold_us: u64) -> Fi
     let mut note = if threshold_us > 0 {
         format!(
             "{} logged above {threshold_us} us, {over_goal} above 1 ms",
-            slow.entries.len()
+            entries.len()
         )
     } else {
-        format!("{} calls, {over_goal} above 1 ms", slow.entries.len())
+        format!("{} calls, {over_goal} above 1 ms", entries.len())
     };
     if !top.is_empty() {
         note += &format!("; slowest: {}", top.join(", "));
     }
-    if slow.full {
+    if *full {
         note += "; the SLOWLOG filled up: older entries were lost";
     }
-    f.details = vec![
-        ("logged", slow.entries.len() as f64),
-        ("above_goal", over_goal as f64),
-    ];
-    match slow.entries.first() {
+    match entries.first() {
         Some(&(us, _)) => f.value = Some(us as f64),
         None => f.below = Some(threshold_us as f64),
     }
-    f.note(note)
+    f.note(note).details(&[
+        ("logged", entries.len() as f64),
+        ("above_goal", over_goal as f64),
+    ])
 }
 
 /// Pipelines `n` commands (`f(i, out)` writes number i) and returns the seconds taken.
@@ -372,16 +277,10 @@ fn timed_load(
     Ok(t.elapsed().as_secs_f64())
 }
 
-fn info_count(c: &mut Conn, field: &str) -> Result<i64, String> {
-    c.info_field("recipes", field)?
-        .parse()
-        .map_err(|e| format!("{field}: {e}"))
-}
-
 /// A fresh server and a control connection to it.
-fn fresh(env: &Env, extra: &[String]) -> Result<(Server, Conn), String> {
-    let server = start_server_with(&env.redis_server, &env.module, extra)?;
-    let c = Conn::open(server.port).map_err(|e| format!("connect: {e}"))?;
+fn fresh(args: &[&str]) -> Result<(Server, Conn), String> {
+    let server = start_server(args)?;
+    let c = Conn::open(server.port)?;
     Ok((server, c))
 }
 
@@ -391,14 +290,14 @@ struct Run {
     c: Conn,
     port: u16,
     idle: PingStats,
-    figures: Vec<Figure>,
+    figs: Figures,
 }
 
 impl Run {
     /// The probe's max during a phase against its idle max; notes when the idle max
     /// itself was a stall (other load on the machine), which makes the comparison lenient.
-    fn ping_figure(&self, id: &str, phase: &str, during: &PingStats) -> Figure {
-        let (idle_max, idle_p99) = (self.idle.max_us(), percentile(&self.idle, 0.99));
+    fn ping_figure(&mut self, id: &str, phase: &str, during: &PingStats) {
+        let (idle_max, idle_p99) = (self.idle.max_us(), self.idle.percentile(0.99));
         let mut note = during.text();
         if idle_max > idle_p99 + PING_GOAL_US {
             note += &format!(
@@ -407,27 +306,23 @@ impl Run {
                 thousands(idle_p99)
             );
         }
-        Figure::new(
-            id,
-            format!("PING max {phase}, minus the idle max"),
-            Kind::Ping,
-            "us",
-        )
-        .value(during.max_us() - idle_max)
-        .note(note)
-        .details(&[
-            ("max_us", during.max_us()),
-            ("p99_us", percentile(during, 0.99)),
-            ("p50_us", percentile(during, 0.5)),
-            ("pings", during.samples.len() as f64),
-            ("idle_max_us", idle_max),
-            ("idle_p99_us", idle_p99),
-        ])
+        let f = Figure::new(id, format!("PING max {phase}, minus the idle max"), "us")
+            .value(during.max_us() - idle_max)
+            .note(note)
+            .details(&[
+                ("max_us", during.max_us()),
+                ("p99_us", during.percentile(0.99)),
+                ("p50_us", during.percentile(0.5)),
+                ("pings", during.samples.len() as f64),
+                ("idle_max_us", idle_max),
+                ("idle_p99_us", idle_p99),
+            ]);
+        self.figs.push(Kind::Ping, f);
     }
 
     /// The growth phase: `n` pipelined `command`s (`f` writes them) under the
-    /// probe. Adds the throughput, the slowest command of the family and the
-    /// probe's figures.
+    /// probe. Adds the throughput, the slowest command of the family (of
+    /// `command` itself for a core command) and the probe's figures.
     fn grow(
         &mut self,
         command: &str,
@@ -435,29 +330,26 @@ impl Run {
         f: impl FnMut(u64, &mut Vec<u8>),
     ) -> Result<(), String> {
         eprintln!("  growing: {} x {command} ...", thousands(n as f64));
-        slowlog_arm(&mut self.c, GROW_SLOW_US)?;
+        self.c.slowlog_arm(SLOWLOG_LEN, GROW_SLOW_US)?;
         let c = &mut self.c;
         let (secs, pings) = probed(self.port, || timed_load(c, command, n, f))?;
-        let family = format!("{}.", command.split('.').next().unwrap_or(command));
-        let slow = slowlog_take(&mut self.c, &[family.as_str()])?;
-        self.figures.push(
-            Figure::new(
-                "grow ops/s",
-                format!("{command} throughput while growing (1 connection, pipelined)"),
-                Kind::Info,
-                "ops/s",
-            )
-            .value(n as f64 / secs)
-            .note(format!("{} commands in {secs:.2} s", thousands(n as f64))),
-        );
-        self.figures.push(slowest_figure(
-            "grow slowest",
-            format!("slowest {family}* command while growing (SLOWLOG)"),
-            &slow,
-            GROW_SLOW_US,
-        ));
-        let ping = self.ping_figure("grow PING", "while growing", &pings);
-        self.figures.push(ping);
+        let (names, what) = match command.split_once('.') {
+            Some((family, _)) => (format!("{family}."), format!("{family}.*")),
+            None => (command.to_string(), command.to_string()),
+        };
+        let slow = slowlog_take(&mut self.c, &[names.as_str()])?;
+        let rate = Figure::new(
+            "grow ops/s",
+            format!("{command} throughput while growing (1 connection, pipelined)"),
+            "ops/s",
+        )
+        .value(n as f64 / secs)
+        .note(format!("{} commands in {secs:.2} s", thousands(n as f64)));
+        self.figs.push(Kind::Info, rate);
+        let label = format!("slowest {what} command while growing (SLOWLOG)");
+        let slowest = slowest_figure("grow slowest", label, &slow, GROW_SLOW_US);
+        self.figs.push(Kind::Command, slowest);
+        self.ping_figure("grow PING", "while growing", &pings);
         Ok(())
     }
 
@@ -465,10 +357,10 @@ impl Run {
     /// checks its reply.
     fn delete(&mut self, id: &str, line: &str, expect: i64) -> Result<(), String> {
         eprintln!("  {line} ...");
-        slowlog_arm(&mut self.c, 0)?;
+        self.c.slowlog_arm(SLOWLOG_LEN, 0)?;
         let c = &mut self.c;
         let (reply, pings) = probed(self.port, || {
-            let r = c.cmd(line)?.int()?;
+            let r = i64::from_redis_value(&c.cmd(line)?).map_err(|e| format!("{line}: {e}"))?;
             sleep_checked(AFTER_DELETE)?;
             Ok(r)
         })?;
@@ -477,11 +369,10 @@ impl Run {
         }
         let name = line.split(' ').next().unwrap_or(line).to_ascii_uppercase();
         let slow = slowlog_take(&mut self.c, &[name.as_str()])?;
-        self.figures
-            .push(slowest_figure(id, format!("`{line}` (SLOWLOG)"), &slow, 0));
+        let slowest = slowest_figure(id, format!("`{line}` (SLOWLOG)"), &slow, 0);
+        self.figs.push(Kind::Command, slowest);
         let phase = format!("from the delete to {} ms after", AFTER_DELETE.as_millis());
-        let ping = self.ping_figure(&format!("{id} PING"), &phase, &pings);
-        self.figures.push(ping);
+        self.ping_figure(&format!("{id} PING"), &phase, &pings);
         Ok(())
     }
 
@@ -489,14 +380,14 @@ impl Run {
     /// counts `n` more than `start`, at most `RECLAIM_MAX` after `expiry`.
     fn reclaim(&mut self, field: &str, start: i64, n: i64, expiry: Instant) -> Result<(), String> {
         let growth_end = Instant::now();
-        let early = info_count(&mut self.c, field)? - start;
+        let early = self.c.info_int("recipes", field)? - start;
         eprintln!(
             "  waiting for the background reclaim of {} ...",
             thousands(n as f64)
         );
         let c = &mut self.c;
         let ((done, count), pings) = probed(self.port, || loop {
-            let count = info_count(c, field)? - start;
+            let count = c.info_int("recipes", field)? - start;
             let now = Instant::now();
             if count >= n {
                 return Ok((Some(now), count));
@@ -520,81 +411,75 @@ impl Run {
                 (growth_end - expiry).as_millis()
             ));
         }
-        self.figures.push(
-            Figure::new(
-                "reclaim time",
-                format!(
-                    "from the expiry until INFO {field} counts {}",
-                    thousands(n as f64)
-                ),
-                Kind::Info,
-                "ms",
-            )
-            .value(end.saturating_duration_since(expiry).as_secs_f64() * 1000.0)
-            .note(notes.join("; ")),
+        let label = format!(
+            "from the expiry until INFO {field} counts {}",
+            thousands(n as f64)
         );
+        let time = Figure::new("reclaim time", label, "ms")
+            .value(end.saturating_duration_since(expiry).as_secs_f64() * 1000.0)
+            .note(notes.join("; "));
+        self.figs.push(Kind::Info, time);
         let during = pings.within(expiry.max(growth_end), end);
-        let ping = self.ping_figure("reclaim PING", "during the reclaim", &during);
-        self.figures.push(ping);
+        self.ping_figure("reclaim PING", "during the reclaim", &during);
         Ok(())
     }
 }
 
 /// Runs `body` on a fresh server after the idle probe; times it and measures
 /// the other load on the machine. `body` returns the CPU seconds of any other
-/// server it started (a replica): those are not "other load".
+/// server it started (a replica): those are not "other load". A control
+/// (`control_of` its module scenario) gets no goals.
 fn scenario(
-    env: &Env,
     id: &'static str,
+    control_of: Option<&'static str>,
     title: String,
     body: impl FnOnce(&mut Run) -> Result<f64, String>,
 ) -> Result<Outcome, String> {
     eprintln!("  latency scenario {id}: a fresh server, the idle probe ...");
-    let (server, mut c) = fresh(env, &[])?;
+    let (server, mut c) = fresh(&[])?;
     let redis_version = c.info_field("server", "redis_version")?;
     let t = Instant::now();
     let cpu0 = CpuSnap::take(&mut c)?;
     let ((), idle) = probed(server.port, || sleep_checked(IDLE_PROBE))?;
-    let figures = vec![Figure::new(
+    let mut figs = Figures {
+        list: Vec::new(),
+        slowest_us: 0.0,
+        control: control_of.is_some(),
+    };
+    let idle_figure = Figure::new(
         "idle PING",
         "probe on the idle server before the scenario (max)",
-        Kind::Info,
         "us",
     )
     .value(idle.max_us())
     .note(idle.text())
     .details(&[
-        ("p99_us", percentile(&idle, 0.99)),
-        ("p50_us", percentile(&idle, 0.5)),
-    ])];
+        ("p99_us", idle.percentile(0.99)),
+        ("p50_us", idle.percentile(0.5)),
+    ]);
+    figs.push(Kind::Info, idle_figure);
     let mut run = Run {
         c,
         port: server.port,
         idle,
-        figures,
+        figs,
     };
     let own_servers = body(&mut run)?;
-    let peak = run.c.info_field("memory", "used_memory_peak")?;
-    run.figures.push(
-        Figure::new(
-            "memory peak",
-            "the server's used_memory_peak",
-            Kind::Info,
-            "B",
-        )
-        .value(peak.parse().map_err(|e| format!("used_memory_peak: {e}"))?),
-    );
+    let peak = run.c.info_int("memory", "used_memory_peak")?;
+    let peak = Figure::new("memory peak", "the server's used_memory_peak", "B").value(peak as f64);
+    run.figs.push(Kind::Info, peak);
     let cpu = CpuSnap::take(&mut run.c)?.since(&cpu0);
     let wall = t.elapsed();
     Ok(Outcome {
         id,
         title,
+        control_of,
         redis_version,
         wall,
         other_load: cpu
             .other
             .map(|o| (o - own_servers / wall.as_secs_f64()).max(0.0)),
-        figures: run.figures,
+        figures: run.figs,
     })
 }
 
@@ -602,26 +487,20 @@ fn scenario(
 // The growth / reclaim / delete scenarios
 // ----------------------------------------------------------------------
 
-fn topn_scenario(env: &Env) -> Result<Outcome, String> {
+fn topn_scenario() -> Result<Outcome, String> {
     let title = format!(
         "TOPN: {} members into one bucket of one key (TOPN.INCR ... AT <one time>), then DEL \
          of the key",
         thousands(BIG as f64)
     );
-    scenario(env, "topn", title, |run| {
+    scenario("topn", None, title, |run| {
         run.c.cmd("TOPN.CREATE lat:topn BUCKET 3600 WINDOW 24")?;
         let at = now_ms();
         run.grow("TOPN.INCR", BIG, |i, out| {
-            let m = topn_member(i);
+            let (m, at) = (A::U(member(i)), A::U(at));
             enc(
                 out,
-                &[
-                    A::S("TOPN.INCR"),
-                    A::S("lat:topn"),
-                    A::U(m),
-                    A::S("AT"),
-                    A::U(at),
-                ],
+                &[A::S("TOPN.INCR"), A::S("lat:topn"), m, A::S("AT"), at],
             )
         })?;
         let members = run.c.info_field("recipes", "recipes_topn_members")?;
@@ -635,7 +514,7 @@ fn topn_scenario(env: &Env) -> Result<Outcome, String> {
     })
 }
 
-fn ulist_scenario(env: &Env) -> Result<Outcome, String> {
+fn ulist_scenario() -> Result<Outcome, String> {
     let title = format!(
         "ULIST: {} values into one scope, all expiring {EXPIRE_S} s after the growth starts \
          (ULIST.ADD ... EXPIRE {EXPIRE_S} AT <start>), the background reclaim; then ULIST.DEL \
@@ -643,9 +522,10 @@ fn ulist_scenario(env: &Env) -> Result<Outcome, String> {
         thousands(BIG as f64),
         thousands(PARTS as f64)
     );
-    scenario(env, "ulist", title, |run| {
+    scenario("ulist", None, title, |run| {
         run.c.cmd("ULIST.CREATE lat:ul VALUE user SCOPE month")?;
-        let expired0 = info_count(&mut run.c, "recipes_ulist_expired_values")?;
+        let field = "recipes_ulist_expired_values";
+        let expired0 = run.c.info_int("recipes", field)?;
         let (at, expiry) = (now_ms(), Instant::now() + Duration::from_secs(EXPIRE_S));
         run.grow("ULIST.ADD", BIG, |i, out| {
             let (add, user) = ([A::S("ULIST.ADD"), A::S("lat:ul")], A::K("u", i));
@@ -654,7 +534,7 @@ fn ulist_scenario(env: &Env) -> Result<Outcome, String> {
             let args: Vec<A> = add.into_iter().chain(expire).chain(names).collect();
             enc(out, &args)
         })?;
-        run.reclaim("recipes_ulist_expired_values", expired0, BIG as i64, expiry)?;
+        run.reclaim(field, expired0, BIG as i64, expiry)?;
         run.c
             .cmd("ULIST.CREATE lat:uld VALUE user SCOPE month PARTITION day")?;
         run.c.load("ULIST partitions", PARTS, |i, out| {
@@ -687,7 +567,7 @@ fn hcounter_incr<'a>(out: &mut Vec<u8>, key: &'a str, before: [A<'a>; 2], i: u64
     enc(out, &args)
 }
 
-fn hcounter_scenario(env: &Env) -> Result<Outcome, String> {
+fn hcounter_scenario() -> Result<Outcome, String> {
     let (big, parts) = (thousands(BIG as f64), thousands(PARTS as f64));
     let title = format!(
         "HCOUNTER: {big} cells into one partition plus {parts} one-cell partitions, all with a \
@@ -695,15 +575,15 @@ fn hcounter_scenario(env: &Env) -> Result<Outcome, String> {
          background reclaim; then, on a counter without TTL, HCOUNTER.DEL of a {big}-cell \
          partition and of {parts} partitions"
     );
-    scenario(env, "hcounter", title, |run| {
+    scenario("hcounter", None, title, |run| {
         let create = format!("HCOUNTER.CREATE lat:hc PARTITION p GROUP g TTL {EXPIRE_S}");
         run.c.cmd(&create)?;
-        let expired0 = info_count(&mut run.c, "recipes_hcounter_expired_partitions")?;
+        let field = "recipes_hcounter_expired_partitions";
+        let expired0 = run.c.info_int("recipes", field)?;
         let (at, expiry) = (now_ms(), Instant::now() + Duration::from_secs(EXPIRE_S));
         run.grow("HCOUNTER.INCR", BIG + PARTS, |i, out| {
             hcounter_incr(out, "lat:hc", [A::S("AT"), A::U(at)], i)
         })?;
-        let field = "recipes_hcounter_expired_partitions";
         run.reclaim(field, expired0, (PARTS + 1) as i64, expiry)?;
         // The same cells without TTL, the big partition in day 0, the others in day 1.
         run.c
@@ -723,85 +603,89 @@ fn hcounter_scenario(env: &Env) -> Result<Outcome, String> {
 // The group
 // ----------------------------------------------------------------------
 
-/// What the scenarios need from the bench's settings.
-struct Env {
-    redis_server: String,
-    module: PathBuf,
+/// Each module scenario's growth figures (slowest command, PING above idle),
+/// for its control's note.
+type Growths = Rc<RefCell<HashMap<&'static str, (Option<f64>, Option<f64>)>>>;
+
+fn growth(o: &Outcome) -> (Option<f64>, Option<f64>) {
+    let f = &o.figures;
+    let slowest = f.get("grow slowest").and_then(|x| x.value.or(x.below));
+    (slowest, f.get("grow PING").and_then(|x| x.value))
 }
 
-type ScenarioFn = fn(&Env) -> Result<Outcome, String>;
+/// A control's growth next to its module scenario's: `slowest 0.41 ms vs 0.32
+/// ms; PING above idle 2.9 ms vs 3.6 ms`.
+fn beside(control: (Option<f64>, Option<f64>), module: (Option<f64>, Option<f64>)) -> String {
+    let ms = |v: Option<f64>| v.map_or("n/a".into(), |v| format!("{:.2} ms", v / 1000.0));
+    format!(
+        "growth, this control vs the module: slowest command {} vs {}; PING max above idle {} vs {}",
+        ms(control.0),
+        ms(module.0),
+        ms(control.1),
+        ms(module.1)
+    )
+}
 
-pub(crate) fn group(s: &Settings) -> Group {
-    let env = Rc::new(Env {
-        redis_server: s.redis_server.clone(),
-        module: s.module.clone(),
-    });
-    // The scenarios done so far, rewritten to the JSON file after each one.
-    let results: Rc<RefCell<Vec<Json>>> = Default::default();
-    let header: Vec<(String, Json)> = [
-        ("group", Json::from("latency")),
-        ("command", s.command_line().into()),
-        ("module", s.module.display().to_string().into()),
-        ("started_unix_ms", (now_ms() as f64).into()),
-        (
-            "goals",
-            Json::obj([
-                ("command_us_at_most", Json::from(COMMAND_GOAL_US)),
-                ("ping_above_idle_us_at_most", PING_GOAL_US.into()),
-            ]),
-        ),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect();
-    let measure = |id: &'static str, requires: Vec<&'static str>, run: ScenarioFn| {
-        let (env, results, header) = (env.clone(), results.clone(), header.clone());
-        Measure {
+type ScenarioFn = fn() -> Result<Outcome, String>;
+
+pub(crate) fn group(_s: &Settings) -> Group {
+    let growths: Growths = Default::default();
+    let measure = |id: &'static str, role: Role, requires: &[&'static str], run: ScenarioFn| {
+        let growths = growths.clone();
+        Measure::new(
             id,
-            label: "slowest command or read of the scenario (server-side); all figures below"
-                .into(),
-            unit: Unit::Millis,
-            requires,
-            run: Box::new(move |_| {
-                let out = run(&env);
-                results.borrow_mut().push(match &out {
-                    Ok(o) => o.json(),
-                    Err(e) => Json::obj([("id", Json::from(id)), ("error", e.as_str().into())]),
-                });
-                let mut doc = header.clone();
-                doc.push(("scenarios".into(), Json::Arr(results.borrow().clone())));
-                let path = write_results("latency", &Json::Obj(doc))?;
-                let o = out?;
-                Ok((
-                    o.slowest_ms(),
-                    format!("{}\n    figures also in {}", o.table(), path.display()),
-                ))
-            }),
-        }
+            role,
+            "slowest command or read of the scenario (server-side); all figures below",
+            Unit::Millis,
+            move |_| {
+                let o = run()?;
+                let mut note = o.table();
+                match o.control_of {
+                    None => {
+                        growths.borrow_mut().insert(o.id, growth(&o));
+                    }
+                    Some(of) => {
+                        if let Some(&module) = growths.borrow().get(of) {
+                            note += &format!("\n    {}", beside(growth(&o), module));
+                        }
+                    }
+                }
+                Ok(Measured {
+                    value: o.figures.slowest_us / 1000.0,
+                    note,
+                    json: Some(o.json()),
+                })
+            },
+        )
+        .requires(requires)
     };
-    let ids = ["topn", "ulist", "hcounter", "topn-reads"];
+    let measures = vec![
+        measure("topn", Role::Module, &["topn.incr"], topn_scenario),
+        measure("topn control", Role::Plain, &[], controls::zincrby),
+        measure("ulist", Role::Module, &["ulist.add"], ulist_scenario),
+        measure("ulist control", Role::Plain, &[], controls::sadd),
+        measure(
+            "hcounter",
+            Role::Module,
+            &["hcounter.incr"],
+            hcounter_scenario,
+        ),
+        measure("hcounter control", Role::Plain, &[], controls::hincrby),
+        measure("topn-reads", Role::Module, &["topn.top"], reads::scenario),
+    ];
+    let with_goals = ["topn", "ulist", "hcounter", "topn-reads"];
     Group {
-        id: "latency",
-        title: "latency: worst cases at 1,000,000 entries, each scenario on a fresh server: \
-                SLOWLOG (server-side) and a one-connection PING probe (max above its idle max); \
-                goals: every command and read <= 1 ms, PING <= 2 ms above idle"
-            .into(),
-        reset_each: false,
-        setup: None,
-        scenarios: vec![],
-        measures: vec![
-            measure(ids[0], vec!["topn.incr"], topn_scenario),
-            measure(ids[1], vec!["ulist.add"], ulist_scenario),
-            measure(ids[2], vec!["hcounter.incr"], hcounter_scenario),
-            measure(ids[3], vec!["topn.top"], reads::scenario),
-        ],
-        compares: ids
+        measures,
+        compares: with_goals
             .iter()
-            .map(|&id| Compare {
-                a: id,
-                b: None,
-                goal: Some(Goal::AtMost(1.0)),
-            })
+            .map(|&id| goal(id, Goal::AtMost(1.0)))
             .collect(),
+        ..Group::new(
+            "latency",
+            "latency: worst cases at 1,000,000 entries, each scenario on a fresh server: \
+             SLOWLOG (server-side) and a one-connection PING probe (max above its idle max); \
+             goals: every command and read <= 1 ms, PING <= 2 ms above idle; each growth \
+             also with the core command (control: no goals)",
+        )
     }
 }

@@ -231,15 +231,12 @@ impl Server {
     /// A replica of `master` (same module and extra config as `master`), not yet synced:
     /// call `wait_for_sync(&master, &replica)`.
     pub fn start_replica_of(master: &Server) -> Server {
-        Self::replica_builder(master).start()
-    }
-    /// The builder of [`Server::start_replica_of`].
-    pub fn replica_builder(master: &Server) -> ServerBuilder {
         let port = master.port.to_string();
         master
             .builder
             .clone()
             .args(&["--replicaof", "127.0.0.1", &port])
+            .start()
     }
 
     pub fn pid(&self) -> u32 {

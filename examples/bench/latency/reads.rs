@@ -4,7 +4,16 @@
 //! master and on a real replica, against the recipe's read of the same bucket
 //! zsets built in the same run (ZUNIONSTORE + ZREVRANGE).
 
-use super::*;
+use std::time::Duration;
+
+use redis::Value;
+
+use super::{fresh, scenario as run_scenario, thousands, timed_load, Figures, Kind, Outcome};
+use crate::control::{replica_synced, reply_counts, sleep_checked, wait_for, Conn};
+use crate::json::Figure;
+use crate::pipe::{enc, now_ms, Gen, A};
+use crate::report::fmt_ratio;
+use crate::topn::{last_union, member, slowlog_op_us};
 
 /// Buckets, events per bucket, members, and the skewed head of each bucket
 /// (`HEAD_EVENTS` of its events fall on the `HEAD_RANKS` first members).
@@ -55,73 +64,54 @@ fn bucket_events() -> Vec<Vec<(u64, u64)>> {
 /// The recipe's read of the newest `k` bucket zsets, `topn:lz:<0..24>`: the
 /// topn-last group's, whose key names this scenario uses on its own server.
 fn recipe_read(k: u64) -> Vec<String> {
-    topn_last_union(BUCKETS - 1, k)
-}
-
-fn replica_synced(c: &mut Conn, rc: &mut Conn) -> Result<bool, String> {
-    Ok(rc.info_field("replication", "master_link_status")? == "up"
-        && c.info_field("replication", "master_repl_offset")?
-            == rc.info_field("replication", "slave_repl_offset")?)
-}
-
-/// Waits until `ok` holds, checking every 50 ms, at most `max`.
-fn wait_for(
-    what: &str,
-    max: Duration,
-    mut ok: impl FnMut() -> Result<bool, String>,
-) -> Result<(), String> {
-    let deadline = Instant::now() + max;
-    while !ok()? {
-        if Instant::now() > deadline {
-            return Err(format!("{what}: not after {} s", max.as_secs()));
-        }
-        sleep_checked(Duration::from_millis(50))?;
-    }
-    Ok(())
+    last_union(BUCKETS - 1, k)
 }
 
 /// Times the recipe's read of the newest `k` buckets (a figure); returns its median (us)
 /// and the counts it answers.
-fn recipe_figure(
-    c: &mut Conn,
-    k: u64,
-    figures: &mut Vec<Figure>,
-) -> Result<(f64, Vec<i64>), String> {
-    let mut answer = V::Nil;
+fn recipe_figure(c: &mut Conn, k: u64, figs: &mut Figures) -> Result<(f64, Vec<i64>), String> {
+    let mut answer = Value::Nil;
     for line in recipe_read(k) {
         answer = c.cmd(&line)?;
     }
-    let mut us = slowlog_op_us(c, RECIPE_READS, |_| recipe_read(k))?;
+    let mut us = slowlog_op_us(c, RECIPE_READS, Duration::ZERO, |_| recipe_read(k))?;
     us.sort_unstable();
     let median = us[us.len() / 2] as f64;
-    figures.push(
-        Figure::new(
-            format!("recipe LAST {k}"),
-            format!(
-                "recipe: `{}` (SLOWLOG, median of {RECIPE_READS})",
-                recipe_read(k).join("; ")
-            ),
-            Kind::Info,
-            "us",
-        )
-        .value(median)
-        .note(format!("max {} us", thousands(us[us.len() - 1] as f64))),
+    let label = format!(
+        "recipe: `{}` (SLOWLOG, median of {RECIPE_READS})",
+        recipe_read(k).join("; ")
     );
+    let f = Figure::new(format!("recipe LAST {k}"), label, "us")
+        .value(median)
+        .note(format!("max {} us", thousands(us[us.len() - 1] as f64)))
+        .param("window_buckets", k)
+        .param("side", "recipe");
+    figs.push(Kind::Info, f);
     Ok((median, reply_counts(&answer)))
+}
+
+/// What a TOPN read is: its id, the command, and for plots its window and
+/// how many buckets had aged out of the running total.
+struct Read<'a> {
+    what: &'a str,
+    command: &'a str,
+    window: u64,
+    aged: u64,
 }
 
 /// A TOPN read's server-side times on the master and the replica, its answer checked
 /// against the recipe's (counts: ties order differently).
 fn read_figures(
     servers: [(&str, &mut Conn); 2],
-    what: &str,
-    read: &str,
+    read: &Read,
     recipe: &(f64, Vec<i64>),
-    figures: &mut Vec<Figure>,
+    figs: &mut Figures,
 ) -> Result<(), String> {
     for (side, conn) in servers {
-        let answer = reply_counts(&conn.cmd(&format!("{read} WITHCOUNTS"))?);
-        let mut us = slowlog_op_us(conn, READS, |_| vec![read.to_string()])?;
+        let answer = reply_counts(&conn.cmd(&format!("{} WITHCOUNTS", read.command))?);
+        let mut us = slowlog_op_us(conn, READS, Duration::ZERO, |_| {
+            vec![read.command.to_string()]
+        })?;
         us.sort_unstable();
         let at = |q: f64| us[((us.len() - 1) as f64 * q).round() as usize] as f64;
         let agrees = if answer == recipe.1 {
@@ -129,13 +119,8 @@ fn read_figures(
         } else {
             "DIFFERENT counts from the recipe"
         };
-        figures.push(
-            Figure::new(
-                format!("{side} {what}"),
-                format!("`{read}` on the {side} (SLOWLOG, max of {READS})"),
-                Kind::Command,
-                "us",
-            )
+        let label = format!("`{}` on the {side} (SLOWLOG, max of {READS})", read.command);
+        let f = Figure::new(format!("{side} {}", read.what), label, "us")
             .value(at(1.0))
             .note(format!(
                 "median {} us, p99 {} us; recipe / TOPN (medians) {}; {agrees}",
@@ -148,8 +133,11 @@ fn read_figures(
                 ("p99_us", at(0.99)),
                 ("recipe_median_us", recipe.0),
                 ("same_answer", (answer == recipe.1) as u8 as f64),
-            ]),
-        );
+            ])
+            .param("window_buckets", read.window)
+            .param("aged_buckets", read.aged)
+            .param("side", side);
+        figs.push(Kind::Command, f);
     }
     Ok(())
 }
@@ -163,7 +151,7 @@ fn ratio_text(r: f64) -> String {
     }
 }
 
-pub(super) fn scenario(env: &Env) -> Result<Outcome, String> {
+pub(super) fn scenario() -> Result<Outcome, String> {
     let title = format!(
         "TOPN reads: TOPN.CREATE k BUCKET 1 WINDOW 24, {BUCKETS} buckets of {} events over {} \
          members (popularity reverses half-way); TOPN.TOP k 10 AT <newest bucket> LAST k a few \
@@ -172,8 +160,8 @@ pub(super) fn scenario(env: &Env) -> Result<Outcome, String> {
         thousands(EVENTS as f64),
         thousands(MEMBERS as f64)
     );
-    super::scenario(env, "topn-reads", title, |run| {
-        let (c, figures) = (&mut run.c, &mut run.figures);
+    run_scenario("topn-reads", None, title, |run| {
+        let (c, figs) = (&mut run.c, &mut run.figs);
         let data = bucket_events();
         let distinct = data.iter().map(|b| b.len()).sum::<usize>() as f64 / BUCKETS as f64;
         // The recipe's bucket zsets and its reads first, on the master alone: the TOPN part
@@ -189,13 +177,13 @@ pub(super) fn scenario(env: &Env) -> Result<Outcome, String> {
             let mut args = vec![A::S("ZADD"), A::K("topn:lz:", b as u64)];
             for &(m, n) in &data[b][s..(s + 1000).min(data[b].len())] {
                 args.push(A::U(n));
-                args.push(A::U(topn_member(m)));
+                args.push(A::U(member(m)));
             }
             enc(out, &args);
         })?;
         let mut recipe = Vec::new();
         for k in LASTS {
-            recipe.push(recipe_figure(c, k, figures)?);
+            recipe.push(recipe_figure(c, k, figs)?);
         }
         // Buckets oldest first; the newest one begins 1 s after the fill starts, so every
         // event is inside the window when written (for a fill of up to ~24 s).
@@ -213,38 +201,35 @@ pub(super) fn scenario(env: &Env) -> Result<Outcome, String> {
         );
         let secs = timed_load(c, "TOPN reads fill", events.len() as u64, |i, out| {
             let (b, m, n) = events[i as usize];
-            let at = (first + b) * 1000 + 1;
+            let (m, n, at) = (A::U(member(m)), A::U(n), A::U((first + b) * 1000 + 1));
             enc(
                 out,
                 &[
                     A::S("TOPN.INCR"),
                     A::S("lat:r"),
-                    A::U(topn_member(m)),
+                    m,
                     A::S("BY"),
-                    A::U(n),
+                    n,
                     A::S("AT"),
-                    A::U(at),
+                    at,
                 ],
             );
         })?;
-        figures.push(
-            Figure::new(
-                "fill ops/s",
-                "TOPN.INCR k m BY n AT t while filling",
-                Kind::Info,
-                "ops/s",
-            )
-            .value(events.len() as f64 / secs)
-            .note(format!(
-                "{} commands in {secs:.2} s; {distinct:.0} distinct members a bucket",
-                thousands(events.len() as f64)
-            )),
-        );
+        let fill = Figure::new(
+            "fill ops/s",
+            "TOPN.INCR k m BY n AT t while filling",
+            "ops/s",
+        )
+        .value(events.len() as f64 / secs)
+        .note(format!(
+            "{} commands in {secs:.2} s; {distinct:.0} distinct members a bucket",
+            thousands(events.len() as f64)
+        ));
+        figs.push(Kind::Info, fill);
         // The replica now: one full sync, faster than streaming the fill to it.
         eprintln!("  starting a replica, waiting for its sync ...");
-        let port = c.info_field("server", "tcp_port")?;
-        c.cmd("CONFIG SET repl-diskless-sync-delay 0")?;
-        let (_replica, mut rc) = fresh(env, &["--replicaof".into(), "127.0.0.1".into(), port])?;
+        let port = c.port().to_string();
+        let (_replica, mut rc) = fresh(&["--replicaof", "127.0.0.1", &port])?;
         let replica_cpu0 = rc.server_cpu()?;
         wait_for("replica in sync", Duration::from_secs(60), || {
             replica_synced(c, &mut rc)
@@ -253,7 +238,7 @@ pub(super) fn scenario(env: &Env) -> Result<Outcome, String> {
         while now_ms() < newest_ms + LAG_S * 1000 {
             sleep_checked(Duration::from_millis(20))?;
         }
-        let aged = |c: &mut Conn| info_count(c, "recipes_topn_aged_buckets");
+        let aged = |c: &mut Conn| c.info_int("recipes", "recipes_topn_aged_buckets");
         let aged_note = |c: &mut Conn, rc: &mut Conn| -> Result<String, String> {
             Ok(format!(
                 "buckets aged out of the running total by then: {} on the master, {} on the replica \
@@ -262,26 +247,25 @@ pub(super) fn scenario(env: &Env) -> Result<Outcome, String> {
                 aged(rc)?
             ))
         };
-        figures.push(
-            Figure::new(
-                "reads at",
-                "the LAST k reads began this long after the newest bucket began",
-                Kind::Info,
-                "ms",
-            )
+        let label = "the LAST k reads began this long after the newest bucket began";
+        let reads_at = Figure::new("reads at", label, "ms")
             .value((now_ms() - newest_ms) as f64)
-            .note(aged_note(c, &mut rc)?),
-        );
+            .note(aged_note(c, &mut rc)?);
+        figs.push(Kind::Info, reads_at);
         let at = newest_ms + 500;
         eprintln!("  reading LAST k on the master and the replica ...");
         for (k, recipe) in LASTS.into_iter().zip(&recipe) {
-            let read = format!("TOPN.TOP lat:r 10 AT {at} LAST {k}");
+            let read = Read {
+                what: &format!("LAST {k}"),
+                command: &format!("TOPN.TOP lat:r 10 AT {at} LAST {k}"),
+                window: k,
+                aged: 0,
+            };
             read_figures(
                 [("master", &mut *c), ("replica", &mut rc)],
-                &format!("LAST {k}"),
                 &read,
                 recipe,
-                figures,
+                figs,
             )?;
         }
         eprintln!("  waiting until {AGED} buckets aged out ...");
@@ -291,24 +275,25 @@ pub(super) fn scenario(env: &Env) -> Result<Outcome, String> {
         while now_ms() < aged_by || (aged(c)? < AGED as i64 && now_ms() < give_up) {
             sleep_checked(Duration::from_millis(50))?;
         }
-        figures.push(
-            Figure::new(
-                "aged read at",
-                format!("the whole-window reads began this long after the newest bucket began ({AGED} buckets out)"),
-                Kind::Info,
-                "ms",
-            )
-            .value((now_ms() - newest_ms) as f64)
-            .note(aged_note(c, &mut rc)?),
+        let label = format!(
+            "the whole-window reads began this long after the newest bucket began ({AGED} buckets out)"
         );
+        let aged_at = Figure::new("aged read at", label, "ms")
+            .value((now_ms() - newest_ms) as f64)
+            .note(aged_note(c, &mut rc)?);
+        figs.push(Kind::Info, aged_at);
         let whole = &recipe[LASTS.len() - 1];
-        let read = format!("TOPN.TOP lat:r 10 AT {at}");
+        let read = Read {
+            what: &format!("aged {AGED}"),
+            command: &format!("TOPN.TOP lat:r 10 AT {at}"),
+            window: BUCKETS,
+            aged: AGED,
+        };
         read_figures(
             [("master", &mut *c), ("replica", &mut rc)],
-            &format!("aged {AGED}"),
             &read,
             whole,
-            figures,
+            figs,
         )?;
         rc.server_cpu().map(|t| t - replica_cpu0)
     })
