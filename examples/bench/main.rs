@@ -158,32 +158,7 @@ fn run() -> Result<bool, String> {
         busy.extend(group_busy);
     }
 
-    println!();
-    println!("## Results (one run, interleaved; medians over {rounds} rounds)");
-    println!();
-    report::print_table(&rows);
-    println!();
-    println!(
-        "Redis {}, {cpus} CPUs, {clients} clients x pipeline {pipeline}, {rounds} rounds x {ms} ms, \
-         total {:.0} s.",
-        ctx.redis_version,
-        t.elapsed().as_secs_f64()
-    );
-    println!("Command: `{}`", s.command_line());
-    let max = busy.iter().copied().reduce(f64::max);
-    if let (Some(med), Some(max)) = (report::median(&mut busy), max) {
-        println!(
-            "Other load on the machine during the runs: median {:.0}%, max {:.0}% of a CPU.",
-            med * 100.0,
-            max * 100.0
-        );
-        if med > 0.15 {
-            println!(
-                "WARNING: other processes competed for the CPUs during the runs; \
-                 the ratios are unreliable: rerun on an idle machine."
-            );
-        }
-    }
+    report::print_summary(&ctx, &rows, &mut busy, t.elapsed());
     Ok(!failed)
 }
 

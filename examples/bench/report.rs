@@ -2,6 +2,7 @@
 //! markdown table, and its JSON file (`json.rs` has the schema).
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use serde_json::{json, Value as Json};
 
@@ -98,8 +99,41 @@ pub(crate) struct Row {
     met: String,
 }
 
-/// The markdown table of every group's rows.
-pub(crate) fn print_table(rows: &[Row]) {
+/// The end of a run: the markdown table of every group's rows, the run's
+/// settings, and how busy the rest of the machine was.
+pub(crate) fn print_summary(ctx: &RunContext, rows: &[Row], busy: &mut [f64], took: Duration) {
+    let s = ctx.settings;
+    let (clients, pipeline, rounds, ms) = (s.clients, s.pipeline, s.rounds, s.ms);
+    println!();
+    println!("## Results (one run, interleaved; medians over {rounds} rounds)");
+    println!();
+    print_table(rows);
+    println!();
+    println!(
+        "Redis {}, {} CPUs, {clients} clients x pipeline {pipeline}, {rounds} rounds x {ms} ms, \
+         total {:.0} s.",
+        ctx.redis_version,
+        ctx.cpus,
+        took.as_secs_f64()
+    );
+    println!("Command: `{}`", s.command_line());
+    let max = busy.iter().copied().reduce(f64::max);
+    if let (Some(med), Some(max)) = (median(busy), max) {
+        println!(
+            "Other load on the machine during the runs: median {:.0}%, max {:.0}% of a CPU.",
+            med * 100.0,
+            max * 100.0
+        );
+        if med > 0.15 {
+            println!(
+                "WARNING: other processes competed for the CPUs during the runs; \
+                 the ratios are unreliable: rerun on an idle machine."
+            );
+        }
+    }
+}
+
+fn print_table(rows: &[Row]) {
     println!("| group | scenario | result | ratio | goal | met? |");
     println!("|---|---|---|---|---|---|");
     for r in rows {
