@@ -7,7 +7,8 @@
 #   make test-compat  integration tests on Debian's Redis 7.0, Redis 7.2.6 and Valkey
 #               8.0.1 (the last two built once from ../shared/servers into ~/.cache;
 #               skipped with a message when the tarballs are not there)
-#   make bench  cargo run --release --example bench
+#   make bench  cargo run --release --example bench (BENCH_ONLY=<groups> for some);
+#               each group also writes target/bench/<group>.json
 #   make docs   writes commands.json from the command table (a test that
 #               otherwise fails when the file is out of date)
 #   make test-clients  the Python package (pytest, in a venv under target/) and

@@ -160,3 +160,31 @@ pub(crate) fn write_results(name: &str, doc: &Json) -> Result<PathBuf, String> {
     std::fs::rename(&tmp, &path).map_err(|e| format!("rename to {}: {e}", path.display()))?;
     Ok(path)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_figure_carries_its_goal_ratios_and_plot_params() {
+        let mut f = Figure::new("RV.ADD", "RV.ADD key member", "ops/s")
+            .value(260_000.0)
+            .param("window_buckets", 6);
+        f.goal = Some(Goal::AtMost(300_000.0));
+        f.ratios.push(Ratio {
+            vs: "ZADD",
+            value: Some(0.79),
+            goal: Some(Goal::AtLeast(0.6)),
+        });
+        let j = f.json();
+        assert_eq!(j["value"], json!(260_000.0));
+        assert_eq!(j["goal_at_most"], json!(300_000.0));
+        assert_eq!(j["goal_at_least"], Json::Null);
+        assert_eq!(j["met"], json!(true));
+        assert_eq!(j["ratios"][0]["vs"], json!("ZADD"));
+        assert_eq!(j["ratios"][0]["met"], json!(true));
+        assert_eq!(j["params"]["window_buckets"], json!(6));
+        assert_eq!(j["role"], Json::Null);
+        assert_eq!(number(Some(f64::NAN)), Json::Null, "JSON has no NaN");
+    }
+}

@@ -289,3 +289,34 @@ impl Pipe {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encodes_arguments_as_bulk_strings() {
+        let mut out = Vec::new();
+        enc(
+            &mut out,
+            &[A::S("GET"), A::K("rv:", 42), A::K2("t:", 3, 7), A::U(0)],
+        );
+        assert_eq!(
+            out,
+            b"*4\r\n$3\r\nGET\r\n$5\r\nrv:42\r\n$5\r\nt:3:7\r\n$1\r\n0\r\n"
+        );
+    }
+
+    #[test]
+    fn skips_replies_counting_errors_also_nested_ones() {
+        let wire: &[u8] = b"+OK\r\n:5\r\n$-1\r\n$3\r\na\nb\r\n*3\r\n:1\r\n-ERR inner\r\n*0\r\n\
+                           -ERR second\r\n%1\r\n+k\r\n*1\r\n-ERR deep\r\n!4\r\nboom\r\n";
+        let mut r = Replies::new(wire);
+        let mut first = None;
+        let errs: Vec<u64> = (0..7).map(|_| r.skip(&mut first).unwrap()).collect();
+        assert_eq!(errs, [0, 0, 0, 0, 1, 1, 1]);
+        assert_eq!(first.as_deref(), Some("ERR inner"));
+        assert_eq!(r.skip(&mut first).unwrap(), 1, "a RESP3 blob error");
+        assert!(r.skip(&mut first).is_err(), "the connection ended");
+    }
+}

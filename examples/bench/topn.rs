@@ -13,7 +13,9 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use crate::control::{replica_synced, reply_counts, start_replica, text, Conn};
+use crate::control::{
+    replica_synced, reply_counts, sleep_checked, start_replica, text, wait_for, Conn,
+};
 use crate::group::{cmp, goal, op, Goal, Group, Load, Measure, Measured, Role, Scenario, Unit};
 use crate::pipe::{enc, enc_line, now_ms, Gen, A};
 use crate::report::median;
@@ -542,19 +544,12 @@ fn idle_setup(c: &mut Conn, replica: &RefCell<Option<Server>>) -> Result<(), Str
     )?;
     let mut rc = Conn::open(rport).map_err(|e| format!("replica: {e}"))?;
     eprintln!("  waiting for the replica, then {TOPN_IDLE_AFTER} s of no writes ...");
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while !replica_synced(c, &mut rc)? {
-        if Instant::now() > deadline || stopped() {
-            return Err("the replica did not catch up".into());
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    while now_ms() < read_at + 300 {
-        if stopped() {
-            return Err("interrupted".into());
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_for("the replica in sync", Duration::from_secs(120), || {
+        replica_synced(c, &mut rc)
+    })?;
+    sleep_checked(Duration::from_millis(
+        (read_at + 300).saturating_sub(now_ms()),
+    ))?;
     // Each server's timer has aged the buckets that left the window by itself.
     let aged = |c: &mut Conn| c.info_int("recipes", "recipes_topn_aged_buckets");
     let deadline = Instant::now() + Duration::from_secs(60);
