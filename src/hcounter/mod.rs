@@ -20,6 +20,7 @@ mod command;
 mod counter;
 mod partition;
 mod record;
+mod rewrite;
 mod value;
 
 /// The argument grammar of the commands declared below.

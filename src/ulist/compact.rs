@@ -10,7 +10,7 @@
 //! the expiry is its absolute time in ms, 0 for never. A value that expires
 //! thus costs 5 or 6 bytes more than one that does not.
 
-use super::list::{Row, Stored, ValueKeys, NEVER};
+use super::entry::{Row, Stored, ValueKeys, NEVER};
 use crate::tuples::encoding;
 use crate::tuples::index::{matches, Filter};
 use crate::tuples::varint::{self, pack_tuple, unpack_tuple};
