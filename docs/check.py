@@ -41,17 +41,19 @@ def doc_files():
 
 
 def code_blocks(text):
-    """(first line number, lines) of each fenced code block."""
-    blocks, current, start = [], None, 0
+    """(first line number, lines) of each fenced code block, without the
+    indentation of its fence (a block inside a list item)."""
+    blocks, current, start, indent = [], None, 0, 0
     for number, line in enumerate(text.splitlines(), 1):
         if line.lstrip().startswith("```"):
             if current is None:
                 current, start = [], number + 1
+                indent = len(line) - len(line.lstrip())
             else:
                 blocks.append((start, current))
                 current = None
         elif current is not None:
-            current.append(line)
+            current.append(line[indent:] if line[:indent].isspace() else line)
     return blocks
 
 
