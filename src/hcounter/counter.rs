@@ -356,21 +356,29 @@ impl HCounter {
     /// it is small, else a slice at a time ([`HCounter::tear_down`]).
     /// Returns its key and the work done now.
     fn remove_slot(&mut self, slot: u32) -> (Box<[u8]>, usize) {
-        let p = self.slot(slot);
-        let key: Box<[u8]> = p.record.key().into();
-        let (queued, size) = (p.record.queued_at(), p.size());
+        let key: Box<[u8]> = self.slot(slot).record.key().into();
         self.index.remove(&key, &SlotKeys(&self.slots));
+        let work = self.unlist_slot(slot);
+        self.give_back_slots();
+        (key, work)
+    }
+
+    /// Removes partition `slot`, out of the index already, from the expiry
+    /// queue, and frees it (now, or in slices when big). Returns the work
+    /// done. The caller gives back the slots once the index is empty.
+    fn unlist_slot(&mut self, slot: u32) -> usize {
+        let p = self.slot(slot);
+        let (queued, size) = (p.record.queued_at(), p.size());
         self.slot_mut(slot).record.set_queued_at(None);
         if let Some(due) = queued {
             self.expiry.remove(due, slot);
         }
         if size <= TEAR_DOWN_AT_ONCE {
             self.tear_down_slot(slot, usize::MAX);
-            self.give_back_slots();
-            return (key, size);
+            return size;
         }
         self.dying.push(slot);
-        (key, 1)
+        1
     }
 
     /// Whether removed partitions are still being torn down.
@@ -421,10 +429,10 @@ impl HCounter {
                 work += 1;
                 continue;
             }
-            let (shed, freed) = self.slot_mut(slot).shed(budget - work);
+            let (shed, freed, done) = self.slot_mut(slot).shed(budget - work);
             self.cells -= freed;
             work += shed;
-            if shed == 0 {
+            if done {
                 if let Some(free) = self.slots.get_mut(slot as usize) {
                     *free = None;
                 }
@@ -626,11 +634,13 @@ impl HCounter {
     /// Returns (partitions deleted, of which live at `now`).
     pub fn delete(&mut self, filter: &Filter, now: i64) -> (usize, usize) {
         let slots: Vec<u32> = self.index.matching(filter, SlotKeys(&self.slots)).collect();
+        self.index.remove_all(&slots, &SlotKeys(&self.slots));
         let mut live = 0;
         for &slot in &slots {
             live += self.live_at(self.slot(slot), now) as usize;
-            self.remove_slot(slot);
+            self.unlist_slot(slot);
         }
+        self.give_back_slots();
         (slots.len(), live)
     }
 
