@@ -82,6 +82,39 @@ fn restart_with_save_keeps_data_rdb() {
     assert!(dump_all(&mut srv.conn()).is_empty());
 }
 
+/// With AOF on, `restart_with_save` still loads the RDB (a plain restart
+/// loads the AOF), and leaves the AOF on and current: a later plain restart
+/// loads the AOF with what was written after.
+#[test]
+fn restart_with_save_loads_the_rdb_with_aof_on() {
+    let mut srv = Server::builder()
+        .config("appendonly", "yes")
+        .config("appendfsync", "always")
+        .start();
+    q_ok(&mut srv.conn(), &["SET", "saved", "1"]);
+    let before = dump_all(&mut srv.conn());
+    srv.restart_with_save();
+    let log = srv.log();
+    assert!(
+        log.contains("DB loaded from disk") && !log.contains("DB loaded from append only file"),
+        "the RDB restart did not load the RDB:\n{log}"
+    );
+    assert_eq!(dump_all(&mut srv.conn()), before);
+    assert_eq!(
+        info_field(&srv.info("persistence"), "aof_enabled").as_deref(),
+        Some("1")
+    );
+    q_ok(&mut srv.conn(), &["SET", "later", "2"]);
+    let before = dump_all(&mut srv.conn());
+    srv.restart();
+    assert!(
+        srv.log().contains("DB loaded from append only file"),
+        "{}",
+        srv.log()
+    );
+    assert_eq!(dump_all(&mut srv.conn()), before);
+}
+
 #[test]
 fn replica_syncs() {
     let master = Server::start();
