@@ -158,3 +158,48 @@ fn dump_all_detects_expiry_difference() {
         .unwrap();
     assert_ne!(dump_all(&mut ca), dump_all(&mut cb));
 }
+
+#[test]
+fn command_tables_split_words_and_match_patterns() {
+    assert_eq!(words("A k  '' ' 5' x"), ["A", "k", "", " 5", "x"]);
+    assert!(glob_match(
+        "ERR key already exists",
+        "ERR key already exists"
+    ));
+    assert!(!glob_match(
+        "ERR key already exists",
+        "ERR key already exists!"
+    ));
+    assert!(glob_match(
+        "ERR *LAST*WINDOW (4)*",
+        "ERR LAST must be at most WINDOW (4)"
+    ));
+    assert!(!glob_match(
+        "ERR *LAST*WINDOW (4)*",
+        "ERR WINDOW (4) is less than LAST"
+    ));
+    assert!(!glob_match("ERR *BUCKET*", "WRONGTYPE BUCKET"));
+    assert!(!glob_match("a*b*b", "ab"));
+}
+
+/// A refused command that changes data anyway fails the table; one that is
+/// not refused fails it too.
+#[test]
+fn command_tables_catch_changes_and_successes() {
+    let srv = Server::start();
+    let c = &mut srv.conn();
+    assert_eq!(
+        assert_refusals(c, &[("GET", "ERR wrong number of arguments*")]),
+        0
+    );
+    let fails = |c: &mut redis::Connection, line: &str| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            assert_refusals(c, &[(line, "ERR *")]);
+        }))
+        .is_err()
+    };
+    // A script that writes, then replies an error: refused, yet data changed.
+    let script = "EVAL 'redis.call(\"SET\",\"k\",\"v\") return redis.error_reply(\"ERR boom\")' 0";
+    assert!(fails(c, script), "a change went unnoticed");
+    assert!(fails(c, "SET k2 v"), "a success went unnoticed");
+}
