@@ -64,6 +64,7 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
 /// Returns how many rows the module itself refused: rows of a module command
 /// (a name with a dot) other than arity errors, which Redis may refuse
 /// before the module runs.
+#[track_caller]
 pub fn assert_refusals<S: AsRef<str>>(c: &mut Connection, rows: &[(S, &str)]) -> usize {
     let mut module_errors = 0;
     for (line, want) in rows {
@@ -89,6 +90,7 @@ pub fn assert_refusals<S: AsRef<str>>(c: &mut Connection, rows: &[(S, &str)]) ->
 }
 /// Each command line (see [`words`]) declares its second word as its only
 /// key (`COMMAND GETKEYS`), so cluster clients and ACL key patterns find it.
+#[track_caller]
 pub fn assert_keys_declared(c: &mut Connection, lines: &[&str]) {
     for line in lines {
         let mut args = vec!["COMMAND".to_string(), "GETKEYS".to_string()];

@@ -17,6 +17,7 @@ mod names;
 mod replication;
 mod ttl;
 mod unique;
+
 use common::*;
 
 use redis::Value;
