@@ -21,7 +21,6 @@ mod unique;
 use common::*;
 
 use redis::Value;
-use std::time::Duration;
 
 type Conn = redis::Connection;
 
@@ -133,14 +132,7 @@ fn int_reply(c: &mut Conn, args: &[&str]) -> i64 {
 /// Waits until this server's background reclaim has removed `total`
 /// partitions (INFO `hcounter_expired_partitions`).
 fn wait_reclaimed(c: &mut Conn, total: i64, ctx: &str) {
-    let done = wait_until(Duration::from_secs(10), || {
-        recipes_info(c, "hcounter_expired_partitions") >= total
-    });
-    assert!(
-        done,
-        "{ctx}: reclaimed {} of {total} partitions",
-        recipes_info(c, "hcounter_expired_partitions")
-    );
+    wait_recipes_info(c, "hcounter_expired_partitions", total, ctx);
 }
 
 /// A master with an AOF (fsync always) whose rewrites write commands, not

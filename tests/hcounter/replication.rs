@@ -140,32 +140,9 @@ fn reclaim_follows_the_key() {
     for k in ["r", "m", "w", "cp", "rs"] {
         fill(c, k);
     }
-    q_ok(c, &["RENAME", "r", "r2"]);
-    let _: i64 = q(c, &["MOVE", "m", "3"]);
-    q_ok(c, &["SWAPDB", "0", "5"]);
-    q_ok(c, &["SELECT", "5"]);
-    let _: i64 = q(c, &["COPY", "cp", "cp2"]);
-    let payload: Vec<u8> = q(c, &["DUMP", "rs"]);
-    let _: Value = run(c, redis::cmd("RESTORE").arg("rs2").arg(0).arg(&payload));
-    // r2, m, w, cp, cp2, rs, rs2
-    let expected = 10 * 7;
-    let done = wait_until(Duration::from_secs(10), || {
-        recipes_info(c, "hcounter_expired_partitions") == expected
-    });
-    assert!(
-        done,
-        "reclaimed {} of {expected}",
-        recipes_info(c, "hcounter_expired_partitions")
-    );
-    for (db, key) in [
-        ("5", "r2"),
-        ("3", "m"),
-        ("5", "w"),
-        ("5", "cp"),
-        ("5", "cp2"),
-        ("5", "rs"),
-        ("5", "rs2"),
-    ] {
+    let moved = move_keys_every_way(c);
+    wait_reclaimed(c, 10 * moved.len() as i64, "moved keys");
+    for (db, key) in moved {
         q_ok(c, &["SELECT", db]);
         assert_eq!(
             rows(c, &["HCOUNTER.PARTITIONS", key]),
@@ -178,14 +155,7 @@ fn reclaim_follows_the_key() {
     fill(c, "after");
     srv.restart_with_save();
     let c = &mut srv.conn();
-    let done = wait_until(Duration::from_secs(10), || {
-        recipes_info(c, "hcounter_expired_partitions") == 10
-    });
-    assert!(
-        done,
-        "after restart: {}",
-        recipes_info(c, "hcounter_expired_partitions")
-    );
+    wait_reclaimed(c, 10, "after a restart");
     assert_eq!(
         rows(c, &["HCOUNTER.PARTITIONS", "after"]),
         vec![prow(&[("p", "keep")])]
@@ -193,10 +163,7 @@ fn reclaim_follows_the_key() {
     // FLUSHALL leaves nothing behind; new counters work as before.
     q_ok(c, &["FLUSHALL"]);
     fill(c, "fresh");
-    assert!(wait_until(Duration::from_secs(10), || recipes_info(
-        c,
-        "hcounter_expired_partitions"
-    ) == 20));
+    wait_reclaimed(c, 20, "after FLUSHALL");
     assert!(!srv.log().contains("panic"));
 }
 

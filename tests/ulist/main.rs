@@ -75,3 +75,8 @@ fn create(c: &mut Conn, key: &str) {
         ],
     );
 }
+
+/// Waits until background reclaim has removed `total` values on this server.
+fn wait_reclaimed(c: &mut Conn, total: i64) {
+    wait_recipes_info(c, "ulist_expired_values", total, "reclaim");
+}

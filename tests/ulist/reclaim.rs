@@ -28,37 +28,9 @@ fn reclaim_follows_the_key() {
     for k in ["r", "m", "w", "cp", "rs"] {
         fill(c, k, &at);
     }
-    q_ok(c, &["RENAME", "r", "r2"]);
-    let _: i64 = q(c, &["MOVE", "m", "3"]);
-    q_ok(c, &["SWAPDB", "0", "5"]);
-    q_ok(c, &["SELECT", "5"]);
-    let _: i64 = q(c, &["COPY", "cp", "cp2"]);
-    let payload: Vec<u8> = q(c, &["DUMP", "rs"]);
-    let _: String = redis::cmd("RESTORE")
-        .arg("rs2")
-        .arg(0)
-        .arg(&payload)
-        .query(c)
-        .unwrap();
-    // r2, m, w, cp, cp2, rs, rs2.
-    let expected = 50 * 7;
-    let done = wait_until(Duration::from_secs(10), || {
-        recipes_info(c, "ulist_expired_values") == expected
-    });
-    assert!(
-        done,
-        "reclaimed {} of {expected}",
-        recipes_info(c, "ulist_expired_values")
-    );
-    for (db, key) in [
-        ("5", "r2"),
-        ("3", "m"),
-        ("5", "w"),
-        ("5", "cp"),
-        ("5", "cp2"),
-        ("5", "rs"),
-        ("5", "rs2"),
-    ] {
+    let moved = move_keys_every_way(c);
+    wait_reclaimed(c, 50 * moved.len() as i64);
+    for (db, key) in moved {
         q_ok(c, &["SELECT", db]);
         assert_eq!(rows(c, &["ULIST.DATA", key]).len(), 1, "{db}/{key}");
         // Only the NEVER value is left stored: DEL finds one partition.
@@ -69,21 +41,11 @@ fn reclaim_follows_the_key() {
     fill(c, "after", &at);
     srv.restart_with_save();
     let c = &mut srv.conn();
-    let done = wait_until(Duration::from_secs(10), || {
-        recipes_info(c, "ulist_expired_values") == 50
-    });
-    assert!(
-        done,
-        "after restart: {}",
-        recipes_info(c, "ulist_expired_values")
-    );
+    wait_reclaimed(c, 50);
     // FLUSHALL leaves nothing behind; new lists work as before.
     q_ok(c, &["FLUSHALL"]);
     fill(c, "fresh", &soon());
-    assert!(wait_until(Duration::from_secs(10), || recipes_info(
-        c,
-        "ulist_expired_values"
-    ) == 100));
+    wait_reclaimed(c, 100);
 }
 
 /// 200,000 values with `EXPIRE 1` in a list nobody touches afterwards: its

@@ -1,7 +1,6 @@
 //! Replication and persistence: a replica, the AOF and the RDB reproduce the
 //! master; DUMP/RESTORE, RENAME, COPY and MEMORY USAGE.
 use super::*;
-use std::time::Duration;
 
 /// A mixed workload: adds with and without AT, expiring and not, values that
 /// expire at once, deletes.
@@ -63,18 +62,6 @@ fn workload(c: &mut Conn, key: &str, round: u32) {
 
 /// Values each round of `workload` adds already expired.
 const EXPIRED_PER_ROUND: i64 = 10;
-
-/// Waits until background reclaim has removed `total` values on this server.
-fn wait_reclaimed(c: &mut Conn, total: i64) {
-    let done = wait_until(Duration::from_secs(10), || {
-        recipes_info(c, "ulist_expired_values") >= total
-    });
-    assert!(
-        done,
-        "reclaimed {} of {total}",
-        recipes_info(c, "ulist_expired_values")
-    );
-}
 
 #[test]
 fn replica_aof_and_rdb_reproduce_the_master() {
