@@ -4,7 +4,6 @@ use super::*;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::VecDeque;
-use std::time::{Duration, Instant};
 
 #[test]
 fn low_high_water_trimming() {
@@ -251,7 +250,6 @@ fn long_lists() {
     assert_eq!(q::<i64>(&mut c, &["TL.LEN", "big"]), N as i64);
 
     // RANGE near the end.
-    let t = Instant::now();
     assert_eq!(
         q::<Vec<String>>(&mut c, &["TL.RANGE", "big", "OFFSET", &(N - 3).to_string()]),
         s(&["it2", "it1", "it0"])
@@ -324,12 +322,6 @@ fn long_lists() {
     assert_eq!(
         q::<Vec<String>>(&mut c, &["LINDEX", "big", "0"]),
         s(&[&format!("it{}", N - 1)])
-    );
-    eprintln!("long list range/rem took {:?}", t.elapsed());
-    assert!(
-        t.elapsed() < Duration::from_secs(10),
-        "too slow: {:?}",
-        t.elapsed()
     );
 
     // A trim of many items at once.
