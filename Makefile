@@ -9,6 +9,8 @@
 #               skipped with a message when the tarballs are not there)
 #   make bench  cargo run --release --example bench (BENCH_ONLY=<groups> for some);
 #               each group also writes target/bench/<group>.json
+#   make plots  docs/img/*.png from make bench's target/bench/*.json (matplotlib
+#               in a venv under target/)
 #   make docs   writes commands.json from the command table (a test that
 #               otherwise fails when the file is out of date)
 #   make test-clients  the Python package (pytest, in a venv under target/) and
@@ -25,7 +27,7 @@ FAULTS_TEST_THREADS ?= 2
 
 SUDO := $(shell if [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1; then echo sudo; fi)
 
-.PHONY: all deps build run test test-faults test-compat bench fmt clean client-deps test-clients
+.PHONY: all deps build run test test-faults test-compat bench plots fmt clean client-deps test-clients
 
 all: build
 
@@ -95,6 +97,16 @@ test-clients: build client-deps $(CLIENTS_VENV)/installed
 
 bench: build
 	$(CARGO) run --release --example bench
+
+PLOTS_VENV := target/plots-venv
+$(PLOTS_VENV)/installed: | client-deps
+	rm -rf $(PLOTS_VENV)
+	$(PYTHON) -m venv $(PLOTS_VENV)
+	$(PLOTS_VENV)/bin/pip install -q matplotlib
+	touch $@
+
+plots: $(PLOTS_VENV)/installed
+	$(PLOTS_VENV)/bin/python scripts/plots.py
 
 .PHONY: docs
 docs: deps

@@ -201,7 +201,15 @@ else
         # The module and the test binaries, once for all servers.
         (cd "$repo" && $cargo build --tests)
     fi
-    integration_tests=$(for f in "$repo"/tests/*.rs; do printf -- '--test %s ' "$(basename "$f" .rs)"; done)
+    # Every integration test binary, a file (tests/<name>.rs) or a folder
+    # (tests/<name>/main.rs), but those Cargo.toml keeps out of `cargo test`
+    # (`test = false`: the fault suite).
+    integration_tests=$(for f in "$repo"/tests/*.rs "$repo"/tests/*/main.rs; do
+        [ -e "$f" ] || continue
+        name=$(basename "${f%/main.rs}" .rs)
+        grep -A3 "^name = \"$name\"" "$repo/Cargo.toml" | grep -q '^test = false' ||
+            printf -- '--test %s ' "$name"
+    done)
     logdir="$repo/target/compat"
     mkdir -p "$logdir"
     for name in $servers; do
@@ -212,7 +220,7 @@ else
         say "=== $name: $version ($srv, $cli) ==="
         start=$SECONDS
         rc=0
-        # --test <each tests/*.rs>: the integration tests only (the unit
+        # --test <each integration test>: the integration tests only (the unit
         # tests start no server; the fault suite, tests/faults/, runs once in
         # `make test-faults`); --no-fail-fast: every test file, even after a
         # failure.

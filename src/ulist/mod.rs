@@ -13,8 +13,10 @@
 
 mod command;
 mod compact;
+mod entry;
 mod hashed;
 mod list;
+mod rewrite;
 mod value;
 
 /// The argument grammar of the commands declared below.

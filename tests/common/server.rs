@@ -458,6 +458,15 @@ impl Server {
         self.try_spawn(false)
     }
 
+    /// [`Server::try_restart_with`] with `extra` for this start only: later
+    /// restarts use the server's own config.
+    pub fn try_restart_once_with(&mut self, extra: &[(&str, &str)]) -> Result<(), StartFailure> {
+        let configured = self.builder.clone();
+        let started = self.try_restart_with(extra);
+        self.builder = configured;
+        started
+    }
+
     /// SIGKILL, as a crash: nothing is flushed or saved. `restart()` brings it back.
     pub fn crash(&mut self) {
         self.kill_hard();
