@@ -464,7 +464,7 @@ fn server_us(id: &'static str, role: Role, db: u64, line: &'static str, times: u
         c.select(db)?;
         c.cmd("CONFIG RESETSTAT")?;
         for _ in 0..times {
-            c.cmd(line)?;
+            c.run(line)?;
         }
         let stat = c.info_field("commandstats", &format!("cmdstat_{cmd}"));
         c.select(0)?;

@@ -462,7 +462,7 @@ pub(crate) fn slowlog_op_us(
     let mut run = || -> Result<(), String> {
         for i in 0..n {
             for line in op(i) {
-                c.cmd(&line)?;
+                c.run(&line)?;
             }
             if !pause.is_zero() {
                 std::thread::sleep(pause);
