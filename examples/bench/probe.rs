@@ -167,8 +167,7 @@ impl PingStats {
 }
 
 /// PING, read the reply, sleep 1 ms, until `stop` (or 10 minutes).
-fn ping_loop(port: u16, stop: &AtomicBool) -> Result<PingStats, String> {
-    let mut c = connect(port).map_err(|e| format!("PING client: {e}"))?;
+fn ping_loop(mut c: redis::Connection, stop: &AtomicBool) -> Result<PingStats, String> {
     let ping = redis::cmd("PING");
     let mut samples = Vec::new();
     let start = Instant::now();
@@ -192,9 +191,12 @@ pub(crate) fn probed<T>(
     port: u16,
     work: impl FnOnce() -> Result<T, String>,
 ) -> Result<(T, PingStats), String> {
+    // Connected before the work starts: the connection's handshake waits
+    // for the server too, and would hide a stall at the start of the work.
+    let c = connect(port).map_err(|e| format!("PING client: {e}"))?;
     let stop = AtomicBool::new(false);
     std::thread::scope(|sc| {
-        let probe = sc.spawn(|| ping_loop(port, &stop));
+        let probe = sc.spawn(|| ping_loop(c, &stop));
         let out = work();
         stop.store(true, Ordering::Relaxed);
         let pings = probe
