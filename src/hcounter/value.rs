@@ -4,6 +4,7 @@
 use super::command::DECLARATION;
 use super::counter::HCounter;
 use crate::server::module_type::{type_methods, AofWriter, ModuleValue};
+use crate::tuples::defrag::{Mover, Pass};
 use crate::tuples::encoding;
 use crate::tuples::schema::{DecodeError, Role};
 use redis_module::native_types::RedisType;
@@ -108,5 +109,9 @@ impl ModuleValue for HCounter {
 
     fn next_due(&self) -> Option<i64> {
         HCounter::next_due(self)
+    }
+
+    fn defrag<M: Mover>(&mut self, pass: &mut Pass<M>) {
+        HCounter::defrag(self, pass)
     }
 }

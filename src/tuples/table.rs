@@ -21,6 +21,7 @@
 //! bytes stored elsewhere) and passes it to the operations that may move
 //! entries.
 
+use super::defrag::{Mover, Pass, SLAB_MAX};
 use hashbrown::HashTable;
 use smallvec::SmallVec;
 
@@ -183,6 +184,20 @@ impl<T> Table<T> {
     }
 }
 
+impl<T: Clone> Table<T> {
+    /// Offers its blocks to a defrag pass: the shard list, then each shard
+    /// that sits in a slab, copied into a placed block (a hashbrown table
+    /// does not expose its own), one per unit of work.
+    pub fn defrag<M: Mover>(&mut self, pass: &mut Pass<M>) {
+        pass.work(|m| m.small_vec(&mut self.shards));
+        pass.each(self.shards.iter_mut(), |shard, pass| {
+            if (1..=SLAB_MAX).contains(&shard.allocation_size()) {
+                pass.work(|m| *shard = m.placed(|_| shard.clone()));
+            }
+        });
+    }
+}
+
 /// `u32` ids to values, on a [`Table`].
 #[derive(Clone, Debug, Default)]
 pub struct IdMap<V> {
@@ -216,6 +231,13 @@ impl<V> IdMap<V> {
 
     pub fn allocation_size(&self) -> usize {
         self.table.allocation_size()
+    }
+}
+
+impl<V: Clone> IdMap<V> {
+    /// [`Table::defrag`] (a shard's copy holds copies of the values).
+    pub fn defrag<M: Mover>(&mut self, pass: &mut Pass<M>) {
+        self.table.defrag(pass);
     }
 }
 
