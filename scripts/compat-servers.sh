@@ -305,6 +305,34 @@ version_of() {
     "$1" --version 2>/dev/null | sed -n 's/^\([A-Za-z]*\) server v=\([^ ]*\).*/\1 \2/p'
 }
 
+# test_on <name> suite|defrag <cargo test args...>: runs the tests on server
+# <name> (defrag: naming it RECIPES_DEFRAG_SERVER), logged in
+# target/compat/<name>.log, and records the outcome (with the figures the
+# defrag test prints).
+test_on() {
+    local name=$1 what=$2 srv cli version log start secs passed nfailed figures rc=0
+    shift 2
+    read -r srv cli <<<"${bins[$name]}"
+    version=$(version_of "$srv")
+    log="$logdir/$name.log"
+    say "=== $name: $version ($srv, $cli): $what ==="
+    start=$SECONDS
+    local defrag=()
+    [ "$what" = defrag ] && defrag=(RECIPES_DEFRAG_SERVER="$srv")
+    (cd "$repo" && env REDIS_SERVER="$srv" REDIS_CLI="$cli" "${defrag[@]}" $cargo test "$@" 2>&1) |
+        tee "$log" || rc=$?
+    secs=$((SECONDS - start))
+    passed=$(sed -n 's/^test result: .* \([0-9][0-9]*\) passed; \([0-9][0-9]*\) failed.*/\1/p' "$log" | awk '{s += $1} END {print s + 0}')
+    nfailed=$(sed -n 's/^test result: .* \([0-9][0-9]*\) passed; \([0-9][0-9]*\) failed.*/\2/p' "$log" | awk '{s += $1} END {print s + 0}')
+    figures=$(sed -n 's/^defrag figures: //p' "$log" | paste -sd ';' -)
+    local outcome="$name: $version: $what"
+    if [ $rc = 0 ]; then
+        record "$outcome ok, $passed passed, $nfailed failed, ${secs} s${figures:+ ($figures)}"
+    else
+        record "$outcome FAILED, $passed passed, $nfailed failed, ${secs} s (log: $log)" fail
+    fi
+}
+
 # Every server resolved (and built) before any test runs.
 declare -A bins=()
 for name in $servers $defrag_server; do
@@ -332,49 +360,25 @@ else
         # The module and the test binaries, once for all servers.
         (cd "$repo" && $cargo build --tests)
     fi
-    integration_tests=$(for f in "$repo"/tests/*.rs; do printf -- '--test %s ' "$(basename "$f" .rs)"; done)
+    # Every integration test binary: tests/<name>.rs and tests/<name>/main.rs,
+    # but the fault suite (tests/faults/, `test = false`: `make test-faults`).
+    integration_tests=$(
+        for f in "$repo"/tests/*.rs "$repo"/tests/*/main.rs; do
+            [ -f "$f" ] || continue
+            name=$(basename "${f%/main.rs}" .rs)
+            [ "$name" = faults ] || printf -- '--test %s ' "$name"
+        done
+    )
     logdir="$repo/target/compat"
     mkdir -p "$logdir"
+    # The integration tests only (the unit tests start no server);
+    # --no-fail-fast: every test binary, even after a failure.
     for name in $servers; do
-        [ -n "${bins[$name]:-}" ] || continue
-        read -r srv cli <<<"${bins[$name]}"
-        version=$(version_of "$srv")
-        log="$logdir/$name.log"
-        say "=== $name: $version ($srv, $cli) ==="
-        start=$SECONDS
-        rc=0
-        # --test <each tests/*.rs>: the integration tests only (the unit
-        # tests start no server; the fault suite, tests/faults/, runs once in
-        # `make test-faults`); --no-fail-fast: every test file, even after a
-        # failure.
-        (cd "$repo" && REDIS_SERVER=$srv REDIS_CLI=$cli $cargo test --no-fail-fast $integration_tests 2>&1) |
-            tee "$log" || rc=$?
-        secs=$((SECONDS - start))
-        passed=$(sed -n 's/^test result: .* \([0-9][0-9]*\) passed; \([0-9][0-9]*\) failed.*/\1/p' "$log" | awk '{s += $1} END {print s + 0}')
-        nfailed=$(sed -n 's/^test result: .* \([0-9][0-9]*\) passed; \([0-9][0-9]*\) failed.*/\2/p' "$log" | awk '{s += $1} END {print s + 0}')
-        if [ $rc = 0 ]; then
-            record "$name: $version: ok, $passed passed, $nfailed failed, ${secs} s"
-        else
-            record "$name: $version: FAILED, $passed passed, $nfailed failed, ${secs} s (log: $log)" fail
-        fi
+        [ -n "${bins[$name]:-}" ] && test_on "$name" suite --no-fail-fast $integration_tests
     done
     # Active defrag, on the jemalloc build only (the test prints its figures).
     if [ -n "$defrag_server" ] && [ -n "${bins[$defrag_server]:-}" ]; then
-        read -r srv cli <<<"${bins[$defrag_server]}"
-        version=$(version_of "$srv")
-        log="$logdir/$defrag_server.log"
-        say "=== $defrag_server: $version ($srv): tests/defrag.rs ==="
-        start=$SECONDS
-        rc=0
-        (cd "$repo" && RECIPES_DEFRAG_SERVER=$srv REDIS_SERVER=$srv REDIS_CLI=$cli \
-            $cargo test --test defrag -- --nocapture 2>&1) | tee "$log" || rc=$?
-        secs=$((SECONDS - start))
-        figures=$(sed -n 's/^defrag figures: //p' "$log" | paste -sd ';' -)
-        if [ $rc = 0 ]; then
-            record "$defrag_server: $version: defrag ok, ${secs} s${figures:+ ($figures)}"
-        else
-            record "$defrag_server: $version: defrag FAILED, ${secs} s (log: $log)" fail
-        fi
+        test_on "$defrag_server" defrag --test defrag -- --nocapture
     fi
 fi
 

@@ -67,25 +67,23 @@ fn defrag_moves_module_values_and_every_key_reads_the_same() {
         for (name, value) in [
             ("active-defrag-ignore-bytes", "1mb"),
             ("active-defrag-threshold-lower", "5"),
-            ("active-defrag-cycle-min", "25"),
-            ("active-defrag-cycle-max", "75"),
+            // A few ms of defrag per 100 ms: big keys go in resumed calls.
+            ("active-defrag-cycle-min", "1"),
+            ("active-defrag-cycle-max", "10"),
         ] {
             q_ok(c, &["CONFIG", "SET", name, value]);
         }
     }
-    // Done: each server's defrag scanned every key at least once, moved
-    // module blocks, and either stopped (what is left is under its
-    // threshold) or took away at least half of the fragmentation.
-    let settled = |srv: &Server, before: f64| {
-        let memory = srv.info("memory");
-        let stopped = info_field(&memory, "active_defrag_running").as_deref() == Some("0");
-        srv.recipes_info("defrag_calls") >= kept as i64
-            && srv.recipes_info("defrag_moved") > 0
-            && (stopped || frag_of(&memory) - 1.0 <= (before - 1.0) / 2.0)
+    // Done: each server's defrag stopped (what is left is under its
+    // threshold), or scanned every key three times (what it can move has
+    // moved: TOPN's members are not moved yet, so some stays).
+    let settled = |srv: &Server| {
+        let stopped =
+            info_field(&srv.info("memory"), "active_defrag_running").as_deref() == Some("0");
+        let calls = srv.recipes_info("defrag_calls");
+        calls > 0 && (stopped || calls >= 3 * kept as i64)
     };
-    let done = wait_until(DEFRAG_DEADLINE, || {
-        settled(&master, frag_before[0]) && settled(&replica, frag_before[1])
-    });
+    let done = wait_until(DEFRAG_DEADLINE, || settled(&master) && settled(&replica));
     let frag_after = [frag(&master), frag(&replica)];
     for (srv, role, before, after) in [
         (&master, "master", frag_before[0], frag_after[0]),
@@ -159,39 +157,7 @@ fn long(prefix: &str, i: usize) -> String {
 /// page ends up shared by many keys; plus one big key of each type, whose
 /// defrag goes in resumed calls.
 fn grow(c: &mut Conn) {
-    pipelined(
-        c,
-        (0..KEYS).flat_map(|k| {
-            [
-                args(&[
-                    "ULIST.CREATE",
-                    &format!("ul:{k}"),
-                    "VALUE",
-                    "v",
-                    "PARTITION",
-                    "p",
-                ]),
-                args(&[
-                    "HCOUNTER.CREATE",
-                    &format!("hc:{k}"),
-                    "PARTITION",
-                    "day",
-                    "GROUP",
-                    "city",
-                    "UNIQUE",
-                    "user",
-                ]),
-                args(&[
-                    "TOPN.CREATE",
-                    &format!("tn:{k}"),
-                    "BUCKET",
-                    "3600",
-                    "WINDOW",
-                    "24",
-                ]),
-            ]
-        }),
-    );
+    pipelined(c, (0..KEYS).flat_map(|k| create(&k.to_string())));
     for round in 0..60 {
         pipelined(
             c,
@@ -227,22 +193,9 @@ fn grow(c: &mut Conn) {
             }),
         );
     }
-    let create = [
-        args(&["ULIST.CREATE", "ul:big", "VALUE", "v", "PARTITION", "p"]),
-        args(&[
-            "HCOUNTER.CREATE",
-            "hc:big",
-            "PARTITION",
-            "day",
-            "GROUP",
-            "city",
-            "UNIQUE",
-            "user",
-        ]),
-    ];
     pipelined(
         c,
-        create.into_iter().chain((0..20_000).flat_map(|i| {
+        create("big").into_iter().chain((0..20_000).flat_map(|i| {
             let v = long("v", i);
             [
                 args(&["ULIST.ADD", "ul:big", "v", &v, "p", &(i % 50).to_string()]),
@@ -260,6 +213,38 @@ fn grow(c: &mut Conn) {
             ]
         })),
     );
+}
+
+/// The commands that create `ul:<name>`, `hc:<name>` and `tn:<name>`.
+fn create(name: &str) -> [Vec<String>; 3] {
+    [
+        args(&[
+            "ULIST.CREATE",
+            &format!("ul:{name}"),
+            "VALUE",
+            "v",
+            "PARTITION",
+            "p",
+        ]),
+        args(&[
+            "HCOUNTER.CREATE",
+            &format!("hc:{name}"),
+            "PARTITION",
+            "day",
+            "GROUP",
+            "city",
+            "UNIQUE",
+            "user",
+        ]),
+        args(&[
+            "TOPN.CREATE",
+            &format!("tn:{name}"),
+            "BUCKET",
+            "3600",
+            "WINDOW",
+            "24",
+        ]),
+    ]
 }
 
 /// Deletes all keys but one in `KEEP` of each type (and the big ones).
