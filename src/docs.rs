@@ -350,7 +350,6 @@ fn one_arg_calls(a: &Arg, n: usize, value: &dyn Fn(&Arg, usize) -> String) -> Ve
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::FAMILIES;
 
     #[test]
     fn categories_follow_the_flags() {
@@ -395,41 +394,5 @@ mod tests {
                 "member0 member1 PXAT unix-time-milliseconds0",
             ]
         );
-    }
-
-    /// The arity Redis checks before calling us is what the grammar says:
-    /// exactly n arguments, or at least n when some are optional or repeat.
-    #[test]
-    fn arity_matches_the_grammar() {
-        for cmd in FAMILIES.iter().flat_map(|f| f.commands) {
-            let name = cmd.name.to_str().unwrap();
-            let (min, max) = arg_count(cmd.docs.args);
-            let arity = if max == Some(min) {
-                min as i32 + 1
-            } else {
-                -(min as i32 + 1)
-            };
-            assert_eq!(cmd.arity, arity, "{name}: arity vs its arguments");
-        }
-    }
-
-    /// Every command documents itself: one key first, a summary, a cost;
-    /// internal commands say so and sit in `@dangerous`.
-    #[test]
-    fn every_command_is_documented() {
-        for cmd in FAMILIES.iter().flat_map(|f| f.commands) {
-            let name = cmd.name.to_str().unwrap();
-            let docs = &cmd.docs;
-            assert!(!docs.summary.is_empty(), "{name}");
-            assert!(docs.complexity.starts_with("O("), "{name}");
-            assert_eq!(docs.args.first().map(|a| a.kind), Some(ArgType::Key));
-            let keys = docs.args.iter().filter(|a| a.kind == ArgType::Key);
-            assert_eq!(keys.count(), 1, "{name}");
-            let internal = docs.summary.starts_with("Internal:");
-            assert_eq!(docs.acl.contains(&"dangerous"), internal, "{name}");
-            for category in docs.acl {
-                assert!(CORE_CATEGORIES.contains(category), "{name}: {category}");
-            }
-        }
     }
 }

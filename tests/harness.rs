@@ -82,6 +82,39 @@ fn restart_with_save_keeps_data_rdb() {
     assert!(dump_all(&mut srv.conn()).is_empty());
 }
 
+/// With AOF on, `restart_with_save` still loads the RDB (a plain restart
+/// loads the AOF), and leaves the AOF on and current: a later plain restart
+/// loads the AOF with what was written after.
+#[test]
+fn restart_with_save_loads_the_rdb_with_aof_on() {
+    let mut srv = Server::builder()
+        .config("appendonly", "yes")
+        .config("appendfsync", "always")
+        .start();
+    q_ok(&mut srv.conn(), &["SET", "saved", "1"]);
+    let before = dump_all(&mut srv.conn());
+    srv.restart_with_save();
+    let log = srv.log();
+    assert!(
+        log.contains("DB loaded from disk") && !log.contains("DB loaded from append only file"),
+        "the RDB restart did not load the RDB:\n{log}"
+    );
+    assert_eq!(dump_all(&mut srv.conn()), before);
+    assert_eq!(
+        info_field(&srv.info("persistence"), "aof_enabled").as_deref(),
+        Some("1")
+    );
+    q_ok(&mut srv.conn(), &["SET", "later", "2"]);
+    let before = dump_all(&mut srv.conn());
+    srv.restart();
+    assert!(
+        srv.log().contains("DB loaded from append only file"),
+        "{}",
+        srv.log()
+    );
+    assert_eq!(dump_all(&mut srv.conn()), before);
+}
+
 #[test]
 fn replica_syncs() {
     let master = Server::start();
@@ -124,4 +157,49 @@ fn dump_all_detects_expiry_difference() {
         .query(&mut ca)
         .unwrap();
     assert_ne!(dump_all(&mut ca), dump_all(&mut cb));
+}
+
+#[test]
+fn command_tables_split_words_and_match_patterns() {
+    assert_eq!(words("A k  '' ' 5' x"), ["A", "k", "", " 5", "x"]);
+    assert!(glob_match(
+        "ERR key already exists",
+        "ERR key already exists"
+    ));
+    assert!(!glob_match(
+        "ERR key already exists",
+        "ERR key already exists!"
+    ));
+    assert!(glob_match(
+        "ERR *LAST*WINDOW (4)*",
+        "ERR LAST must be at most WINDOW (4)"
+    ));
+    assert!(!glob_match(
+        "ERR *LAST*WINDOW (4)*",
+        "ERR WINDOW (4) is less than LAST"
+    ));
+    assert!(!glob_match("ERR *BUCKET*", "WRONGTYPE BUCKET"));
+    assert!(!glob_match("a*b*b", "ab"));
+}
+
+/// A refused command that changes data anyway fails the table; one that is
+/// not refused fails it too.
+#[test]
+fn command_tables_catch_changes_and_successes() {
+    let srv = Server::start();
+    let c = &mut srv.conn();
+    assert_eq!(
+        assert_refusals(c, &[("GET", "ERR wrong number of arguments*")]),
+        0
+    );
+    let fails = |c: &mut redis::Connection, line: &str| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            assert_refusals(c, &[(line, "ERR *")]);
+        }))
+        .is_err()
+    };
+    // A script that writes, then replies an error: refused, yet data changed.
+    let script = "EVAL 'redis.call(\"SET\",\"k\",\"v\") return redis.error_reply(\"ERR boom\")' 0";
+    assert!(fails(c, script), "a change went unnoticed");
+    assert!(fails(c, "SET k2 v"), "a success went unnoticed");
 }

@@ -1,6 +1,6 @@
 //! HCOUNTER command handlers.
 
-use super::counter::{Count, HCounter, Place};
+use super::counter::{Count, HCounter, Place, DECLARATION};
 use super::value::HCOUNTER_TYPE;
 use super::{COMPACT_MAX, EXPIRED_PARTITIONS};
 use crate::args::{
@@ -10,38 +10,9 @@ use crate::server::command::Args;
 use crate::server::{reclaim, Arg, Class, Ctx, Key, KeyKind, RStr, AT};
 use crate::tuples::encoding;
 use crate::tuples::index::Filter;
-use crate::tuples::schema::{Declaration, Pairs, Role, Schema};
+use crate::tuples::schema::{Pairs, Role, Schema};
 use smallvec::SmallVec;
 use std::ffi::CStr;
-
-/// How HCOUNTER.CREATE declares names. A name may be both PARTITION and
-/// GROUP; UNIQUE and SCOPE names may also be PARTITION or GROUP names.
-/// `value` names the count in rows, so it is no name either.
-pub static DECLARATION: Declaration = Declaration {
-    lists: &[
-        ("PARTITION", Role::Partition),
-        ("GROUP", Role::Group),
-        ("UNIQUE", Role::Unique),
-        ("SCOPE", Role::Scope),
-    ],
-    may_share: &[
-        (Role::Partition, Role::Group),
-        (Role::Unique, Role::Partition),
-        (Role::Unique, Role::Group),
-        (Role::Scope, Role::Partition),
-        (Role::Scope, Role::Group),
-    ],
-    reserved: &[
-        "PARTITION",
-        "GROUP",
-        "UNIQUE",
-        "SCOPE",
-        "TTL",
-        "FLOAT",
-        "AT",
-        "value",
-    ],
-};
 
 pub(super) const CREATE_OPTIONS: [OptionSpec; 2] =
     [("TTL", Takes::Value), ("FLOAT", Takes::Nothing)];

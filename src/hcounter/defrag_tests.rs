@@ -3,8 +3,7 @@
 //! encodes the same afterwards, whether the pass ran in one call or was
 //! stopped and resumed many times, and each slice offers each block once.
 
-use super::command::DECLARATION;
-use super::counter::{Count, HCounter, Place};
+use super::counter::{Count, HCounter, Place, DECLARATION};
 use crate::args::OptionSpec;
 use crate::tuples::defrag::model::in_slices;
 use crate::tuples::encoding;

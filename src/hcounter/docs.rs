@@ -95,7 +95,8 @@ pub const RECLAIM: &[Arg] = &[
 
 #[cfg(test)]
 mod tests {
-    use super::super::command::{AT_OPTION, CREATE_OPTIONS, DECLARATION};
+    use super::super::command::{AT_OPTION, CREATE_OPTIONS};
+    use super::super::counter::DECLARATION;
     use crate::docs::{as_tokens, calls, Arg};
     use crate::tuples::schema::{Pairs, Schema};
 

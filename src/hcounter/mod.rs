@@ -22,6 +22,7 @@ mod counter;
 mod defrag_tests;
 mod partition;
 mod record;
+mod rewrite;
 mod value;
 
 /// The argument grammar of the commands declared below.
@@ -62,7 +63,7 @@ pub static FAMILY: Family = Family {
             ERRORS,
             Docs {
                 summary: "Adds one to a cell; on a unique counter only for a tuple not yet counted",
-                complexity: "O(log P) for P partitions, plus O(1) on average for the cell and the unique tuple",
+                complexity: "O(1) on average, O(log P) for a new partition among P; plus O(1) on average for the cell and the unique tuple",
                 args: docs::INCR,
                 ..Docs::DEFAULT
             }
@@ -77,7 +78,7 @@ pub static FAMILY: Family = Family {
             ERRORS,
             Docs {
                 summary: "Adds an increment to a cell; on a unique counter only for a tuple not yet counted",
-                complexity: "O(log P) for P partitions, plus O(1) on average for the cell and the unique tuple",
+                complexity: "O(1) on average, O(log P) for a new partition among P; plus O(1) on average for the cell and the unique tuple",
                 args: docs::INCRBY,
                 ..Docs::DEFAULT
             }
@@ -92,7 +93,7 @@ pub static FAMILY: Family = Family {
             ERRORS,
             Docs {
                 summary: "Returns one cell's count",
-                complexity: "O(log P) for P partitions, plus O(1) on average for the cell",
+                complexity: "O(1) on average, O(log P) for a new partition among P; plus O(1) on average for the cell",
                 tips: NONDETERMINISTIC_OUTPUT,
                 args: docs::GET,
                 ..Docs::DEFAULT
@@ -155,7 +156,7 @@ pub static FAMILY: Family = Family {
             ERRORS,
             Docs {
                 summary: "Internal: a master's FLOAT increment (the resulting count), as replicated",
-                complexity: "O(log P) for P partitions, plus O(1) on average for the cell",
+                complexity: "O(1) on average, O(log P) for a new partition among P; plus O(1) on average for the cell",
                 acl: &["dangerous"],
                 args: docs::SET,
                 ..Docs::DEFAULT
@@ -171,7 +172,7 @@ pub static FAMILY: Family = Family {
             ERRORS,
             Docs {
                 summary: "Internal: a master's newly counted unique tuple, as replicated",
-                complexity: "O(log P) for P partitions, plus O(1) on average for the tuple",
+                complexity: "O(1) on average, O(log P) for a new partition among P; plus O(1) on average for the tuple",
                 acl: &["dangerous"],
                 args: docs::SEEN,
                 ..Docs::DEFAULT

@@ -156,14 +156,19 @@ impl Partition {
         1 + self.len() + self.seen_len()
     }
 
-    /// Frees a slice of the cells (about `budget` units of work); returns
-    /// the work done, 0 once none is left, and the cells freed.
-    pub fn shed(&mut self, budget: usize) -> (usize, usize) {
+    /// Frees a slice of the cells (about `budget` units of work) before the
+    /// partition is dropped; returns the work done, the cells freed, and
+    /// whether the rest may go with the partition in one drop (a compact
+    /// partition's cells live in its record, so they go at once).
+    pub fn shed(&mut self, budget: usize) -> (usize, usize, bool) {
         match self.more.as_mut().and_then(|m| m.hashed.as_mut()) {
-            Some(h) => h.shed(budget),
+            Some(h) => {
+                let (work, freed) = h.shed(budget);
+                (work, freed, work == 0)
+            }
             None => {
-                let n = self.record.take_cells().len();
-                (n, n)
+                let n = self.len();
+                (n, n, true)
             }
         }
     }

@@ -134,6 +134,45 @@ impl OrderedIds {
         Some(id)
     }
 
+    /// Removes `ids`, which the index holds, ascending by key (as
+    /// [`OrderedIds::matching`] lists them): one pass over the chunks they
+    /// span, where one [`OrderedIds::remove`] each would search and shift a
+    /// chunk per id.
+    pub fn remove_all(&mut self, ids: &[u32], keys: &impl Keys) {
+        let Some(&first) = ids.first() else {
+            return;
+        };
+        let hasher = &self.hasher;
+        for &id in ids {
+            let hash = hasher.hash_one(keys.key(id));
+            self.table
+                .remove(hash, |&i| i == id, |&i| hasher.hash_one(keys.key(i)));
+        }
+        let (start, _) = self.lower_bound(keys.key(first), keys);
+        let mut doomed = ids.iter().peekable();
+        let mut end = start;
+        while doomed.peek().is_some() && end < self.chunks.len() {
+            self.chunks[end].retain(|id| doomed.next_if_eq(&id).is_none());
+            end += 1;
+        }
+        debug_assert!(doomed.next().is_none(), "ids not held, or not in key order");
+        // Drop the emptied chunks and merge thin neighbours, as `remove`
+        // keeps them: at most about (end - start) chunks move.
+        let mut kept: Vec<Vec<u32>> = Vec::with_capacity(end - start);
+        for chunk in self.chunks.drain(start..end).filter(|c| !c.is_empty()) {
+            match kept.last_mut() {
+                Some(last) if last.len() + chunk.len() <= CHUNK / 2 => last.extend(chunk),
+                _ => kept.push(chunk),
+            }
+        }
+        for chunk in &mut kept {
+            if chunk.capacity() > 16 && chunk.len() * 4 < chunk.capacity() {
+                chunk.shrink_to(chunk.len() * 2);
+            }
+        }
+        self.chunks.splice(start..start, kept);
+    }
+
     /// Every id, ascending by key.
     pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
         self.chunks.iter().flatten().copied()
@@ -197,6 +236,21 @@ mod tests {
             model.insert(names.key(id).to_vec(), id);
         }
         for step in 0..5_000 {
+            if step % 97 == 0 {
+                // Bulk: everything under one leading value, or one trailing.
+                let a = rng.gen_range(0..30u32).to_string().into_bytes();
+                let b = vec![rng.gen_range(0..20u8)];
+                let f: Vec<Option<&[u8]>> = if step % 2 == 0 {
+                    vec![Some(&a), None]
+                } else {
+                    vec![None, Some(&b)]
+                };
+                let doomed: Vec<u32> = index.matching(&f, &names).collect();
+                index.remove_all(&doomed, &names);
+                model.retain(|k, _| !matches(k, &f));
+                assert_eq!(index.len(), model.len(), "step {step}");
+                assert!(index.iter().eq(model.values().copied()), "step {step}");
+            }
             let id = rng.gen_range(0..400u32);
             let key = names.key(id).to_vec();
             if model.contains_key(&key) {

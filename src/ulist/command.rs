@@ -1,33 +1,14 @@
 //! ULIST command handlers.
 
-use super::list::{Row, UList, ValueKeys, NEVER};
+use super::list::{Row, UList, ValueKeys, DECLARATION, NEVER};
 use super::value::ULIST_TYPE;
 use super::{COMPACT_MAX, EXPIRED_VALUES};
 use crate::args::{opt_int_in, CmdError, OptionSpec, Takes, MAX_EXPIRE_MS, MAX_TIME_MS, MAX_TTL_S};
 use crate::server::command::Args;
 use crate::server::{reclaim, Arg, Class, Ctx, Key, KeyKind, RStr, AT};
 use crate::tuples::index::Filter;
-use crate::tuples::schema::{Declaration, Pairs, Role, Schema};
+use crate::tuples::schema::{Pairs, Role, Schema};
 use smallvec::SmallVec;
-
-/// How ULIST.CREATE declares names; every ULIST keyword is refused as a name.
-pub static DECLARATION: Declaration = Declaration {
-    lists: &[
-        ("VALUE", Role::Value),
-        ("SCOPE", Role::Scope),
-        ("PARTITION", Role::Partition),
-    ],
-    may_share: &[],
-    reserved: &[
-        "VALUE",
-        "SCOPE",
-        "PARTITION",
-        "EXPIRE",
-        "NEVER",
-        "AT",
-        "PXAT",
-    ],
-};
 
 pub(super) const CREATE_OPTIONS: [OptionSpec; 1] = [("EXPIRE", Takes::Value)];
 pub(super) const ADD_OPTIONS: [OptionSpec; 4] = [

@@ -65,7 +65,8 @@ pub const RECLAIM: &[Arg] = &[
 
 #[cfg(test)]
 mod tests {
-    use super::super::command::{ADD_OPTIONS, CREATE_OPTIONS, DECLARATION};
+    use super::super::command::{ADD_OPTIONS, CREATE_OPTIONS};
+    use super::super::list::DECLARATION;
     use crate::docs::{as_tokens, calls, Arg};
     use crate::tuples::schema::{Pairs, Schema};
 

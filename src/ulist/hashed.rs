@@ -17,7 +17,7 @@
 //! Time is always an argument: a value whose expiry is at or before the
 //! time of a read is not there, whether or not it was reclaimed yet.
 
-use super::list::{Bytes, Row, ValueKeys, NEVER};
+use super::entry::{Bytes, Row, ValueKeys, NEVER};
 use crate::tuples::chunked::Chunked;
 use crate::tuples::defrag::{rebuild, Mover, Pass};
 use crate::tuples::encoding;

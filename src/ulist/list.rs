@@ -13,72 +13,37 @@
 //! time of a read is not there, whether or not it was reclaimed yet.
 
 use super::compact::{Compact, NotCompact, MAX_PLACES};
+pub use super::entry::{Row, Stored, ValueKeys, NEVER};
 use super::hashed::Hashed;
 use crate::args::MAX_TTL_S;
 use crate::tuples::defrag::{Mover, Pass};
 use crate::tuples::encoding;
 use crate::tuples::index::Filter;
-use crate::tuples::schema::{put_blob, DecodeError, Reader, Role, Schema};
-use smallvec::SmallVec;
+use crate::tuples::schema::{put_blob, Declaration, DecodeError, Reader, Role, Schema};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-/// Encoded bytes, inline up to 16 (most values need no allocation).
-pub type Bytes = SmallVec<[u8; 16]>;
-
-/// The expiry of a value that never expires.
-pub const NEVER: i64 = i64::MAX;
+/// How ULIST.CREATE declares names; every ULIST keyword is refused as a name.
+pub static DECLARATION: Declaration = Declaration {
+    lists: &[
+        ("VALUE", Role::Value),
+        ("SCOPE", Role::Scope),
+        ("PARTITION", Role::Partition),
+    ],
+    may_share: &[],
+    reserved: &[
+        "VALUE",
+        "SCOPE",
+        "PARTITION",
+        "EXPIRE",
+        "NEVER",
+        "AT",
+        "PXAT",
+    ],
+};
 
 /// Values a list keeps compact at most, unless configured.
 pub const DEFAULT_COMPACT_MAX: usize = 128;
-
-/// The encodings a value is found and kept under, made once per call.
-pub struct ValueKeys {
-    /// SCOPE then PARTITION values; the first `scope_len` bytes are the scope.
-    pub(super) place: SmallVec<[u8; 64]>,
-    pub(super) scope_len: usize,
-    pub(super) value: Bytes,
-}
-
-impl ValueKeys {
-    /// The keys of a value given the values of its SCOPE, PARTITION (none
-    /// for a lookup) and VALUE names, each in declared order.
-    pub fn new<'a>(
-        scope: impl IntoIterator<Item = &'a [u8]>,
-        partition: impl IntoIterator<Item = &'a [u8]>,
-        value: impl IntoIterator<Item = &'a [u8]>,
-    ) -> Self {
-        let mut place = SmallVec::new();
-        scope
-            .into_iter()
-            .for_each(|e| encoding::push_element(&mut place, e));
-        let scope_len = place.len();
-        partition
-            .into_iter()
-            .for_each(|e| encoding::push_element(&mut place, e));
-        let mut encoded = Bytes::new();
-        value
-            .into_iter()
-            .for_each(|e| encoding::push_element(&mut encoded, e));
-        ValueKeys {
-            place,
-            scope_len,
-            value: encoded,
-        }
-    }
-
-    pub(super) fn scope(&self) -> &[u8] {
-        &self.place[..self.scope_len]
-    }
-}
-
-/// One live value: the values of the schema's VALUE, SCOPE and PARTITION
-/// names, in that order, each in declared order.
-pub type Row = Vec<Vec<u8>>;
-
-/// A stored value: its place (SCOPE then PARTITION encodings), its value's
-/// encoding and its expiry.
-pub type Stored<'a> = (&'a [u8], Cow<'a, [u8]>, i64);
 
 #[derive(Clone, Debug)]
 enum Layout {
@@ -420,7 +385,6 @@ impl UList {
 mod tests {
     use super::*;
     use crate::args::OptionSpec;
-    use crate::ulist::command::DECLARATION;
     use rand::rngs::StdRng;
     use rand::{Rng, SeedableRng};
     use std::collections::BTreeMap as Map;

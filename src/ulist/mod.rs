@@ -15,8 +15,10 @@ mod command;
 mod compact;
 #[cfg(test)]
 mod defrag_tests;
+mod entry;
 mod hashed;
 mod list;
+mod rewrite;
 mod value;
 
 /// The argument grammar of the commands declared below.

@@ -1,7 +1,6 @@
 //! The ULIST module type: a [`UList`] in a key, with its persistence callbacks.
 
-use super::command::DECLARATION;
-use super::list::{UList, NEVER};
+use super::list::UList;
 use crate::server::module_type::{type_methods, AofWriter, ModuleValue};
 use crate::tuples::defrag::{Mover, Pass};
 use crate::tuples::schema::DecodeError;
@@ -46,43 +45,8 @@ impl ModuleValue for UList {
         UList::free_effort(self)
     }
 
-    /// `ULIST.CREATE` with the schema, then one `ULIST.ADD ... AT 0` per
-    /// stored value with its absolute expiry (`PXAT`) or `NEVER`.
     fn rewrite(&self, aof: &AofWriter) {
-        let mut create = self.schema().create_args(&DECLARATION);
-        if let Some(s) = self.default_expire_s() {
-            create.push(b"EXPIRE".to_vec());
-            create.push(s.to_string().into_bytes());
-        }
-        aof.emit(
-            c"ULIST.CREATE",
-            &create.iter().map(Vec::as_slice).collect::<Vec<_>>(),
-        );
-        let schema = self.schema();
-        for (scope, partition, value, expire_at) in self.entries() {
-            let expiry = expire_at.to_string();
-            let mut args: Vec<&[u8]> = vec![b"AT", b"0"];
-            if expire_at == NEVER {
-                args.push(b"NEVER");
-            } else {
-                args.extend([&b"PXAT"[..], expiry.as_bytes()]);
-            }
-            let named = [
-                (schema.of(crate::tuples::schema::Role::Value), &value),
-                (schema.of(crate::tuples::schema::Role::Scope), &scope),
-                (
-                    schema.of(crate::tuples::schema::Role::Partition),
-                    &partition,
-                ),
-            ];
-            for (names, values) in named {
-                for (&name, value) in names.iter().zip(values.iter()) {
-                    args.push(schema.name(name));
-                    args.push(value);
-                }
-            }
-            aof.emit(c"ULIST.ADD", &args);
-        }
+        super::rewrite::commands(self, &mut |cmd, args| aof.emit(cmd, args));
     }
 
     fn next_due(&self) -> Option<i64> {

@@ -17,8 +17,9 @@
 //! ```
 //!
 //! Persistence: AOF tests use `appendonly yes` + `appendfsync always` and
-//! `restart()` (SIGTERM flushes the AOF). RDB tests use `restart_with_save()`
-//! (SAVE, then stop). Both reuse the same dir and the same config.
+//! `restart()` (SIGTERM flushes the AOF; with AOF on, a start loads the AOF).
+//! RDB tests use `restart_with_save()` (SAVE, then a start that loads the
+//! RDB, with AOF on too). Both reuse the same dir and the same config.
 //!
 //! Faults: `crash()` kills a server with SIGKILL (nothing flushed), and
 //! `try_restart()` starts it again on its dir, answering the log and how the
@@ -34,7 +35,10 @@
 pub mod cluster;
 pub mod families;
 mod query;
+mod tables;
 pub use query::*;
+#[allow(unused_imports)] // not every test binary has tables
+pub use tables::*;
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -446,10 +450,46 @@ impl Server {
         self.kill_hard();
     }
 
-    /// `SAVE` (RDB), then `restart()`.
+    /// `SAVE`, then a restart that loads that RDB, with AOF on too: a plain
+    /// restart would load the AOF then. So with AOF on, the new process
+    /// starts with `appendonly no` (it loads `dump.rdb`), and turning the AOF
+    /// on again rewrites it from the loaded data: later restarts load that.
     pub fn restart_with_save(&mut self) {
-        let _: () = redis::cmd("SAVE").query(&mut self.conn()).expect("SAVE");
-        self.restart();
+        let c = &mut self.conn();
+        let aof: Vec<String> = redis::cmd("CONFIG")
+            .arg("GET")
+            .arg("appendonly")
+            .query(c)
+            .expect("CONFIG GET appendonly");
+        let _: () = redis::cmd("SAVE").query(c).expect("SAVE");
+        if aof.get(1).map(String::as_str) != Some("yes") {
+            self.restart();
+            return;
+        }
+        self.stop();
+        let configured = self.builder.clone();
+        self.builder = configured.clone().config("appendonly", "no");
+        let started = self.try_spawn(false);
+        self.builder = configured;
+        if let Err(e) = started {
+            panic!("{e}");
+        }
+        let _: () = redis::cmd("CONFIG")
+            .arg("SET")
+            .arg("appendonly")
+            .arg("yes")
+            .query(&mut self.conn())
+            .expect("CONFIG SET appendonly yes");
+        wait_for_bg_done(self);
+        let p = self.info("persistence");
+        assert_eq!(
+            (
+                info_field(&p, "aof_enabled").as_deref(),
+                info_field(&p, "aof_last_bgrewrite_status").as_deref()
+            ),
+            (Some("1"), Some("ok")),
+            "AOF not back on after the RDB restart\n{p}"
+        );
     }
 
     /// `INFO <section>` as text.

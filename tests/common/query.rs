@@ -10,8 +10,9 @@
 //! let seed = seed_from_env("RV_SEED", 0);           // prints how to replay
 //! ```
 
-use super::{cmd, cmd_text, err_text, info_field, now_ms, Server};
+use super::{cmd, cmd_text, err_text, info_field, now_ms, wait_until, Server};
 use redis::{Connection, FromRedisValue, Value};
+use std::time::Duration;
 
 /// Runs `k`; on an error reply panics with the command text and the error.
 pub fn run<T: FromRedisValue>(c: &mut Connection, k: &redis::Cmd) -> T {
@@ -67,6 +68,39 @@ fn recipes_info_field(info: &str, field: &str) -> i64 {
         .unwrap_or_else(|| panic!("INFO recipes has no {field}:\n{info}"))
         .parse()
         .unwrap_or_else(|e| panic!("INFO recipes field {field}: {e}"))
+}
+
+/// Waits until the `INFO recipes` counter `field` reaches `total` (work
+/// done in the background, in slices on the server's timer), for up to 10 s,
+/// and returns its value; panics with `ctx` and the value when it does not.
+pub fn wait_recipes_info(c: &mut Connection, field: &str, total: i64, ctx: &str) -> i64 {
+    let done = wait_until(Duration::from_secs(10), || recipes_info(c, field) >= total);
+    let n = recipes_info(c, field);
+    assert!(done, "{ctx}: {field} is {n}, not {total} yet");
+    n
+}
+
+/// Moves keys of db 0 in every way Redis moves a key: `RENAME r r2`,
+/// `MOVE m 3`, `SWAPDB 0 5`, then in db 5 (where the connection stays)
+/// `COPY cp cp2` and `DUMP rs` + `RESTORE rs2`. Answers where the keys are
+/// now, as (db, key).
+pub fn move_keys_every_way(c: &mut Connection) -> [(&'static str, &'static str); 7] {
+    q_ok(c, &["RENAME", "r", "r2"]);
+    let _: i64 = q(c, &["MOVE", "m", "3"]);
+    q_ok(c, &["SWAPDB", "0", "5"]);
+    q_ok(c, &["SELECT", "5"]);
+    let _: i64 = q(c, &["COPY", "cp", "cp2"]);
+    let payload: Vec<u8> = q(c, &["DUMP", "rs"]);
+    let _: Value = run(c, redis::cmd("RESTORE").arg("rs2").arg(0).arg(&payload));
+    [
+        ("5", "r2"),
+        ("3", "m"),
+        ("5", "w"),
+        ("5", "cp"),
+        ("5", "cp2"),
+        ("5", "rs"),
+        ("5", "rs2"),
+    ]
 }
 
 impl Server {

@@ -1,0 +1,79 @@
+//! Every error names its argument and changes nothing.
+use super::*;
+
+/// (command line, the error it must reply), as [`assert_refusals`] runs them
+/// on the keys of [`errors_name_the_argument_and_change_nothing`].
+#[rustfmt::skip]
+const REFUSALS: &[(&str, &str)] = &[
+    ("ULIST.CREATE l VALUE x", "ERR key already exists*"),
+    ("ULIST.CREATE str VALUE x", "ERR key already exists*"),
+    ("ULIST.CREATE n VALUE at", "ERR 'at' is a keyword (AT) and cannot be a name*"),
+    ("ULIST.CREATE n VALUE v SCOPE Never", "ERR *keyword (NEVER)*"),
+    ("ULIST.CREATE n VALUE v v", "ERR name 'v' declared more than once*"),
+    ("ULIST.CREATE n VALUE v PARTITION v", "ERR *declared more than once*"),
+    ("ULIST.CREATE n SCOPE s", "ERR VALUE needs at least one name*"),
+    ("ULIST.CREATE n VALUE v EXPIRE 0", "ERR *EXPIRE must be an integer*"),
+    ("ULIST.CREATE n VALUE v EXPIRE x", "ERR *EXPIRE must be an integer*"),
+    ("ULIST.CREATE n junk VALUE v", "ERR unexpected argument 'junk'*"),
+    ("ULIST.ADD n v 1", "ERR no such list; create it with ULIST.CREATE*"),
+    ("ULIST.ADD l v 1 s a", "ERR missing name 'p'*"),
+    ("ULIST.ADD l v 1 s a p x q 1", "ERR unknown name 'q'*"),
+    ("ULIST.ADD l v 1 s a p x v 2", "ERR name 'v' given more than once*"),
+    ("ULIST.ADD l v 1 s a p", "ERR name 'p' needs a value*"),
+    ("ULIST.ADD l v 1 s a p x EXPIRE 5 NEVER", "ERR *cannot be used together*"),
+    ("ULIST.ADD l v 1 s a p x EXPIRE -5", "ERR *EXPIRE must be*"),
+    ("ULIST.ADD l v 1 s a p x AT nan", "ERR *AT must be*"),
+    ("ULIST.ADD l v 1 s a p x AT 1 AT 2", "ERR *AT given more than once*"),
+    ("ULIST.ADD l v 1 s a p x PXAT 0", "ERR *PXAT must be*"),
+    ("ULIST.HAS l v 1", "ERR missing name 's'*"),
+    ("ULIST.HAS l v 1 s a p x AT 1", "ERR unknown name 'AT'*"),
+    ("ULIST.HAS l v 1 s a q x", "ERR unknown name 'q'*"),
+    ("ULIST.DATA l v 1", "ERR name 'v' does not belong here*"),
+    ("ULIST.DATA l zzz 1", "ERR unknown name 'zzz'*"),
+    ("ULIST.PARTITIONS l s", "ERR name 's' needs a value*"),
+    ("ULIST.DEL l v 1", "ERR name 'v' does not belong here*"),
+    ("ULIST.RECLAIM l x", "ERR *ULIST.RECLAIM is internal*"),
+    ("ULIST.ADD str v 1", "WRONGTYPE *"),
+    ("ULIST.HAS str v 1", "WRONGTYPE *"),
+    ("ULIST.DATA str", "WRONGTYPE *"),
+    ("ULIST.PARTITIONS str", "WRONGTYPE *"),
+    ("ULIST.DEL str", "WRONGTYPE *"),
+    ("ULIST.CREATE n", "ERR wrong number of arguments*"),
+    ("ULIST.CREATE n VALUE", "ERR wrong number of arguments*"),
+    ("ULIST.ADD", "ERR wrong number of arguments*"),
+    ("ULIST.DATA", "ERR wrong number of arguments*"),
+];
+
+#[test]
+fn errors_name_the_argument_and_change_nothing() {
+    let srv = Server::start();
+    let c = &mut srv.conn();
+    q_ok(
+        c,
+        &[
+            "ULIST.CREATE",
+            "l",
+            "VALUE",
+            "v",
+            "SCOPE",
+            "s",
+            "PARTITION",
+            "p",
+            "EXPIRE",
+            "60",
+        ],
+    );
+    let _: i64 = q(c, &["ULIST.ADD", "l", "v", "1", "s", "a", "p", "x"]);
+    q_ok(c, &["SET", "str", "x"]);
+    assert_refusals(c, REFUSALS);
+    // Reads of a missing key answer as an empty list would.
+    assert_eq!(q::<i64>(c, &["ULIST.HAS", "none", "v", "1"]), 0);
+    assert_eq!(rows(c, &["ULIST.DATA", "none"]), Vec::<Row>::new());
+    assert_eq!(
+        rows(c, &["ULIST.PARTITIONS", "none", "x", "1"]),
+        Vec::<Row>::new()
+    );
+    assert_eq!(q::<i64>(c, &["ULIST.DEL", "none"]), 0);
+    assert_eq!(q::<i64>(c, &["EXISTS", "none", "n"]), 0);
+    assert!(!srv.log().contains("panic"), "{}", srv.log());
+}
