@@ -502,9 +502,9 @@ impl Hashed {
         });
         let scopes = self.scopes.len();
         rebuild(pass, &mut self.scopes, scopes, |(key, _), m| m.slice(key));
-        self.scope_keys.defrag(pass);
+        self.scope_keys.defrag(pass, |key, m| m.slice(key));
         self.partitions.defrag(pass);
-        self.partition_keys.defrag(pass);
+        self.partition_keys.defrag(pass, |key, m| m.slice(key));
         self.expiry.defrag(pass);
     }
 }
