@@ -1,4 +1,4 @@
-//! The only `unsafe` code of TOPN, behind a small safe API used by `window.rs`:
+//! The only `unsafe` code of TOPN, behind a small safe API used by `window/`:
 //!
 //! - [`Cells`]: a fixed-size array of `Copy` cells initialized lazily, a chunk at a time
 //!   (`MaybeUninit` storage).
