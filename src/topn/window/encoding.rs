@@ -167,6 +167,8 @@ impl TopN {
                 b.set(pos, v);
                 t.total_entries += 1;
                 t.m.meta_mut(m).refs += 1;
+                let clock_total = t.m.clock_total(m) + v as i128;
+                t.m.set_clock_total(m, clock_total);
                 if idx >= t.agg_lo {
                     let total = t.m.total(m) + v as i128;
                     t.m.set_total(m, total);

@@ -57,6 +57,8 @@ pub(super) struct Members {
     pub(super) hasher: RandomState,
     /// Exact totals that do not fit an i64 (the slot and the index hold the clamped value).
     pub(super) big: IdMap<i128>,
+    /// The same for clock totals.
+    pub(super) big_clock: IdMap<i128>,
 }
 
 impl Members {
@@ -72,6 +74,7 @@ impl Members {
             old_pos: 0,
             hasher: RandomState::new(),
             big: IdMap::default(),
+            big_clock: IdMap::default(),
         }
     }
 
@@ -96,6 +99,18 @@ impl Members {
         let t = self.names.slot(id).total();
         if (t == i64::MAX || t == i64::MIN) && !self.big.is_empty() {
             if let Some(&b) = self.big.get(&id) {
+                return b;
+            }
+        }
+        t as i128
+    }
+
+    /// The member's clock total (its count over every stored bucket), exact.
+    #[inline]
+    pub(super) fn clock_total(&self, id: u32) -> i128 {
+        let t = self.names.slot(id).clock_total();
+        if (t == i64::MAX || t == i64::MIN) && !self.big_clock.is_empty() {
+            if let Some(&b) = self.big_clock.get(&id) {
                 return b;
             }
         }
@@ -293,6 +308,17 @@ impl Members {
         self.names.set_total(id, clamped);
     }
 
+    #[inline]
+    pub(super) fn set_clock_total(&mut self, id: u32, total: i128) {
+        let clamped = clamp_i64(total);
+        if clamped as i128 != total {
+            self.big_clock.insert(id, total);
+        } else if !self.big_clock.is_empty() {
+            self.big_clock.remove(&id);
+        }
+        self.names.set_clock_total(id, clamped);
+    }
+
     /// Drops one ref of `id`; frees the member when none is left.
     #[inline]
     pub(super) fn release(&mut self, id: u32) {
@@ -306,6 +332,9 @@ impl Members {
     pub(super) fn free(&mut self, id: u32) {
         if !self.big.is_empty() {
             self.big.remove(&id);
+        }
+        if !self.big_clock.is_empty() {
+            self.big_clock.remove(&id);
         }
         let hash = self.meta(id).hash;
         self.table_remove(id, hash);
@@ -327,12 +356,15 @@ impl Members {
             + self.name_bytes
             + self.table.heap_bytes()
             + self.old.heap_bytes()
-            + self.names.index_len() * INDEX_BYTES_PER_KEY
-            + self.big.capacity() * 32
+            + (self.names.index_len() + self.names.clock_index_len()) * INDEX_BYTES_PER_KEY
+            + (self.big.capacity() + self.big_clock.capacity()) * 32
     }
 
     pub(super) fn effort(&self) -> usize {
-        self.live + self.names.index_len() / 8 + self.names.chunk_count() + 3
+        self.live
+            + (self.names.index_len() + self.names.clock_index_len()) / 8
+            + self.names.chunk_count()
+            + 3
     }
 
     /// Frees up to `budget` items (graveyard use); returns the work done.
@@ -350,6 +382,7 @@ impl Members {
                 self.old = Cells::new(0, EMPTY_CELL);
                 self.free_ids = Vec::new();
                 self.big = IdMap::default();
+                self.big_clock = IdMap::default();
                 self.names.release();
                 break;
             }
@@ -379,6 +412,7 @@ impl Clone for Members {
             old_pos: self.old_pos,
             hasher: self.hasher.clone(),
             big: self.big.clone(),
+            big_clock: self.big_clock.clone(),
         }
     }
 }

@@ -142,8 +142,9 @@ const EMPTY: u32 = u32::MAX;
 thread_local! {
     /// Test-only path counters: [plain walks, corrected walks, direct fallbacks, buries,
     /// retirement steps in a bucket caught mid-growth, writes to a frozen bucket's extra,
-    /// writes to an aged bucket, buckets aged, sums over a packed copy, packings done].
-    static PATHS: std::cell::Cell<[usize; 10]> = const { std::cell::Cell::new([0; 10]) };
+    /// writes to an aged bucket, buckets aged, sums over a packed copy, packings done,
+    /// clock-index build steps, walks of the clock index, threshold merges].
+    static PATHS: std::cell::Cell<[usize; 13]> = const { std::cell::Cell::new([0; 13]) };
 }
 
 #[inline]
@@ -483,6 +484,8 @@ impl TopN {
             let t = self.m.total(id) + by as i128;
             self.m.set_total(id, t);
         }
+        let t = self.m.clock_total(id) + by as i128;
+        self.m.set_clock_total(id, t);
     }
 
     /// Distinct members currently stored (including ones only in buckets not yet retired).

@@ -1,6 +1,7 @@
 //! Model-based tests: random increments, upkeep and reads against a model that keeps every
 //! event, checking every read at many times and windows.
 
+use super::read::Base;
 use super::tests::{check_invariants, top_owned};
 use super::*;
 use crate::topn::select::clamp_i64;
@@ -204,10 +205,16 @@ fn run_model_ahead(
                             .map(|(m, c)| (m.to_vec(), c))
                             .collect();
                         assert_eq!(d, want, "seed {seed}: top_direct({n}, {tm})");
-                        if let Some(rows) = t.top_through_totals(n, &t.fixes(&sp)) {
-                            let d: Vec<(Vec<u8>, i64)> =
-                                rows.into_iter().map(|(m, c)| (m.to_vec(), c)).collect();
-                            assert_eq!(d, want, "seed {seed}: top_through_totals({n}, {tm})");
+                        for base in [Base::Agg, Base::Clock] {
+                            let fixes = t.fixes(&sp, base);
+                            if let Some(rows) = t.top_through_totals(n, base, &fixes) {
+                                let d: Vec<(Vec<u8>, i64)> =
+                                    rows.into_iter().map(|(m, c)| (m.to_vec(), c)).collect();
+                                assert_eq!(
+                                    d, want,
+                                    "seed {seed}: top_through_totals({n}, {tm}, {base:?})"
+                                );
+                            }
                         }
                     } else {
                         assert!(want.is_empty());
@@ -293,7 +300,8 @@ fn run_model_ahead(
     );
     eprintln!(
         "seed {seed}: paths [plain, corrected, direct, bury, mid-growth retire, \
-         frozen write, aged write, aged] = {:?}",
+         frozen write, aged write, aged, packed sum, packing, clock-index step, clock walk, \
+         merge] = {:?}",
         PATHS.with(|p| p.get())
     );
 }
@@ -330,7 +338,7 @@ fn model_many_buckets() {
 fn model_server_time_ahead() {
     // Buckets age out of the aggregate (writes and timer upkeep) while events keep landing
     // in them, some in a bucket caught half-aged; reads at every time and LAST k.
-    PATHS.with(|p| p.set([0; 10]));
+    PATHS.with(|p| p.set([0; 13]));
     for seed in 40..44 {
         run_model_ahead(seed, 3, 6, 25, 4000, 2000, 8);
     }
@@ -345,7 +353,9 @@ fn model_server_time_ahead() {
         p[1] > 100 && p[2] > 100,
         "corrected and direct reads: {p:?}"
     );
-    assert!(p[9] > 100, "packings done: {p:?}");
+    assert!(p[9] > 50, "packings done: {p:?}");
+    assert!(p[10] > 100, "clock-index build steps: {p:?}");
+    assert!(p[11] > 100, "walks of the clock index: {p:?}");
     assert!(p[8] > 100, "sums over packed copies: {p:?}");
 }
 

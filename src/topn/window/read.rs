@@ -6,6 +6,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use super::super::select::{clamp_i64, top_positive, top_rows, Rows};
+use super::super::storage::Key;
 use super::bucket::Bucket;
 use super::members::IdMap;
 use super::{note_path, TopN};
@@ -19,12 +20,23 @@ pub(super) struct Span {
     pub(super) i1: usize,
 }
 
+/// Which running total a read corrects: the aggregate (the window at the server's time, with
+/// the order index) or the clock totals (every stored bucket; ordered by the clock index once
+/// that is built).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Base {
+    Agg,
+    Clock,
+}
+
 /// How a read corrects a member's running total for one bucket.
 #[derive(Clone, Copy)]
 pub(super) enum Fix<'a> {
     /// A bucket outside the read window: subtract its part inside the aggregate (its table
     /// cells from the given one on).
     Sub(&'a Bucket, usize),
+    /// A bucket outside the read window: subtract all of it (clock totals hold it all).
+    SubAll(&'a Bucket),
     /// An aged bucket inside the read window: add its part outside the aggregate (its table
     /// cells below the given one, all when `None`, and its `extra`).
     Add(&'a Bucket, Option<usize>),
@@ -38,6 +50,7 @@ impl Fix<'_> {
                 Some(p) if p >= from => -(b.cell(p).1 as i128),
                 _ => 0,
             },
+            Fix::SubAll(b) => -(b.get(id) as i128),
             Fix::Add(b, below) => {
                 let table = match b.find(id) {
                     Some(p) if below.is_none_or(|q| p < q) => b.cell(p).1,
@@ -51,7 +64,7 @@ impl Fix<'_> {
     /// The model's cost of a scan of this correction.
     fn cost(self) -> usize {
         match self {
-            Fix::Sub(b, 0) | Fix::Add(b, None) => b.sum_cost(),
+            Fix::Sub(b, 0) | Fix::Add(b, None) | Fix::SubAll(b) => b.sum_cost(),
             Fix::Sub(b, _) | Fix::Add(b, _) => b.scan_cost(),
         }
     }
@@ -61,6 +74,7 @@ impl Fix<'_> {
     fn scan_into(self, acc: &mut [i64]) -> bool {
         match self {
             Fix::Sub(b, 0) => b.table_into(true, acc),
+            Fix::SubAll(b) => b.table_into(true, acc) | b.extra_into(true, acc),
             Fix::Sub(b, from) => b.scan_cells(from, usize::MAX, true, acc),
             Fix::Add(b, None) => b.add_into(acc),
             Fix::Add(b, Some(below)) => {
@@ -72,7 +86,7 @@ impl Fix<'_> {
     /// The most this correction can add to a member's count.
     fn slack(self) -> i128 {
         match self {
-            Fix::Sub(b, _) => -(b.min_val.min(0) as i128),
+            Fix::Sub(b, _) | Fix::SubAll(b) => -(b.min_val.min(0) as i128),
             Fix::Add(b, _) => b.max_val.max(0) as i128,
         }
     }
@@ -129,10 +143,18 @@ impl TopN {
         self.span_of(lo, hi)
     }
 
-    /// What turns a running total into a count over `sp`: buckets of the aggregate outside the
-    /// span, and aged buckets inside it.
-    pub(super) fn fixes(&self, sp: &Span) -> Vec<Fix<'_>> {
+    /// What turns a running total of `base` into a count over `sp`: for the aggregate, its
+    /// buckets outside the span and the aged buckets inside it; for the clock totals, every
+    /// stored bucket outside the span.
+    pub(super) fn fixes(&self, sp: &Span, base: Base) -> Vec<Fix<'_>> {
         let len = self.buckets.len();
+        if base == Base::Clock {
+            let outside = self
+                .buckets
+                .range(..sp.i0)
+                .chain(self.buckets.range(sp.i1..));
+            return outside.map(Fix::SubAll).collect();
+        }
         // The first stored bucket at or above `agg_lo`.
         let j0 = self.buckets.partition_point(|b| b.idx < self.agg_lo);
         let mut out = Vec::new();
@@ -157,7 +179,8 @@ impl TopN {
         out
     }
 
-    /// Number of fixes `fixes(sp)` would return, without building them.
+    /// Number of fixes `fixes(sp, Base::Agg)` would return, without building them (for the
+    /// clock totals: the stored buckets outside the span).
     #[inline]
     pub(super) fn fix_count(&self, sp: &Span) -> usize {
         let len = self.buckets.len();
@@ -191,19 +214,21 @@ impl TopN {
     /// summed, whichever takes fewer lookups.
     #[inline]
     pub(super) fn count_id(&self, id: u32, sp: &Span) -> i128 {
-        // The usual write: the span is every stored bucket and all of them are in the aggregate.
-        if sp.i0 == 0
-            && sp.i1 == self.buckets.len()
-            && (self.buckets[0].idx > self.agg_lo
-                || (self.buckets[0].idx == self.agg_lo
-                    && self.agg_pos == 0
-                    && self.buckets[0].extra.is_none()))
-        {
-            return self.m.total(id);
+        let inside = sp.i1 - sp.i0;
+        let outside = self.buckets.len() - inside;
+        // The usual write: the span is every stored bucket.
+        if outside == 0 {
+            return self.m.clock_total(id);
         }
-        if self.fix_count(sp) < sp.i1 - sp.i0 {
-            let mut c = self.m.total(id);
-            for f in self.fixes(sp) {
+        let agg = self.fix_count(sp);
+        if outside.min(agg) < inside {
+            let base = if outside <= agg {
+                Base::Clock
+            } else {
+                Base::Agg
+            };
+            let mut c = self.base_total(base, id);
+            for f in self.fixes(sp, base) {
                 c += f.value(id);
             }
             c
@@ -212,6 +237,15 @@ impl TopN {
                 .range(sp.i0..sp.i1)
                 .map(|b| b.get(id) as i128)
                 .sum()
+        }
+    }
+
+    /// Member `id`'s running total of `base`, exact.
+    #[inline]
+    fn base_total(&self, base: Base, id: u32) -> i128 {
+        match base {
+            Base::Agg => self.m.total(id),
+            Base::Clock => self.m.clock_total(id),
         }
     }
 
@@ -260,50 +294,102 @@ impl TopN {
         if want == 0 {
             return Vec::new();
         }
-        let fixes = self.fixes(&sp);
         // Whether a bucket of the read window may hold a negative count (then a member with a
         // non-positive bound can still have a nonzero, negative count).
         let incl_has_neg = self.neg.range(sp.lo..=sp.hi).next().is_some();
+        let agg = self.fixes(&sp, Base::Agg);
+        let clock = self.fixes(&sp, Base::Clock);
+        // The walk goes down the index that needs fewer fixes (the clock index once built).
+        let clock_walk = self.m.names.clock_index_ready() && clock.len() < agg.len();
+        let (walk_base, walk_fixes) = if clock_walk {
+            (Base::Clock, &clock)
+        } else {
+            (Base::Agg, &agg)
+        };
+        if walk_fixes.is_empty() {
+            note_path(if clock_walk { 11 } else { 0 });
+            return self
+                .walk(walk_base, walk_fixes, want, usize::MAX, incl_has_neg)
+                .unwrap_or_default();
+        }
+        // The cheapest sum: the read window's buckets, or a base's totals (copying them reads
+        // a slot each: about a scanned cell) corrected by scans of its fixes' buckets.
+        let totals_cost = |fixes: &[Fix<'_>]| {
+            (SLOT_COST + 1) * self.m.nslots + fixes.iter().map(|f| f.cost()).sum::<usize>()
+        };
+        let (agg_cost, clock_cost) = (totals_cost(&agg), totals_cost(&clock));
+        let (totals_base, totals_fixes, totals) = if clock_cost < agg_cost {
+            (Base::Clock, &clock, clock_cost)
+        } else {
+            (Base::Agg, &agg, agg_cost)
+        };
+        let direct = self.direct_cost(sp.i0, sp.i1);
+        let cap = direct.min(totals) / WALK_SHARE;
+        let step = INDEX_STEP_COST + LOOKUP_COST * walk_fixes.len();
+        if want.saturating_mul(step) <= cap {
+            note_path(if clock_walk { 11 } else { 1 });
+            if let Some(rows) = self.walk(walk_base, walk_fixes, want, cap, incl_has_neg) {
+                return rows;
+            }
+        }
+        note_path(2);
+        if totals < direct {
+            if let Some(rows) = self.top_through_totals(n, totals_base, totals_fixes) {
+                return rows;
+            }
+        }
+        self.top_direct(n, sp.i0, sp.i1)
+    }
+
+    /// The top `want` by a walk of `base`'s order index, each candidate's total corrected by
+    /// `fixes`, stopping once the next candidate's bound (its total plus the most the fixes
+    /// can add) cannot beat the n-th best; `None` once it has cost more than `cap`.
+    fn walk(
+        &self,
+        base: Base,
+        fixes: &[Fix<'_>],
+        want: usize,
+        cap: usize,
+        incl_has_neg: bool,
+    ) -> Option<Rows<'_>> {
+        match base {
+            Base::Agg => self.walk_keys(
+                self.m.names.index_iter(),
+                base,
+                fixes,
+                want,
+                cap,
+                incl_has_neg,
+            ),
+            Base::Clock => self.walk_keys(
+                self.m.names.clock_index_iter()?,
+                base,
+                fixes,
+                want,
+                cap,
+                incl_has_neg,
+            ),
+        }
+    }
+
+    fn walk_keys<'a>(
+        &'a self,
+        keys: impl Iterator<Item = &'a Key>,
+        base: Base,
+        fixes: &[Fix<'_>],
+        want: usize,
+        cap: usize,
+        incl_has_neg: bool,
+    ) -> Option<Rows<'a>> {
         let slack: i128 = fixes.iter().map(|f| f.slack()).sum();
         let step = INDEX_STEP_COST + LOOKUP_COST * fixes.len();
-        // The cheaper of the two sums: the read window's buckets, or every running total and
-        // the fixes' buckets.
-        let (sum_cost, through_totals) = if fixes.is_empty() {
-            (usize::MAX, false)
-        } else {
-            let direct = self.direct_cost(sp.i0, sp.i1);
-            // Copying the totals reads a whole slot each: about a scanned cell.
-            let totals =
-                (SLOT_COST + 1) * self.m.nslots + fixes.iter().map(|f| f.cost()).sum::<usize>();
-            (direct.min(totals), totals < direct)
-        };
-        let sum = || {
-            note_path(2);
-            if through_totals {
-                if let Some(rows) = self.top_through_totals(n, &fixes) {
-                    return rows;
-                }
-            }
-            self.top_direct(n, sp.i0, sp.i1)
-        };
-        let cap = if fixes.is_empty() {
-            usize::MAX
-        } else {
-            let cap = sum_cost / WALK_SHARE;
-            if want.saturating_mul(step) > cap {
-                return sum();
-            }
-            cap
-        };
-        note_path(if fixes.is_empty() { 0 } else { 1 });
         let mut cost = 0usize;
-
         // Max-heap on "worseness": the root is the current n-th best.
         let mut heap: BinaryHeap<(Reverse<i128>, &[u8])> = BinaryHeap::with_capacity(want + 1);
-        for key in self.m.names.index_iter() {
+        for key in keys {
             cost += step;
             if cost > cap {
-                return sum();
+                return None;
             }
             let kt = key.total();
             let name: &[u8] = key.bytes();
@@ -324,11 +410,11 @@ impl TopN {
             }
             let id = key.id();
             let mut cnt = if kt == i64::MAX || kt == i64::MIN {
-                self.m.total(id)
+                self.base_total(base, id)
             } else {
                 kt as i128
             };
-            for f in &fixes {
+            for f in fixes {
                 cnt += f.value(id);
             }
             if cnt == 0 {
@@ -343,21 +429,34 @@ impl TopN {
                 }
             }
         }
-        heap.into_sorted_vec()
-            .into_iter()
-            .map(|(Reverse(c), m)| (m, clamp_i64(c)))
-            .collect()
+        Some(
+            heap.into_sorted_vec()
+                .into_iter()
+                .map(|(Reverse(c), m)| (m, clamp_i64(c)))
+                .collect(),
+        )
     }
 
     /// Top `n` from every member's running total, corrected by scanning the fixes' buckets;
     /// `None` if a total is beyond i64 or a sum overflows (then `top_direct`).
-    pub(super) fn top_through_totals(&self, n: usize, fixes: &[Fix<'_>]) -> Option<Rows<'_>> {
-        if !self.m.big.is_empty() {
+    pub(super) fn top_through_totals(
+        &self,
+        n: usize,
+        base: Base,
+        fixes: &[Fix<'_>],
+    ) -> Option<Rows<'_>> {
+        let big = match base {
+            Base::Agg => &self.m.big,
+            Base::Clock => &self.m.big_clock,
+        };
+        if !big.is_empty() {
             return None;
         }
         let slots = self.m.nslots;
         let mut acc: Vec<i64> = vec![0; slots + 1];
-        self.m.names.totals_into(&mut acc[..slots]);
+        self.m
+            .names
+            .totals_into(base == Base::Clock, &mut acc[..slots]);
         let mut overflow = false;
         for f in fixes {
             overflow |= f.scan_into(&mut acc);

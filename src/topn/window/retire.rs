@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 use super::super::packed::{packable, Packer, Step};
 use super::super::storage::dispose_value;
 use super::bucket::{Bucket, BUCKET_MIGRATE_STEP, MOVED};
-use super::members::Members;
+use super::members::{Members, INDEX_BYTES_PER_KEY};
 use super::{note_path, TopN, EMPTY};
 
 /// Everything of a state the clock has entirely passed, freed piecewise by later writes.
@@ -58,6 +58,9 @@ impl Graveyard {
     }
 }
 
+/// Work units of a slot added to the clock index (a B-tree insertion).
+const CLOCK_SLOT_COST: usize = 4;
+
 impl TopN {
     #[cfg_attr(not(test), allow(dead_code))]
     /// Retirement work allowed per `incr` (entries of stale buckets, or graveyard items). >= 1.
@@ -95,6 +98,7 @@ impl TopN {
         self.graveyards.is_empty()
             && self.buckets.front().is_none_or(|b| !self.is_stale(b.idx))
             && !self.aging_pending()
+            && !self.clock_index_pending()
             && !self.packing_pending()
     }
 
@@ -127,7 +131,10 @@ impl TopN {
     /// when nothing is left to do).
     pub fn upkeep(&mut self, budget: usize) -> usize {
         let budget = budget.max(1);
-        let done = self.retire(budget);
+        let mut done = self.retire(budget);
+        if done < budget {
+            done += self.build_clock_index(budget - done);
+        }
         if done >= budget {
             return done;
         }
@@ -142,6 +149,7 @@ impl TopN {
         if !self.graveyards.is_empty()
             || self.buckets.front().is_some_and(|b| self.is_stale(b.idx))
             || self.aging_pending()
+            || self.clock_index_pending()
         {
             return Some(0);
         }
@@ -207,6 +215,11 @@ impl TopN {
     /// subtracted from the aggregate, their data kept for reads at earlier times).
     pub(super) fn retire(&mut self, budget: usize) -> usize {
         let mut done = 0;
+        if self.m.names.has_clock_index() && !self.wants_clock_index() {
+            // The clock moved past the aged buckets: one index serves again.
+            self.drop_clock_index();
+            done += 1;
+        }
         // Empty cells visited count 1/8 of a unit.
         let mut empty_visits = 0usize;
         while done < budget {
@@ -284,6 +297,10 @@ impl TopN {
                         let t = self.m.total(id) - c as i128;
                         self.m.set_total(id, t);
                     }
+                    if c != 0 {
+                        let t = self.m.clock_total(id) - c as i128;
+                        self.m.set_clock_total(id, t);
+                    }
                     self.m.release(id);
                 }
                 continue;
@@ -330,6 +347,50 @@ impl TopN {
             }
         }
         done
+    }
+
+    // ----- the clock index ---------------------------------------------------------------------
+
+    /// Whether a live bucket (at the clock) is aged out of the running aggregate: the totals
+    /// then differ from the clock totals, and reads at the clock want the clock index.
+    pub(super) fn wants_clock_index(&self) -> bool {
+        let Some(c) = self.clock else { return false };
+        let i = self.buckets.partition_point(|b| b.idx < self.live_lo(c));
+        self.buckets.get(i).is_some_and(|b| b.idx < self.agg_lo)
+    }
+
+    /// Whether upkeep has to build the clock index (or drop it).
+    pub(super) fn clock_index_pending(&self) -> bool {
+        if self.wants_clock_index() {
+            !self.m.names.clock_index_ready()
+        } else {
+            self.m.names.has_clock_index()
+        }
+    }
+
+    /// Builds the clock index a slice at a time (about `budget` units; a slot costs
+    /// `CLOCK_SLOT_COST`) while it is wanted; returns the work done.
+    fn build_clock_index(&mut self, budget: usize) -> usize {
+        if !self.wants_clock_index() || self.m.names.clock_index_ready() {
+            return 0;
+        }
+        if !self.m.names.has_clock_index() {
+            self.m.names.clock_index_start();
+        }
+        let slots = budget.div_ceil(CLOCK_SLOT_COST);
+        let visited = self.m.names.clock_index_step(slots);
+        note_path(10);
+        if visited < slots {
+            return visited * CLOCK_SLOT_COST; // complete
+        }
+        budget
+    }
+
+    fn drop_clock_index(&mut self) {
+        let keys = self.m.names.clock_index_len();
+        if let Some(dropped) = self.m.names.clock_index_take() {
+            dispose_value(dropped, keys * INDEX_BYTES_PER_KEY);
+        }
     }
 
     // ----- packing ---------------------------------------------------------------------------

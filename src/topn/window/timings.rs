@@ -1,5 +1,6 @@
 //! Timings, not asserted: `cargo test --release --lib topn -- --ignored --nocapture`.
 
+use super::read::Base;
 use super::*;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -155,12 +156,12 @@ fn bench_boundary() {
         || t.top_in(10, 24 * H + 5, 24).len(),
     );
     let sp = t.span(24 * H + 5, 24).unwrap();
-    let fixes = t.fixes(&sp);
+    let fixes = t.fixes(&sp, Base::Agg);
     time("boundary:   direct", 20, || {
         t.top_direct(10, sp.i0, sp.i1).len()
     });
     time("boundary:   through totals", 20, || {
-        t.top_through_totals(10, &fixes).map(|r| r.len())
+        t.top_through_totals(10, Base::Agg, &fixes).map(|r| r.len())
     });
     let mut k = 0;
     while !t.is_settled() {
@@ -265,11 +266,11 @@ fn bench_adverse() {
             || t.top(10, idle + H).len(),
         );
         let sp = t.span(idle + H, 24).unwrap();
-        let fixes = t.fixes(&sp);
+        let fixes = t.fixes(&sp, Base::Agg);
         time(
             &format!("adverse:   through totals ({} fixes)", fixes.len()),
             50,
-            || t.top_through_totals(10, &fixes).map(|r| r.len()),
+            || t.top_through_totals(10, Base::Agg, &fixes).map(|r| r.len()),
         );
     }
     while t.upkeep(128) == 128 {}
