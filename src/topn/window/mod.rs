@@ -80,6 +80,7 @@ use retire::Graveyard;
 mod bucket;
 mod encoding;
 mod members;
+mod merge;
 mod read;
 mod retire;
 

@@ -227,11 +227,18 @@ fn run_model_ahead(
                         .into_iter()
                         .map(|(m, c)| (m.to_vec(), c))
                         .collect();
-                    assert_eq!(
-                        got,
-                        m.top_in(n, tm, w2 as i64),
-                        "seed {seed}: top_in({n}, {tm}, {w2})"
-                    );
+                    let want = m.top_in(n, tm, w2 as i64);
+                    assert_eq!(got, want, "seed {seed}: top_in({n}, {tm}, {w2})");
+                    // The threshold merge, whenever it decides, decides exactly.
+                    let merged = t.span(tm, w2).filter(|sp| t.merge_setup_cost(sp).is_some());
+                    if let Some(sp) = merged {
+                        if let Some(rows) = t.top_by_merge(n.min(t.members()), &sp, usize::MAX) {
+                            let rows: Vec<(Vec<u8>, i64)> =
+                                rows.into_iter().map(|(m, c)| (m.to_vec(), c)).collect();
+                            assert_eq!(rows, want, "seed {seed}: top_by_merge({n}, {tm}, {w2})");
+                            MERGES.with(|c| c.set(c.get() + 1));
+                        }
+                    }
                 }
                 let counts2 = m.counts_in(tm, w2 as i64);
                 for _ in 0..10 {
@@ -306,6 +313,11 @@ fn run_model_ahead(
     );
 }
 
+thread_local! {
+    /// Threshold merges that decided in the model's direct checks.
+    static MERGES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 #[test]
 fn model_small_budget() {
     for seed in 0..4 {
@@ -356,6 +368,9 @@ fn model_server_time_ahead() {
     assert!(p[9] > 50, "packings done: {p:?}");
     assert!(p[10] > 100, "clock-index build steps: {p:?}");
     assert!(p[11] > 100, "walks of the clock index: {p:?}");
+    assert!(p[12] > 100, "threshold merges tried by reads: {p:?}");
+    let merges = MERGES.with(|c| c.get());
+    assert!(merges > 1000, "threshold merges that decided: {merges}");
     assert!(p[8] > 100, "sums over packed copies: {p:?}");
 }
 

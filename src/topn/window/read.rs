@@ -96,7 +96,7 @@ impl Fix<'_> {
 /// of the index walk (one key, its name nearby) costs this many.
 const INDEX_STEP_COST: usize = 8;
 /// A lookup of a member in a bucket table (a random probe, usually a cache miss).
-const LOOKUP_COST: usize = 24;
+pub(super) const LOOKUP_COST: usize = 24;
 /// A member slot in a sum: its accumulator zeroed, then two selection passes over it.
 const SLOT_COST: usize = 1;
 /// An entry summed into a hash map (sums over few of many members): a random probe and an
@@ -324,11 +324,31 @@ impl TopN {
             (Base::Agg, &agg, agg_cost)
         };
         let direct = self.direct_cost(sp.i0, sp.i1);
-        let cap = direct.min(totals) / WALK_SHARE;
+        let sum_cost = direct.min(totals);
+        let cap = sum_cost / WALK_SHARE;
+        // A threshold merge of the read window's buckets, when making their lists costs at
+        // most half the sum: first if it needs no scan, else after the walk.
+        let merge_setup = self
+            .merge_setup_cost(&sp)
+            .filter(|&setup| setup <= sum_cost / 2);
+        let merge = || {
+            note_path(12);
+            self.top_by_merge(want, &sp, cap)
+        };
+        if merge_setup == Some(0) {
+            if let Some(rows) = merge() {
+                return rows;
+            }
+        }
         let step = INDEX_STEP_COST + LOOKUP_COST * walk_fixes.len();
         if want.saturating_mul(step) <= cap {
             note_path(if clock_walk { 11 } else { 1 });
             if let Some(rows) = self.walk(walk_base, walk_fixes, want, cap, incl_has_neg) {
+                return rows;
+            }
+        }
+        if merge_setup.is_some_and(|setup| setup > 0) {
+            if let Some(rows) = merge() {
                 return rows;
             }
         }
