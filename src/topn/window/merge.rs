@@ -63,11 +63,13 @@ impl Bucket {
             };
         }
         let mut builder = PrefixBuilder::new(READ_PREFIX_LEN);
-        for (count, cell) in self.cell_counts() {
+        // Internal iteration: the cells are a chain of runs, which a `for` loop would step
+        // through one state check at a time.
+        self.cell_counts().for_each(|(count, cell)| {
             if count > 0 {
                 builder.push(word(cell, count));
             }
-        }
+        });
         let prefix = builder.finish();
         let words = prefix
             .words

@@ -34,31 +34,54 @@
 //!   replica or an AOF replay lagging the server's time): a member it holds is updated in place,
 //!   counted in the aggregate if its cell is not aged yet; a new member goes to the bucket's
 //!   `extra`, a side bucket never in the aggregate.
-//! - Reads are `&self` and exact in every state. The aggregate is turned into the read window's
-//!   counts by *fixes*: subtract the buckets of the aggregate outside the read window (stale
-//!   ones, newer than `AT`, older than `LAST k`), add the aged buckets inside it. No fix (a read
-//!   at the server's time once upkeep caught up): a walk of the index, O(n log M). With fixes:
-//!   the index walk computes each candidate's count with one lookup per fix, and stops once the
-//!   next candidate's bound (`total` plus the most a fix can add, from per-bucket value bounds)
-//!   cannot beat the n-th best. If that walk would cost more than an eighth of the cheapest sum,
-//!   it sums instead (`select.rs` then picks the rows):
-//!   - one stored bucket in the read window (`LAST 1`): a selection over that bucket's cells,
-//!     no sum at all: O(cells);
-//!   - else the cheaper of a dense scan of the read window's buckets (O(cells + M): an
-//!     accumulator per member slot, then two selection passes over them) and the running totals
-//!     corrected by scans of the fixes' buckets (O(M + their cells)); a hash-map sum only when
-//!     members outnumber the entries summed about 100 to 1 (a map insertion costs ~100 scanned
-//!     cells).
+//! - A second running total per member, its *clock total*, covers every stored bucket (the
+//!   window at the clock, plus what is left of a stale bucket being freed): writes add to it,
+//!   freeing subtracts, aging does not touch it (one more addition per write). While a live
+//!   bucket is aged (the server's time ran ahead of the clock: an idle key, a replica, a
+//!   reload), the clock totals differ from the aggregate, and upkeep builds a second order
+//!   index over them, the *clock index*, a slice at a time (O(M log M) once per such spell);
+//!   a write then repositions its member in both indexes. Once the clock passes the aged
+//!   buckets the clock index is dropped (freed off the main thread).
+//! - Reads are `&self` and exact in every state. A read window's counts are one of the two
+//!   totals corrected by *fixes*: for the aggregate, subtract its buckets outside the read
+//!   window (stale ones, newer than `AT`, older than `LAST k`) and add the aged buckets inside
+//!   it; for the clock totals, subtract the stored buckets outside the read window. Each read
+//!   corrects whichever needs fewer fixes. Its plans, cheapest first (`read.rs`):
+//!   1. no fix: a walk of n keys of an index, O(n log M). A read at the server's time once
+//!      upkeep caught up (the aggregate), and a whole-window read at the clock, also with
+//!      buckets aged (the clock index).
+//!   2. a walk with fixes: each candidate corrected with one lookup per fix, stopping once the
+//!      next candidate's bound (its total plus the most a fix can add, from per-bucket value
+//!      bounds) cannot beat the n-th best. `LAST 6`, `LAST 12` at the clock.
+//!   3. a threshold merge of the read window's k buckets (`merge.rs`, Fagin's TA): their
+//!      entries in descending count order (a sealed bucket's from its packed prefix, the
+//!      newest bucket's selected at read time: a scan of its cells), k lookups per member
+//!      seen, stopping once the n-th best is above the sum of the lists' next counts. Tried
+//!      when making the lists costs at most half the cheapest sum; before the walk when it
+//!      needs no scan or the walk would look up 4 times as many buckets a candidate
+//!      (`LAST 2` of 24).
+//!   4. sums (`select.rs` then picks the rows): one stored bucket in the read window (`LAST
+//!      1`): a selection over that bucket's cells, O(cells); else the cheaper of a dense scan
+//!      of the read window's buckets (O(cells + M): an accumulator per member slot, then two
+//!      selection passes) and a base's totals corrected by scans of its fixes' buckets (O(M +
+//!      their cells)); a hash-map sum only when members outnumber the entries summed about
+//!      100 to 1 (a map insertion costs ~100 scanned cells).
 //!
-//!   Cost unit: a scanned cell (~1.4 ns). A bucket older than the newest one (of 4,096 entries
-//!   or more) gets a *packed copy* from the upkeep timer (`packed.rs`: its entries as id-sorted
-//!   8-byte words, built in resumable slices, dropped by a write into the bucket, rebuilt 1 s
-//!   later): a sum scans it at half a unit an entry. Selection reads names only for the rows
-//!   returned and for ties at the n-th count. So a read costs at most 1.125x the cheapest sum,
-//!   and usually an index walk: on 24 buckets x 45k of 200k members (flat counts, popularity
-//!   reversing half-way; measured in-process) `LAST 1` ~0.07 ms, `LAST 2` ~0.3 ms, `LAST 6`
-//!   ~0.45 ms, `LAST 12` a walk of ~5 us, a whole window whose aggregate aged 3 to 9 buckets
-//!   0.5-0.65 ms. Memory: the packed copies add 8 bytes an entry of a sealed bucket.
+//!   Cost unit: a scanned cell (~1.4 ns); a lookup 24, an index step 8. A walk and a merge
+//!   each give up after an eighth of the cheapest sum, and a merge's lists cost at most half
+//!   of it, so a read costs at most about 1.75x the cheapest sum, and usually a walk or a
+//!   merge of a few dozen entries. A bucket older than the newest one (of 4,096 entries or
+//!   more) gets a *packed copy* from the upkeep timer (`packed.rs`: its entries as id-sorted
+//!   8-byte words and its 1,024 highest counts in order, built in resumable slices, dropped by
+//!   a write into the bucket, rebuilt 1 s later): a sum scans it at half a unit an entry.
+//!   Selection reads names only for the rows returned and for ties at the n-th count.
+//!   Measured in-process (`timings::bench_reads`: the bench's `topn-reads` key, 24 buckets x
+//!   50,000 events over 200,000 members, ~41,000 distinct a bucket, popularity reversing
+//!   half-way; reads at the newest bucket with 3 and 9 buckets aged): `LAST 1` 55-70 us (a
+//!   selection), `LAST 2` ~90 us (a merge), `LAST 6` 9-19 us, `LAST 12` 1-2.5 us (walks), the
+//!   whole window 0.5-0.7 us (a walk of the clock index). Memory: 8 bytes an entry of a
+//!   sealed bucket and 8 KB a sealed bucket (packed copies), 8 bytes a member (clock totals),
+//!   ~36 bytes a member while the clock index exists.
 //! - The encoding is a function of the content (members in byte order, a bucket's entries by
 //!   member): servers with other table layouts (a replica) write the same bytes.
 //! - Big arrays no longer needed (a hash table migrated away from) go to `storage::dispose`,
@@ -66,8 +89,9 @@
 //!
 //! Files: this one (the type, writes, sizes), `bucket.rs` (a bucket's table and the scans of
 //! sums), `members.rs` (names, totals, order index, lookup), `retire.rs` (freeing, aging,
-//! packing: the upkeep), `read.rs` (fixes, the cost model, the walk and the sums),
-//! `encoding.rs` (persistence); tests in `tests.rs`, `model_tests.rs`, `timings.rs`.
+//! packing, the clock index: the upkeep), `read.rs` (fixes, the cost model, the walk and the
+//! sums), `merge.rs` (threshold merges), `encoding.rs` (persistence); tests in `tests.rs`,
+//! `model_tests.rs`, `timings.rs`.
 
 use std::collections::{BTreeSet, VecDeque};
 use std::fmt;

@@ -106,6 +106,9 @@ const MAP_ENTRY_COST: usize = 100;
 /// gives up and sums (so a read costs at most 1 + 1/WALK_SHARE times that sum, and usually
 /// far less).
 const WALK_SHARE: usize = 8;
+/// A threshold merge goes before the walk when the walk corrects each candidate with at least
+/// this many times as many lookups as the merge counts a member with.
+const MERGE_FIRST_RATIO: usize = 4;
 
 impl TopN {
     /// The member's count over the window ending at the clock.
@@ -327,7 +330,9 @@ impl TopN {
         let sum_cost = direct.min(totals);
         let cap = sum_cost / WALK_SHARE;
         // A threshold merge of the read window's buckets, when making their lists costs at
-        // most half the sum: first if it needs no scan, else after the walk.
+        // most half the sum. It goes first when it needs no scan, or when the walk looks up
+        // at least MERGE_FIRST_RATIO times as many buckets per candidate (a lookup in a big
+        // table is a cache miss, and a walk that fails has spent its whole cap on them).
         let merge_setup = self
             .merge_setup_cost(&sp)
             .filter(|&setup| setup <= sum_cost / 2);
@@ -335,7 +340,9 @@ impl TopN {
             note_path(12);
             self.top_by_merge(want, &sp, cap)
         };
-        if merge_setup == Some(0) {
+        let merge_first = merge_setup == Some(0)
+            || (merge_setup.is_some() && (sp.i1 - sp.i0) * MERGE_FIRST_RATIO <= walk_fixes.len());
+        if merge_first {
             if let Some(rows) = merge() {
                 return rows;
             }
@@ -347,7 +354,7 @@ impl TopN {
                 return rows;
             }
         }
-        if merge_setup.is_some_and(|setup| setup > 0) {
+        if merge_setup.is_some() && !merge_first {
             if let Some(rows) = merge() {
                 return rows;
             }

@@ -296,3 +296,55 @@ fn bench_adverse() {
         || t.top_in(10, c, 12).len(),
     );
 }
+
+/// The bench's `topn-reads` key (latency group): 24 buckets of 50,000 events over 200,000
+/// members, 5,000 of each bucket's events on a skewed head of 1,000, popularity reversing
+/// half-way; reads at the newest bucket with 3, then 9 buckets aged, after upkeep settled.
+#[test]
+#[ignore]
+fn bench_reads() {
+    let (members, events, head) = (200_000u64, 50_000u64, 5_000u64);
+    let mut rng = StdRng::seed_from_u64(24);
+    let mut t = TopN::new(1000, 24);
+    for b in 0..24i64 {
+        let mut counts: std::collections::HashMap<u64, i64> = Default::default();
+        for e in 0..events {
+            let rank = if e < head {
+                let u: f64 = rng.gen();
+                (1000.0 * u * u * u) as u64
+            } else {
+                rng.gen_range(0..members)
+            };
+            let m = if b < 12 { rank } else { members - 1 - rank };
+            *counts.entry(m).or_insert(0) += 1;
+        }
+        let mut counts: Vec<(u64, i64)> = counts.into_iter().collect();
+        counts.sort_unstable();
+        for (m, n) in counts {
+            t.incr(format!("{}", 100_000_000 + m).as_bytes(), n, b * 1000 + 1)
+                .unwrap();
+        }
+    }
+    let newest = 23 * 1000 + 500;
+    for aged in [3i64, 9] {
+        t.observe_time((23 + aged) * 1000 + 1);
+        while t.upkeep(128) == 128 {}
+        let packed = t.buckets.iter().filter(|b| b.packed.is_some()).count();
+        let sp = t.span(newest, 2).unwrap();
+        let m = t.top_by_merge(10, &sp, usize::MAX);
+        eprintln!(
+            "packed {packed}, settled {}, merge LAST 2 {:?}, setup {:?} direct {}",
+            t.is_settled(),
+            m.map(|r| r.len()),
+            t.merge_setup_cost(&sp),
+            t.direct_cost(sp.i0, sp.i1)
+        );
+        PATHS.with(|p| p.set([0; 13]));
+        for k in [1u32, 2, 6, 12, 24] {
+            time(&format!("reads: {aged} aged, LAST {k}"), 20, || {
+                t.top_in(10, newest, k).len()
+            });
+        }
+        eprintln!("paths {:?}", PATHS.with(|p| p.get()));
+    }
+}
