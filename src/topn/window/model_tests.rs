@@ -190,6 +190,9 @@ fn run_model_ahead(
                         + rng.gen_range(0..bucket_ms),
                 );
             }
+            if t.m.names.has_clock_index() && !t.m.names.clock_index_ready() {
+                HALF_BUILT_READS.with(|c| c.set(c.get() + 1));
+            }
             for &tm in &times {
                 for n in [1usize, 3, 10, 50, 100_000] {
                     let want = m.top(n, tm);
@@ -267,6 +270,31 @@ fn run_model_ahead(
                         "seed {seed}: decoded"
                     );
                 }
+                // Loaded at this server's time (buckets load aged), then upkeep in slices
+                // (the clock index built after a load): LAST k reads exact at every step.
+                let mut d = TopN::decode_at(&t.encode(), Some(t.seen_ms)).expect("decode_at");
+                let mut step = 0;
+                loop {
+                    if step % 3 == 0 {
+                        if d.m.names.has_clock_index() && !d.m.names.clock_index_ready() {
+                            HALF_BUILT_READS.with(|c| c.set(c.get() + 1));
+                        }
+                        let k = rng.gen_range(1..=window);
+                        for &tm in &times[..4] {
+                            assert_eq!(
+                                top_owned_in(&d, 10, tm, k),
+                                m.top_in(10, tm, k as i64),
+                                "seed {seed}: decoded at the server's time, step {step}"
+                            );
+                        }
+                    }
+                    if d.is_settled() {
+                        break;
+                    }
+                    d.upkeep(rng.gen_range(1..40));
+                    step += 1;
+                }
+                check_invariants(&d);
                 let mut r = TopN::new(bucket_ms, window);
                 for (mm, by, at) in t.replay_events() {
                     r.incr(mm, by, at).unwrap();
@@ -316,6 +344,15 @@ fn run_model_ahead(
 thread_local! {
     /// Threshold merges that decided in the model's direct checks.
     static MERGES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// Reads checked while a clock index was half built.
+    static HALF_BUILT_READS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+fn top_owned_in(t: &TopN, n: usize, at: i64, k: u32) -> Vec<(Vec<u8>, i64)> {
+    t.top_in(n, at, k)
+        .into_iter()
+        .map(|(m, c)| (m.to_vec(), c))
+        .collect()
 }
 
 #[test]
@@ -371,6 +408,11 @@ fn model_server_time_ahead() {
     assert!(p[12] > 100, "threshold merges tried by reads: {p:?}");
     let merges = MERGES.with(|c| c.get());
     assert!(merges > 1000, "threshold merges that decided: {merges}");
+    let half_built = HALF_BUILT_READS.with(|c| c.get());
+    assert!(
+        half_built > 20,
+        "reads with a half-built clock index: {half_built}"
+    );
     assert!(p[8] > 100, "sums over packed copies: {p:?}");
 }
 

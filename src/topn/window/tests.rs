@@ -851,3 +851,80 @@ fn mem_usage_and_free_effort_grow() {
     assert!(t.mem_usage() > m0 + 1000 * 40);
     assert!(t.free_effort() > f0 + 1000);
 }
+
+/// Every read of `t` at `at`, LAST 1 to the whole window, against sums of the buckets.
+fn reads_exact(t: &TopN, at: i64) {
+    for k in 1..=t.window() {
+        let Some(sp) = t.span(at, k) else {
+            assert!(t.top_in(10, at, k).is_empty());
+            continue;
+        };
+        for n in [1, 3, 10] {
+            let want = t.top_direct(n, sp.i0, sp.i1);
+            assert_eq!(t.top_in(n, at, k), want, "top_in({n}, {at}, {k})");
+        }
+        for (name, count) in t.top_direct(5, sp.i0, sp.i1) {
+            assert_eq!(t.count_in(name, at, k), count);
+        }
+    }
+}
+
+/// The clock index: built by upkeep while a live bucket is aged (reads exact while it is half
+/// built, with writes landing in it), walked by whole-window reads at the clock, dropped once
+/// the clock passes the aged buckets.
+#[test]
+fn clock_index_follows_aging_and_the_clock() {
+    let mut t = TopN::new(1000, 4);
+    for i in 0..3000i64 {
+        let name = format!("m{}", (i * 7) % 700);
+        t.incr(name.as_bytes(), 1 + i % 5, (i / 1000) * 1000 + 1)
+            .unwrap();
+    }
+    // The server's time runs 3 buckets ahead of the clock (2): buckets 0 and 1 age out.
+    t.observe_time(5_500);
+    assert!(!t.m.names.has_clock_index());
+    let mut half_built = 0;
+    let mut i = 0;
+    while !t.is_settled() {
+        t.upkeep(5);
+        if t.m.names.has_clock_index() && !t.m.names.clock_index_ready() {
+            half_built += 1;
+            // Writes while it is half built: into an aged bucket, and a new member.
+            t.incr(format!("m{}", i % 900).as_bytes(), 2, 1_500)
+                .unwrap();
+            t.incr(format!("n{i}").as_bytes(), 1, 2_500).unwrap();
+            i += 1;
+        }
+        check_invariants(&t);
+        if half_built % 16 == 1 {
+            reads_exact(&t, 2_001);
+        }
+    }
+    assert!(
+        half_built > 20,
+        "the clock index was half built {half_built} times"
+    );
+    assert!(t.m.names.clock_index_ready());
+    reads_exact(&t, 2_001);
+    reads_exact(&t, 5_500);
+    PATHS.with(|p| p.set([0; 13]));
+    let whole = t.top(10, 2_001);
+    assert_eq!(PATHS.with(|p| p.get())[11], 1, "a walk of the clock index");
+    let sp = t.span(2_001, 4).unwrap();
+    assert_eq!(whole, t.top_direct(10, sp.i0, sp.i1));
+    // Writes with the index built keep it exact.
+    for j in 0..500 {
+        t.incr(format!("m{}", j % 300).as_bytes(), 3, 2_001)
+            .unwrap();
+    }
+    check_invariants(&t);
+    reads_exact(&t, 2_001);
+    // The clock moves past the aged buckets: one index serves again.
+    t.incr(b"x", 1, 5_000).unwrap();
+    while !t.is_settled() {
+        t.upkeep(7);
+        check_invariants(&t);
+    }
+    assert!(!t.m.names.has_clock_index());
+    reads_exact(&t, 5_000);
+}
