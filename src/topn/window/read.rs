@@ -281,11 +281,10 @@ impl TopN {
     /// key whose window is longer than 24 hours). Only buckets inside the key's own window
     /// count.
     ///
-    /// Cost: with no fix (the read window is the aggregate's, e.g. a read at the server's time
-    /// once upkeep has caught up) a walk of the order index, O(n log M). Otherwise the index
-    /// walk corrects each candidate with one lookup per fix, and stops when the next
-    /// candidate's bound cannot beat the n-th best; if that walk would cost more than
-    /// 1/WALK_SHARE of summing the read window's buckets, it sums them instead.
+    /// Cost (the plans of the module notes): with no fix (the read window is the aggregate's,
+    /// or the clock index's) a walk of the index, O(n log M). Otherwise a walk correcting each
+    /// candidate with one lookup per fix, or a threshold merge of the read window's buckets,
+    /// each given up after 1/WALK_SHARE of the cheapest sum; then that sum.
     pub fn top_in(&self, n: usize, at_ms: i64, k: u32) -> Vec<(&[u8], i64)> {
         if n == 0 {
             return Vec::new();

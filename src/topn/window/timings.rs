@@ -326,18 +326,36 @@ fn bench_reads() {
         }
     }
     let newest = 23 * 1000 + 500;
+    t.observe_time(23 * 1000 + 1);
+    while t.upkeep(128) == 128 {}
+    eprintln!(
+        "mem_usage {} KB, packed, no bucket aged",
+        t.mem_usage() >> 10
+    );
     for aged in [3i64, 9] {
         t.observe_time((23 + aged) * 1000 + 1);
         while t.upkeep(128) == 128 {}
-        let packed = t.buckets.iter().filter(|b| b.packed.is_some()).count();
-        let sp = t.span(newest, 2).unwrap();
-        let m = t.top_by_merge(10, &sp, usize::MAX);
         eprintln!(
-            "packed {packed}, settled {}, merge LAST 2 {:?}, setup {:?} direct {}",
-            t.is_settled(),
-            m.map(|r| r.len()),
-            t.merge_setup_cost(&sp),
-            t.direct_cost(sp.i0, sp.i1)
+            "mem_usage {} KB, {aged} aged, clock index {}",
+            t.mem_usage() >> 10,
+            t.m.names.clock_index_len()
+        );
+        // A replica's copy: loaded (members numbered in byte order), then its upkeep.
+        let mut d = TopN::decode_at(&t.encode(), Some((23 + aged) * 1000 + 1)).unwrap();
+        while d.upkeep(128) == 128 {}
+        let sp = t.span(newest, 2).unwrap();
+        time(&format!("reads: {aged} aged, LAST 2 summed"), 20, || {
+            t.top_direct(10, sp.i0, sp.i1).len()
+        });
+        time(
+            &format!("reads: {aged} aged, LAST 2 summed, loaded copy"),
+            20,
+            || d.top_direct(10, sp.i0, sp.i1).len(),
+        );
+        time(
+            &format!("reads: {aged} aged, LAST 2, loaded copy"),
+            20,
+            || d.top_in(10, newest, 2).len(),
         );
         PATHS.with(|p| p.set([0; 13]));
         for k in [1u32, 2, 6, 12, 24] {
