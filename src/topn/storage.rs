@@ -528,6 +528,16 @@ impl<P> NameTable<P> {
         }
     }
 
+    /// Builds the whole clock index at once (at a load, beside `rebuild_index`).
+    pub(super) fn rebuild_clock_index(&mut self) {
+        let mut keys: Vec<Key> = self.ids().map(|id| self.clock_key(id)).collect();
+        keys.sort_unstable();
+        self.clock = Some(ClockIndex {
+            keys: keys.into_iter().collect(),
+            built: self.slots(),
+        });
+    }
+
     /// Starts a clock index (empty; `clock_index_step` builds it).
     pub(super) fn clock_index_start(&mut self) {
         self.clock = Some(ClockIndex {

@@ -186,6 +186,11 @@ impl TopN {
             return Err(DecodeError::Invalid("unused member"));
         }
         t.m.names.rebuild_index();
+        if t.wants_clock_index() {
+            // Buckets loaded aged: reads at the clock walk the clock index from the start (a
+            // load is one step anyway; a second sorted build, like the order index's).
+            t.m.names.rebuild_clock_index();
+        }
         Ok(t)
     }
 

@@ -270,8 +270,8 @@ fn run_model_ahead(
                         "seed {seed}: decoded"
                     );
                 }
-                // Loaded at this server's time (buckets load aged), then upkeep in slices
-                // (the clock index built after a load): LAST k reads exact at every step.
+                // Loaded at this server's time (buckets load aged, the clock index built with
+                // them), then upkeep in slices: LAST k reads exact at every step.
                 let mut d = TopN::decode_at(&t.encode(), Some(t.seen_ms)).expect("decode_at");
                 let mut step = 0;
                 loop {

@@ -547,8 +547,8 @@ fn decode_at_loads_buckets_already_aged() {
             "no aging owed after a load ({ahead} ahead)"
         );
         same_answers(&t, &d, &names);
-        // The clock index (wanted once a live bucket is aged) is built by upkeep, reads
-        // exact at every step.
+        // The clock index (wanted once a live bucket is aged) is built at the load.
+        assert_eq!(d.m.names.clock_index_ready(), d.wants_clock_index());
         let mut d = d;
         while !d.is_settled() {
             d.upkeep(3);
