@@ -96,25 +96,13 @@ impl Members {
     /// The member's running total, exact.
     #[inline]
     pub(super) fn total(&self, id: u32) -> i128 {
-        let t = self.names.slot(id).total();
-        if (t == i64::MAX || t == i64::MIN) && !self.big.is_empty() {
-            if let Some(&b) = self.big.get(&id) {
-                return b;
-            }
-        }
-        t as i128
+        exact(self.names.slot(id).total(), &self.big, id)
     }
 
     /// The member's clock total (its count over every stored bucket), exact.
     #[inline]
     pub(super) fn clock_total(&self, id: u32) -> i128 {
-        let t = self.names.slot(id).clock_total();
-        if (t == i64::MAX || t == i64::MIN) && !self.big_clock.is_empty() {
-            if let Some(&b) = self.big_clock.get(&id) {
-                return b;
-            }
-        }
-        t as i128
+        exact(self.names.slot(id).clock_total(), &self.big_clock, id)
     }
 
     #[inline]
@@ -299,23 +287,13 @@ impl Members {
 
     #[inline]
     pub(super) fn set_total(&mut self, id: u32, total: i128) {
-        let clamped = clamp_i64(total);
-        if clamped as i128 != total {
-            self.big.insert(id, total);
-        } else if !self.big.is_empty() {
-            self.big.remove(&id);
-        }
+        let clamped = clamp_keeping(total, &mut self.big, id);
         self.names.set_total(id, clamped);
     }
 
     #[inline]
     pub(super) fn set_clock_total(&mut self, id: u32, total: i128) {
-        let clamped = clamp_i64(total);
-        if clamped as i128 != total {
-            self.big_clock.insert(id, total);
-        } else if !self.big_clock.is_empty() {
-            self.big_clock.remove(&id);
-        }
+        let clamped = clamp_keeping(total, &mut self.big_clock, id);
         self.names.set_clock_total(id, clamped);
     }
 
@@ -415,6 +393,30 @@ impl Clone for Members {
             big_clock: self.big_clock.clone(),
         }
     }
+}
+
+/// A total stored clamped to i64, made exact again from the side table of totals beyond i64.
+#[inline]
+fn exact(clamped: i64, big: &IdMap<i128>, id: u32) -> i128 {
+    if (clamped == i64::MAX || clamped == i64::MIN) && !big.is_empty() {
+        if let Some(&b) = big.get(&id) {
+            return b;
+        }
+    }
+    clamped as i128
+}
+
+/// `total` clamped to i64, kept exact in `big` when it does not fit (and dropped from it when
+/// it does).
+#[inline]
+fn clamp_keeping(total: i128, big: &mut IdMap<i128>, id: u32) -> i64 {
+    let clamped = clamp_i64(total);
+    if clamped as i128 != total {
+        big.insert(id, total);
+    } else if !big.is_empty() {
+        big.remove(&id);
+    }
+    clamped
 }
 
 /// Estimated heap bytes per order-index entry (16-byte key plus its share of B-tree nodes).

@@ -13,15 +13,14 @@
 //! counts, or would read past a list's end, or past its budget, gives up (the caller sums).
 
 use std::borrow::Cow;
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashSet};
+use std::collections::HashSet;
 use std::hash::BuildHasherDefault;
 
 use super::super::packed::{packable, word, word_count, PrefixBuilder};
-use super::super::select::{clamp_i64, Rows};
+use super::super::select::Rows;
 use super::bucket::Bucket;
 use super::members::IdHasher;
-use super::read::{Span, LOOKUP_COST};
+use super::read::{Best, Span, LOOKUP_COST};
 use super::TopN;
 
 /// Entries of a list selected at read time (from a bucket without a prefix).
@@ -108,8 +107,7 @@ impl TopN {
         let span: Vec<&Bucket> = self.buckets.range(sp.i0..sp.i1).collect();
         let mut lists: Vec<List<'_>> = span.iter().map(|b| b.list()).collect();
         let mut seen: HashSet<u32, BuildHasherDefault<IdHasher>> = HashSet::default();
-        // Max-heap on "worseness": the root is the current n-th best.
-        let mut heap: BinaryHeap<(Reverse<i128>, &[u8])> = BinaryHeap::with_capacity(want + 1);
+        let mut best = Best::new(want);
         let mut cost = 0usize;
         loop {
             let mut threshold: i128 = 0;
@@ -121,11 +119,8 @@ impl TopN {
                     next = Some((i, f));
                 }
             }
-            if heap.len() == want {
-                let &(Reverse(worst), _) = heap.peek().expect("non-empty");
-                if threshold < worst {
-                    break;
-                }
+            if best.nth().is_some_and(|(worst, _)| threshold < worst) {
+                break;
             }
             // Every list is read: a list cut short, or too few positive counts.
             let (i, _) = next?;
@@ -141,24 +136,10 @@ impl TopN {
                 return None;
             }
             let count: i128 = span.iter().map(|b| b.get(id) as i128).sum();
-            if count <= 0 {
-                continue;
-            }
-            let name = self.m.name(id);
-            if heap.len() < want {
-                heap.push((Reverse(count), name));
-            } else {
-                let mut worst = heap.peek_mut().expect("non-empty");
-                if (Reverse(count), name) < *worst {
-                    *worst = (Reverse(count), name);
-                }
+            if count > 0 {
+                best.offer(count, self.m.name(id));
             }
         }
-        Some(
-            heap.into_sorted_vec()
-                .into_iter()
-                .map(|(Reverse(c), m)| (m, clamp_i64(c)))
-                .collect(),
-        )
+        Some(best.into_rows())
     }
 }

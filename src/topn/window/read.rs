@@ -110,6 +110,51 @@ const WALK_SHARE: usize = 8;
 /// this many times as many lookups as the merge counts a member with.
 const MERGE_FIRST_RATIO: usize = 4;
 
+/// The best `want` candidates offered, by count then name: a max-heap on "worseness", whose
+/// root is the current n-th best.
+pub(super) struct Best<'a> {
+    heap: BinaryHeap<(Reverse<i128>, &'a [u8])>,
+    want: usize,
+}
+
+impl<'a> Best<'a> {
+    pub(super) fn new(want: usize) -> Best<'a> {
+        Best {
+            heap: BinaryHeap::with_capacity(want + 1),
+            want,
+        }
+    }
+
+    /// The n-th best count and name, once `want` candidates were offered.
+    #[inline]
+    pub(super) fn nth(&self) -> Option<(i128, &'a [u8])> {
+        match self.heap.peek() {
+            Some(&(Reverse(c), name)) if self.heap.len() >= self.want => Some((c, name)),
+            _ => None,
+        }
+    }
+
+    #[inline]
+    pub(super) fn offer(&mut self, count: i128, name: &'a [u8]) {
+        if self.heap.len() < self.want {
+            self.heap.push((Reverse(count), name));
+        } else if let Some(mut worst) = self.heap.peek_mut() {
+            if (Reverse(count), name) < *worst {
+                *worst = (Reverse(count), name);
+            }
+        }
+    }
+
+    /// The rows, highest first.
+    pub(super) fn into_rows(self) -> Rows<'a> {
+        self.heap
+            .into_sorted_vec()
+            .into_iter()
+            .map(|(Reverse(c), m)| (m, clamp_i64(c)))
+            .collect()
+    }
+}
+
 impl TopN {
     /// The member's count over the window ending at the clock.
     #[inline]
@@ -378,29 +423,16 @@ impl TopN {
         cap: usize,
         incl_has_neg: bool,
     ) -> Option<Rows<'_>> {
+        let walk = |keys| self.walk_keys(keys, base, fixes, want, cap, incl_has_neg);
         match base {
-            Base::Agg => self.walk_keys(
-                self.m.names.index_iter(),
-                base,
-                fixes,
-                want,
-                cap,
-                incl_has_neg,
-            ),
-            Base::Clock => self.walk_keys(
-                self.m.names.clock_index_iter()?,
-                base,
-                fixes,
-                want,
-                cap,
-                incl_has_neg,
-            ),
+            Base::Agg => walk(Box::new(self.m.names.index_iter())),
+            Base::Clock => walk(Box::new(self.m.names.clock_index_iter()?)),
         }
     }
 
     fn walk_keys<'a>(
         &'a self,
-        keys: impl Iterator<Item = &'a Key>,
+        keys: Box<dyn Iterator<Item = &'a Key> + 'a>,
         base: Base,
         fixes: &[Fix<'_>],
         want: usize,
@@ -410,8 +442,7 @@ impl TopN {
         let slack: i128 = fixes.iter().map(|f| f.slack()).sum();
         let step = INDEX_STEP_COST + LOOKUP_COST * fixes.len();
         let mut cost = 0usize;
-        // Max-heap on "worseness": the root is the current n-th best.
-        let mut heap: BinaryHeap<(Reverse<i128>, &[u8])> = BinaryHeap::with_capacity(want + 1);
+        let mut best = Best::new(want);
         for key in keys {
             cost += step;
             if cost > cap {
@@ -425,8 +456,7 @@ impl TopN {
             } else {
                 kt as i128 + slack
             };
-            if heap.len() >= want {
-                let &(Reverse(wc), wn) = heap.peek().expect("non-empty");
+            if let Some((wc, wn)) = best.nth() {
                 if bound < wc || (bound == wc && name > wn) {
                     break;
                 }
@@ -443,24 +473,11 @@ impl TopN {
             for f in fixes {
                 cnt += f.value(id);
             }
-            if cnt == 0 {
-                continue;
-            }
-            if heap.len() < want {
-                heap.push((Reverse(cnt), name));
-            } else {
-                let mut worst = heap.peek_mut().expect("non-empty");
-                if (Reverse(cnt), name) < *worst {
-                    *worst = (Reverse(cnt), name);
-                }
+            if cnt != 0 {
+                best.offer(cnt, name);
             }
         }
-        Some(
-            heap.into_sorted_vec()
-                .into_iter()
-                .map(|(Reverse(c), m)| (m, clamp_i64(c)))
-                .collect(),
-        )
+        Some(best.into_rows())
     }
 
     /// Top `n` from every member's running total, corrected by scanning the fixes' buckets;
