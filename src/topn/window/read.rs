@@ -423,16 +423,26 @@ impl TopN {
         cap: usize,
         incl_has_neg: bool,
     ) -> Option<Rows<'_>> {
-        let walk = |keys| self.walk_keys(keys, base, fixes, want, cap, incl_has_neg);
         match base {
-            Base::Agg => walk(Box::new(self.m.names.index_iter())),
-            Base::Clock => walk(Box::new(self.m.names.clock_index_iter()?)),
+            Base::Agg => self.walk_keys(
+                self.m.names.index_iter(),
+                base,
+                fixes,
+                want,
+                cap,
+                incl_has_neg,
+            ),
+            Base::Clock => {
+                let keys = self.m.names.clock_index_iter()?;
+                self.walk_keys(keys, base, fixes, want, cap, incl_has_neg)
+            }
         }
     }
 
+    /// `walk` down `keys`.
     fn walk_keys<'a>(
         &'a self,
-        keys: Box<dyn Iterator<Item = &'a Key> + 'a>,
+        keys: impl Iterator<Item = &'a Key>,
         base: Base,
         fixes: &[Fix<'_>],
         want: usize,
