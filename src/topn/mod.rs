@@ -3,7 +3,7 @@
 //! The recipe keeps one sorted set per hour and ZUNIONSTOREs the last 24 at
 //! read time (approximate after pruning, and the union blocks the server).
 //! Here one module key holds the buckets of its window plus a running
-//! aggregate with an order index (see `window.rs` for the design), so TOP is
+//! aggregate with an order index (see `window/mod.rs` for the design), so TOP is
 //! exact and costs about O(N log M). A bucket that leaves the window is taken
 //! out of the aggregate a little at a time, by later writes and by a timer on
 //! every server (`server::reclaim` upkeep), so reads stay cheap also on a key
