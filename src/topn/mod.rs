@@ -77,7 +77,7 @@ pub static FAMILY: Family = Family {
             ERRORS,
             Docs {
                 summary: "Returns the N highest members over the window",
-                complexity: "O(N log M) for M members at the server's time; another window (AT, LAST) at most about 1.125 times the cheaper of a scan of its buckets or of the buckets it differs by",
+                complexity: "O(N log M) for M members at the server's time; another window (AT, LAST) at most about 1.75 times the cheaper of a scan of its buckets or of the buckets it differs by",
                 tips: NONDETERMINISTIC_OUTPUT,
                 args: docs::TOP,
                 ..Docs::DEFAULT
@@ -93,7 +93,7 @@ pub static FAMILY: Family = Family {
             ERRORS,
             Docs {
                 summary: "Returns the N highest members over the trailing 24 hours",
-                complexity: "O(N log M) for M members at the server's time; another window (AT) at most about 1.125 times the cheaper of a scan of its buckets or of the buckets it differs by",
+                complexity: "O(N log M) for M members at the server's time; another window (AT) at most about 1.75 times the cheaper of a scan of its buckets or of the buckets it differs by",
                 tips: NONDETERMINISTIC_OUTPUT,
                 args: docs::TOP24,
                 ..Docs::DEFAULT
