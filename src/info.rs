@@ -19,7 +19,8 @@ pub fn register(ctx: *mut raw::RedisModuleCtx, families: &'static [&'static Fami
 extern "C" fn info(ctx: *mut raw::RedisModuleInfoCtx, _for_crash_report: c_int) {
     api!(RedisModule_InfoAddSection(ctx, c"".as_ptr()));
     let families = FAMILIES.get().copied().unwrap_or_default();
-    for stat in families.iter().flat_map(|f| f.stats) {
+    let module_wide = crate::server::defrag::STATS;
+    for stat in families.iter().flat_map(|f| f.stats).chain(module_wide) {
         // Names are static ASCII without NUL, so CString::new cannot fail.
         if let Ok(name) = CString::new(stat.name) {
             api!(RedisModule_InfoAddFieldLongLong(

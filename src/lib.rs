@@ -23,10 +23,10 @@ mod ulist;
 use family::Family;
 use redis_module::{redis_module, Context, RedisString, Status};
 
-// Redis' allocator inside the server; the system one in unit tests, which run
-// without a server.
+// Redis' allocator inside the server (placing what defrag rebuilds); the
+// system one in unit tests, which run without a server.
 #[cfg(not(test))]
-use redis_module::alloc::RedisAlloc as Allocator;
+use server::defrag::ModuleAlloc as Allocator;
 #[cfg(test)]
 use std::alloc::System as Allocator;
 

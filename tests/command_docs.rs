@@ -358,20 +358,22 @@ fn acl_categories_let_read_users_read_and_refuse_writes() {
     assert!(expect_err(app, &cmd(&["GET", "k"])).starts_with("NOPERM"));
 }
 
-/// The README's ACL line for the internal commands: a client under it is
+/// docs/operations.md's ACL line for the internal commands: a client under it is
 /// refused them (NOPERM, before the module's own refusal), while a replica
 /// whose users all carry it still applies them from its master, as the
 /// replication link is not subject to ACL. Plain command rules: this works
 /// on every server, 7.0 included.
 #[test]
-fn the_readme_acl_line_hides_the_internal_commands() {
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
-        .expect("README.md");
-    let line = readme
+fn the_documented_acl_line_hides_the_internal_commands() {
+    let operations = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/operations.md"),
+    )
+    .expect("docs/operations.md");
+    let line = operations
         .lines()
         .map(str::trim)
         .find(|l| l.starts_with("ACL SETUSER default "))
-        .expect("README gives an `ACL SETUSER default ...` line");
+        .expect("docs/operations.md gives an `ACL SETUSER default ...` line");
     let rules: Vec<&str> = line.split_whitespace().collect();
     let master = Server::start();
     let replica = Server::start_replica_of(&master);

@@ -129,8 +129,8 @@ fn module_commands(c: &mut redis::Connection) -> Vec<String> {
 
 /// `INFO recipes` is one `# recipes` section of integer counters named
 /// `recipes_<family>_...`, each once, for exactly the families that have
-/// commands; zero on a fresh server but for the one call made; the same text
-/// inside `INFO everything`.
+/// commands, plus the module-wide `recipes_defrag_...`; zero on a fresh
+/// server but for the one call made; the same text inside `INFO everything`.
 #[test]
 fn info_section_is_the_same_on_every_server() {
     let srv = Server::start();
@@ -160,6 +160,10 @@ fn info_section_is_the_same_on_every_server() {
         assert_eq!(value, want, "{name} on a fresh server after one RV.ADD");
     }
     assert!(names.contains("recipes_topn_members"), "{names:?}");
+    assert!(
+        families.remove("defrag"),
+        "no recipes_defrag_ counters: {names:?}"
+    );
     let command_families: std::collections::BTreeSet<String> = module_commands(c)
         .iter()
         .map(|n| n.split('.').next().unwrap().to_string())

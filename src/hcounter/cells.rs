@@ -4,6 +4,7 @@
 //! once, whatever the size. Pure Rust, no FFI.
 
 use crate::tuples::chunked::Chunked;
+use crate::tuples::defrag::{Mover, Pass};
 use crate::tuples::sample::estimate;
 use crate::tuples::table::Table;
 use hashbrown::DefaultHashBuilder;
@@ -106,6 +107,16 @@ impl Hashed {
             freed += before - self.cells.len();
         }
         (work, freed)
+    }
+}
+
+impl Hashed {
+    /// Offers its blocks to a defrag pass: the cells with their spilled
+    /// keys, then the table.
+    pub fn defrag<M: Mover>(&mut self, pass: &mut Pass<M>) {
+        self.cells
+            .defrag(pass, |cell, m| m.small_vec(&mut cell.key));
+        self.table.defrag(pass);
     }
 }
 

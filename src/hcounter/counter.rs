@@ -33,6 +33,7 @@ use super::partition::{Partition, Pos};
 use super::record::Record;
 use crate::args::MAX_TTL_S;
 use crate::tuples::chunked::Chunked;
+use crate::tuples::defrag::{Mover, Pass};
 use crate::tuples::encoding;
 use crate::tuples::expiry::ExpiryQueue;
 use crate::tuples::index::Filter;
@@ -839,6 +840,26 @@ fn seen_tuple(slots: &Chunked<Option<Partition>>, r: SeenRef) -> &[u8] {
         .and_then(Option::as_ref)
         .and_then(|p| p.seen_get(r.index as usize))
         .unwrap_or_default()
+}
+
+impl HCounter {
+    /// Offers its blocks to a defrag pass (`tuples::defrag`).
+    pub fn defrag<M: Mover>(&mut self, pass: &mut Pass<M>) {
+        pass.work(|m| {
+            self.schema.defrag(m);
+            m.small_vec(&mut self.cell_names);
+            m.vec(&mut self.dying);
+        });
+        self.index.defrag(pass);
+        self.slots.defrag_nested(
+            pass,
+            |slot, m| slot.iter_mut().for_each(|p| p.defrag_own(m)),
+            |slot, pass| slot.iter_mut().for_each(|p| p.defrag_inner(pass)),
+        );
+        self.free_slots.defrag(pass, |_, _| {});
+        self.seen.defrag(pass);
+        self.expiry.defrag(pass);
+    }
 }
 
 #[cfg(test)]

@@ -18,6 +18,8 @@
 mod cells;
 mod command;
 mod counter;
+#[cfg(test)]
+mod defrag_tests;
 mod partition;
 mod record;
 mod rewrite;

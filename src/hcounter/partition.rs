@@ -10,6 +10,7 @@
 use super::cells::Hashed;
 use super::record::Record;
 use crate::tuples::chunked::Chunked;
+use crate::tuples::defrag::{Mover, Pass};
 use crate::tuples::sample::estimate;
 use crate::tuples::varint::pack_tuple as pack;
 use hashbrown::DefaultHashBuilder;
@@ -181,5 +182,27 @@ impl Partition {
                 + estimate(m.seen.iter(), m.seen.len(), samples, |t| t.len())
         });
         self.record.heap_bytes() + more
+    }
+}
+
+impl Partition {
+    /// Offers its own blocks (the record, the box of the rest) to a defrag
+    /// pass, as part of a unit of work.
+    pub fn defrag_own(&mut self, m: &mut impl Mover) {
+        self.record.defrag(m);
+        if let Some(more) = &mut self.more {
+            m.boxed(more);
+        }
+    }
+
+    /// Offers the blocks of its hashed cells and unique tuples, in units.
+    pub fn defrag_inner<M: Mover>(&mut self, pass: &mut Pass<M>) {
+        let Some(more) = &mut self.more else {
+            return;
+        };
+        if let Some(hashed) = &mut more.hashed {
+            hashed.defrag(pass);
+        }
+        more.seen.defrag(pass, |tuple, m| m.slice(tuple));
     }
 }

@@ -10,6 +10,7 @@
 //! whose varint changes length moves the cells after it, as in a listpack:
 //! the record is small by construction (`recipes.hcounter-compact-max`).
 
+use crate::tuples::defrag::Mover;
 use crate::tuples::varint::{self, unpack_tuple};
 use smallvec::SmallVec;
 use std::borrow::Cow;
@@ -190,6 +191,13 @@ impl Record {
     /// Heap bytes held.
     pub fn heap_bytes(&self) -> usize {
         self.0.len()
+    }
+}
+
+impl Record {
+    /// Offers its block to a defrag pass, as part of a unit of work.
+    pub fn defrag(&mut self, m: &mut impl Mover) {
+        m.slice(&mut self.0);
     }
 }
 

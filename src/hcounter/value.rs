@@ -3,6 +3,7 @@
 
 use super::counter::HCounter;
 use crate::server::module_type::{type_methods, AofWriter, ModuleValue};
+use crate::tuples::defrag::{Mover, Pass};
 use crate::tuples::schema::DecodeError;
 use redis_module::native_types::RedisType;
 use std::os::raw::c_int;
@@ -51,5 +52,9 @@ impl ModuleValue for HCounter {
 
     fn next_due(&self) -> Option<i64> {
         HCounter::next_due(self)
+    }
+
+    fn defrag<M: Mover>(&mut self, pass: &mut Pass<M>) {
+        HCounter::defrag(self, pass)
     }
 }

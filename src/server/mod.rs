@@ -10,6 +10,7 @@
 pub mod background_free;
 pub mod command;
 pub mod config;
+pub mod defrag;
 pub mod key;
 pub mod module_type;
 pub mod reclaim;

@@ -1,6 +1,6 @@
 //! Rust values stored in module keys: the Redis type callbacks (RDB, AOF
 //! rewrite, MEMORY USAGE, COPY, free (big values on a thread of ours, see
-//! `background_free`), free effort) generated once for any
+//! `background_free`), free effort, defrag (see `defrag`)) generated once for any
 //! type implementing [`ModuleValue`], so a family only writes pure encoding
 //! and rewrite logic.
 //!
@@ -17,6 +17,7 @@
 
 use super::{api, bytes_of, new_string, Key, KeyKind, RStr};
 use crate::args::{printable, CmdError};
+use crate::tuples::defrag::{Mover, Pass};
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 use std::ffi::{c_void, CStr, CString};
@@ -64,6 +65,10 @@ pub trait ModuleValue: Clone + Sized + Send + 'static {
     fn upkeep_due(&self) -> Option<i64> {
         None
     }
+    /// Offers the value's heap blocks to an active-defrag pass
+    /// (`tuples::defrag`), in bounded units of work. By default none: only
+    /// the value's own block is moved.
+    fn defrag<M: Mover>(&mut self, _pass: &mut Pass<M>) {}
     /// Called when Redis frees the value: what is left to drop once the value
     /// is detached from the server's books, to be dropped on a background
     /// thread (`server::background_free`), or `None` when it was dropped
@@ -122,7 +127,7 @@ pub const fn type_methods<T: ModuleValue>() -> raw::RedisModuleTypeMethods {
         free_effort: Some(free_effort::<T>),
         unlink: None,
         copy: Some(copy::<T>),
-        defrag: None,
+        defrag: Some(defrag::<T>),
         mem_usage2: Some(mem_usage2::<T>),
         free_effort2: None,
         unlink2: None,
@@ -283,6 +288,15 @@ extern "C" fn copy<T: ModuleValue>(_from: RStr, _to: RStr, value: *const c_void)
     guarded(std::ptr::null_mut(), || {
         Box::into_raw(Box::new(unsafe { value_ref::<T>(value) }.clone())).cast()
     })
+}
+
+extern "C" fn defrag<T: ModuleValue>(
+    ctx: *mut raw::RedisModuleDefragCtx,
+    _key: RStr,
+    value: *mut *mut c_void,
+) -> c_int {
+    // Sound: Redis passes the callback's context and the key's value slot.
+    guarded(0, || unsafe { super::defrag::run::<T>(ctx, value) })
 }
 
 extern "C" fn free<T: ModuleValue>(value: *mut c_void) {

@@ -3,7 +3,7 @@
 //! The recipe keeps one sorted set per hour and ZUNIONSTOREs the last 24 at
 //! read time (approximate after pruning, and the union blocks the server).
 //! Here one module key holds the buckets of its window plus a running
-//! aggregate with an order index (see `window.rs` for the design), so TOP is
+//! aggregate with an order index (see `window/mod.rs` for the design), so TOP is
 //! exact and costs about O(N log M). A bucket that leaves the window is taken
 //! out of the aggregate a little at a time, by later writes and by a timer on
 //! every server (`server::reclaim` upkeep), so reads stay cheap also on a key
@@ -77,7 +77,7 @@ pub static FAMILY: Family = Family {
             ERRORS,
             Docs {
                 summary: "Returns the N highest members over the window",
-                complexity: "O(N log M) for M members at the server's time; another window (AT, LAST) at most about 1.125 times the cheaper of a scan of its buckets or of the buckets it differs by",
+                complexity: "O(N log M) for M members at the server's time; another window (AT, LAST) at most about 1.75 times the cheaper of a scan of its buckets or of the buckets it differs by",
                 tips: NONDETERMINISTIC_OUTPUT,
                 args: docs::TOP,
                 ..Docs::DEFAULT
@@ -93,7 +93,7 @@ pub static FAMILY: Family = Family {
             ERRORS,
             Docs {
                 summary: "Returns the N highest members over the trailing 24 hours",
-                complexity: "O(N log M) for M members at the server's time; another window (AT) at most about 1.125 times the cheaper of a scan of its buckets or of the buckets it differs by",
+                complexity: "O(N log M) for M members at the server's time; another window (AT) at most about 1.75 times the cheaper of a scan of its buckets or of the buckets it differs by",
                 tips: NONDETERMINISTIC_OUTPUT,
                 args: docs::TOP24,
                 ..Docs::DEFAULT

@@ -11,15 +11,109 @@
 //! resumable. A write into the bucket drops its copy (and restarts a packing in progress:
 //! packings check the bucket's write generation); the timer packs it again later. Counts that
 //! do not fit an i32 are never packed (the bucket's value bounds tell).
+//!
+//! A packing ends with the bucket's [`Prefix`]: its `PREFIX_LEN` highest positive counts in
+//! descending order, selected a slice at a time, which threshold merges (`window/merge.rs`)
+//! read instead of the whole bucket.
 
 /// Bits of the member id sorted per radix pass.
 const DIGIT_BITS: u32 = 11;
 const DIGITS: usize = 1 << DIGIT_BITS;
 
-/// A bucket's table entries (not its `extra`), by member id.
+/// Entries a prefix keeps at most.
+pub(super) const PREFIX_LEN: usize = 1024;
+
+/// A bucket's table entries (not its `extra`), by member id, and its prefix.
 #[derive(Clone, Default)]
 pub(super) struct Packed {
     words: Vec<u64>,
+    prefix: Prefix,
+}
+
+/// The highest positive counts of a set of entries, as words `tag << 32 | count`, highest
+/// first; every entry left out has a count of at most `rest` (0 when none positive is).
+#[derive(Clone, Default)]
+pub(super) struct Prefix {
+    pub(super) words: Vec<u64>,
+    pub(super) rest: i64,
+}
+
+/// A word's count.
+#[inline]
+pub(super) fn word_count(w: u64) -> i64 {
+    w as u32 as i32 as i64
+}
+
+/// A word of `tag` and `count` (which fits an i32).
+#[inline]
+pub(super) fn word(tag: u32, count: i64) -> u64 {
+    (tag as u64) << 32 | count as i32 as u32 as u64
+}
+
+/// Selects a [`Prefix`] from entries pushed one at a time (in any order, in as many slices
+/// as wanted): counts above the best `len` so far are buffered, and the buffer is cut back to
+/// the best `len` when full (amortized O(1) an entry).
+#[derive(Clone)]
+pub(super) struct PrefixBuilder {
+    len: usize,
+    buf: Vec<u64>,
+    floor: i64,
+    /// A positive count was left out.
+    dropped: bool,
+}
+
+impl PrefixBuilder {
+    pub(super) fn new(len: usize) -> PrefixBuilder {
+        PrefixBuilder {
+            len: len.max(1),
+            buf: Vec::new(),
+            floor: 0,
+            dropped: false,
+        }
+    }
+
+    #[inline]
+    pub(super) fn push(&mut self, w: u64) {
+        let c = word_count(w);
+        if c <= self.floor {
+            self.dropped |= c > 0;
+            return;
+        }
+        self.buf.push(w);
+        if self.buf.len() >= 2 * self.len + 64 {
+            self.cut();
+            self.floor = word_count(self.buf[self.len - 1]);
+        }
+    }
+
+    /// Keeps the best `len` of the buffer.
+    fn cut(&mut self) {
+        if self.buf.len() > self.len {
+            self.buf
+                .select_nth_unstable_by_key(self.len - 1, |w| std::cmp::Reverse(word_count(*w)));
+            self.buf.truncate(self.len);
+            self.dropped = true;
+        }
+    }
+
+    pub(super) fn finish(mut self) -> Prefix {
+        self.cut();
+        self.buf
+            .sort_unstable_by_key(|w| std::cmp::Reverse(word_count(*w)));
+        let rest = match self.buf.last() {
+            Some(&w) if self.dropped => word_count(w),
+            _ => 0,
+        };
+        self.buf.shrink_to_fit();
+        Prefix {
+            words: self.buf,
+            rest,
+        }
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.buf.capacity() * 8
+    }
 }
 
 impl Packed {
@@ -42,8 +136,13 @@ impl Packed {
         self.words.len()
     }
 
+    /// The highest counts (tags are member ids).
+    pub(super) fn prefix(&self) -> &Prefix {
+        &self.prefix
+    }
+
     pub(super) fn heap_bytes(&self) -> usize {
-        self.words.capacity() * 8
+        (self.words.capacity() + self.prefix.words.capacity()) * 8
     }
 
     /// `(id, count)` of every entry, by id.
@@ -97,6 +196,7 @@ pub(super) struct Packer {
     phase: Phase,
     pos: usize,
     offsets: Vec<usize>,
+    prefix: PrefixBuilder,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -104,6 +204,8 @@ enum Phase {
     Collecting,
     Counting,
     Scattering,
+    /// The prefix, selected from the sorted words.
+    Selecting,
 }
 
 /// What a packing step did.
@@ -132,6 +234,7 @@ impl Packer {
             phase: Phase::Collecting,
             pos: 0,
             offsets: Vec::new(),
+            prefix: PrefixBuilder::new(PREFIX_LEN),
         }
     }
 
@@ -201,11 +304,27 @@ impl Packer {
                         self.pass += 1;
                         self.pos = 0;
                         if self.pass == self.passes {
-                            let words = std::mem::take(&mut self.words);
-                            return Step::Done(Packed { words });
+                            self.phase = Phase::Selecting;
+                            continue;
                         }
                         self.offsets.iter_mut().for_each(|o| *o = 0);
                         self.phase = Phase::Counting;
+                    }
+                }
+                Phase::Selecting => {
+                    let end = self.words.len().min(self.pos + budget - done);
+                    for &w in &self.words[self.pos..end] {
+                        self.prefix.push(w);
+                    }
+                    done += end - self.pos + 1;
+                    self.pos = end;
+                    if end == self.words.len() {
+                        let prefix = std::mem::replace(&mut self.prefix, PrefixBuilder::new(1));
+                        let words = std::mem::take(&mut self.words);
+                        return Step::Done(Packed {
+                            words,
+                            prefix: prefix.finish(),
+                        });
                     }
                 }
             }
@@ -214,7 +333,9 @@ impl Packer {
     }
 
     pub(super) fn heap_bytes(&self) -> usize {
-        (self.words.capacity() + self.out.capacity()) * 8 + self.offsets.capacity() * 8
+        (self.words.capacity() + self.out.capacity()) * 8
+            + self.offsets.capacity() * 8
+            + self.prefix.heap_bytes()
     }
 }
 
@@ -266,6 +387,7 @@ mod tests {
                 .collect();
             want.sort();
             assert_eq!(packed.entries().collect::<Vec<_>>(), want, "round {round}");
+            check_prefix(packed.prefix(), &want);
             if limit <= 70_000 {
                 let mut acc = vec![0i64; limit];
                 assert!(!packed.scan_into(false, &mut acc));
@@ -275,6 +397,37 @@ mod tests {
                     assert_eq!(acc[*id as usize], -v);
                 }
             }
+        }
+    }
+
+    /// A prefix holds the highest positive counts (highest first, the longest it may), and
+    /// `rest` bounds every positive count left out.
+    fn check_prefix(p: &Prefix, entries: &[(u32, i64)]) {
+        let mut positive: Vec<i64> = entries.iter().map(|e| e.1).filter(|c| *c > 0).collect();
+        positive.sort_unstable_by(|a, b| b.cmp(a));
+        let got: Vec<i64> = p.words.iter().map(|w| word_count(*w)).collect();
+        assert_eq!(got, positive[..positive.len().min(PREFIX_LEN)]);
+        for w in &p.words {
+            assert!(entries.contains(&((w >> 32) as u32, word_count(*w))));
+        }
+        match positive.get(PREFIX_LEN) {
+            Some(&left_out) => assert!(p.rest >= left_out && p.rest <= got[got.len() - 1]),
+            None => assert_eq!(p.rest, 0),
+        }
+    }
+
+    #[test]
+    fn prefixes_in_any_order() {
+        let mut rng = StdRng::seed_from_u64(8);
+        for round in 0..40 {
+            let entries: Vec<(u32, i64)> = (0..rng.gen_range(0..6000u32))
+                .map(|id| (id, rng.gen_range(-3..[3, 50, 100_000][round % 3])))
+                .collect();
+            let mut b = PrefixBuilder::new(PREFIX_LEN);
+            for &(id, c) in &entries {
+                b.push(word(id, c));
+            }
+            check_prefix(&b.finish(), &entries);
         }
     }
 

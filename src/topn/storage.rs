@@ -1,4 +1,4 @@
-//! The only `unsafe` code of TOPN, behind a small safe API used by `window.rs`:
+//! The only `unsafe` code of TOPN, behind a small safe API used by `window/`:
 //!
 //! - [`Cells`]: a fixed-size array of `Copy` cells initialized lazily, a chunk at a time
 //!   (`MaybeUninit` storage).
@@ -6,7 +6,9 @@
 //!   plus a running total and caller data) together with the order index, whose 16-byte keys
 //!   are non-owning pointers to those blocks. Keeping the names and the keys that point at them
 //!   in one type lets this module uphold, by itself, the invariant that makes the key reads
-//!   sound: a name block is freed only after its key (if any) has left the index.
+//!   sound: a name block is freed only after its key (if any) has left the index. A second
+//!   order index (the *clock* index, over a second total per slot) is built a slice at a time
+//!   and kept to the same rule.
 
 use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
 use std::cmp::Ordering;
@@ -256,6 +258,8 @@ const CHUNK: usize = 4096;
 pub(super) struct Slot<P> {
     name: Option<Name>,
     total: i64,
+    /// The second total (see the clock index).
+    clock_total: i64,
     pub(super) data: P,
 }
 
@@ -269,15 +273,22 @@ impl<P> Slot<P> {
     pub(super) fn total(&self) -> i64 {
         self.total
     }
+
+    #[inline]
+    pub(super) fn clock_total(&self) -> i64 {
+        self.clock_total
+    }
 }
 
 /// Order index key: best first (highest total, then member ascending); 16 bytes.
 ///
 /// Invariant (upheld by `NameTable`, the only place keys are made, stored and dropped): a key
-/// lives only in the index of a `NameTable`, points to the name block of a live slot of that
-/// same table, and carries that slot's total. `NameTable` removes a slot's key before it frees
-/// or replaces the slot's name, so every key in an index points to a live block, and a `&Key`
-/// (only ever handed out borrowed from the table) keeps the table, hence the block, alive.
+/// lives only in an index of a `NameTable` (its order index, carrying the slot's total, or its
+/// clock index, carrying the slot's clock total) and points to the name block of a live slot
+/// of that same table; or in a `DroppedKeys`, which is never read. `NameTable` removes a
+/// slot's keys before it frees or replaces the slot's name, so every key in an index points to
+/// a live block, and a `&Key` (only ever handed out borrowed from the table) keeps the table,
+/// hence the block, alive.
 pub(super) struct Key {
     total: i64,
     name: NonNull<u8>,
@@ -335,11 +346,25 @@ impl Ord for Key {
     }
 }
 
-/// The member slots (`id -> name, total, data`, in fixed chunks that never reallocate) and
-/// the order index over the indexed ones (`BTreeSet` of `(total desc, name asc)`).
+/// The second order index, over `clock_total`, while it is built and once it is: every live
+/// slot below `built` is in it (all of them once `built` reaches the slot count, which new
+/// slots then keep it at).
+struct ClockIndex {
+    keys: BTreeSet<Key>,
+    built: usize,
+}
+
+/// Keys taken out of a table with its clock index, only to be dropped (dropping a key reads
+/// nothing it points to): they cannot be read, so the invariant on `Key` holds.
+pub(super) struct DroppedKeys(#[allow(dead_code)] BTreeSet<Key>);
+
+/// The member slots (`id -> name, total, clock total, data`, in fixed chunks that never
+/// reallocate), the order index over the indexed ones (`BTreeSet` of `(total desc, name
+/// asc)`) and, when asked for, the clock index (the same over `clock_total`).
 pub(super) struct NameTable<P> {
     // Declared first so that keys are dropped before the names they point to.
     index: BTreeSet<Key>,
+    clock: Option<ClockIndex>,
     chunks: Vec<Vec<Slot<P>>>,
 }
 
@@ -347,6 +372,7 @@ impl<P> NameTable<P> {
     pub(super) fn new() -> NameTable<P> {
         NameTable {
             index: BTreeSet::new(),
+            clock: None,
             chunks: Vec::new(),
         }
     }
@@ -374,9 +400,8 @@ impl<P> NameTable<P> {
     }
 
     /// Number of slots, live or free.
-    #[cfg(test)]
     pub(super) fn slots(&self) -> usize {
-        self.chunks.iter().map(|c| c.len()).sum()
+        self.chunks.len().saturating_sub(1) * CHUNK + self.chunks.last().map_or(0, |c| c.len())
     }
 
     /// Appends a live slot (total 0, not in the index); returns its id, the slot count before.
@@ -390,9 +415,16 @@ impl<P> NameTable<P> {
         let slot = Slot {
             name: Some(Name::new(id, name)),
             total: 0,
+            clock_total: 0,
             data,
         };
         self.chunks.last_mut().expect("chunk").push(slot);
+        if let Some(c) = &mut self.clock {
+            // A complete clock index covers the new slot too (`index_insert` puts it in).
+            if c.built == id as usize {
+                c.built += 1;
+            }
+        }
         id
     }
 
@@ -402,6 +434,7 @@ impl<P> NameTable<P> {
         assert!(s.name.is_none(), "refill of a live slot");
         s.name = Some(Name::new(id, name));
         s.total = 0;
+        s.clock_total = 0;
         s.data = data;
     }
 
@@ -414,10 +447,49 @@ impl<P> NameTable<P> {
         }
     }
 
-    /// Adds live slot `id` to the index.
+    /// The clock-index key of live slot `id`.
+    fn clock_key(&self, id: u32) -> Key {
+        let s = self.slot(id);
+        Key {
+            total: s.clock_total,
+            name: s.name.as_ref().expect("live member").ptr(),
+        }
+    }
+
+    /// Whether live slot `id` belongs in the clock index (it exists and was built past `id`).
+    #[inline]
+    fn in_clock(&self, id: u32) -> bool {
+        self.clock.as_ref().is_some_and(|c| (id as usize) < c.built)
+    }
+
+    /// Adds live slot `id` to the index (and to the clock index, if that covers it).
     pub(super) fn index_insert(&mut self, id: u32) {
         let key = self.key(id);
         self.index.insert(key);
+        if self.in_clock(id) {
+            let key = self.clock_key(id);
+            if let Some(c) = &mut self.clock {
+                c.keys.insert(key);
+            }
+        }
+    }
+
+    /// Sets the clock total of live slot `id`, repositioning it in the clock index if there.
+    #[inline]
+    pub(super) fn set_clock_total(&mut self, id: u32, total: i64) {
+        if !self.in_clock(id) {
+            self.slot_mut(id).clock_total = total;
+            return;
+        }
+        let mut key = self.clock_key(id);
+        if key.total == total {
+            return;
+        }
+        let Some(c) = &mut self.clock else { return };
+        c.keys.remove(&key);
+        key.total = total;
+        c.keys.insert(key);
+        self.slot_mut(id).clock_total = total;
     }
 
     /// Sets the total of live slot `id`, repositioning it in the index if it is there.
@@ -438,10 +510,99 @@ impl<P> NameTable<P> {
     pub(super) fn free(&mut self, id: u32) -> usize {
         let key = self.key(id);
         self.index.remove(&key);
+        self.clock_remove(id);
         let s = self.slot_mut(id);
         let name = s.name.take().expect("live member");
         s.total = 0;
+        s.clock_total = 0;
         name.bytes().len()
+    }
+
+    /// Takes live slot `id` out of the clock index, if it is there.
+    fn clock_remove(&mut self, id: u32) {
+        if self.in_clock(id) {
+            let key = self.clock_key(id);
+            if let Some(c) = &mut self.clock {
+                c.keys.remove(&key);
+            }
+        }
+    }
+
+    /// Builds the whole clock index at once (at a load, beside `rebuild_index`).
+    pub(super) fn rebuild_clock_index(&mut self) {
+        let mut keys: Vec<Key> = self.ids().map(|id| self.clock_key(id)).collect();
+        keys.sort_unstable();
+        self.clock = Some(ClockIndex {
+            keys: keys.into_iter().collect(),
+            built: self.slots(),
+        });
+    }
+
+    /// Starts a clock index (empty; `clock_index_step` builds it).
+    pub(super) fn clock_index_start(&mut self) {
+        self.clock = Some(ClockIndex {
+            keys: BTreeSet::new(),
+            built: 0,
+        });
+    }
+
+    /// Adds up to `slots` more slots to the clock index being built; returns the slots
+    /// visited (0 when it is complete or absent).
+    pub(super) fn clock_index_step(&mut self, slots: usize) -> usize {
+        let total = self.slots();
+        let Some(from) = self.clock.as_ref().map(|c| c.built) else {
+            return 0;
+        };
+        let to = total.min(from.saturating_add(slots));
+        let keys: Vec<Key> = (from..to)
+            .filter(|&id| self.slot(id as u32).is_live())
+            .map(|id| self.clock_key(id as u32))
+            .collect();
+        if let Some(c) = &mut self.clock {
+            c.keys.extend(keys);
+            c.built = to;
+        }
+        to - from
+    }
+
+    /// Whether there is a complete clock index.
+    pub(super) fn clock_index_ready(&self) -> bool {
+        self.clock.as_ref().is_some_and(|c| c.built >= self.slots())
+    }
+
+    /// Whether a clock index exists (complete or being built).
+    pub(super) fn has_clock_index(&self) -> bool {
+        self.clock.is_some()
+    }
+
+    /// Takes the clock index away (to be dropped, maybe on another thread).
+    pub(super) fn clock_index_take(&mut self) -> Option<DroppedKeys> {
+        self.clock.take().map(|c| DroppedKeys(c.keys))
+    }
+
+    /// The complete clock index, best first (`None` while it is absent or being built).
+    pub(super) fn clock_index_iter(&self) -> Option<impl Iterator<Item = &Key> + '_> {
+        if !self.clock_index_ready() {
+            return None;
+        }
+        self.clock.as_ref().map(|c| c.keys.iter())
+    }
+
+    /// Keys in the clock index.
+    pub(super) fn clock_index_len(&self) -> usize {
+        self.clock.as_ref().map_or(0, |c| c.keys.len())
+    }
+
+    /// Whether live slot `id` is in the clock index exactly when it should be, with its
+    /// current clock total.
+    #[cfg(test)]
+    pub(super) fn clock_index_consistent(&self, id: u32) -> bool {
+        let found = self.clock.as_ref().is_some_and(|c| {
+            c.keys
+                .get(&self.clock_key(id))
+                .is_some_and(|k| k.id() == id)
+        });
+        found == self.in_clock(id)
     }
 
     /// Live slot ids (ascending).
@@ -454,13 +615,14 @@ impl<P> NameTable<P> {
             .map(|(i, _)| i as u32)
     }
 
-    /// Writes every slot's total into `out[id]` (0 for a free slot); `out` has a cell per slot.
-    pub(super) fn totals_into(&self, out: &mut [i64]) {
+    /// Writes every slot's total (its clock total with `clock`) into `out[id]` (0 for a free
+    /// slot); `out` has a cell per slot.
+    pub(super) fn totals_into(&self, clock: bool, out: &mut [i64]) {
         // Chunk by chunk: a plain loop over each (a flattened iterator checks its state at
         // every slot).
         for (out, chunk) in out.chunks_mut(CHUNK).zip(&self.chunks) {
             for (o, s) in out.iter_mut().zip(chunk) {
-                *o = s.total;
+                *o = if clock { s.clock_total } else { s.total };
             }
         }
     }
@@ -487,8 +649,14 @@ impl<P> NameTable<P> {
         self.index.get(&self.key(id)).is_some_and(|k| k.id() == id)
     }
 
-    /// Drops the worst index key; false if the index was empty.
+    /// Drops the worst index key (clock index first); false if both indexes were empty.
     pub(super) fn index_pop_last(&mut self) -> bool {
+        if let Some(c) = &mut self.clock {
+            if c.keys.pop_last().is_some() {
+                return true;
+            }
+            self.clock = None;
+        }
         self.index.pop_last().is_some()
     }
 
@@ -500,10 +668,13 @@ impl<P> NameTable<P> {
         };
         match chunk.last() {
             Some(s) => {
-                if s.is_live() && !self.index.is_empty() {
-                    let id = (self.chunks.len() - 1) * CHUNK + chunk.len() - 1;
-                    let key = self.key(id as u32);
-                    self.index.remove(&key);
+                if s.is_live() {
+                    let id = ((self.chunks.len() - 1) * CHUNK + chunk.len() - 1) as u32;
+                    if !self.index.is_empty() {
+                        let key = self.key(id);
+                        self.index.remove(&key);
+                    }
+                    self.clock_remove(id);
                 }
                 self.chunks.last_mut().expect("chunk").pop();
             }
@@ -517,12 +688,13 @@ impl<P> NameTable<P> {
     /// Releases the (empty) chunk list and index.
     pub(super) fn release(&mut self) {
         self.index = BTreeSet::new();
+        self.clock = None;
         self.chunks = Vec::new();
     }
 
     /// True when nothing is left to free.
     pub(super) fn is_freed(&self) -> bool {
-        self.index.is_empty() && self.chunks.capacity() == 0
+        self.index.is_empty() && self.clock.is_none() && self.chunks.capacity() == 0
     }
 
     /// Number of chunks of the slot table.
@@ -542,7 +714,8 @@ impl<P> NameTable<P> {
 }
 
 impl<P: Clone> Clone for NameTable<P> {
-    /// A deep copy: names are copied, the index is rebuilt over the copies.
+    /// A deep copy: names are copied, the index is rebuilt over the copies (the clock index
+    /// is not: it is built again when wanted).
     fn clone(&self) -> NameTable<P> {
         let chunks: Vec<Vec<Slot<P>>> = self
             .chunks
@@ -552,6 +725,7 @@ impl<P: Clone> Clone for NameTable<P> {
                 v.extend(c.iter().map(|s| Slot {
                     name: s.name.as_ref().map(|n| Name::new(n.id(), n.bytes())),
                     total: s.total,
+                    clock_total: s.clock_total,
                     data: s.data.clone(),
                 }));
                 v
@@ -559,6 +733,7 @@ impl<P: Clone> Clone for NameTable<P> {
             .collect();
         let mut t = NameTable {
             index: BTreeSet::new(),
+            clock: None,
             chunks,
         };
         // Already sorted: the bulk build is linear.

@@ -2,6 +2,8 @@
 //! `Vec` doubling a million records copies them all in one call), and
 //! freeing can go a chunk at a time. Pure Rust, no FFI.
 
+use super::defrag::{Mover, Pass};
+
 /// Items per chunk: a big vector grows a chunk at a time; a small one has
 /// one chunk that grows as a `Vec` does.
 const CHUNK: usize = 4096;
@@ -100,6 +102,36 @@ impl<T> Chunked<T> {
     pub fn allocations(&self) -> usize {
         self.chunks.len() + 1
     }
+
+    /// Offers its blocks to a defrag pass: the chunk list, then a chunk per
+    /// unit of work with the blocks `own` offers of its items.
+    pub fn defrag<M: Mover>(&mut self, pass: &mut Pass<M>, mut own: impl FnMut(&mut T, &mut M)) {
+        pass.work(|m| m.vec(&mut self.chunks));
+        pass.each(self.chunks.iter_mut(), |chunk, pass| {
+            pass.work(|m| defrag_chunk(chunk, m, &mut own))
+        });
+    }
+
+    /// [`Chunked::defrag`], and after each chunk `inner` walks what each of
+    /// its items holds that is too big for a unit of work.
+    pub fn defrag_nested<M: Mover>(
+        &mut self,
+        pass: &mut Pass<M>,
+        mut own: impl FnMut(&mut T, &mut M),
+        mut inner: impl FnMut(&mut T, &mut Pass<M>),
+    ) {
+        pass.work(|m| m.vec(&mut self.chunks));
+        pass.each(self.chunks.iter_mut(), |chunk, pass| {
+            pass.work(|m| defrag_chunk(chunk, m, &mut own));
+            pass.each(chunk.iter_mut(), &mut inner);
+        });
+    }
+}
+
+fn defrag_chunk<T, M: Mover>(chunk: &mut Vec<T>, m: &mut M, own: impl FnMut(&mut T, &mut M)) {
+    m.vec(chunk);
+    let mut own = own;
+    chunk.iter_mut().for_each(|item| own(item, m));
 }
 
 #[cfg(test)]

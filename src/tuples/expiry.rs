@@ -1,6 +1,7 @@
 //! Expiry queues: items ordered by when they are due, so the next due item
 //! is found in O(log n) and due items are popped a bounded number at a time.
 
+use super::defrag::{rebuild, Mover, Pass};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Items, each due at a time (Unix ms); an item may be queued at several
@@ -54,6 +55,12 @@ impl<T: Ord + Clone> ExpiryQueue<T> {
     pub fn clear(&mut self) {
         self.queue.clear();
     }
+
+    /// Offers its nodes to a defrag pass, rebuilt when few ([`rebuild`]).
+    pub fn defrag<M: Mover>(&mut self, pass: &mut Pass<M>) {
+        let len = self.queue.len();
+        rebuild(pass, &mut self.queue, len, |_, _| {});
+    }
 }
 
 /// Ids (`u32`) by the second they are due in: 8 bytes an entry (the second
@@ -98,6 +105,12 @@ impl SecondQueue {
 
     pub fn len(&self) -> usize {
         self.queue.len()
+    }
+
+    /// Offers its nodes to a defrag pass, rebuilt when few ([`rebuild`]).
+    pub fn defrag<M: Mover>(&mut self, pass: &mut Pass<M>) {
+        let len = self.queue.len();
+        rebuild(pass, &mut self.queue, len, |_, _| {});
     }
 }
 

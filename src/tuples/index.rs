@@ -4,6 +4,7 @@
 //! the first positions scans only the matching range; other positions are
 //! checked one partition at a time. The keyspace is never scanned.
 
+use super::defrag::{rebuild, Mover, Pass};
 use super::encoding;
 use super::sample::estimate;
 use std::collections::BTreeMap;
@@ -45,6 +46,13 @@ impl<P> PartitionIndex<P> {
 
     pub fn len(&self) -> usize {
         self.map.len()
+    }
+
+    /// Offers its blocks to a defrag pass: the tree and its keys, rebuilt
+    /// when small ([`rebuild`]).
+    pub fn defrag<M: Mover>(&mut self, pass: &mut Pass<M>) {
+        let len = self.map.len();
+        rebuild(pass, &mut self.map, len, |(key, _), m| m.slice(key));
     }
 
     #[cfg(test)]

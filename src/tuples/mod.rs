@@ -4,6 +4,7 @@
 //! vector, a hash table grown by linear hashing).
 
 pub mod chunked;
+pub mod defrag;
 pub mod encoding;
 pub mod expiry;
 pub mod index;

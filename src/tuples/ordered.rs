@@ -12,6 +12,7 @@
 //!   Appending past the last key (keys arriving in order, as dates do)
 //!   starts a new chunk rather than splitting, so such chunks stay full.
 
+use super::defrag::{Mover, Pass};
 use super::encoding;
 use super::index::{matches, Filter};
 use super::table::Table;
@@ -43,6 +44,15 @@ pub struct OrderedIds {
 }
 
 impl OrderedIds {
+    /// Offers its blocks to a defrag pass: the chunk list, each chunk, the table.
+    pub fn defrag<M: Mover>(&mut self, pass: &mut Pass<M>) {
+        pass.work(|m| m.vec(&mut self.chunks));
+        pass.each(self.chunks.iter_mut(), |chunk, pass| {
+            pass.work(|m| m.vec(chunk))
+        });
+        self.table.defrag(pass);
+    }
+
     pub fn len(&self) -> usize {
         self.table.len()
     }

@@ -5,6 +5,7 @@
 //! no name may equal a keyword of its family, so a token is a keyword or a
 //! name, never both.
 
+use super::defrag::Mover;
 use crate::args::{printable, CmdError, Found, OptionSet, OptionSpec};
 use smallvec::SmallVec;
 
@@ -63,6 +64,14 @@ pub struct Declaration {
 pub const MAX_NAMES: usize = 64;
 
 impl Schema {
+    /// Offers its blocks (the vectors that outgrew their inline room) to a
+    /// defrag pass, as part of a unit of work.
+    pub fn defrag(&mut self, m: &mut impl Mover) {
+        m.small_vec(&mut self.text);
+        m.small_vec(&mut self.ends);
+        m.small_vec(&mut self.role_names);
+    }
+
     /// The indices (into the schema's names) of `role`, in declared order.
     pub fn of(&self, role: Role) -> &[u16] {
         let slot = role.slot();

@@ -21,6 +21,7 @@
 //! bytes stored elsewhere) and passes it to the operations that may move
 //! entries.
 
+use super::defrag::{Mover, Pass, SLAB_MAX};
 use hashbrown::HashTable;
 use smallvec::SmallVec;
 
@@ -183,6 +184,34 @@ impl<T> Table<T> {
     }
 }
 
+impl<T: Clone> Table<T> {
+    /// Offers its blocks to a defrag pass: the shard list, then each shard,
+    /// one per unit of work: copied into a placed block (a hashbrown table
+    /// does not expose its own) when it sits in a slab, which copies what
+    /// its entries own too; else (whole pages) its entries' blocks.
+    pub fn defrag<M: Mover>(&mut self, pass: &mut Pass<M>) {
+        self.defrag_with(pass, |_, _| {});
+    }
+
+    /// [`Table::defrag`], where `entry` offers the blocks an entry owns.
+    pub fn defrag_with<M: Mover>(
+        &mut self,
+        pass: &mut Pass<M>,
+        mut entry: impl FnMut(&mut T, &mut M),
+    ) {
+        pass.work(|m| m.small_vec(&mut self.shards));
+        pass.each(self.shards.iter_mut(), |shard, pass| {
+            pass.work(|m| {
+                if (1..=SLAB_MAX).contains(&shard.allocation_size()) {
+                    *shard = m.placed(|_| shard.clone());
+                } else {
+                    shard.iter_mut().for_each(|e| entry(e, m));
+                }
+            })
+        });
+    }
+}
+
 /// `u32` ids to values, on a [`Table`].
 #[derive(Clone, Debug, Default)]
 pub struct IdMap<V> {
@@ -216,6 +245,13 @@ impl<V> IdMap<V> {
 
     pub fn allocation_size(&self) -> usize {
         self.table.allocation_size()
+    }
+}
+
+impl<V: Clone> IdMap<V> {
+    /// [`Table::defrag_with`], `value` offering the blocks a value owns.
+    pub fn defrag<M: Mover>(&mut self, pass: &mut Pass<M>, mut value: impl FnMut(&mut V, &mut M)) {
+        self.table.defrag_with(pass, |(_, v), m| value(v, m));
     }
 }
 
@@ -314,6 +350,34 @@ mod tests {
         }
         assert_eq!(taken, 300_000);
         assert!(table.is_empty());
+    }
+
+    #[test]
+    fn defrag_copies_small_shards_and_moves_what_big_ones_hold() {
+        use crate::tuples::defrag::model::{in_slices, MoveAll};
+        use crate::tuples::defrag::Resume;
+        let mut map: IdMap<Box<[u8]>> = IdMap::default();
+        for id in 0..20_000u32 {
+            map.insert(id, id.to_string().into_bytes().into());
+        }
+        let shards = &map.table.shards;
+        let (small, big): (Vec<_>, Vec<_>) =
+            shards.iter().partition(|s| s.allocation_size() <= SLAB_MAX);
+        let (small, in_big) = (small.len(), big.iter().map(|s| s.len()).sum::<usize>());
+        assert!(in_big > 0 && small > 0, "{} shards", shards.len());
+        let mut mover = MoveAll::default();
+        let mut pass = crate::tuples::defrag::Pass::new(&mut mover, Resume::new());
+        map.defrag(&mut pass, |v, m| m.slice(v));
+        assert!(pass.finish().is_none());
+        // The shard list, then every value of a big shard; small ones copied.
+        assert_eq!(mover.moved.len(), 1 + in_big);
+        assert_eq!(mover.rebuilt, small);
+        for id in (0..20_000u32).step_by(7) {
+            assert_eq!(map.get(id).map(|v| &v[..]), Some(id.to_string().as_bytes()));
+        }
+        // In slices, the same.
+        let (moved, calls) = in_slices(2, |pass| map.defrag(pass, |v, m| m.slice(v)));
+        assert_eq!((moved.len(), calls > 1), (1 + in_big, true));
     }
 
     #[test]

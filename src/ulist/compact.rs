@@ -11,6 +11,7 @@
 //! thus costs 5 or 6 bytes more than one that does not.
 
 use super::entry::{Row, Stored, ValueKeys, NEVER};
+use crate::tuples::defrag::Mover;
 use crate::tuples::encoding;
 use crate::tuples::index::{matches, Filter};
 use crate::tuples::varint::{self, pack_tuple, unpack_tuple};
@@ -364,5 +365,14 @@ impl Compact {
     pub fn shrink(&mut self) {
         self.values.shrink_to_fit();
         self.places.shrink_to_fit();
+    }
+}
+
+impl Compact {
+    /// Offers its blocks to a defrag pass, as one unit of work.
+    pub fn defrag(&mut self, m: &mut impl Mover) {
+        m.small_vec(&mut self.places);
+        self.places.iter_mut().for_each(|(place, _)| m.slice(place));
+        m.vec(&mut self.values);
     }
 }

@@ -19,6 +19,7 @@
 
 use super::entry::{Bytes, Row, ValueKeys, NEVER};
 use crate::tuples::chunked::Chunked;
+use crate::tuples::defrag::{rebuild, Mover, Pass};
 use crate::tuples::encoding;
 use crate::tuples::expiry::SecondQueue;
 use crate::tuples::index::{Filter, PartitionIndex};
@@ -485,6 +486,26 @@ impl Hashed {
             + self.records.used()
             + self.scopes.len()
             + self.partitions.len()
+    }
+}
+
+impl Hashed {
+    /// Offers its blocks to a defrag pass: the records with their spilled
+    /// values, each scope's table, the scope tree, the id maps, the
+    /// partition index and the expiry queue (trees when small).
+    pub fn defrag<M: Mover>(&mut self, pass: &mut Pass<M>) {
+        self.records
+            .0
+            .defrag(pass, |r, m| m.small_vec(&mut r.value));
+        pass.each(self.scopes.values_mut(), |scope, pass| {
+            scope.values.defrag(pass)
+        });
+        let scopes = self.scopes.len();
+        rebuild(pass, &mut self.scopes, scopes, |(key, _), m| m.slice(key));
+        self.scope_keys.defrag(pass, |key, m| m.slice(key));
+        self.partitions.defrag(pass);
+        self.partition_keys.defrag(pass, |key, m| m.slice(key));
+        self.expiry.defrag(pass);
     }
 }
 

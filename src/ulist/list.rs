@@ -16,6 +16,7 @@ use super::compact::{Compact, NotCompact, MAX_PLACES};
 pub use super::entry::{Row, Stored, ValueKeys, NEVER};
 use super::hashed::Hashed;
 use crate::args::MAX_TTL_S;
+use crate::tuples::defrag::{Mover, Pass};
 use crate::tuples::encoding;
 use crate::tuples::index::Filter;
 use crate::tuples::schema::{put_blob, Declaration, DecodeError, Reader, Role, Schema};
@@ -363,6 +364,20 @@ impl UList {
         list.layout = Layout::Hashed(Box::new(hashed));
         list.compact_below(compact_max + 1);
         Ok(list)
+    }
+}
+
+impl UList {
+    /// Offers its blocks to a defrag pass (`tuples::defrag`).
+    pub fn defrag<M: Mover>(&mut self, pass: &mut Pass<M>) {
+        pass.work(|m| self.schema.defrag(m));
+        match &mut self.layout {
+            Layout::Compact(compact) => pass.work(|m| compact.defrag(m)),
+            Layout::Hashed(hashed) => {
+                pass.work(|m| m.boxed(hashed));
+                hashed.defrag(pass);
+            }
+        }
     }
 }
 

@@ -13,6 +13,8 @@
 
 mod command;
 mod compact;
+#[cfg(test)]
+mod defrag_tests;
 mod entry;
 mod hashed;
 mod list;

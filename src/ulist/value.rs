@@ -2,6 +2,7 @@
 
 use super::list::UList;
 use crate::server::module_type::{type_methods, AofWriter, ModuleValue};
+use crate::tuples::defrag::{Mover, Pass};
 use crate::tuples::schema::DecodeError;
 use redis_module::native_types::RedisType;
 use std::os::raw::c_int;
@@ -50,5 +51,9 @@ impl ModuleValue for UList {
 
     fn next_due(&self) -> Option<i64> {
         UList::next_due(self)
+    }
+
+    fn defrag<M: Mover>(&mut self, pass: &mut Pass<M>) {
+        UList::defrag(self, pass)
     }
 }

@@ -1,0 +1,248 @@
+//! Persistence: the versioned encoding (RDB, DUMP), its decoder, and the replay of a key's
+//! content as increments (AOF rewrite).
+
+use super::bucket::{Bucket, Table};
+use super::{DecodeError, TopN, EMPTY, ENCODING_VERSION};
+
+impl TopN {
+    /// Live buckets with their nonzero entries, ascending.
+    pub(super) fn live_buckets(&self) -> impl Iterator<Item = &Bucket> + '_ {
+        self.buckets.iter().filter(move |b| !self.is_stale(b.idx))
+    }
+
+    /// Versioned binary encoding (little endian):
+    /// `u8 version=1, i64 bucket_ms, u32 window, u8 has_clock, i64 clock,
+    ///  u32 nmembers, nmembers x (u32 len, bytes),
+    ///  u32 nbuckets, nbuckets x (i64 bucket, u32 nentries, nentries x (u32 member, i64 count))`.
+    /// Only live buckets and nonzero counts are written. The bytes are a function of the
+    /// content alone (members in byte order, a bucket's entries by member), not of table
+    /// layouts, so a replica encodes exactly what its master does. Cost: sorting the names,
+    /// O(M log M), and each bucket's entries.
+    pub fn encode(&self) -> Vec<u8> {
+        let buckets: Vec<(i64, Vec<(u32, i64)>)> = self
+            .live_buckets()
+            .map(|b| (b.idx, b.iter().filter(|(_, v)| *v != 0).collect::<Vec<_>>()))
+            .filter(|(_, entries)| !entries.is_empty())
+            .collect();
+        // Member numbers: the members written, in byte order.
+        let mut renum: Vec<u32> = vec![EMPTY; self.m.nslots];
+        let mut names: Vec<u32> = Vec::new();
+        for (_, entries) in &buckets {
+            for &(id, _) in entries {
+                if renum[id as usize] == EMPTY {
+                    renum[id as usize] = 0;
+                    names.push(id);
+                }
+            }
+        }
+        names.sort_unstable_by(|a, b| self.m.name(*a).cmp(self.m.name(*b)));
+        for (n, &id) in names.iter().enumerate() {
+            renum[id as usize] = n as u32;
+        }
+        let name_bytes: usize = names.iter().map(|&id| 4 + self.m.name(id).len()).sum();
+        let entries: usize = buckets.iter().map(|(_, e)| 12 + 12 * e.len()).sum();
+        let mut out = Vec::with_capacity(34 + name_bytes + entries);
+        out.push(ENCODING_VERSION);
+        out.extend_from_slice(&self.bucket_ms.to_le_bytes());
+        out.extend_from_slice(&self.window.to_le_bytes());
+        out.push(self.clock.is_some() as u8);
+        out.extend_from_slice(&self.clock.unwrap_or(0).to_le_bytes());
+        out.extend_from_slice(&(names.len() as u32).to_le_bytes());
+        for &id in &names {
+            let n = self.m.name(id);
+            out.extend_from_slice(&(n.len() as u32).to_le_bytes());
+            out.extend_from_slice(n);
+        }
+        out.extend_from_slice(&(buckets.len() as u32).to_le_bytes());
+        for (idx, entries) in buckets {
+            let mut entries: Vec<(u32, i64)> = entries
+                .into_iter()
+                .map(|(id, v)| (renum[id as usize], v))
+                .collect();
+            entries.sort_unstable_by_key(|e| e.0);
+            out.extend_from_slice(&idx.to_le_bytes());
+            out.extend_from_slice(&(entries.len() as u32).to_le_bytes());
+            for (r, v) in entries {
+                out.extend_from_slice(&r.to_le_bytes());
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+        out
+    }
+
+    /// Rebuilds a structure from `encode()` output. Rejects truncated or malformed input.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub fn decode(bytes: &[u8]) -> Result<TopN, DecodeError> {
+        Self::decode_at(bytes, None)
+    }
+
+    /// `decode`, for a server whose time is `now_ms`: buckets that already left the window at
+    /// that time are loaded aged (out of the aggregate), so no upkeep is owed for them.
+    pub fn decode_at(bytes: &[u8], now_ms: Option<i64>) -> Result<TopN, DecodeError> {
+        let mut r = Reader { buf: bytes };
+        let version = r.u8()?;
+        if version != ENCODING_VERSION {
+            return Err(DecodeError::UnknownVersion(version));
+        }
+        let bucket_ms = r.i64()?;
+        if bucket_ms < 1 {
+            return Err(DecodeError::Invalid("bucket_ms"));
+        }
+        let window = r.u32()?;
+        if window < 1 {
+            return Err(DecodeError::Invalid("window"));
+        }
+        let has_clock = match r.u8()? {
+            0 => false,
+            1 => true,
+            _ => return Err(DecodeError::Invalid("clock flag")),
+        };
+        let clock = r.i64()?;
+        if !has_clock && clock != 0 {
+            return Err(DecodeError::Invalid("clock"));
+        }
+        let mut t = TopN::new(bucket_ms, window);
+        t.clock = if has_clock { Some(clock) } else { None };
+        if let Some(now) = now_ms {
+            t.observe_time(now);
+        }
+        if has_clock {
+            t.agg_lo = t.agg_target();
+        }
+
+        let nmembers = r.u32()? as usize;
+        if nmembers > r.buf.len() / 4 {
+            return Err(DecodeError::Truncated);
+        }
+        if !has_clock && nmembers != 0 {
+            return Err(DecodeError::Invalid("members without clock"));
+        }
+        t.m.reserve(nmembers);
+        for _ in 0..nmembers {
+            let len = r.u32()? as usize;
+            let name = r.take(len)?;
+            let hash = t.m.hash_name(name);
+            if t.m.find(name, hash).is_some() {
+                return Err(DecodeError::Invalid("duplicate member"));
+            }
+            t.m.intern_raw(name, hash);
+        }
+        let nbuckets = r.u32()? as usize;
+        if nbuckets > r.buf.len() / 12 {
+            return Err(DecodeError::Truncated);
+        }
+        let lo = t.live_lo(clock);
+        let mut prev: Option<i64> = None;
+        for _ in 0..nbuckets {
+            let idx = r.i64()?;
+            if !has_clock || idx < lo || idx > clock {
+                return Err(DecodeError::Invalid("bucket outside the window"));
+            }
+            if prev.is_some_and(|p| idx <= p) {
+                return Err(DecodeError::Invalid("buckets out of order"));
+            }
+            prev = Some(idx);
+            let nentries = r.u32()? as usize;
+            if nentries == 0 {
+                return Err(DecodeError::Invalid("empty bucket"));
+            }
+            if nentries > r.buf.len() / 12 {
+                return Err(DecodeError::Truncated);
+            }
+            let mut b = Bucket::new(idx);
+            b.cur = Table::with_cap(nentries * 5 / 4 + 1);
+            for _ in 0..nentries {
+                let m = r.u32()?;
+                let v = r.i64()?;
+                if m as usize >= nmembers {
+                    return Err(DecodeError::Invalid("member number"));
+                }
+                if v == 0 {
+                    return Err(DecodeError::Invalid("zero count"));
+                }
+                let (pos, inserted) = b.entry(m);
+                if !inserted {
+                    return Err(DecodeError::Invalid("duplicate entry"));
+                }
+                b.set(pos, v);
+                t.total_entries += 1;
+                t.m.meta_mut(m).refs += 1;
+                let clock_total = t.m.clock_total(m) + v as i128;
+                t.m.set_clock_total(m, clock_total);
+                if idx >= t.agg_lo {
+                    let total = t.m.total(m) + v as i128;
+                    t.m.set_total(m, total);
+                }
+            }
+            if b.min_val < 0 {
+                t.neg.insert(idx);
+            }
+            t.buckets.push_back(b);
+        }
+        if !r.buf.is_empty() {
+            return Err(DecodeError::Invalid("trailing bytes"));
+        }
+        if t.m.ids().any(|id| t.m.meta(id).refs == 0) {
+            return Err(DecodeError::Invalid("unused member"));
+        }
+        t.m.names.rebuild_index();
+        if t.wants_clock_index() {
+            // Buckets loaded aged: reads at the clock walk the clock index from the start (a
+            // load is one step anyway; a second sorted build, like the order index's).
+            t.m.names.rebuild_clock_index();
+        }
+        Ok(t)
+    }
+
+    /// Increments that rebuild an equal structure when replayed with `incr` in order (on a
+    /// fresh `TopN::new(bucket_ms, window)`): `(member, by, at_ms)` in ascending bucket order.
+    /// A final `(b"", 0, clock_ms)` restores the clock when the newest live bucket holds no
+    /// nonzero count.
+    pub fn replay_events(&self) -> Vec<(&[u8], i64, i64)> {
+        let mut out = Vec::new();
+        let mut last: Option<i64> = None;
+        for b in self.live_buckets() {
+            let at = b.idx.saturating_mul(self.bucket_ms);
+            for (id, v) in b.iter() {
+                if v != 0 {
+                    out.push((self.m.name(id), v, at));
+                    last = Some(b.idx);
+                }
+            }
+        }
+        if let Some(c) = self.clock {
+            if last != Some(c) {
+                out.push((&b""[..], 0, c.saturating_mul(self.bucket_ms)));
+            }
+        }
+        out
+    }
+}
+
+struct Reader<'a> {
+    buf: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
+        if self.buf.len() < n {
+            return Err(DecodeError::Truncated);
+        }
+        let (a, b) = self.buf.split_at(n);
+        self.buf = b;
+        Ok(a)
+    }
+    fn u8(&mut self) -> Result<u8, DecodeError> {
+        Ok(self.take(1)?[0])
+    }
+    fn u32(&mut self) -> Result<u32, DecodeError> {
+        Ok(u32::from_le_bytes(
+            self.take(4)?.try_into().expect("4 bytes"),
+        ))
+    }
+    fn i64(&mut self) -> Result<i64, DecodeError> {
+        Ok(i64::from_le_bytes(
+            self.take(8)?.try_into().expect("8 bytes"),
+        ))
+    }
+}

@@ -1,0 +1,145 @@
+//! Threshold merges (Fagin's threshold algorithm) for reads of a few buckets, such as `LAST 2`:
+//! the buckets' entries are read in descending count order, each member seen is counted over
+//! the whole read window by one lookup per bucket, and the merge stops as soon as the n-th
+//! best count is above the most any member not seen yet can have: the sum of the lists'
+//! next counts. On skewed data that is a few dozen entries, where a sum reads every entry of
+//! the buckets and a slot per member.
+//!
+//! A sealed bucket's order is its packed copy's prefix (`packed.rs`, made by the upkeep
+//! timer); another bucket's (the newest, still taking writes) is selected at read time from
+//! its cells, which costs a scan of them. Members whose count is not positive in a bucket are
+//! not in its list: an unseen member's count there is at most the list's next count (or the
+//! bound of the entries a list left out, or 0). A merge that finds fewer than n positive
+//! counts, or would read past a list's end, or past its budget, gives up (the caller sums).
+
+use std::borrow::Cow;
+use std::collections::HashSet;
+use std::hash::BuildHasherDefault;
+
+use super::super::packed::{packable, word, word_count, PrefixBuilder};
+use super::super::select::Rows;
+use super::bucket::Bucket;
+use super::members::IdHasher;
+use super::read::{Best, Span, LOOKUP_COST};
+use super::TopN;
+
+/// Entries of a list selected at read time (from a bucket without a prefix).
+const READ_PREFIX_LEN: usize = 256;
+
+/// One bucket's positive entries, highest count first, as far as known: words
+/// `id << 32 | count`; the entries left out have a count of at most `rest`.
+struct List<'a> {
+    words: Cow<'a, [u64]>,
+    rest: i64,
+    pos: usize,
+}
+
+impl List<'_> {
+    /// The most a member not read from this list yet can count in its bucket.
+    #[inline]
+    fn frontier(&self) -> i64 {
+        self.words
+            .get(self.pos)
+            .map_or(self.rest, |w| word_count(*w))
+    }
+}
+
+impl Bucket {
+    /// Whether the bucket's order is known without a scan (a packed copy and no `extra`).
+    #[inline]
+    fn has_prefix(&self) -> bool {
+        self.packed.is_some() && self.extra.is_none()
+    }
+
+    /// The bucket's list: its packed prefix, or one selected from its cells now.
+    fn list(&self) -> List<'_> {
+        if let (Some(p), None) = (&self.packed, &self.extra) {
+            let prefix = p.prefix();
+            return List {
+                words: Cow::Borrowed(&prefix.words),
+                rest: prefix.rest,
+                pos: 0,
+            };
+        }
+        let mut builder = PrefixBuilder::new(READ_PREFIX_LEN);
+        // Internal iteration: the cells are a chain of runs, which a `for` loop would step
+        // through one state check at a time.
+        self.cell_counts().for_each(|(count, cell)| {
+            if count > 0 {
+                builder.push(word(cell, count));
+            }
+        });
+        let prefix = builder.finish();
+        let words = prefix
+            .words
+            .iter()
+            .map(|&w| word(self.any_cell((w >> 32) as usize).0, word_count(w)))
+            .collect();
+        List {
+            words: Cow::Owned(words),
+            rest: prefix.rest,
+            pos: 0,
+        }
+    }
+}
+
+impl TopN {
+    /// The model's cost of starting a merge over `sp`: a scan of the cells of each bucket
+    /// without a prefix. `None` when a bucket cannot take part (a count beyond an i32).
+    pub(super) fn merge_setup_cost(&self, sp: &Span) -> Option<usize> {
+        let mut cost = 0;
+        for b in self.buckets.range(sp.i0..sp.i1) {
+            if !b.has_prefix() {
+                if !packable(b.min_val, b.max_val) {
+                    return None;
+                }
+                cost += b.scan_cost();
+            }
+        }
+        Some(cost)
+    }
+
+    /// The top `want` over `sp` by a threshold merge of its buckets' lists, or `None` when the
+    /// merge gives up: fewer than `want` positive counts, a list read to a cut end, or more
+    /// than `cap` spent after the lists are made (a unit per entry read, `LOOKUP_COST` per
+    /// bucket for each member seen).
+    pub(super) fn top_by_merge(&self, want: usize, sp: &Span, cap: usize) -> Option<Rows<'_>> {
+        let span: Vec<&Bucket> = self.buckets.range(sp.i0..sp.i1).collect();
+        let mut lists: Vec<List<'_>> = span.iter().map(|b| b.list()).collect();
+        let mut seen: HashSet<u32, BuildHasherDefault<IdHasher>> = HashSet::default();
+        let mut best = Best::new(want);
+        let mut cost = 0usize;
+        loop {
+            let mut threshold: i128 = 0;
+            let mut next: Option<(usize, i64)> = None;
+            for (i, l) in lists.iter().enumerate() {
+                let f = l.frontier();
+                threshold += f as i128;
+                if l.pos < l.words.len() && next.is_none_or(|(_, best)| f > best) {
+                    next = Some((i, f));
+                }
+            }
+            if best.nth().is_some_and(|(worst, _)| threshold < worst) {
+                break;
+            }
+            // Every list is read: a list cut short, or too few positive counts.
+            let (i, _) = next?;
+            let w = lists[i].words[lists[i].pos];
+            lists[i].pos += 1;
+            cost += 1;
+            let id = (w >> 32) as u32;
+            if !seen.insert(id) {
+                continue;
+            }
+            cost += LOOKUP_COST * span.len();
+            if cost > cap {
+                return None;
+            }
+            let count: i128 = span.iter().map(|b| b.get(id) as i128).sum();
+            if count > 0 {
+                best.offer(count, self.m.name(id));
+            }
+        }
+        Some(best.into_rows())
+    }
+}
