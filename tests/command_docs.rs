@@ -365,10 +365,9 @@ fn acl_categories_let_read_users_read_and_refuse_writes() {
 /// on every server, 7.0 included.
 #[test]
 fn the_documented_acl_line_hides_the_internal_commands() {
-    let operations = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/operations.md"),
-    )
-    .expect("docs/operations.md");
+    let operations =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/operations.md"))
+            .expect("docs/operations.md");
     let line = operations
         .lines()
         .map(str::trim)

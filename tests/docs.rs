@@ -22,7 +22,9 @@ fn every_session_link_and_reference_line_of_the_docs_holds() {
     if shown_server {
         check.arg(server.port.to_string());
     } else {
-        eprintln!("docs sessions show Redis 7.0; on this server only links and references are checked");
+        eprintln!(
+            "docs sessions show Redis 7.0; on this server only links and references are checked"
+        );
         check.arg("--offline");
     }
     let out = check
