@@ -53,7 +53,7 @@ run: build
 
 # --lib --tests: unit and integration tests (which rebuild the module .so
 # they load); no doc-tests, and the bench is only built.
-test: deps
+test: deps client-deps
 	$(CARGO) build --examples
 	$(CARGO) test --lib --tests
 	$(MAKE) --no-print-directory test-clients
@@ -65,7 +65,7 @@ test-faults: deps
 
 # Builds the servers once (cached outside the checkout), then runs the
 # integration suite on each: scripts/compat-servers.sh says how.
-test-compat: deps
+test-compat: deps client-deps
 	CARGO=$(CARGO) scripts/compat-servers.sh
 
 # The clients' tests start their own servers from the release module.
