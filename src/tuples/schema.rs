@@ -8,6 +8,8 @@
 use super::defrag::Mover;
 use crate::args::{printable, CmdError, Found, OptionSet, OptionSpec};
 use smallvec::SmallVec;
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex, PoisonError, Weak};
 
 /// What a name is for.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -34,7 +36,7 @@ impl Role {
 
 /// The names of a schema and their roles, laid out compactly: every call
 /// looks its names up here.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Schema {
     /// Each distinct name once, in the order first declared, back to back.
     /// Inline when short: a command reads the names of its key's schema,
@@ -63,7 +65,42 @@ pub struct Declaration {
 /// Most names a schema may declare.
 pub const MAX_NAMES: usize = 64;
 
+/// The schemas in use, each once: keys declared alike share one
+/// ([`Schema::shared`]). Entries whose keys are all gone are swept when the
+/// table has doubled since the last sweep.
+struct Interned {
+    table: HashMap<Schema, Weak<Schema>>,
+    swept_at: usize,
+}
+
+static INTERNED: LazyLock<Mutex<Interned>> = LazyLock::new(|| {
+    Mutex::new(Interned {
+        table: HashMap::new(),
+        swept_at: 0,
+    })
+});
+
 impl Schema {
+    /// This schema, shared with every key declared the same way: a small
+    /// list then holds a pointer, not its own copy (about 100 bytes a key).
+    /// Takes a lock, so only CREATE, loads and copies call it, never a
+    /// write of values.
+    pub fn shared(self) -> Arc<Schema> {
+        // A poisoned lock only means a panic elsewhere while it was held:
+        // the table is still a valid cache.
+        let mut interned = INTERNED.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(live) = interned.table.get(&self).and_then(Weak::upgrade) {
+            return live;
+        }
+        let live = Arc::new(self.clone());
+        interned.table.insert(self, Arc::downgrade(&live));
+        if interned.table.len() > 2 * interned.swept_at + 64 {
+            interned.table.retain(|_, weak| weak.strong_count() > 0);
+            interned.swept_at = interned.table.len();
+        }
+        live
+    }
+
     /// Offers its blocks (the vectors that outgrew their inline room) to a
     /// defrag pass, as part of a unit of work.
     pub fn defrag(&mut self, m: &mut impl Mover) {
@@ -497,6 +534,30 @@ impl<'a> Reader<'a> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn schemas_declared_alike_are_shared_and_swept_when_unused() {
+        let parse = |names: &[&str]| {
+            let tokens: Vec<&[u8]> = names.iter().map(|n| n.as_bytes()).collect();
+            Schema::parse(&tokens, &DECL, &[]).unwrap().0
+        };
+        let a = parse(&["VALUE", "shared-probe-user"]).shared();
+        let b = parse(&["VALUE", "shared-probe-user"]).shared();
+        let c = parse(&["VALUE", "shared-probe-other"]).shared();
+        assert!(Arc::ptr_eq(&a, &b));
+        assert!(!Arc::ptr_eq(&a, &c));
+        drop((a, b));
+        // Many distinct schemas that die at once are swept, not kept.
+        for i in 0..1_000 {
+            drop(parse(&["VALUE", &format!("shared-probe-{i}")]).shared());
+        }
+        let table = INTERNED.lock().unwrap().table.len();
+        assert!(table < 200, "{table} entries kept");
+        assert!(Arc::ptr_eq(
+            &c,
+            &parse(&["VALUE", "shared-probe-other"]).shared()
+        ));
+    }
+
     use super::*;
     use crate::args::Takes;
 

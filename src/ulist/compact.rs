@@ -31,17 +31,48 @@ pub struct NotCompact;
 
 #[derive(Clone, Debug, Default)]
 pub struct Compact {
-    /// Each place with the length of its SCOPE part.
     /// Inline for the first: a list of one partition needs no allocation
     /// (nor a cache miss) for it.
-    places: SmallVec<[(Box<[u8]>, usize); 1]>,
+    places: SmallVec<[Place; 1]>,
     values: Vec<u8>,
-    len: usize,
+    len: u32,
     /// The earliest expiry (NEVER: none).
     due: i64,
     /// Whether the places are of more than one scope (usually they are all
     /// of one: a scope check is then one comparison, not one per place).
     scopes_differ: bool,
+}
+
+/// A place: the encodings of its SCOPE then PARTITION values.
+#[derive(Clone, Debug)]
+struct Place {
+    key: Box<[u8]>,
+    /// The length of its SCOPE part.
+    scope_len: u32,
+    /// [`tag`] of `key`: a search compares tags, and reads a key (a cache
+    /// miss each) only when they are equal.
+    tag: u32,
+}
+
+impl Place {
+    fn new(key: &[u8], scope_len: usize) -> Self {
+        Place {
+            key: key.into(),
+            scope_len: scope_len as u32,
+            tag: tag(key),
+        }
+    }
+}
+
+/// A cheap hash of a place's key (FxHash's mix, over 8-byte words).
+fn tag(key: &[u8]) -> u32 {
+    let mut h = key.len() as u64;
+    for word in key.chunks(8) {
+        let mut w = [0u8; 8];
+        w[..word.len()].copy_from_slice(word);
+        h = (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    (h >> 32) as u32
 }
 
 /// One value as stored.
@@ -70,7 +101,7 @@ impl Compact {
     }
 
     pub fn len(&self) -> usize {
-        self.len
+        self.len as usize
     }
 
     pub fn places(&self) -> usize {
@@ -96,8 +127,8 @@ impl Compact {
     }
 
     fn scope_of(&self, place: usize) -> &[u8] {
-        let (key, scope_len) = &self.places[place];
-        &key[..*scope_len]
+        let place = &self.places[place];
+        &place.key[..place.scope_len as usize]
     }
 
     /// A bit per place of the scope `scope`.
@@ -125,9 +156,10 @@ impl Compact {
 
     /// The index of the place keyed `place`.
     fn place(&self, place: &[u8]) -> Option<usize> {
-        // From the end: places of a scope differ in their last bytes.
-        let same_rev = |a: &[u8]| a.len() == place.len() && a.iter().rev().eq(place.iter().rev());
-        self.places.iter().position(|(p, _)| same_rev(p))
+        let tag = tag(place);
+        self.places
+            .iter()
+            .position(|p| p.tag == tag && *p.key == *place)
     }
 
     /// The stored value `packed` of the scope keyed `scope`.
@@ -156,7 +188,7 @@ impl Compact {
         }
         kept.extend_from_slice(&self.values[from..]);
         self.values = kept;
-        self.len -= doomed.len();
+        self.len -= doomed.len() as u32;
         let mut used = vec![false; self.places.len()];
         for e in self.entries() {
             used[e.place] = true;
@@ -206,8 +238,7 @@ impl Compact {
             None => {
                 let first_scope = self.places.first().map(|_| self.scope_of(0));
                 self.scopes_differ |= first_scope.is_some_and(|s| s != keys.scope());
-                self.places
-                    .push((keys.place.as_slice().into(), keys.scope_len));
+                self.places.push(Place::new(&keys.place, keys.scope_len));
                 self.places.len() - 1
             }
         };
@@ -245,7 +276,7 @@ impl Compact {
     pub fn stored(&self) -> impl Iterator<Item = Stored<'_>> + '_ {
         self.entries().map(|e| {
             let value = unpack_tuple(&self.values[e.value]);
-            (&*self.places[e.place].0, value, e.expire_at)
+            (&*self.places[e.place].key, value, e.expire_at)
         })
     }
 
@@ -253,7 +284,7 @@ impl Compact {
     pub fn partitions(&self, filter: &Filter, now: i64) -> Vec<Row> {
         let mut live = BTreeSet::new();
         for e in self.entries().filter(|e| e.expire_at > now) {
-            live.insert(&*self.places[e.place].0);
+            live.insert(&*self.places[e.place].key);
         }
         live.into_iter()
             .filter(|p| matches(p, filter))
@@ -266,7 +297,7 @@ impl Compact {
         let wanted: Vec<bool> = self
             .places
             .iter()
-            .map(|(p, _)| matches(p, filter))
+            .map(|p| matches(&p.key, filter))
             .collect();
         // (scope, value encoding, place) of each live value.
         type Live<'a> = (&'a [u8], Cow<'a, [u8]>, usize);
@@ -285,7 +316,7 @@ impl Compact {
         rows.into_iter()
             .map(|(_, value, place)| {
                 let mut row = encoding::decode(&value).unwrap_or_default();
-                row.extend(encoding::decode(&self.places[place].0).unwrap_or_default());
+                row.extend(encoding::decode(&self.places[place].key).unwrap_or_default());
                 row
             })
             .collect()
@@ -297,7 +328,7 @@ impl Compact {
         let doomed: Vec<bool> = self
             .places
             .iter()
-            .map(|(p, _)| matches(p, filter))
+            .map(|p| matches(&p.key, filter))
             .collect();
         let mut live = vec![false; self.places.len()];
         let mut ranges = Vec::new();
@@ -354,11 +385,11 @@ impl Compact {
     pub fn heap_bytes(&self) -> usize {
         self.values.capacity()
             + if self.places.spilled() {
-                self.places.capacity() * std::mem::size_of::<(Box<[u8]>, usize)>()
+                self.places.capacity() * std::mem::size_of::<Place>()
             } else {
                 0
             }
-            + self.places.iter().map(|(p, _)| p.len()).sum::<usize>()
+            + self.places.iter().map(|p| p.key.len()).sum::<usize>()
     }
 
     /// Gives back the buffer's spare room (after a conversion or a load).
@@ -372,7 +403,7 @@ impl Compact {
     /// Offers its blocks to a defrag pass, as one unit of work.
     pub fn defrag(&mut self, m: &mut impl Mover) {
         m.small_vec(&mut self.places);
-        self.places.iter_mut().for_each(|(place, _)| m.slice(place));
+        self.places.iter_mut().for_each(|p| m.slice(&mut p.key));
         m.vec(&mut self.values);
     }
 }

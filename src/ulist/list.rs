@@ -22,6 +22,8 @@ use crate::tuples::index::Filter;
 use crate::tuples::schema::{put_blob, Declaration, DecodeError, Reader, Role, Schema};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::num::NonZeroI64;
+use std::sync::Arc;
 
 /// How ULIST.CREATE declares names; every ULIST keyword is refused as a name.
 pub static DECLARATION: Declaration = Declaration {
@@ -43,7 +45,7 @@ pub static DECLARATION: Declaration = Declaration {
 };
 
 /// Values a list keeps compact at most, unless configured.
-pub const DEFAULT_COMPACT_MAX: usize = 128;
+pub const DEFAULT_COMPACT_MAX: usize = 512;
 
 #[derive(Clone, Debug)]
 enum Layout {
@@ -51,23 +53,25 @@ enum Layout {
     Hashed(Box<Hashed>),
 }
 
+/// Small, as a key of a small list holds one: 96 bytes with its compact
+/// layout inline (the schema is shared, [`Schema::shared`]).
 #[derive(Clone, Debug)]
 pub struct UList {
-    schema: Schema,
+    schema: Arc<Schema>,
     /// EXPIRE s given at CREATE, for ADDs without EXPIRE/NEVER.
-    default_expire_s: Option<i64>,
+    default_expire_s: Option<NonZeroI64>,
     layout: Layout,
     /// Values kept compact at most (a layout setting, not content).
-    compact_max: usize,
+    compact_max: u32,
 }
 
 impl UList {
     pub fn new(schema: Schema, default_expire_s: Option<i64>) -> Self {
         UList {
-            schema,
-            default_expire_s,
+            schema: schema.shared(),
+            default_expire_s: default_expire_s.and_then(NonZeroI64::new),
             layout: Layout::Compact(Compact::new()),
-            compact_max: DEFAULT_COMPACT_MAX,
+            compact_max: DEFAULT_COMPACT_MAX as u32,
         }
     }
 
@@ -76,13 +80,17 @@ impl UList {
     }
 
     pub fn default_expire_s(&self) -> Option<i64> {
-        self.default_expire_s
+        self.default_expire_s.map(NonZeroI64::get)
     }
 
     /// Sets how many values the list keeps compact at most
     /// (`recipes.ulist-compact-max`); applied from the next write.
     pub fn set_compact_max(&mut self, values: usize) {
-        self.compact_max = values;
+        self.compact_max = values.try_into().unwrap_or(u32::MAX);
+    }
+
+    fn compact_max(&self) -> usize {
+        self.compact_max as usize
     }
 
     fn scope_names(&self) -> usize {
@@ -125,7 +133,7 @@ impl UList {
     /// compact-max values (hysteresis: a list at the threshold does not
     /// flip back and forth), if the compact layout can hold them.
     fn settle(&mut self) {
-        self.compact_below(self.compact_max / 2);
+        self.compact_below(self.compact_max() / 2);
     }
 
     /// A hashed list of fewer than `limit` values turns compact, if the
@@ -167,7 +175,7 @@ impl UList {
         if let Layout::Compact(c) = &mut self.layout {
             match c.add(keys, at, expire_at) {
                 Ok(new) => {
-                    if c.len() > self.compact_max {
+                    if c.len() > self.compact_max() {
                         self.make_hashed();
                     }
                     return new;
@@ -265,13 +273,14 @@ impl UList {
     }
 
     /// Heap bytes held, each collection's variable part sized from `samples`
-    /// of its items (0: all).
+    /// of its items (0: all). The shared schema is counted in no key, so
+    /// that a key's figure does not depend on other keys.
     pub fn mem_usage(&self, samples: usize) -> usize {
         let layout = match &self.layout {
             Layout::Compact(c) => c.heap_bytes(),
             Layout::Hashed(h) => std::mem::size_of::<Hashed>() + h.mem_usage(samples),
         };
-        std::mem::size_of::<Self>() + layout + self.schema.len() * 32
+        std::mem::size_of::<Self>() + layout
     }
 
     /// About how many allocations freeing it takes (a value may own one).
@@ -289,7 +298,7 @@ impl UList {
         let mut out = Vec::new();
         self.schema.encode(&mut out);
         out.push(self.default_expire_s.is_some() as u8);
-        out.extend_from_slice(&self.default_expire_s.unwrap_or(0).to_le_bytes());
+        out.extend_from_slice(&self.default_expire_s().unwrap_or(0).to_le_bytes());
         let scope_names = self.scope_names();
         let scope = |place: &[u8]| place[..encoding::prefix_len(place, scope_names)].to_vec();
         // Each value with its scope, to sort by.
@@ -324,7 +333,7 @@ impl UList {
             _ => return Err(DecodeError::Invalid("default expiry")),
         };
         let mut list = UList::new(schema, default_expire_s);
-        list.compact_max = compact_max;
+        list.set_compact_max(compact_max);
         let (scope_names, partition_names, value_names) = (
             list.schema.of(Role::Scope).len(),
             list.schema.of(Role::Partition).len(),
@@ -369,8 +378,8 @@ impl UList {
 
 impl UList {
     /// Offers its blocks to a defrag pass (`tuples::defrag`).
+    /// The schema is shared with other keys, so it stays where it is.
     pub fn defrag<M: Mover>(&mut self, pass: &mut Pass<M>) {
-        pass.work(|m| self.schema.defrag(m));
         match &mut self.layout {
             Layout::Compact(compact) => pass.work(|m| compact.defrag(m)),
             Layout::Hashed(hashed) => {
@@ -552,7 +561,7 @@ mod tests {
     #[test]
     fn encoding_roundtrip_and_refusals() {
         let mut l = list(&["VALUE", "v", "w", "SCOPE", "s", "PARTITION", "p"]);
-        l.default_expire_s = Some(60);
+        l.default_expire_s = NonZeroI64::new(60);
         l.add_t(&[b("\x00")], &[b(":")], &[b("a:b"), b("")], 5, 7_000);
         l.add_t(
             &[b("\x00")],
@@ -582,9 +591,18 @@ mod tests {
     #[test]
     fn decode_refuses_a_default_expiry_beyond_the_limit() {
         let mut l = list(&["VALUE", "v"]);
-        l.default_expire_s = Some(MAX_TTL_S + 1);
+        l.default_expire_s = NonZeroI64::new(MAX_TTL_S + 1);
         let refused = UList::decode(&l.encode(), DEFAULT_COMPACT_MAX).err();
         assert_eq!(refused, Some(DecodeError::Invalid("default expiry")));
+    }
+
+    /// A key of a small list holds one `UList`: 96 bytes is one jemalloc
+    /// size class (it was 200, in the 224 class, with its own schema).
+    #[test]
+    fn a_list_is_small_and_shares_its_schema() {
+        assert!(std::mem::size_of::<UList>() <= 96);
+        let (a, b) = (list(&["VALUE", "v"]), list(&["VALUE", "v"]));
+        assert!(Arc::ptr_eq(&a.schema, &b.schema));
     }
 
     /// The hashed layout's invariants, when hashed.
