@@ -51,6 +51,14 @@ const GOLDEN: &[Golden] = &[
         check: ulist_check,
     },
     Golden {
+        type_name: "recipesUL",
+        version: 2,
+        file: "ulist-v2.hex",
+        expire_at: -1,
+        make: ulist_make,
+        check: ulist_check,
+    },
+    Golden {
         type_name: "recipesHC",
         version: 1,
         file: "hcounter-v1.hex",

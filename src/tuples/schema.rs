@@ -527,6 +527,25 @@ impl<'a> Reader<'a> {
             _ => Err(DecodeError::Count(what, n)),
         }
     }
+    /// A varint ([`super::varint`]).
+    pub fn varint(&mut self) -> Result<u64, DecodeError> {
+        let (n, len) = super::varint::get(self.buf).ok_or(DecodeError::Truncated)?;
+        self.buf = &self.buf[len..];
+        Ok(n)
+    }
+    /// A varint count of items of at least `item_bytes` each, refused when
+    /// the bytes left cannot hold that many.
+    pub fn varint_count(
+        &mut self,
+        what: &'static str,
+        item_bytes: usize,
+    ) -> Result<usize, DecodeError> {
+        let n = self.varint()?;
+        match usize::try_from(n) {
+            Ok(fits) if fits.saturating_mul(item_bytes) <= self.buf.len() => Ok(fits),
+            _ => Err(DecodeError::Count(what, n)),
+        }
+    }
     pub fn is_empty(&self) -> bool {
         self.buf.is_empty()
     }

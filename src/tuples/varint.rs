@@ -13,6 +13,9 @@ use std::borrow::Cow;
 pub const MAX_RAW: usize = 250;
 /// The tag of a tuple that is one decimal number.
 const NUMBER: u8 = 251;
+/// The tag of a tuple longer than [`MAX_RAW`], in [`put_tuple`]: its length
+/// follows as a varint, then its encoding.
+const LONG: u8 = 252;
 
 /// A packed tuple (tag and bytes).
 pub type Packed = SmallVec<[u8; 24]>;
@@ -111,8 +114,57 @@ pub fn unpack_tuple(packed: &[u8]) -> Cow<'_, [u8]> {
     }
 }
 
+/// Appends a tuple encoding of any length: packed ([`pack_tuple`]) when it
+/// can be, else tag [`LONG`], its length, its bytes.
+pub fn put_tuple(out: &mut Vec<u8>, tuple: &[u8]) {
+    match pack_tuple(tuple) {
+        Some(packed) => out.extend_from_slice(&packed),
+        None => {
+            out.push(LONG);
+            put(out, tuple.len() as u64);
+            out.extend_from_slice(tuple);
+        }
+    }
+}
+
+/// The tuple encoding [`put_tuple`] wrote at the start of `buf`, and the
+/// bytes it took; `None` if `buf` ends inside it or starts with no tag.
+pub fn get_tuple(buf: &[u8]) -> Option<(Cow<'_, [u8]>, usize)> {
+    match *buf.first()? {
+        LONG => {
+            let (len, n) = get(&buf[1..])?;
+            let end = (1 + n).checked_add(usize::try_from(len).ok()?)?;
+            Some((Cow::Borrowed(buf.get(1 + n..end)?), end))
+        }
+        tag if tag == NUMBER || tag as usize <= MAX_RAW => {
+            let len = packed_len(buf)?;
+            Some((unpack_tuple(&buf[..len]), len))
+        }
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn tuples_of_any_length_roundtrip() {
+        let tuples = [
+            number_tuple(12345),
+            vec![],
+            b"abc".to_vec(),
+            vec![b'x'; MAX_RAW + 1],
+        ];
+        for tuple in tuples {
+            let mut buf = Vec::new();
+            put_tuple(&mut buf, &tuple);
+            buf.push(7);
+            let (back, len) = get_tuple(&buf).unwrap();
+            assert_eq!((&*back, len), (&tuple[..], buf.len() - 1));
+            assert_eq!(get_tuple(&buf[..len - 1]), None);
+        }
+        assert_eq!(get_tuple(&[253]), None);
+    }
+
     use super::*;
 
     #[test]

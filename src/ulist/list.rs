@@ -19,7 +19,7 @@ use crate::args::MAX_TTL_S;
 use crate::tuples::defrag::{Mover, Pass};
 use crate::tuples::encoding;
 use crate::tuples::index::Filter;
-use crate::tuples::schema::{put_blob, Declaration, DecodeError, Reader, Role, Schema};
+use crate::tuples::schema::{Declaration, DecodeError, Role, Schema};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::num::NonZeroI64;
@@ -291,88 +291,122 @@ impl UList {
         }
     }
 
-    /// `schema, u8 has_default, i64 default_expire_s, u32 partitions x blob
-    /// key, u64 values x (u32 partition index, blob value, i64 expire_at)`:
-    /// partitions ascending, values by scope then value, whatever the layout.
-    pub fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::new();
-        self.schema.encode(&mut out);
-        out.push(self.default_expire_s.is_some() as u8);
-        out.extend_from_slice(&self.default_expire_s().unwrap_or(0).to_le_bytes());
+    /// Its contents in the order of every encoding (`format.rs`): the
+    /// partition keys ascending, then each value as (its partition's number
+    /// in that list, value encoding, expiry), by scope then value, whatever
+    /// the layout.
+    pub(super) fn sorted(&self) -> (Vec<&[u8]>, Vec<SortedValue<'_>>) {
         let scope_names = self.scope_names();
         let scope = |place: &[u8]| place[..encoding::prefix_len(place, scope_names)].to_vec();
         // Each value with its scope, to sort by.
         let mut values: Vec<(Vec<u8>, Stored)> = self.stored().map(|v| (scope(v.0), v)).collect();
         values.sort_unstable_by(|a, b| (&a.0, &a.1 .1).cmp(&(&b.0, &b.1 .1)));
         let mut index: BTreeMap<&[u8], u32> = values.iter().map(|v| (v.1 .0, 0)).collect();
-        out.extend_from_slice(&(index.len() as u32).to_le_bytes());
-        for (i, (place, n)) in index.iter_mut().enumerate() {
+        for (i, n) in index.values_mut().enumerate() {
             *n = i as u32;
-            put_blob(&mut out, place);
         }
-        out.extend_from_slice(&(values.len() as u64).to_le_bytes());
-        for (_, (place, value, expire_at)) in &values {
-            out.extend_from_slice(&index[place].to_le_bytes());
-            put_blob(&mut out, value);
-            out.extend_from_slice(&expire_at.to_le_bytes());
-        }
-        out
+        let values = values
+            .into_iter()
+            .map(|(_, (place, value, expire_at))| (index[place], value, expire_at))
+            .collect();
+        (index.into_keys().collect(), values)
     }
 
-    /// The inverse of `encode`, compact when small (up to `compact_max`
-    /// values); an error saying what is wrong for bytes it cannot trust.
-    pub fn decode(bytes: &[u8], compact_max: usize) -> Result<UList, DecodeError> {
-        let mut r = Reader { buf: bytes };
-        let schema = Schema::decode(&mut r)?;
+    /// Starts loading a list of `schema` (see [`Loading`]).
+    pub(super) fn loading<'a>(
+        schema: Schema,
+        default_expire_s: Option<i64>,
+    ) -> Result<Loading<'a>, DecodeError> {
         if schema.of(Role::Value).is_empty() {
             return Err(DecodeError::Invalid("a schema without VALUE names"));
         }
-        let default_expire_s = match (r.u8()?, r.i64()?) {
-            (0, 0) => None,
-            (1, s) if (1..=MAX_TTL_S).contains(&s) => Some(s),
-            _ => return Err(DecodeError::Invalid("default expiry")),
-        };
-        let mut list = UList::new(schema, default_expire_s);
+        if default_expire_s.is_some_and(|s| !(1..=MAX_TTL_S).contains(&s)) {
+            return Err(DecodeError::Invalid("default expiry"));
+        }
+        let list = UList::new(schema, default_expire_s);
+        Ok(Loading {
+            hashed: Hashed::new(list.scope_names()),
+            list,
+            places: Vec::new(),
+        })
+    }
+}
+
+/// A value as the encodings hold it: (its partition's number, value
+/// encoding, expiry).
+pub(super) type SortedValue<'a> = (u32, Cow<'a, [u8]>, i64);
+
+/// A list being loaded from an encoding, checked as it comes: partitions,
+/// then values. Loaded hashed (which finds a value given twice in its
+/// scope), then made compact when small.
+pub(super) struct Loading<'a> {
+    list: UList,
+    hashed: Hashed,
+    places: Vec<&'a [u8]>,
+}
+
+impl<'a> Loading<'a> {
+    fn is_tuple(bytes: &[u8], names: usize) -> bool {
+        encoding::decode(bytes).is_ok_and(|e| e.len() == names)
+    }
+
+    /// The next partition's key (SCOPE then PARTITION encodings).
+    pub fn partition(&mut self, key: &'a [u8]) -> Result<(), DecodeError> {
+        let schema = &self.list.schema;
+        let names = schema.of(Role::Scope).len() + schema.of(Role::Partition).len();
+        if !Self::is_tuple(key, names) {
+            return Err(DecodeError::Invalid("partition key: bad tuple"));
+        }
+        self.places.push(key);
+        Ok(())
+    }
+
+    /// A value of the partition numbered `partition` (in the order given).
+    pub fn value(
+        &mut self,
+        partition: u64,
+        value: &[u8],
+        expire_at: i64,
+    ) -> Result<(), DecodeError> {
+        let key = *usize::try_from(partition)
+            .ok()
+            .and_then(|p| self.places.get(p))
+            .ok_or(DecodeError::Invalid("partition number"))?;
+        if !Self::is_tuple(value, self.list.schema.of(Role::Value).len()) {
+            return Err(DecodeError::Invalid("value: bad tuple"));
+        }
+        let scope_key = &key[..encoding::prefix_len(key, self.list.scope_names())];
+        if self.hashed.contains(scope_key, value) {
+            return Err(DecodeError::Invalid("a value twice in its scope"));
+        }
+        self.hashed.insert_new(key, value, expire_at);
+        Ok(())
+    }
+
+    /// The list, compact when it holds at most `compact_max` values.
+    pub fn finish(self, compact_max: usize) -> UList {
+        let mut list = self.list;
         list.set_compact_max(compact_max);
-        let (scope_names, partition_names, value_names) = (
-            list.schema.of(Role::Scope).len(),
-            list.schema.of(Role::Partition).len(),
-            list.schema.of(Role::Value).len(),
-        );
-        let is_tuple = |bytes: &[u8], n: usize| encoding::decode(bytes).is_ok_and(|e| e.len() == n);
-        let count = r.count("partition", 4, false)?;
-        let mut keys = Vec::with_capacity(count);
-        for _ in 0..count {
-            let key = r.blob()?;
-            if !is_tuple(key, scope_names + partition_names) {
-                return Err(DecodeError::Invalid("partition key: bad tuple"));
-            }
-            keys.push(key);
-        }
-        // Loaded hashed (it checks that each value is once in its scope),
-        // then made compact when small.
-        let mut hashed = Hashed::new(scope_names);
-        for _ in 0..r.count("value", 16, true)? {
-            let key = *keys
-                .get(r.u32()? as usize)
-                .ok_or(DecodeError::Invalid("partition number"))?;
-            let value = r.blob()?;
-            let expire_at = r.i64()?;
-            if !is_tuple(value, value_names) {
-                return Err(DecodeError::Invalid("value: bad tuple"));
-            }
-            let scope_key = &key[..encoding::prefix_len(key, scope_names)];
-            if hashed.contains(scope_key, value) {
-                return Err(DecodeError::Invalid("a value twice in its scope"));
-            }
-            hashed.insert_new(key, value, expire_at);
-        }
-        if !r.is_empty() {
-            return Err(DecodeError::Invalid("bytes after the last value"));
-        }
-        list.layout = Layout::Hashed(Box::new(hashed));
+        list.layout = Layout::Hashed(Box::new(self.hashed));
         list.compact_below(compact_max + 1);
-        Ok(list)
+        list
+    }
+}
+
+#[cfg(test)]
+use super::format::{self, Version};
+
+/// The tests' shorthand for the current encoding.
+#[cfg(test)]
+impl UList {
+    /// Its bytes in the current encoding (`format.rs`).
+    pub fn encode(&self) -> Vec<u8> {
+        format::encode(self, Version::CURRENT)
+    }
+
+    /// The inverse of `encode` (see [`format::decode`]).
+    pub fn decode(bytes: &[u8], compact_max: usize) -> Result<UList, DecodeError> {
+        format::decode(bytes, Version::CURRENT, compact_max)
     }
 }
 

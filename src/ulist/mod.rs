@@ -16,6 +16,7 @@ mod compact;
 #[cfg(test)]
 mod defrag_tests;
 mod entry;
+mod format;
 mod hashed;
 mod list;
 mod rewrite;

@@ -1,5 +1,6 @@
 //! The ULIST module type: a [`UList`] in a key, with its persistence callbacks.
 
+use super::format::{self, Version};
 use super::list::UList;
 use crate::server::module_type::{type_methods, AofWriter, ModuleValue};
 use crate::tuples::defrag::{Mover, Pass};
@@ -14,23 +15,21 @@ pub static ULIST_TYPE: RedisType = RedisType::new(
     type_methods::<UList>(),
 );
 
-/// The first encoding (`UList::encode`). Data written with it must always load.
-pub const ULIST_ENCODING_V1: c_int = 1;
-
 impl ModuleValue for UList {
     const TYPE_NAME: &'static str = "recipesUL";
-    const ENCODING_VERSION: c_int = ULIST_ENCODING_V1;
+    /// New data is written with the current version (`format.rs`); data
+    /// written with any earlier one must always load.
+    const ENCODING_VERSION: c_int = Version::CURRENT as c_int;
     type DecodeError = DecodeError;
 
     fn encode(&self) -> Vec<u8> {
-        UList::encode(self)
+        format::encode(self, Version::CURRENT)
     }
 
     fn decode(bytes: &[u8], encver: c_int) -> Result<Self, DecodeError> {
-        match encver {
-            ULIST_ENCODING_V1 => UList::decode(bytes, super::COMPACT_MAX.count()),
-            _ => Err(DecodeError::Invalid("unknown encoding version")),
-        }
+        let version =
+            Version::from_number(encver).ok_or(DecodeError::Invalid("unknown encoding version"))?;
+        format::decode(bytes, version, super::COMPACT_MAX.count())
     }
 
     fn mem_usage(&self) -> usize {
