@@ -66,6 +66,14 @@ const GOLDEN: &[Golden] = &[
         make: hcounter_make,
         check: hcounter_check,
     },
+    Golden {
+        type_name: "recipesHC",
+        version: 2,
+        file: "hcounter-v2.hex",
+        expire_at: -1,
+        make: hcounter_make,
+        check: hcounter_check,
+    },
 ];
 
 // ---------------------------------------------------------------- TOPN

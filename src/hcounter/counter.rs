@@ -39,7 +39,7 @@ use crate::tuples::expiry::ExpiryQueue;
 use crate::tuples::index::Filter;
 use crate::tuples::ordered::{Keys, OrderedIds};
 use crate::tuples::sample::estimate;
-use crate::tuples::schema::{put_blob, Declaration, DecodeError, Reader, Role, Schema};
+use crate::tuples::schema::{Declaration, DecodeError, Role, Schema};
 use crate::tuples::table::Table;
 use hashbrown::DefaultHashBuilder;
 use smallvec::SmallVec;
@@ -120,7 +120,7 @@ impl Count {
     }
 
     /// Stored as 8 bytes: the integer, or the double's bits.
-    fn bits(self) -> i64 {
+    pub fn bits(self) -> i64 {
         match self {
             Count::Int(n) => n,
             Count::Float(f) => f.to_bits() as i64,
@@ -739,97 +739,105 @@ impl HCounter {
         self.slots.len() + self.seen.len() + self.cells + 1
     }
 
-    /// `schema, u8 flags (1 float, 2 ttl), i64 ttl_s, u32 partitions x (blob
-    /// key, i64 last_at, u32 cells x (blob key, i64 count), u32 tuples x
-    /// blob)`, partitions and cells ascending.
-    pub fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::new();
-        self.schema.encode(&mut out);
-        out.push(self.float as u8 | (self.ttl_s.is_some() as u8) << 1);
-        out.extend_from_slice(&self.ttl_s.unwrap_or(0).to_le_bytes());
-        out.extend_from_slice(&(self.index.len() as u32).to_le_bytes());
-        for (key, last_at, cells, seen) in self.entries() {
-            put_blob(&mut out, key);
-            out.extend_from_slice(&last_at.to_le_bytes());
-            out.extend_from_slice(&(cells.len() as u32).to_le_bytes());
-            for (cell, count) in cells {
-                put_blob(&mut out, &cell);
-                out.extend_from_slice(&count.bits().to_le_bytes());
-            }
-            out.extend_from_slice(&(seen.len() as u32).to_le_bytes());
-            for tuple in seen {
-                put_blob(&mut out, tuple);
-            }
-        }
-        out
+    /// Partitions stored (in the index).
+    pub fn partition_count(&self) -> usize {
+        self.index.len()
     }
 
-    /// The inverse of `encode`, packing up to `compact_max` cells a
-    /// partition; an error saying what is wrong for bytes it cannot trust.
-    pub fn decode(bytes: &[u8], compact_max: usize) -> Result<HCounter, DecodeError> {
-        let mut r = Reader { buf: bytes };
-        let schema = Schema::decode(&mut r)?;
-        let flags = r.u8()?;
-        let ttl_s = match (flags & 2 != 0, r.i64()?) {
-            (false, 0) => None,
-            (true, s) if (1..=MAX_TTL_S).contains(&s) => Some(s),
-            _ => return Err(DecodeError::Invalid("TTL")),
-        };
-        if flags & !3 != 0 {
-            return Err(DecodeError::Invalid("unknown flags"));
+    /// Starts loading a counter (see [`Loading`]).
+    pub(super) fn loading(
+        schema: Schema,
+        ttl_s: Option<i64>,
+        float: bool,
+        compact_max: usize,
+    ) -> Result<Loading, DecodeError> {
+        if ttl_s.is_some_and(|s| !(1..=MAX_TTL_S).contains(&s)) {
+            return Err(DecodeError::Invalid("TTL"));
         }
-        let mut counter = HCounter::new(schema, ttl_s, flags & 1 != 0);
+        let mut counter = HCounter::new(schema, ttl_s, float);
         counter.set_compact_max(compact_max);
         let arity =
             |roles: &[Role]| -> usize { roles.iter().map(|&r| counter.schema.of(r).len()).sum() };
-        let (partition_arity, seen_arity) = (
-            arity(&[Role::Partition]),
-            arity(&[Role::Scope, Role::Unique]),
-        );
-        let cell_arity = counter.cell_names.len();
-        let is_tuple = |bytes: &[u8], n: usize| encoding::decode(bytes).is_ok_and(|e| e.len() == n);
-        for _ in 0..r.count("partition", 20, false)? {
-            let key = r.blob()?;
-            let last_at = r.i64()?;
-            if !is_tuple(key, partition_arity) || counter.find_slot(key).is_some() {
-                return Err(DecodeError::Invalid("partition key: bad tuple or repeated"));
-            }
-            let slot = counter.touch(None, key, last_at);
-            for _ in 0..r.count("cell", 12, false)? {
-                let cell = r.blob()?;
-                let count = counter.count_of(r.i64()?);
-                let finite = match count {
-                    Count::Float(f) => f.is_finite(),
-                    Count::Int(_) => true,
-                };
-                if !finite
-                    || !is_tuple(cell, cell_arity)
-                    || counter.cell_count(Some(slot), cell).is_some()
-                {
-                    return Err(DecodeError::Invalid(
-                        "cell: bad tuple, repeated or not finite",
-                    ));
-                }
-                counter.put(slot, cell, count);
-            }
-            for _ in 0..r.count("unique tuple", 4, false)? {
-                let tuple = r.blob()?;
-                let hash = counter.hasher.hash_one(tuple);
-                if !counter.is_unique()
-                    || !is_tuple(tuple, seen_arity)
-                    || counter.seen_in(tuple, hash).is_some()
-                {
-                    return Err(DecodeError::Invalid(
-                        "unique tuple: not UNIQUE, bad tuple or repeated",
-                    ));
-                }
-                counter.remember_in(slot, tuple);
-            }
+        Ok(Loading {
+            partition_arity: arity(&[Role::Partition]),
+            seen_arity: arity(&[Role::Scope, Role::Unique]),
+            counter,
+            slot: None,
+        })
+    }
+}
+
+/// A counter being loaded from an encoding (`format.rs`), checked as it
+/// comes: each partition, then its cells and unique tuples.
+pub(super) struct Loading {
+    counter: HCounter,
+    partition_arity: usize,
+    seen_arity: usize,
+    /// The partition being loaded.
+    slot: Option<u32>,
+}
+
+impl Loading {
+    pub fn is_float(&self) -> bool {
+        self.counter.float
+    }
+
+    /// The next partition (ascending), with the latest AT of its writes.
+    pub fn partition(&mut self, key: &[u8], last_at: i64) -> Result<(), DecodeError> {
+        if !encoding::is_tuple_of(key, self.partition_arity)
+            || self.counter.find_slot(key).is_some()
+        {
+            return Err(DecodeError::Invalid("partition key: bad tuple or repeated"));
         }
-        match r.is_empty() {
-            true => Ok(counter),
-            false => Err(DecodeError::Invalid("bytes after the last partition")),
+        self.slot = Some(self.counter.touch(None, key, last_at));
+        Ok(())
+    }
+
+    /// A cell of the partition being loaded, its count as stored
+    /// ([`Count::bits`]).
+    pub fn cell(&mut self, cell: &[u8], bits: i64) -> Result<(), DecodeError> {
+        let counter = &mut self.counter;
+        let count = counter.count_of(bits);
+        let finite = match count {
+            Count::Float(f) => f.is_finite(),
+            Count::Int(_) => true,
+        };
+        let slot = self
+            .slot
+            .ok_or(DecodeError::Invalid("a cell before its partition"))?;
+        if !finite
+            || !encoding::is_tuple_of(cell, counter.cell_names.len())
+            || counter.cell_count(Some(slot), cell).is_some()
+        {
+            return Err(DecodeError::Invalid(
+                "cell: bad tuple, repeated or not finite",
+            ));
         }
+        counter.put(slot, cell, count);
+        Ok(())
+    }
+
+    /// A unique tuple first counted in the partition being loaded.
+    pub fn unique(&mut self, tuple: &[u8]) -> Result<(), DecodeError> {
+        let counter = &mut self.counter;
+        let hash = counter.hasher.hash_one(tuple);
+        let slot = self
+            .slot
+            .ok_or(DecodeError::Invalid("a tuple before its partition"))?;
+        if !counter.is_unique()
+            || !encoding::is_tuple_of(tuple, self.seen_arity)
+            || counter.seen_in(tuple, hash).is_some()
+        {
+            return Err(DecodeError::Invalid(
+                "unique tuple: not UNIQUE, bad tuple or repeated",
+            ));
+        }
+        counter.remember_in(slot, tuple);
+        Ok(())
+    }
+
+    pub fn finish(self) -> HCounter {
+        self.counter
     }
 }
 
@@ -862,6 +870,18 @@ impl HCounter {
     }
 }
 
+/// The tests' shorthand for the current encoding.
+#[cfg(test)]
+impl HCounter {
+    pub fn encode(&self) -> Vec<u8> {
+        super::format::encode(self, super::format::Version::CURRENT)
+    }
+
+    pub fn decode(bytes: &[u8], compact_max: usize) -> Result<HCounter, DecodeError> {
+        super::format::decode(bytes, super::format::Version::CURRENT, compact_max)
+    }
+}
+
 #[cfg(test)]
 #[path = "counter_tests.rs"]
-mod tests;
+pub(super) mod tests;

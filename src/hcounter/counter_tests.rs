@@ -6,13 +6,13 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::{BTreeMap, BTreeSet};
 
-fn counter(decl: &[&str], ttl_s: Option<i64>, float: bool) -> HCounter {
+pub(crate) fn counter(decl: &[&str], ttl_s: Option<i64>, float: bool) -> HCounter {
     let t: Vec<&[u8]> = decl.iter().map(|s| s.as_bytes()).collect();
     let (schema, []) = Schema::parse::<0>(&t, &DECLARATION, &[] as &[OptionSpec; 0]).unwrap();
     HCounter::new(schema, ttl_s, float)
 }
 
-fn place(partition: &[&[u8]], cell: &[&[u8]], seen: &[&[u8]]) -> Place {
+pub(crate) fn place(partition: &[&[u8]], cell: &[&[u8]], seen: &[&[u8]]) -> Place {
     let mut place = Place {
         partition: Default::default(),
         cell: Default::default(),

@@ -20,6 +20,7 @@ mod command;
 mod counter;
 #[cfg(test)]
 mod defrag_tests;
+mod format;
 mod partition;
 mod record;
 mod rewrite;

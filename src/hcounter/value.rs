@@ -2,6 +2,7 @@
 //! callbacks.
 
 use super::counter::HCounter;
+use super::format::{self, Version};
 use crate::server::module_type::{type_methods, AofWriter, ModuleValue};
 use crate::tuples::defrag::{Mover, Pass};
 use crate::tuples::schema::DecodeError;
@@ -15,23 +16,21 @@ pub static HCOUNTER_TYPE: RedisType = RedisType::new(
     type_methods::<HCounter>(),
 );
 
-/// The first encoding (`HCounter::encode`). Data written with it must always load.
-pub const HCOUNTER_ENCODING_V1: c_int = 1;
-
 impl ModuleValue for HCounter {
     const TYPE_NAME: &'static str = "recipesHC";
-    const ENCODING_VERSION: c_int = HCOUNTER_ENCODING_V1;
+    /// New data is written with the current version (`format.rs`); data
+    /// written with any earlier one must always load.
+    const ENCODING_VERSION: c_int = Version::CURRENT as c_int;
     type DecodeError = DecodeError;
 
     fn encode(&self) -> Vec<u8> {
-        HCounter::encode(self)
+        format::encode(self, Version::CURRENT)
     }
 
     fn decode(bytes: &[u8], encver: c_int) -> Result<Self, DecodeError> {
-        match encver {
-            HCOUNTER_ENCODING_V1 => HCounter::decode(bytes, super::COMPACT_MAX.count()),
-            _ => Err(DecodeError::Invalid("unknown encoding version")),
-        }
+        let version =
+            Version::from_number(encver).ok_or(DecodeError::Invalid("unknown encoding version"))?;
+        format::decode(bytes, version, super::COMPACT_MAX.count())
     }
 
     fn mem_usage(&self) -> usize {

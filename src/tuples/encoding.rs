@@ -63,6 +63,12 @@ pub fn encode<'a>(elements: impl IntoIterator<Item = &'a [u8]>) -> Vec<u8> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Malformed;
 
+/// Whether `bytes` are a well-formed encoding of exactly `n` elements (what
+/// a loader checks of every tuple it reads).
+pub fn is_tuple_of(bytes: &[u8], n: usize) -> bool {
+    decode(bytes).is_ok_and(|e| e.len() == n)
+}
+
 /// The elements of an encoding, in order; `Malformed` for bytes `encode`
 /// cannot have produced (a stray escape or an unterminated element).
 pub fn decode(bytes: &[u8]) -> Result<Vec<Vec<u8>>, Malformed> {

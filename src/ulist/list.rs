@@ -346,15 +346,11 @@ pub(super) struct Loading<'a> {
 }
 
 impl<'a> Loading<'a> {
-    fn is_tuple(bytes: &[u8], names: usize) -> bool {
-        encoding::decode(bytes).is_ok_and(|e| e.len() == names)
-    }
-
     /// The next partition's key (SCOPE then PARTITION encodings).
     pub fn partition(&mut self, key: &'a [u8]) -> Result<(), DecodeError> {
         let schema = &self.list.schema;
         let names = schema.of(Role::Scope).len() + schema.of(Role::Partition).len();
-        if !Self::is_tuple(key, names) {
+        if !encoding::is_tuple_of(key, names) {
             return Err(DecodeError::Invalid("partition key: bad tuple"));
         }
         self.places.push(key);
@@ -372,7 +368,7 @@ impl<'a> Loading<'a> {
             .ok()
             .and_then(|p| self.places.get(p))
             .ok_or(DecodeError::Invalid("partition number"))?;
-        if !Self::is_tuple(value, self.list.schema.of(Role::Value).len()) {
+        if !encoding::is_tuple_of(value, self.list.schema.of(Role::Value).len()) {
             return Err(DecodeError::Invalid("value: bad tuple"));
         }
         let scope_key = &key[..encoding::prefix_len(key, self.list.scope_names())];

@@ -214,22 +214,28 @@ fn a_refused_restore_payload_logs_one_warning_that_says_why() {
         assert_refused(&srv, c, &p.build(next, &p.body), kind, v + 1, why);
     }
 
-    // A count larger than the payload: HCOUNTER v1 of one cell
+    // A count larger than the payload: HCOUNTER v2 of one cell
     // (`HCOUNTER.CREATE k` + `HCOUNTER.INCR k`) with its cell count patched.
     q_ok(c, &["HCOUNTER.CREATE", "hc"]);
     q::<i64>(c, &["HCOUNTER.INCR", "hc", "AT", "5"]);
     let p = ModulePayload::parse(&dump(c, "hc").unwrap());
-    // schema 12, flags 1, TTL 8, partitions 4, key 4 + 0, AT 8: the cell count.
-    let at = 12 + 1 + 8 + 4 + 4 + 8;
+    // schema 12, flags 1, then varints: TTL, partitions, key length (and no
+    // key bytes), AT 5 (zigzag 10): the cell count.
+    let at = 12 + 1 + 1 + 1 + 1 + 1;
     assert_eq!(
-        (p.body.len(), &p.body[at..at + 4]),
-        (57, &1u32.to_le_bytes()[..]),
-        "the HCOUNTER v1 layout this test patches"
+        (p.encver(), p.body.len(), &p.body[at - 4..=at]),
+        (2, 21, &[0, 1, 0, 10, 1][..]),
+        "the HCOUNTER v2 layout this test patches"
     );
-    let mut body = p.body.clone();
-    body[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+    // The count 1 becomes u32::MAX, a varint of 5 bytes.
+    let body = [
+        &p.body[..at],
+        &[0xff, 0xff, 0xff, 0xff, 0x0f],
+        &p.body[at + 1..],
+    ]
+    .concat();
     let why = "cell count 4294967295 exceeds the payload (key \"restored\")";
-    assert_refused(&srv, c, &p.build(p.module_id, &body), "recipesHC", 1, why);
+    assert_refused(&srv, c, &p.build(p.module_id, &body), "recipesHC", 2, why);
 
     // Many at once: a few lines a second, the rest counted.
     let bad = p.build(p.module_id, &body);
