@@ -874,11 +874,11 @@ impl HCounter {
 #[cfg(test)]
 impl HCounter {
     pub fn encode(&self) -> Vec<u8> {
-        super::format::encode(self, super::format::Version::CURRENT)
+        super::format::encode(self, super::format::CURRENT)
     }
 
     pub fn decode(bytes: &[u8], compact_max: usize) -> Result<HCounter, DecodeError> {
-        super::format::decode(bytes, super::format::Version::CURRENT, compact_max)
+        super::format::decode(bytes, super::format::CURRENT, compact_max)
     }
 }
 

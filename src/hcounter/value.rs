@@ -2,10 +2,11 @@
 //! callbacks.
 
 use super::counter::HCounter;
-use super::format::{self, Version};
+use super::format;
 use crate::server::module_type::{type_methods, AofWriter, ModuleValue};
 use crate::tuples::defrag::{Mover, Pass};
 use crate::tuples::schema::DecodeError;
+use crate::tuples::version::Version;
 use redis_module::native_types::RedisType;
 use std::os::raw::c_int;
 
@@ -20,11 +21,11 @@ impl ModuleValue for HCounter {
     const TYPE_NAME: &'static str = "recipesHC";
     /// New data is written with the current version (`format.rs`); data
     /// written with any earlier one must always load.
-    const ENCODING_VERSION: c_int = Version::CURRENT as c_int;
+    const ENCODING_VERSION: c_int = format::CURRENT as c_int;
     type DecodeError = DecodeError;
 
     fn encode(&self) -> Vec<u8> {
-        format::encode(self, Version::CURRENT)
+        format::encode(self, format::CURRENT)
     }
 
     fn decode(bytes: &[u8], encver: c_int) -> Result<Self, DecodeError> {

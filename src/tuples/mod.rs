@@ -13,3 +13,4 @@ pub mod sample;
 pub mod schema;
 pub mod table;
 pub mod varint;
+pub mod version;

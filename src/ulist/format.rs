@@ -17,26 +17,10 @@
 use super::list::{Loading, UList, NEVER};
 use crate::tuples::schema::{put_blob, DecodeError, Reader, Schema};
 use crate::tuples::varint::{self, get_tuple, put_tuple, unzigzag, zigzag};
+use crate::tuples::version::Version;
 
-/// An encoding version, as the RDB names it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Version {
-    V1 = 1,
-    V2 = 2,
-}
-
-impl Version {
-    /// What new data is written with.
-    pub const CURRENT: Version = Version::V2;
-
-    pub fn from_number(n: i32) -> Option<Version> {
-        match n {
-            1 => Some(Version::V1),
-            2 => Some(Version::V2),
-            _ => None,
-        }
-    }
-}
+/// What new data is written with.
+pub const CURRENT: Version = Version::V2;
 
 pub fn encode(list: &UList, version: Version) -> Vec<u8> {
     let mut out = Vec::new();

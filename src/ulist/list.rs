@@ -390,19 +390,19 @@ impl<'a> Loading<'a> {
 }
 
 #[cfg(test)]
-use super::format::{self, Version};
+use super::format;
 
 /// The tests' shorthand for the current encoding.
 #[cfg(test)]
 impl UList {
     /// Its bytes in the current encoding (`format.rs`).
     pub fn encode(&self) -> Vec<u8> {
-        format::encode(self, Version::CURRENT)
+        format::encode(self, format::CURRENT)
     }
 
     /// The inverse of `encode` (see [`format::decode`]).
     pub fn decode(bytes: &[u8], compact_max: usize) -> Result<UList, DecodeError> {
-        format::decode(bytes, Version::CURRENT, compact_max)
+        format::decode(bytes, format::CURRENT, compact_max)
     }
 }
 

@@ -1,10 +1,11 @@
 //! The ULIST module type: a [`UList`] in a key, with its persistence callbacks.
 
-use super::format::{self, Version};
+use super::format;
 use super::list::UList;
 use crate::server::module_type::{type_methods, AofWriter, ModuleValue};
 use crate::tuples::defrag::{Mover, Pass};
 use crate::tuples::schema::DecodeError;
+use crate::tuples::version::Version;
 use redis_module::native_types::RedisType;
 use std::os::raw::c_int;
 
@@ -19,11 +20,11 @@ impl ModuleValue for UList {
     const TYPE_NAME: &'static str = "recipesUL";
     /// New data is written with the current version (`format.rs`); data
     /// written with any earlier one must always load.
-    const ENCODING_VERSION: c_int = Version::CURRENT as c_int;
+    const ENCODING_VERSION: c_int = format::CURRENT as c_int;
     type DecodeError = DecodeError;
 
     fn encode(&self) -> Vec<u8> {
-        format::encode(self, Version::CURRENT)
+        format::encode(self, format::CURRENT)
     }
 
     fn decode(bytes: &[u8], encver: c_int) -> Result<Self, DecodeError> {
