@@ -619,7 +619,7 @@ fn sample(seed: u64, members: usize, events: usize) -> TopN {
     t
 }
 
-fn same_answers(a: &TopN, b: &TopN, names: &[Vec<u8>]) {
+pub(super) fn same_answers(a: &TopN, b: &TopN, names: &[Vec<u8>]) {
     let c = a.clock().unwrap_or(0);
     assert_eq!(a.clock(), b.clock());
     for k in -6..8 {
