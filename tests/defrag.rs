@@ -76,7 +76,7 @@ fn defrag_moves_module_values_and_every_key_reads_the_same() {
     }
     // Done: each server's defrag stopped (what is left is under its
     // threshold), or scanned every key three times (what it can move has
-    // moved: TOPN's members are not moved yet, so some stays).
+    // moved: big B-trees keep their nodes, so some stays).
     let settled = |srv: &Server| {
         let stopped =
             info_field(&srv.info("memory"), "active_defrag_running").as_deref() == Some("0");
@@ -163,12 +163,22 @@ fn long(prefix: &str, i: usize) -> String {
     format!("{prefix}-{i:06}-a-value-that-does-not-fit-inline")
 }
 
+/// Rounds of `grow`, and members a TOPN key gets each round: 300 members
+/// with long names a key, each its own block.
+const ROUNDS: usize = 60;
+const TOPN_PER_ROUND: usize = 5;
+
+/// The count of a small TOPN key's member `i`: 1 to 7, so TOP has an order.
+fn topn_count(i: usize) -> usize {
+    i % 7 + 1
+}
+
 /// Grows `KEYS` keys of each type a little at a time, round robin, so every
 /// page ends up shared by many keys; plus one big key of each type, whose
 /// defrag goes in resumed calls.
 fn grow(c: &mut Conn) {
     pipelined(c, (0..KEYS).flat_map(|k| create(&k.to_string())));
-    for round in 0..60 {
+    for round in 0..ROUNDS {
         pipelined(
             c,
             (0..KEYS).flat_map(|k| {
@@ -198,10 +208,12 @@ fn grow(c: &mut Conn) {
                     "user",
                     &user,
                 ]);
-                // Ten members a TOPN key: TOPN moves only its value's own
-                // block so far, so its share of the pages stays sparse.
-                let topn = args(&["TOPN.INCR", &format!("tn:{k}"), &long("m", round % 10)]);
-                ulist.chain([hcounter, topn])
+                let topn = (0..TOPN_PER_ROUND).map(move |j| {
+                    let i = round * TOPN_PER_ROUND + j;
+                    let by = topn_count(i).to_string();
+                    args(&["TOPN.INCR", &format!("tn:{k}"), &long("m", i), "BY", &by])
+                });
+                ulist.chain([hcounter]).chain(topn)
             }),
         );
     }
@@ -287,8 +299,19 @@ fn look_up_everything(c: &mut Conn) {
         let got: i64 = q(c, &["HCOUNTER.GET", &hc, "day", "1", "city", &city]);
         assert_eq!(got, 1, "{hc}");
         let tn = format!("tn:{k}");
-        let counts: Vec<i64> = q(c, &["TOPN.COUNT", &tn, &long("m", 9)]);
-        assert_eq!(counts, [6], "{tn}");
+        let members = ROUNDS * TOPN_PER_ROUND;
+        for i in (0..members).step_by(37) {
+            let counts: Vec<i64> = q(c, &["TOPN.COUNT", &tn, &long("m", i)]);
+            assert_eq!(counts, [topn_count(i) as i64], "{tn} member {i}");
+        }
+        // The order index: the highest counts (7), ties by name.
+        let top: Vec<String> = q(c, &["TOPN.TOP", &tn, "3"]);
+        let want: Vec<String> = (0..members)
+            .filter(|&i| topn_count(i) == 7)
+            .take(3)
+            .map(|i| long("m", i))
+            .collect();
+        assert_eq!(top, want, "{tn}");
     }
     for i in (0..20_000).step_by(997) {
         let v = long("v", i);
