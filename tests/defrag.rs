@@ -49,7 +49,7 @@ fn defrag_moves_module_values_and_every_key_reads_the_same() {
     let before = dump_all(c);
     let kept = before.len();
     assert!(kept > 3 * KEYS / KEEP, "{kept} keys kept");
-    let frag_before = [frag(&master), frag(&replica)];
+    let frag_before = [settled_frag(&master), settled_frag(&replica)];
 
     for srv in [&master, &replica] {
         let c = &mut srv.conn();
@@ -115,7 +115,14 @@ fn defrag_moves_module_values_and_every_key_reads_the_same() {
             "{role}: defrag did not settle\n{}",
             srv.info("memory")
         );
-        assert!(after < before, "{role}: fragmentation {before} -> {after}");
+        // The excess over 1 at least halves: every type moved its blocks (one
+        // that moved none keeps its share of the sparse pages: before TOPN
+        // moved its names, this key mix went from 3.86 to 3.14 only).
+        let bound = 1.0 + (before - 1.0) / 2.0;
+        assert!(
+            after < bound,
+            "{role}: fragmentation {before} -> {after}, not below {bound:.2}"
+        );
         assert!(moved > 0, "{role}: nothing moved");
     }
 
@@ -138,6 +145,28 @@ fn frag_of(memory: &str) -> f64 {
 
 fn frag(srv: &Server) -> f64 {
     frag_of(&srv.info("memory"))
+}
+
+/// `allocator_frag_ratio` once the deletions are over: big keys are freed on
+/// a background thread, and the server refreshes its allocator statistics
+/// every 100 ms, so the figure is read once `allocator_allocated` is the
+/// same in two readings 300 ms apart (read earlier, it can still count the
+/// deleted keys: a fragmentation far below the real one).
+fn settled_frag(srv: &Server) -> f64 {
+    let mut last = String::new();
+    for _ in 0..200 {
+        std::thread::sleep(Duration::from_millis(300));
+        let memory = srv.info("memory");
+        let allocated = info_field(&memory, "allocator_allocated").unwrap_or_default();
+        if allocated == last {
+            return frag_of(&memory);
+        }
+        last = allocated;
+    }
+    panic!(
+        "the allocator statistics never settled\n{}",
+        srv.info("memory")
+    );
 }
 
 /// Runs `cmds` in pipelines of a few thousand, checking no reply is an error.
