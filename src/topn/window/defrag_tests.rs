@@ -6,7 +6,7 @@
 //! incremental state (table growth, lookup rehash, aging, clock index build, packing,
 //! graveyards); a twin that gets the same operations and no defrag must answer the same.
 
-use super::tests::{check_invariants, same_answers};
+use super::tests::{beyond_i64, check_invariants, same_answers};
 use super::*;
 use crate::tuples::defrag::model::{in_slices, MoveAll};
 use crate::tuples::defrag::{Pass, Resume, REBUILD_MAX};
@@ -299,13 +299,7 @@ fn small_indexes_are_rebuilt_big_ones_keep_their_nodes() {
 
 #[test]
 fn totals_beyond_i64_keep_their_side_table() {
-    // As in `tests::totals_beyond_i64_stay_exact`: a's total ends at MAX + 5.
-    let mut t = TopN::new(1000, 3);
-    t.set_retire_budget(1);
-    t.incr(b"a", -5, 0).unwrap();
-    t.incr(b"a", i64::MAX, 1000).unwrap();
-    t.incr(b"a", 5, 2000).unwrap();
-    t.incr(b"b", i64::MAX - 1, 2000).unwrap();
+    let mut t = beyond_i64();
     // Bucket 0 leaves.
     t.incr(b"z", 1, 3000).unwrap();
     while !t.is_settled() {
