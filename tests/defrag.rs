@@ -49,7 +49,7 @@ fn defrag_moves_module_values_and_every_key_reads_the_same() {
     let before = dump_all(c);
     let kept = before.len();
     assert!(kept > 3 * KEYS / KEEP, "{kept} keys kept");
-    let frag_before = [frag(&master), frag(&replica)];
+    let frag_before = [settled_frag(&master), settled_frag(&replica)];
 
     for srv in [&master, &replica] {
         let c = &mut srv.conn();
@@ -76,7 +76,7 @@ fn defrag_moves_module_values_and_every_key_reads_the_same() {
     }
     // Done: each server's defrag stopped (what is left is under its
     // threshold), or scanned every key three times (what it can move has
-    // moved: TOPN's members are not moved yet, so some stays).
+    // moved: big B-trees keep their nodes, so some stays).
     let settled = |srv: &Server| {
         let stopped =
             info_field(&srv.info("memory"), "active_defrag_running").as_deref() == Some("0");
@@ -115,7 +115,14 @@ fn defrag_moves_module_values_and_every_key_reads_the_same() {
             "{role}: defrag did not settle\n{}",
             srv.info("memory")
         );
-        assert!(after < before, "{role}: fragmentation {before} -> {after}");
+        // The excess over 1 at least halves: every type moved its blocks (one
+        // that moved none keeps its share of the sparse pages: before TOPN
+        // moved its names, this key mix went from 3.86 to 3.14 only).
+        let bound = 1.0 + (before - 1.0) / 2.0;
+        assert!(
+            after < bound,
+            "{role}: fragmentation {before} -> {after}, not below {bound:.2}"
+        );
         assert!(moved > 0, "{role}: nothing moved");
     }
 
@@ -138,6 +145,28 @@ fn frag_of(memory: &str) -> f64 {
 
 fn frag(srv: &Server) -> f64 {
     frag_of(&srv.info("memory"))
+}
+
+/// `allocator_frag_ratio` once the deletions are over: big keys are freed on
+/// a background thread, and the server refreshes its allocator statistics
+/// every 100 ms, so the figure is read once `allocator_allocated` is the
+/// same in two readings 300 ms apart (read earlier, it can still count the
+/// deleted keys: a fragmentation far below the real one).
+fn settled_frag(srv: &Server) -> f64 {
+    let mut last = String::new();
+    for _ in 0..200 {
+        std::thread::sleep(Duration::from_millis(300));
+        let memory = srv.info("memory");
+        let allocated = info_field(&memory, "allocator_allocated").unwrap_or_default();
+        if allocated == last {
+            return frag_of(&memory);
+        }
+        last = allocated;
+    }
+    panic!(
+        "the allocator statistics never settled\n{}",
+        srv.info("memory")
+    );
 }
 
 /// Runs `cmds` in pipelines of a few thousand, checking no reply is an error.
@@ -163,12 +192,22 @@ fn long(prefix: &str, i: usize) -> String {
     format!("{prefix}-{i:06}-a-value-that-does-not-fit-inline")
 }
 
+/// Rounds of `grow`, and members a TOPN key gets each round: 300 members
+/// with long names a key, each its own block.
+const ROUNDS: usize = 60;
+const TOPN_PER_ROUND: usize = 5;
+
+/// The count of a small TOPN key's member `i`: 1 to 7, so TOP has an order.
+fn topn_count(i: usize) -> usize {
+    i % 7 + 1
+}
+
 /// Grows `KEYS` keys of each type a little at a time, round robin, so every
 /// page ends up shared by many keys; plus one big key of each type, whose
 /// defrag goes in resumed calls.
 fn grow(c: &mut Conn) {
     pipelined(c, (0..KEYS).flat_map(|k| create(&k.to_string())));
-    for round in 0..60 {
+    for round in 0..ROUNDS {
         pipelined(
             c,
             (0..KEYS).flat_map(|k| {
@@ -198,10 +237,12 @@ fn grow(c: &mut Conn) {
                     "user",
                     &user,
                 ]);
-                // Ten members a TOPN key: TOPN moves only its value's own
-                // block so far, so its share of the pages stays sparse.
-                let topn = args(&["TOPN.INCR", &format!("tn:{k}"), &long("m", round % 10)]);
-                ulist.chain([hcounter, topn])
+                let topn = (0..TOPN_PER_ROUND).map(move |j| {
+                    let i = round * TOPN_PER_ROUND + j;
+                    let by = topn_count(i).to_string();
+                    args(&["TOPN.INCR", &format!("tn:{k}"), &long("m", i), "BY", &by])
+                });
+                ulist.chain([hcounter]).chain(topn)
             }),
         );
     }
@@ -287,8 +328,19 @@ fn look_up_everything(c: &mut Conn) {
         let got: i64 = q(c, &["HCOUNTER.GET", &hc, "day", "1", "city", &city]);
         assert_eq!(got, 1, "{hc}");
         let tn = format!("tn:{k}");
-        let counts: Vec<i64> = q(c, &["TOPN.COUNT", &tn, &long("m", 9)]);
-        assert_eq!(counts, [6], "{tn}");
+        let members = ROUNDS * TOPN_PER_ROUND;
+        for i in (0..members).step_by(37) {
+            let counts: Vec<i64> = q(c, &["TOPN.COUNT", &tn, &long("m", i)]);
+            assert_eq!(counts, [topn_count(i) as i64], "{tn} member {i}");
+        }
+        // The order index: the highest counts (7), ties by name.
+        let top: Vec<String> = q(c, &["TOPN.TOP", &tn, "3"]);
+        let want: Vec<String> = (0..members)
+            .filter(|&i| topn_count(i) == 7)
+            .take(3)
+            .map(|i| long("m", i))
+            .collect();
+        assert_eq!(top, want, "{tn}");
     }
     for i in (0..20_000).step_by(997) {
         let v = long("v", i);

@@ -33,6 +33,7 @@ use smallvec::{Array, SmallVec};
 use std::alloc::{GlobalAlloc, Layout};
 use std::ffi::c_void;
 use std::os::raw::c_int;
+use std::ptr::NonNull;
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::sync::Mutex;
 
@@ -184,6 +185,15 @@ impl Mover for ServerMover {
             let moved = SmallVec::from_raw_parts(ptr, len, capacity);
             std::mem::forget(std::mem::replace(v, moved));
         }
+    }
+
+    unsafe fn raw(&mut self, block: NonNull<u8>, _layout: Layout) -> NonNull<u8> {
+        let mut ptr = block.as_ptr();
+        // Sound: `block` is a live block of the global allocator (the
+        // caller's contract), which is the module's, Redis' allocator. The
+        // caller re-points what pointed at the old block (`Mover::raw`).
+        self.relocate(&mut ptr);
+        NonNull::new(ptr).unwrap_or(block)
     }
 
     fn placed<R>(&mut self, rebuild: impl FnOnce(&mut Self) -> R) -> R {

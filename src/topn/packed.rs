@@ -16,6 +16,8 @@
 //! descending order, selected a slice at a time, which threshold merges (`window/merge.rs`)
 //! read instead of the whole bucket.
 
+use crate::tuples::defrag::Mover;
+
 /// Bits of the member id sorted per radix pass.
 const DIGIT_BITS: u32 = 11;
 const DIGITS: usize = 1 << DIGIT_BITS;
@@ -143,6 +145,12 @@ impl Packed {
 
     pub(super) fn heap_bytes(&self) -> usize {
         (self.words.capacity() + self.prefix.words.capacity()) * 8
+    }
+
+    /// Offers its blocks to a defrag pass.
+    pub(super) fn defrag(&mut self, m: &mut impl Mover) {
+        m.vec(&mut self.words);
+        m.vec(&mut self.prefix.words);
     }
 
     /// `(id, count)` of every entry, by id.
@@ -336,6 +344,15 @@ impl Packer {
         (self.words.capacity() + self.out.capacity()) * 8
             + self.offsets.capacity() * 8
             + self.prefix.heap_bytes()
+    }
+
+    /// Offers its blocks to a defrag pass, at any point of a packing (it holds positions into
+    /// them, no pointers).
+    pub(super) fn defrag(&mut self, m: &mut impl Mover) {
+        m.vec(&mut self.words);
+        m.vec(&mut self.out);
+        m.vec(&mut self.offsets);
+        m.vec(&mut self.prefix.buf);
     }
 }
 

@@ -8,14 +8,18 @@
 //!   in one type lets this module uphold, by itself, the invariant that makes the key reads
 //!   sound: a name block is freed only after its key (if any) has left the index. A second
 //!   order index (the *clock* index, over a second total per slot) is built a slice at a time
-//!   and kept to the same rule.
+//!   and kept to the same rule. Active defrag moves name blocks too, and re-points the keys
+//!   that point at them within the same step ([`NameTable::defrag`]).
 
 use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
+use std::cell::Cell;
 use std::cmp::Ordering;
 use std::collections::BTreeSet;
 use std::mem::MaybeUninit;
 use std::ptr::NonNull;
 use std::sync::OnceLock;
+
+use crate::tuples::defrag::{rebuild, Mover, Pass};
 
 // ---------------------------------------------------------------------------------------------
 // Disposal of big arrays.
@@ -158,6 +162,13 @@ impl<T: Copy> Cells<T> {
     pub(super) fn heap_bytes(&self) -> usize {
         self.data.capacity() * std::mem::size_of::<T>() + self.init.capacity() * 8
     }
+
+    /// Offers its two blocks to a defrag pass (a move copies the uninitialized cells too, as
+    /// bytes: they stay unread until their chunk is initialized).
+    pub(super) fn defrag(&mut self, m: &mut impl Mover) {
+        m.vec(&mut self.data);
+        m.vec(&mut self.init);
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -253,6 +264,10 @@ unsafe fn block_bytes<'a>(p: NonNull<u8>) -> &'a [u8] {
 /// Slots per chunk of the slot table (chunks never reallocate once full).
 const CHUNK: usize = 4096;
 
+/// Slots whose name blocks one unit of defrag work offers: each costs a lookup in one or two
+/// B-trees (under a microsecond on a million members).
+const DEFRAG_RUN: usize = 128;
+
 /// One member slot: its interned name (`None` for a free slot), its running total, and data
 /// of the caller's.
 pub(super) struct Slot<P> {
@@ -286,19 +301,24 @@ impl<P> Slot<P> {
 /// lives only in an index of a `NameTable` (its order index, carrying the slot's total, or its
 /// clock index, carrying the slot's clock total) and points to the name block of a live slot
 /// of that same table; or in a `DroppedKeys`, which is never read. `NameTable` removes a
-/// slot's keys before it frees or replaces the slot's name, so every key in an index points to
-/// a live block, and a `&Key` (only ever handed out borrowed from the table) keeps the table,
+/// slot's keys before it frees or replaces the slot's name, and re-points them when defrag
+/// moves the name (before anything reads them again), so every key in an index points to a
+/// live block, and a `&Key` (only ever handed out borrowed from the table) keeps the table,
 /// hence the block, alive.
+///
+/// The pointer is a `Cell` so that defrag can re-point a key in place: the moved block holds
+/// the same bytes, so the key keeps its place in the B-tree's order.
 pub(super) struct Key {
     total: i64,
-    name: NonNull<u8>,
+    name: Cell<NonNull<u8>>,
 }
 
 // SAFETY: a key is a shared, read-only view of a name block owned by the same `NameTable`
 // (see the invariant on `Key`); the blocks are immutable and move with the table, so keys may
 // move and be shared across threads exactly like the `Name`s they point to.
 unsafe impl Send for Key {}
-// SAFETY: see `Send` above.
+// SAFETY: see `Send` above. The `Cell` is written only by `NameTable::defrag`, which holds the
+// table by `&mut` (so no other reference to any of its keys exists, on any thread).
 unsafe impl Sync for Key {}
 
 impl Key {
@@ -307,11 +327,18 @@ impl Key {
         self.total
     }
 
+    fn new(total: i64, name: NonNull<u8>) -> Key {
+        Key {
+            total,
+            name: Cell::new(name),
+        }
+    }
+
     /// The member id.
     #[inline]
     pub(super) fn id(&self) -> u32 {
         // SAFETY: the block is alive (the invariant on `Key`).
-        unsafe { block_id(self.name) }
+        unsafe { block_id(self.name.get()) }
     }
 
     /// The member name.
@@ -319,7 +346,7 @@ impl Key {
     pub(super) fn bytes(&self) -> &[u8] {
         // SAFETY: the block is alive at least as long as the table `self` is borrowed from
         // (the invariant on `Key`).
-        unsafe { block_bytes(self.name) }
+        unsafe { block_bytes(self.name.get()) }
     }
 }
 
@@ -441,19 +468,13 @@ impl<P> NameTable<P> {
     /// The key of live slot `id`.
     fn key(&self, id: u32) -> Key {
         let s = self.slot(id);
-        Key {
-            total: s.total,
-            name: s.name.as_ref().expect("live member").ptr(),
-        }
+        Key::new(s.total, s.name.as_ref().expect("live member").ptr())
     }
 
     /// The clock-index key of live slot `id`.
     fn clock_key(&self, id: u32) -> Key {
         let s = self.slot(id);
-        Key {
-            total: s.clock_total,
-            name: s.name.as_ref().expect("live member").ptr(),
-        }
+        Key::new(s.clock_total, s.name.as_ref().expect("live member").ptr())
     }
 
     /// Whether live slot `id` belongs in the clock index (it exists and was built past `id`).
@@ -700,6 +721,90 @@ impl<P> NameTable<P> {
     /// Number of chunks of the slot table.
     pub(super) fn chunk_count(&self) -> usize {
         self.chunks.len()
+    }
+
+    /// Offers its blocks to a defrag pass (`tuples::defrag`): the chunk list; a chunk per
+    /// unit, then the name blocks of its slots a run per unit, each name's keys re-pointed in
+    /// the unit that moves it; then the indexes' nodes, rebuilt when small ([`rebuild`]).
+    /// A clock index being built is walked as it stands: a slot it covers has its key there.
+    pub(super) fn defrag<M: Mover>(&mut self, pass: &mut Pass<M>) {
+        pass.work(|m| m.vec(&mut self.chunks));
+        let chunks = self.chunks.len();
+        pass.each(0..chunks, |c, pass| {
+            pass.work(|m| {
+                if let Some(chunk) = self.chunks.get_mut(c) {
+                    m.vec(chunk)
+                }
+            });
+            let slots = self.chunks.get(c).map_or(0, Vec::len);
+            pass.each((0..slots).step_by(DEFRAG_RUN), |lo, pass| {
+                pass.work(|m| self.move_names(c, lo, m))
+            });
+        });
+        let keys = self.index.len();
+        rebuild(pass, &mut self.index, keys, |_, _| {});
+        if let Some(clock) = &mut self.clock {
+            let keys = clock.keys.len();
+            rebuild(pass, &mut clock.keys, keys, |_, _| {});
+        }
+    }
+
+    /// Offers the name blocks of the live slots `lo..lo + DEFRAG_RUN` of chunk `c` (those that
+    /// exist), re-pointing the keys of each name that moves.
+    fn move_names(&mut self, c: usize, lo: usize, m: &mut impl Mover) {
+        let NameTable {
+            index,
+            clock,
+            chunks,
+        } = self;
+        let Some(chunk) = chunks.get_mut(c) else {
+            return;
+        };
+        let hi = (lo + DEFRAG_RUN).min(chunk.len());
+        for (i, slot) in chunk.iter_mut().enumerate().take(hi).skip(lo) {
+            let Some(name) = &mut slot.name else {
+                continue;
+            };
+            let old = name.ptr();
+            // Every key pointing at this block, found while it is alive (a search reads names,
+            // this one's too). A key carries its slot's total (clock total in the clock index,
+            // for the slots it covers) and name, and names are unique in a table: these
+            // lookups find every key there is (a covered slot without one has none: the index
+            // is being freed, `index_pop_last`).
+            let key = index.get(&Key::new(slot.total, old));
+            let clock_key = clock
+                .as_ref()
+                .filter(|k| c * CHUNK + i < k.built)
+                .and_then(|k| k.keys.get(&Key::new(slot.clock_total, old)));
+            let keys = [key, clock_key];
+            if keys.iter().flatten().any(|k| k.name.get() != old) {
+                continue; // not this block's key: cannot happen (unique names); left alone
+            }
+            let layout = Name::layout(name.bytes().len());
+            // SAFETY: `old` is the live block `Name::new` allocated with `layout`. What points
+            // at it is the slot's `Name` and the keys found above (see there), and all of them
+            // are re-pointed before anything reads them again.
+            let moved = unsafe { m.raw(old, layout) };
+            if moved != old {
+                name.0 = moved;
+                keys.into_iter().flatten().for_each(|k| k.name.set(moved));
+            }
+        }
+    }
+
+    /// Whether every key of both indexes points at its slot's name block.
+    #[cfg(test)]
+    pub(super) fn keys_point_at_names(&self) -> bool {
+        let clock = self.clock.iter().flat_map(|c| c.keys.iter());
+        self.index.iter().chain(clock).all(|k| {
+            let id = k.id() as usize;
+            id < self.slots()
+                && self
+                    .slot(id as u32)
+                    .name
+                    .as_ref()
+                    .is_some_and(|n| n.ptr() == k.name.get())
+        })
     }
 
     /// Heap bytes of the slot table (not the names nor the index).

@@ -4,6 +4,7 @@ use super::window::{DecodeError, TopN};
 use super::MEMBERS;
 use crate::server::background_free::{self, Garbage};
 use crate::server::module_type::{type_methods, AofWriter, ModuleValue};
+use crate::tuples::defrag::{Mover, Pass};
 use redis_module::native_types::RedisType;
 use std::os::raw::c_int;
 
@@ -78,6 +79,11 @@ impl ModuleValue for TopnValue {
 
     fn free_effort(&self) -> usize {
         self.0.free_effort()
+    }
+
+    /// Every block of the core: names (their index keys re-pointed), buckets, the rest.
+    fn defrag<M: Mover>(&mut self, pass: &mut Pass<M>) {
+        self.0.defrag(pass)
     }
 
     fn upkeep_due(&self) -> Option<i64> {

@@ -21,6 +21,9 @@
 //! entries (one unit each).
 
 use smallvec::{Array, SmallVec};
+use std::alloc::Layout;
+use std::collections::VecDeque;
+use std::ptr::NonNull;
 
 /// The largest block the allocator (jemalloc, 4 KiB pages) keeps in a slab
 /// of equal-sized blocks, the only ones fragmentation strands and a move can
@@ -45,6 +48,15 @@ pub trait Mover {
     fn slice<T>(&mut self, b: &mut Box<[T]>);
     /// Offers the heap buffer of `v`, if it spilled, to be moved.
     fn small_vec<A: Array>(&mut self, v: &mut SmallVec<A>);
+    /// Offers a block no owner type describes (a hand-made block that
+    /// others point into) to be moved; answers where it is now.
+    ///
+    /// # Safety
+    /// `block` is live, from the global allocator with `layout`. When the
+    /// answer differs, the block moved: the old address is freed, and the
+    /// caller must point everything that pointed at it at the answer
+    /// before anything reads through it again.
+    unsafe fn raw(&mut self, block: NonNull<u8>, layout: Layout) -> NonNull<u8>;
     /// Runs `rebuild`, whose new blocks the allocator places where they help
     /// (for containers rebuilt into fresh blocks).
     fn placed<R>(&mut self, rebuild: impl FnOnce(&mut Self) -> R) -> R;
@@ -181,6 +193,14 @@ impl<'m, M: Mover> Pass<'m, M> {
     }
 }
 
+/// Offers the buffer of `d` to be moved (through a `Vec`: no copy of its
+/// items when they do not wrap around its end, a shift of them when they do).
+pub fn vec_deque<T>(m: &mut impl Mover, d: &mut VecDeque<T>) {
+    let mut v = Vec::from(std::mem::take(d));
+    m.vec(&mut v);
+    *d = VecDeque::from(v);
+}
+
 /// A B-tree rebuilt into fresh nodes in one unit of work when it holds at
 /// most [`REBUILD_MAX`] entries: the entries move over (none is copied),
 /// each shown to `entry` on the way (to offer the blocks it owns).
@@ -212,8 +232,28 @@ pub fn rebuild<C, M>(
 #[cfg(test)]
 pub(crate) mod model {
     //! A [`Mover`] that moves every block it is offered (so a test sees
-    //! that a value still reads the same) and counts what it did.
+    //! that a value still reads the same) and counts what it did. A block
+    //! moved by [`Mover::raw`] (and so a box) is zeroed and kept, not freed,
+    //! until the test's thread ends: anything still pointing at it reads
+    //! zeros (an empty name, id 0), which a test sees as wrong answers
+    //! instead of a read of freed memory that may happen to work.
     use super::*;
+    use std::cell::RefCell;
+
+    /// A moved-away block, freed when its thread ends.
+    struct Quarantined(NonNull<u8>, Layout);
+
+    impl Drop for Quarantined {
+        fn drop(&mut self) {
+            // SAFETY: allocated by the global allocator with this layout
+            // (the contract of `Mover::raw`) and freed only here.
+            unsafe { std::alloc::dealloc(self.0.as_ptr(), self.1) }
+        }
+    }
+
+    thread_local! {
+        static QUARANTINE: RefCell<Vec<Quarantined>> = const { RefCell::new(Vec::new()) };
+    }
 
     #[derive(Default)]
     pub struct MoveAll {
@@ -247,9 +287,18 @@ pub(crate) mod model {
         }
 
         fn boxed<T>(&mut self, b: &mut Box<T>) {
-            // No safe way to move a `Box<T>` of any `T`: recorded only.
-            if std::mem::size_of::<T>() > 0 {
-                self.moved.push(&**b as *const T as usize);
+            let layout = Layout::new::<T>();
+            if layout.size() == 0 {
+                return;
+            }
+            let block = NonNull::from(&mut **b).cast::<u8>();
+            // SAFETY: a box's block is live, from the global allocator with
+            // `T`'s layout. The box is overwritten in place, never dropped
+            // (its old block is the quarantine's now), with a box of the
+            // moved block, which holds the same `T`.
+            unsafe {
+                let moved = self.raw(block, layout);
+                std::ptr::write(b, Box::from_raw(moved.cast::<T>().as_ptr()));
             }
         }
 
@@ -271,6 +320,24 @@ pub(crate) mod model {
             let mut fresh = SmallVec::with_capacity(v.capacity());
             fresh.extend(v.drain(..));
             *v = fresh;
+        }
+
+        unsafe fn raw(&mut self, block: NonNull<u8>, layout: Layout) -> NonNull<u8> {
+            self.moved.push(block.as_ptr() as usize);
+            // SAFETY: `block` is live with `layout` (the caller's contract),
+            // whose size is not zero (blocks of the global allocator); the
+            // new block is as big and does not overlap it. The old one is
+            // zeroed and kept (see the module doc), never read by us again.
+            unsafe {
+                let fresh = std::alloc::alloc(layout);
+                let Some(fresh) = NonNull::new(fresh) else {
+                    std::alloc::handle_alloc_error(layout)
+                };
+                std::ptr::copy_nonoverlapping(block.as_ptr(), fresh.as_ptr(), layout.size());
+                std::ptr::write_bytes(block.as_ptr(), 0, layout.size());
+                QUARANTINE.with(|q| q.borrow_mut().push(Quarantined(block, layout)));
+                fresh
+            }
         }
 
         fn placed<R>(&mut self, rebuild: impl FnOnce(&mut Self) -> R) -> R {

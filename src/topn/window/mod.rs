@@ -90,8 +90,8 @@
 //! Files: this one (the type, writes, sizes), `bucket.rs` (a bucket's table and the scans of
 //! sums), `members.rs` (names, totals, order index, lookup), `retire.rs` (freeing, aging,
 //! packing, the clock index: the upkeep), `read.rs` (fixes, the cost model, the walk and the
-//! sums), `merge.rs` (threshold merges), `encoding.rs` (persistence); tests in `tests.rs`,
-//! `model_tests.rs`, `timings.rs`.
+//! sums), `merge.rs` (threshold merges), `encoding.rs` (persistence), `defrag.rs` (active
+//! defrag); tests in `tests.rs`, `model_tests.rs`, `defrag_tests.rs`, `timings.rs`.
 
 use std::collections::{BTreeSet, VecDeque};
 use std::fmt;
@@ -102,12 +102,15 @@ use members::{Members, MIGRATE_STEP};
 use retire::Graveyard;
 
 mod bucket;
+mod defrag;
 mod encoding;
 mod members;
 mod merge;
 mod read;
 mod retire;
 
+#[cfg(test)]
+mod defrag_tests;
 #[cfg(test)]
 mod model_tests;
 #[cfg(test)]

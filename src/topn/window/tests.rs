@@ -558,14 +558,21 @@ fn decode_at_loads_buckets_already_aged() {
     }
 }
 
-#[test]
-fn totals_beyond_i64_stay_exact() {
+/// Counts whose totals go beyond i64 once bucket 0 (a: -5) leaves the window: a's total is
+/// then MAX + 5, b's MAX - 1.
+pub(super) fn beyond_i64() -> TopN {
     let mut t = TopN::new(1000, 3);
     t.set_retire_budget(1);
     t.incr(b"a", -5, 0).unwrap();
     t.incr(b"a", i64::MAX, 1000).unwrap();
     t.incr(b"a", 5, 2000).unwrap();
     t.incr(b"b", i64::MAX - 1, 2000).unwrap();
+    t
+}
+
+#[test]
+fn totals_beyond_i64_stay_exact() {
+    let mut t = beyond_i64();
     assert_eq!(t.count(b"a", 2000), i64::MAX);
     // Bucket 0 leaves: a's window count is MAX + 5 (replies clamp), b's MAX - 1.
     t.incr(b"z", 1, 3000).unwrap();
@@ -619,7 +626,7 @@ fn sample(seed: u64, members: usize, events: usize) -> TopN {
     t
 }
 
-fn same_answers(a: &TopN, b: &TopN, names: &[Vec<u8>]) {
+pub(super) fn same_answers(a: &TopN, b: &TopN, names: &[Vec<u8>]) {
     let c = a.clock().unwrap_or(0);
     assert_eq!(a.clock(), b.clock());
     for k in -6..8 {

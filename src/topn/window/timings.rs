@@ -366,3 +366,48 @@ fn bench_reads() {
         eprintln!("paths {:?}", PATHS.with(|p| p.get()));
     }
 }
+
+/// A defrag pass over a million members, one unit a call, with the model mover (which moves
+/// every block: the worst case for the name units, each re-pointing its index keys; but it
+/// also copies big arrays, which the server's allocator never moves).
+#[test]
+#[ignore]
+fn bench_defrag() {
+    use crate::tuples::defrag::model::MoveAll;
+    use crate::tuples::defrag::{Pass, Resume};
+    let mut t = fill(2, 500_000, false);
+    let (mut calls, mut moved) = (0, 0);
+    // Calls moving names (more than a few blocks), and the worst moving a few big ones.
+    let (mut names, mut worst_other) = (Vec::new(), std::time::Duration::ZERO);
+    let mut resume = Resume::new();
+    let start = std::time::Instant::now();
+    loop {
+        let mut mover = MoveAll::stopping_after(0);
+        let s = std::time::Instant::now();
+        let mut pass = Pass::new(&mut mover, std::mem::take(&mut resume));
+        t.defrag(&mut pass);
+        let stopped = pass.finish();
+        let took = s.elapsed();
+        match mover.moved.len() > 16 {
+            true => names.push(took),
+            false => worst_other = worst_other.max(took),
+        }
+        calls += 1;
+        moved += mover.moved.len();
+        match stopped {
+            Some(at) => resume = at,
+            None => break,
+        }
+    }
+    names.sort();
+    let at = |q: f64| names[((names.len() - 1) as f64 * q) as usize];
+    eprintln!(
+        "defrag of {} members: {calls} calls, {moved} blocks moved, {:?} in all; a call moving \
+         names {:?} median, {:?} p99, {:?} worst; moving a few (big) blocks {worst_other:?} worst",
+        t.members(),
+        start.elapsed(),
+        at(0.5),
+        at(0.99),
+        at(1.0)
+    );
+}
