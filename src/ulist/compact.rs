@@ -34,8 +34,15 @@ pub struct Compact {
     /// Inline for the first: a list of one partition needs no allocation
     /// (nor a cache miss) for it.
     places: SmallVec<[Place; 1]>,
+    /// The filter's bytes (`filter_words` 64-bit words), then the values.
     values: Vec<u8>,
     len: u32,
+    /// A Bloom filter of the packed values (2 bits set a value, 8 to 16 bits
+    /// a value, none below [`FILTER_FROM`] values): most adds are of new
+    /// values, which it answers without reading the values. Bits of removed
+    /// values stay until it is rebuilt (when the list outgrows it, or at
+    /// [`Compact::shrink`]): they cost a search, never a wrong answer.
+    filter_words: u16,
     /// The earliest expiry (NEVER: none).
     due: i64,
     /// Whether the places are of more than one scope (usually they are all
@@ -64,15 +71,37 @@ impl Place {
     }
 }
 
-/// A cheap hash of a place's key (FxHash's mix, over 8-byte words).
-fn tag(key: &[u8]) -> u32 {
-    let mut h = key.len() as u64;
-    for word in key.chunks(8) {
+/// A cheap hash (FxHash's mix, over 8-byte words).
+fn hash(bytes: &[u8]) -> u64 {
+    let mut h = bytes.len() as u64;
+    for word in bytes.chunks(8) {
         let mut w = [0u8; 8];
         w[..word.len()].copy_from_slice(word);
         h = (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
     }
-    (h >> 32) as u32
+    h
+}
+
+fn tag(key: &[u8]) -> u32 {
+    (hash(key) >> 32) as u32
+}
+
+/// Lists of fewer values have no filter: a search of so few is quick.
+const FILTER_FROM: usize = 16;
+
+/// Filter words for `len` values: 8 bits a value, rounded up to a power of
+/// two (so it is rebuilt each time the list doubles).
+fn filter_words_for(len: usize) -> u16 {
+    if len < FILTER_FROM {
+        return 0;
+    }
+    (len.next_power_of_two() / 8).min(u16::MAX as usize / 2 + 1) as u16
+}
+
+/// The two bits (of `bits`, a power of two) a packed value sets.
+fn filter_bits(packed: &[u8], bits: usize) -> [usize; 2] {
+    let h = hash(packed);
+    [h as usize & (bits - 1), (h >> 32) as usize & (bits - 1)]
 }
 
 /// One value as stored.
@@ -108,9 +137,49 @@ impl Compact {
         self.places.len()
     }
 
+    /// Where the values start in `values` (after the filter).
+    fn values_start(&self) -> usize {
+        self.filter_words as usize * 8
+    }
+
+    /// Whether the filter lets `packed` be stored.
+    fn may_hold(&self, packed: &[u8]) -> bool {
+        let bytes = self.values_start();
+        bytes == 0
+            || filter_bits(packed, bytes * 8)
+                .iter()
+                .all(|&b| self.values[b / 8] & (1 << (b % 8)) != 0)
+    }
+
+    fn mark(&mut self, packed: &[u8]) {
+        let bytes = self.values_start();
+        if bytes > 0 {
+            for b in filter_bits(packed, bytes * 8) {
+                self.values[b / 8] |= 1 << (b % 8);
+            }
+        }
+    }
+
+    /// Rebuilds the filter at `words` words.
+    fn refilter(&mut self, words: u16) {
+        let start = self.values_start();
+        let mut values = Vec::with_capacity(words as usize * 8 + self.values.len() - start);
+        values.resize(words as usize * 8, 0);
+        values.extend_from_slice(&self.values[start..]);
+        self.values = values;
+        self.filter_words = words;
+        let packed: Vec<Range<usize>> = self.entries().map(|e| e.value).collect();
+        for range in packed {
+            let bits = filter_bits(&self.values[range], words as usize * 64);
+            for b in bits {
+                self.values[b / 8] |= 1 << (b % 8);
+            }
+        }
+    }
+
     fn entries(&self) -> impl Iterator<Item = Entry> + '_ {
         let buf = &self.values;
-        let mut at = 0;
+        let mut at = self.values_start();
         std::iter::from_fn(move || {
             let place = *buf.get(at)? as usize;
             let value_end = at + 1 + varint::packed_len(&buf[at + 1..])?;
@@ -164,9 +233,13 @@ impl Compact {
 
     /// The stored value `packed` of the scope keyed `scope`.
     fn find(&self, scope: &[u8], packed: &[u8]) -> Option<Entry> {
-        // Most adds are of new values: when the packed bytes are nowhere in
-        // the buffer, one vectorized search answers without the walk.
-        memmem::find(&self.values, packed)?;
+        // Most adds are of new values: the filter answers most of them, and
+        // when the packed bytes are nowhere in the values, one vectorized
+        // search answers without the walk.
+        if !self.may_hold(packed) {
+            return None;
+        }
+        memmem::find(&self.values[self.values_start()..], packed)?;
         let in_scope = self.in_scope(scope);
         self.entries().find(|e| {
             in_scope[e.place / 64] & (1 << (e.place % 64)) != 0
@@ -181,7 +254,8 @@ impl Compact {
             return;
         }
         let mut kept = Vec::with_capacity(self.values.len());
-        let mut from = 0;
+        let mut from = self.values_start();
+        kept.extend_from_slice(&self.values[..from]);
         for range in doomed {
             kept.extend_from_slice(&self.values[from..range.start]);
             from = range.end;
@@ -262,6 +336,12 @@ impl Compact {
         values.extend_from_slice(&entry);
         self.len += 1;
         self.due = self.due.min(expire_at);
+        let words = filter_words_for(self.len());
+        if words > self.filter_words {
+            self.refilter(words);
+        } else {
+            self.mark(&packed);
+        }
         Ok(true)
     }
 
@@ -394,6 +474,10 @@ impl Compact {
 
     /// Gives back the buffer's spare room (after a conversion or a load).
     pub fn shrink(&mut self) {
+        let words = filter_words_for(self.len());
+        if words != self.filter_words {
+            self.refilter(words);
+        }
         self.values.shrink_to_fit();
         self.places.shrink_to_fit();
     }
@@ -405,5 +489,58 @@ impl Compact {
         m.small_vec(&mut self.places);
         self.places.iter_mut().for_each(|p| m.slice(&mut p.key));
         m.vec(&mut self.values);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(place: &str, value: u64) -> ValueKeys {
+        ValueKeys::new([], [place.as_bytes()], [value.to_string().as_bytes()])
+    }
+
+    /// The filter never hides a stored value, as the list grows past each
+    /// of its sizes, loses values (whose bits stay) and is shrunk.
+    #[test]
+    fn the_filter_never_hides_a_stored_value() {
+        let mut c = Compact::new();
+        let holds = |c: &Compact, v: u64| c.has(&keys("p", v), 0);
+        for v in 0..600u64 {
+            assert_eq!(c.add(&keys("p", v * 7), 0, NEVER), Ok(true));
+            assert_eq!(c.add(&keys("p", v * 7), 0, NEVER), Ok(false), "{v} again");
+            assert_eq!(c.filter_words, filter_words_for(c.len()));
+        }
+        assert!((0..600).all(|v| holds(&c, v * 7)));
+        assert_eq!((0..4200).filter(|&v| holds(&c, v)).count(), 600);
+        // Every third value goes; its bits stay until the shrink.
+        let items: Vec<Vec<u8>> = (0..600)
+            .step_by(3)
+            .map(|v| keys("p", v * 7).value.to_vec())
+            .collect();
+        let items: Vec<&[u8]> = items.iter().map(|i| &i[..]).collect();
+        assert_eq!(c.remove_items(&items, 0), 200);
+        let words = c.filter_words;
+        for round in 0..2 {
+            assert!(
+                (0..600).all(|v| holds(&c, v * 7) == (v % 3 != 0)),
+                "round {round}"
+            );
+            c.shrink();
+        }
+        assert!(c.filter_words < words);
+        assert_eq!(c.filter_words, filter_words_for(400));
+        // A filter over most values answers most absent ones alone.
+        let passed = (1_000_000..1_010_000)
+            .filter(|v| c.may_hold(&pack(*v)))
+            .count();
+        assert!(
+            passed < 1_000,
+            "{passed} of 10,000 absent values passed the filter"
+        );
+    }
+
+    fn pack(v: u64) -> varint::Packed {
+        pack_tuple(&keys("p", v).value).unwrap()
     }
 }
