@@ -98,6 +98,20 @@ fn filter_words_for(len: usize) -> u16 {
     (len.next_power_of_two() / 8).min(u16::MAX as usize / 2 + 1) as u16
 }
 
+/// Where the values start in a buffer whose filter has `words` words.
+fn start_of(words: u16) -> usize {
+    words as usize * 8
+}
+
+/// Sets the bits of `packed` in `filter` (none if there is no filter).
+fn mark(filter: &mut [u8], packed: &[u8]) {
+    if !filter.is_empty() {
+        for b in filter_bits(packed, filter.len() * 8) {
+            filter[b / 8] |= 1 << (b % 8);
+        }
+    }
+}
+
 /// The two bits (of `bits`, a power of two) a packed value sets.
 fn filter_bits(packed: &[u8], bits: usize) -> [usize; 2] {
     let h = hash(packed);
@@ -139,41 +153,33 @@ impl Compact {
 
     /// Where the values start in `values` (after the filter).
     fn values_start(&self) -> usize {
-        self.filter_words as usize * 8
+        start_of(self.filter_words)
     }
 
     /// Whether the filter lets `packed` be stored.
     fn may_hold(&self, packed: &[u8]) -> bool {
-        let bytes = self.values_start();
-        bytes == 0
-            || filter_bits(packed, bytes * 8)
+        let filter = &self.values[..self.values_start()];
+        filter.is_empty()
+            || filter_bits(packed, filter.len() * 8)
                 .iter()
-                .all(|&b| self.values[b / 8] & (1 << (b % 8)) != 0)
-    }
-
-    fn mark(&mut self, packed: &[u8]) {
-        let bytes = self.values_start();
-        if bytes > 0 {
-            for b in filter_bits(packed, bytes * 8) {
-                self.values[b / 8] |= 1 << (b % 8);
-            }
-        }
+                .all(|&b| filter[b / 8] & (1 << (b % 8)) != 0)
     }
 
     /// Rebuilds the filter at `words` words.
     fn refilter(&mut self, words: u16) {
         let start = self.values_start();
-        let mut values = Vec::with_capacity(words as usize * 8 + self.values.len() - start);
-        values.resize(words as usize * 8, 0);
+        let mut values = Vec::with_capacity(start_of(words) + self.values.len() - start);
+        values.resize(start_of(words), 0);
         values.extend_from_slice(&self.values[start..]);
         self.values = values;
         self.filter_words = words;
         let packed: Vec<Range<usize>> = self.entries().map(|e| e.value).collect();
+        let (filter, values) = self.values.split_at_mut(start_of(words));
         for range in packed {
-            let bits = filter_bits(&self.values[range], words as usize * 64);
-            for b in bits {
-                self.values[b / 8] |= 1 << (b % 8);
-            }
+            mark(
+                filter,
+                &values[range.start - filter.len()..range.end - filter.len()],
+            );
         }
     }
 
@@ -340,7 +346,8 @@ impl Compact {
         if words > self.filter_words {
             self.refilter(words);
         } else {
-            self.mark(&packed);
+            let start = self.values_start();
+            mark(&mut self.values[..start], &packed);
         }
         Ok(true)
     }
