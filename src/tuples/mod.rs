@@ -9,6 +9,7 @@ pub mod encoding;
 pub mod expiry;
 pub mod index;
 pub mod ordered;
+pub mod prefetch;
 pub mod sample;
 pub mod schema;
 pub mod table;

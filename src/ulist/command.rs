@@ -82,6 +82,7 @@ pub fn add(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let list = key
         .value_mut::<UList>(&ULIST_TYPE)?
         .ok_or_else(no_such_list)?;
+    list.prefetch_for_add();
     list.set_compact_max(COMPACT_MAX.count());
     let schema = list.schema();
     let (pairs, [at, expire, never, pxat]) = Pairs::parse(schema, &args.bytes[2..], &ADD_OPTIONS)?;

@@ -14,6 +14,7 @@ use super::entry::{Row, Stored, ValueKeys, NEVER};
 use crate::tuples::defrag::Mover;
 use crate::tuples::encoding;
 use crate::tuples::index::{matches, Filter};
+use crate::tuples::prefetch::prefetch;
 use crate::tuples::varint::{self, pack_tuple, unpack_tuple};
 use memchr::memmem;
 use smallvec::SmallVec;
@@ -37,7 +38,7 @@ pub struct Compact {
     /// The filter's bytes (`filter_words` 64-bit words), then the values.
     values: Vec<u8>,
     len: u32,
-    /// A Bloom filter of the packed values (2 bits set a value, 8 to 16 bits
+    /// A Bloom filter of the packed values (3 bits of one word a value, 8 to 16 bits
     /// a value, none below [`FILTER_FROM`] values): most adds are of new
     /// values, which it answers without reading the values. Bits of removed
     /// values stay until it is rebuilt (when the list outgrows it, or at
@@ -103,19 +104,24 @@ fn start_of(words: u16) -> usize {
     words as usize * 8
 }
 
-/// Sets the bits of `packed` in `filter` (none if there is no filter).
-fn mark(filter: &mut [u8], packed: &[u8]) {
+/// Sets the bits of the packed value hashed `h` in `filter` (none if
+/// there is no filter).
+fn mark(filter: &mut [u8], h: u64) {
     if !filter.is_empty() {
-        for b in filter_bits(packed, filter.len() * 8) {
-            filter[b / 8] |= 1 << (b % 8);
-        }
+        let (word, bits) = filter_slot(h, filter.len() / 8);
+        let at = &mut filter[word * 8..word * 8 + 8];
+        let old = u64::from_le_bytes(at.try_into().unwrap_or_default());
+        at.copy_from_slice(&(old | bits).to_le_bytes());
     }
 }
 
-/// The two bits (of `bits`, a power of two) a packed value sets.
-fn filter_bits(packed: &[u8], bits: usize) -> [usize; 2] {
-    let h = hash(packed);
-    [h as usize & (bits - 1), (h >> 32) as usize & (bits - 1)]
+/// Where the packed value hashed `h` sits in a filter of `words` words (a
+/// power of two): one word, so that a lookup reads one cache line, and
+/// three bits in it.
+fn filter_slot(h: u64, words: usize) -> (usize, u64) {
+    let word = (h >> 32) as usize & (words - 1);
+    let bits = 1 << (h >> 26 & 63) | 1 << (h >> 52 & 63) | 1 << (h >> 58);
+    (word, bits)
 }
 
 /// One value as stored.
@@ -156,13 +162,21 @@ impl Compact {
         start_of(self.filter_words)
     }
 
-    /// Whether the filter lets `packed` be stored.
-    fn may_hold(&self, packed: &[u8]) -> bool {
+    /// Whether the filter lets the packed value hashed `h` be stored.
+    fn may_hold(&self, h: u64) -> bool {
         let filter = &self.values[..self.values_start()];
-        filter.is_empty()
-            || filter_bits(packed, filter.len() * 8)
-                .iter()
-                .all(|&b| filter[b / 8] & (1 << (b % 8)) != 0)
+        if filter.is_empty() {
+            return true;
+        }
+        let (word, bits) = filter_slot(h, filter.len() / 8);
+        let word = &filter[word * 8..word * 8 + 8];
+        u64::from_le_bytes(word.try_into().unwrap_or_default()) & bits == bits
+    }
+
+    /// Starts loading what an add reads and writes last, the buffer's end,
+    /// while the command is still parsing its arguments.
+    pub fn prefetch_for_add(&self) {
+        prefetch(self.values.as_ptr().wrapping_add(self.values.len()));
     }
 
     /// Rebuilds the filter at `words` words.
@@ -176,10 +190,8 @@ impl Compact {
         let packed: Vec<Range<usize>> = self.entries().map(|e| e.value).collect();
         let (filter, values) = self.values.split_at_mut(start_of(words));
         for range in packed {
-            mark(
-                filter,
-                &values[range.start - filter.len()..range.end - filter.len()],
-            );
+            let packed = &values[range.start - filter.len()..range.end - filter.len()];
+            mark(filter, hash(packed));
         }
     }
 
@@ -237,12 +249,12 @@ impl Compact {
             .position(|p| p.tag == tag && *p.key == *place)
     }
 
-    /// The stored value `packed` of the scope keyed `scope`.
-    fn find(&self, scope: &[u8], packed: &[u8]) -> Option<Entry> {
+    /// The stored value `packed` (hashed `h`) of the scope keyed `scope`.
+    fn find(&self, scope: &[u8], packed: &[u8], h: u64) -> Option<Entry> {
         // Most adds are of new values: the filter answers most of them, and
         // when the packed bytes are nowhere in the values, one vectorized
         // search answers without the walk.
-        if !self.may_hold(packed) {
+        if !self.may_hold(h) {
             return None;
         }
         memmem::find(&self.values[self.values_start()..], packed)?;
@@ -300,11 +312,17 @@ impl Compact {
     /// for a value the layout cannot hold.
     pub fn add(&mut self, keys: &ValueKeys, at: i64, expire_at: i64) -> Result<bool, NotCompact> {
         let packed = pack_tuple(&keys.value).ok_or(NotCompact)?;
+        let h = hash(&packed);
+        if self.filter_words > 0 {
+            // Its miss overlaps with the place's lookup.
+            let (word, _) = filter_slot(h, self.filter_words as usize);
+            prefetch(self.values.as_ptr().wrapping_add(word * 8));
+        }
         let mut place = self.place(&keys.place);
         if (place.is_none() && self.places.len() >= MAX_PLACES) || expire_at <= 0 {
             return Err(NotCompact);
         }
-        if let Some(e) = self.find(keys.scope(), &packed) {
+        if let Some(e) = self.find(keys.scope(), &packed, h) {
             if e.expire_at > at {
                 return Ok(false);
             }
@@ -347,14 +365,14 @@ impl Compact {
             self.refilter(words);
         } else {
             let start = self.values_start();
-            mark(&mut self.values[..start], &packed);
+            mark(&mut self.values[..start], h);
         }
         Ok(true)
     }
 
     pub fn has(&self, keys: &ValueKeys, now: i64) -> bool {
         pack_tuple(&keys.value)
-            .and_then(|packed| self.find(keys.scope(), &packed))
+            .and_then(|packed| self.find(keys.scope(), &packed, hash(&packed)))
             .is_some_and(|e| e.expire_at > now)
     }
 
@@ -459,7 +477,8 @@ impl Compact {
         let mut ranges = BTreeMap::new();
         for item in items {
             let (scope, value) = item.split_at(encoding::prefix_len(item, scope_names));
-            if let Some(e) = pack_tuple(value).and_then(|packed| self.find(scope, &packed)) {
+            let found = pack_tuple(value).and_then(|p| self.find(scope, &p, hash(&p)));
+            if let Some(e) = found {
                 ranges.insert(e.at.start, e.at);
             }
         }
@@ -539,7 +558,7 @@ mod tests {
         assert_eq!(c.filter_words, filter_words_for(400));
         // A filter over most values answers most absent ones alone.
         let passed = (1_000_000..1_010_000)
-            .filter(|v| c.may_hold(&pack(*v)))
+            .filter(|v| c.may_hold(hash(&pack(*v))))
             .count();
         assert!(
             passed < 1_000,

@@ -189,6 +189,14 @@ impl UList {
         }
     }
 
+    /// Starts loading what [`UList::add`] touches last, so that its cache
+    /// miss overlaps with the command's parsing.
+    pub fn prefetch_for_add(&self) {
+        if let Layout::Compact(c) = &self.layout {
+            c.prefetch_for_add();
+        }
+    }
+
     /// Whether the value is live in its scope at `now` (its partition, if
     /// `keys` names one, does not matter).
     pub fn has(&self, keys: &ValueKeys, now: i64) -> bool {
