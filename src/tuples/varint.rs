@@ -22,6 +22,11 @@ pub type Packed = SmallVec<[u8; 24]>;
 
 /// Appends `n` as a varint (1 to 10 bytes).
 pub fn put(out: &mut impl Extend<u8>, mut n: u64) {
+    if n < 0x80 {
+        // The usual case (a count, a zero for "never"), without the loop.
+        out.extend([n as u8]);
+        return;
+    }
     // Built aside, then added at once (one capacity check, not one a byte).
     let (mut bytes, mut len) = ([0u8; 10], 0);
     while n >= 0x80 {

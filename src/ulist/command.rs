@@ -50,23 +50,40 @@ pub fn create(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     Ok(())
 }
 
-/// When a value added at `at` expires: `EXPIRE s`, `PXAT ms` or `NEVER`
-/// (at most one), else the list's default.
-fn expire_at(
-    at: i64,
-    [expire, never, pxat]: [Option<&[u8]>; 3],
-    default_s: Option<i64>,
-) -> Result<i64, CmdError> {
-    let expire = opt_int_in("EXPIRE", expire, 1, MAX_TTL_S)?;
-    let pxat = opt_int_in("PXAT", pxat, 1, MAX_EXPIRE_MS)?;
-    match (expire, never.is_some(), pxat) {
-        (None, false, None) => Ok(default_s.map_or(NEVER, |s| at + s * 1000)),
-        (Some(s), false, None) => Ok(at + s * 1000),
-        (None, true, None) => Ok(NEVER),
-        (None, false, Some(ms)) => Ok(ms),
-        _ => Err(CmdError::invalid(
-            "EXPIRE, NEVER and PXAT cannot be used together",
-        )),
+/// When an added value expires: `EXPIRE s`, `PXAT ms` or `NEVER` (at most
+/// one), else the list's default.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Expiry {
+    AfterS(i64),
+    AtMs(i64),
+    Never,
+}
+
+impl Expiry {
+    fn parse(
+        [expire, never, pxat]: [Option<&[u8]>; 3],
+        default_s: Option<i64>,
+    ) -> Result<Self, CmdError> {
+        let expire = opt_int_in("EXPIRE", expire, 1, MAX_TTL_S)?;
+        let pxat = opt_int_in("PXAT", pxat, 1, MAX_EXPIRE_MS)?;
+        match (expire, never.is_some(), pxat) {
+            (None, false, None) => Ok(default_s.map_or(Expiry::Never, Expiry::AfterS)),
+            (Some(s), false, None) => Ok(Expiry::AfterS(s)),
+            (None, true, None) => Ok(Expiry::Never),
+            (None, false, Some(ms)) => Ok(Expiry::AtMs(ms)),
+            _ => Err(CmdError::invalid(
+                "EXPIRE, NEVER and PXAT cannot be used together",
+            )),
+        }
+    }
+
+    /// The expiry of a value added at `at`.
+    fn of_value_added_at(self, at: i64) -> i64 {
+        match self {
+            Expiry::AfterS(s) => at + s * 1000,
+            Expiry::AtMs(ms) => ms,
+            Expiry::Never => NEVER,
+        }
     }
 }
 
@@ -88,17 +105,16 @@ pub fn add(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let (pairs, [at, expire, never, pxat]) = Pairs::parse(schema, &args.bytes[2..], &ADD_OPTIONS)?;
     pairs.check(schema, &[Role::Value, Role::Scope, Role::Partition], &[])?;
     let given_at = opt_int_in("AT", at, 0, MAX_TIME_MS)?;
-    let expiry = [expire, never, pxat];
+    let expiry = Expiry::parse([expire, never, pxat], list.default_expire_s())?;
     // Without expiring values on either side, the time decides nothing (and
     // the clock is not even read).
-    let timeless =
-        expire_at(0, expiry, list.default_expire_s())? == NEVER && !list.has_expiring_values();
+    let timeless = expiry == Expiry::Never && !list.has_expiring_values();
     let at = match given_at {
         Some(at) => at,
         None if timeless => 0,
         None => ctx.now_ms(),
     };
-    let expire_at = expire_at(at, expiry, list.default_expire_s())?;
+    let expire_at = expiry.of_value_added_at(at);
     let of = |role| pairs.values_of(schema, role);
     let keys = ValueKeys::new(of(Role::Scope), of(Role::Partition), of(Role::Value));
     let new = list.add(&keys, at, expire_at);

@@ -134,6 +134,23 @@ struct Entry {
     expire_at: i64,
 }
 
+/// The entries of `buf` from `at` on (where its values start).
+fn entries_of(buf: &[u8], mut at: usize) -> impl Iterator<Item = Entry> + '_ {
+    std::iter::from_fn(move || {
+        let place = *buf.get(at)? as usize;
+        let value_end = at + 1 + varint::packed_len(&buf[at + 1..])?;
+        let (expiry, n) = varint::get(&buf[value_end..])?;
+        let entry = Entry {
+            at: at..value_end + n,
+            place,
+            value: at + 1..value_end,
+            expire_at: if expiry == 0 { NEVER } else { expiry as i64 },
+        };
+        at = value_end + n;
+        Some(entry)
+    })
+}
+
 /// `a == b`, without a call to `memcmp` for the few bytes of a packed
 /// value (the scan compares one per value).
 #[inline]
@@ -187,30 +204,14 @@ impl Compact {
         values.extend_from_slice(&self.values[start..]);
         self.values = values;
         self.filter_words = words;
-        let packed: Vec<Range<usize>> = self.entries().map(|e| e.value).collect();
         let (filter, values) = self.values.split_at_mut(start_of(words));
-        for range in packed {
-            let packed = &values[range.start - filter.len()..range.end - filter.len()];
-            mark(filter, hash(packed));
+        for value in entries_of(values, 0) {
+            mark(filter, hash(&values[value.value]));
         }
     }
 
     fn entries(&self) -> impl Iterator<Item = Entry> + '_ {
-        let buf = &self.values;
-        let mut at = self.values_start();
-        std::iter::from_fn(move || {
-            let place = *buf.get(at)? as usize;
-            let value_end = at + 1 + varint::packed_len(&buf[at + 1..])?;
-            let (expiry, n) = varint::get(&buf[value_end..])?;
-            let entry = Entry {
-                at: at..value_end + n,
-                place,
-                value: at + 1..value_end,
-                expire_at: if expiry == 0 { NEVER } else { expiry as i64 },
-            };
-            at = value_end + n;
-            Some(entry)
-        })
+        entries_of(&self.values, self.values_start())
     }
 
     fn scope_of(&self, place: usize) -> &[u8] {
