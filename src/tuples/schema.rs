@@ -347,6 +347,7 @@ pub struct Pairs<'a> {
 impl<'a> Pairs<'a> {
     /// Parses `name value` pairs and `options`, in any order. Refuses a name
     /// outside the schema, a name given twice and a name without a value.
+    #[inline] // into each command: its result is large, returned by copy otherwise
     pub fn parse<const N: usize>(
         schema: &Schema,
         tokens: &[&'a [u8]],

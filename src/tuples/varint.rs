@@ -21,21 +21,34 @@ const LONG: u8 = 252;
 pub type Packed = SmallVec<[u8; 24]>;
 
 /// Appends `n` as a varint (1 to 10 bytes).
-pub fn put(out: &mut impl Extend<u8>, mut n: u64) {
+pub fn put(out: &mut impl Extend<u8>, n: u64) {
     if n < 0x80 {
         // The usual case (a count, a zero for "never"), without the loop.
         out.extend([n as u8]);
         return;
     }
     // Built aside, then added at once (one capacity check, not one a byte).
-    let (mut bytes, mut len) = ([0u8; 10], 0);
+    let mut bytes = [0u8; 10];
+    let len = write(&mut bytes, n);
+    out.extend(bytes[..len].iter().copied());
+}
+
+/// Writes `n` as a varint at the start of `out` (10 bytes at least);
+/// returns its length.
+fn write(out: &mut [u8], mut n: u64) -> usize {
+    let mut len = 0;
     while n >= 0x80 {
-        bytes[len] = n as u8 | 0x80;
+        out[len] = n as u8 | 0x80;
         n >>= 7;
         len += 1;
     }
-    bytes[len] = n as u8;
-    out.extend(bytes[..=len].iter().copied());
+    out[len] = n as u8;
+    len + 1
+}
+
+/// The bytes [`put`] writes for `n`.
+pub fn len(n: u64) -> usize {
+    (64 - (n | 1).leading_zeros() as usize).div_ceil(7)
 }
 
 /// The varint at the start of `buf` and its length in bytes; `None` if
@@ -68,6 +81,13 @@ pub fn as_number(tuple: &[u8]) -> Option<u64> {
     if digits.is_empty() || (digits.len() > 1 && digits[0] == b'0') {
         return None;
     }
+    if digits.len() < 20 {
+        // Below 10^19: no overflow to check.
+        return digits.iter().try_fold(0u64, |n, &d| {
+            let digit = d.wrapping_sub(b'0');
+            (digit <= 9).then_some(n * 10 + digit as u64)
+        });
+    }
     digits.iter().try_fold(0u64, |n, &d| {
         let digit = d.checked_sub(b'0').filter(|&d| d <= 9)?;
         n.checked_mul(10)?.checked_add(digit as u64)
@@ -86,8 +106,11 @@ pub fn number_tuple(n: u64) -> Vec<u8> {
 pub fn pack_tuple(tuple: &[u8]) -> Option<Packed> {
     let mut out = Packed::new();
     if let Some(n) = as_number(tuple) {
-        out.push(NUMBER);
-        put(&mut out, n);
+        // Written in place: commands pack a value on every call.
+        let mut buf = [0u8; 24];
+        buf[0] = NUMBER;
+        let len = 1 + write(&mut buf[1..], n);
+        return Some(Packed::from_buf_and_len(buf, len));
     } else if tuple.len() <= MAX_RAW {
         out.push(tuple.len() as u8);
         out.extend_from_slice(tuple);
@@ -177,6 +200,7 @@ mod tests {
         for n in [0, 1, 127, 128, 16_383, 16_384, u32::MAX as u64, u64::MAX] {
             let mut buf = Vec::new();
             put(&mut buf, n);
+            assert_eq!(len(n), buf.len());
             assert_eq!(get(&buf), Some((n, buf.len())));
             assert_eq!(get(&buf[..buf.len() - 1]), None);
         }
@@ -193,6 +217,17 @@ mod tests {
         assert_eq!(as_number(&tuple(b"12345")), Some(12345));
         assert_eq!(as_number(&tuple(b"0")), Some(0));
         assert_eq!(as_number(&tuple(b"18446744073709551615")), Some(u64::MAX));
+        // 19 digits (the unchecked loop) and 20 (the checked one).
+        let most_unchecked = 9_999_999_999_999_999_999;
+        assert_eq!(
+            as_number(&tuple(b"9999999999999999999")),
+            Some(most_unchecked)
+        );
+        assert_eq!(as_number(&tuple(b"999999999999999999x")), None);
+        assert_eq!(
+            as_number(&tuple(b"10000000000000000000")),
+            Some(most_unchecked + 1)
+        );
         for refused in [
             &b"012"[..],
             b"",

@@ -341,24 +341,21 @@ impl Compact {
                 self.places.len() - 1
             }
         };
-        let mut entry: SmallVec<[u8; 40]> = SmallVec::new();
-        entry.push(place as u8);
-        entry.extend_from_slice(&packed);
-        varint::put(
-            &mut entry,
-            if expire_at == NEVER {
-                0
-            } else {
-                expire_at as u64
-            },
-        );
+        let expiry = if expire_at == NEVER {
+            0
+        } else {
+            expire_at as u64
+        };
         // Grow by a quarter (16 bytes at least), not double: small lists are
         // many.
         let values = &mut self.values;
-        if values.capacity() - values.len() < entry.len() {
-            values.reserve_exact(entry.len().max(values.len() / 4).max(16));
+        let entry_len = 1 + packed.len() + varint::len(expiry);
+        if values.capacity() - values.len() < entry_len {
+            values.reserve_exact(entry_len.max(values.len() / 4).max(16));
         }
-        values.extend_from_slice(&entry);
+        values.push(place as u8);
+        values.extend_from_slice(&packed);
+        varint::put(values, expiry);
         self.len += 1;
         self.due = self.due.min(expire_at);
         let words = filter_words_for(self.len());
