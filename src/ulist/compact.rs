@@ -38,8 +38,9 @@ pub struct Compact {
     /// The filter's bytes (`filter_words` 64-bit words), then the values.
     values: Vec<u8>,
     len: u32,
-    /// A Bloom filter of the packed values (3 bits of one word a value, 8 to 16 bits
-    /// a value, none below [`FILTER_FROM`] values): most adds are of new
+    /// A Bloom filter of the packed values (three bits in one 64-bit word
+    /// a value; 8 to 16 bits a value, none below [`FILTER_FROM`] values):
+    /// most adds are of new
     /// values, which it answers without reading the values. Bits of removed
     /// values stay until it is rebuilt (when the list outgrows it, or at
     /// [`Compact::shrink`]): they cost a search, never a wrong answer.
