@@ -40,10 +40,10 @@ pub struct Compact {
     len: u32,
     /// A Bloom filter of the packed values (three bits in one 64-bit word
     /// a value; 8 to 16 bits a value, none below [`FILTER_FROM`] values):
-    /// most adds are of new
-    /// values, which it answers without reading the values. Bits of removed
-    /// values stay until it is rebuilt (when the list outgrows it, or at
-    /// [`Compact::shrink`]): they cost a search, never a wrong answer.
+    /// most adds are of new values, which it answers without reading the
+    /// values. Bits of removed values stay until it is rebuilt (when the list
+    /// outgrows it, or at [`Compact::shrink`]): they cost a search, never a
+    /// wrong answer.
     filter_words: u16,
     /// The earliest expiry (NEVER: none).
     due: i64,
