@@ -110,9 +110,8 @@ fn start_of(words: u16) -> usize {
 fn mark(filter: &mut [u8], h: u64) {
     if !filter.is_empty() {
         let (word, bits) = filter_slot(h, filter.len() / 8);
-        let at = &mut filter[word * 8..word * 8 + 8];
-        let old = u64::from_le_bytes(at.try_into().unwrap_or_default());
-        at.copy_from_slice(&(old | bits).to_le_bytes());
+        let old = filter_word(filter, word);
+        filter[word * 8..word * 8 + 8].copy_from_slice(&(old | bits).to_le_bytes());
     }
 }
 
@@ -123,6 +122,12 @@ fn filter_slot(h: u64, words: usize) -> (usize, u64) {
     let word = (h >> 32) as usize & (words - 1);
     let bits = 1 << (h >> 26 & 63) | 1 << (h >> 52 & 63) | 1 << (h >> 58);
     (word, bits)
+}
+
+/// Word `word` of the filter's bytes.
+fn filter_word(filter: &[u8], word: usize) -> u64 {
+    let bytes = &filter[word * 8..word * 8 + 8];
+    u64::from_le_bytes(bytes.try_into().unwrap_or_default())
 }
 
 /// One value as stored.
@@ -187,8 +192,7 @@ impl Compact {
             return true;
         }
         let (word, bits) = filter_slot(h, filter.len() / 8);
-        let word = &filter[word * 8..word * 8 + 8];
-        u64::from_le_bytes(word.try_into().unwrap_or_default()) & bits == bits
+        filter_word(filter, word) & bits == bits
     }
 
     /// Starts loading what an add reads and writes last, the buffer's end,
