@@ -2,23 +2,33 @@
 //! timer on every server. Two kinds:
 //!
 //! - Reclaim of expired items (ULIST values, HCOUNTER partitions): acts on
-//!   the master only. What it removes the family replicates as explicit
-//!   commands, so replicas and the AOF follow and never delete anything by
-//!   their own clock. A replica keeps its schedule, so a promoted replica goes
-//!   on.
-//! - Upkeep (`Reclaimer::everywhere`, TOPN's aging of buckets out of its
-//!   running aggregate): internal state only, no content changes, nothing
-//!   replicated. It runs on every server that is not loading, replicas
-//!   included (each keeps its own reads cheap), and opens keys read-only, so a
-//!   replica never deletes an expired key by its own clock.
+//!   the master only, and never while writes are paused (`CLIENT PAUSE
+//!   WRITE`, FAILOVER, CLUSTER FAILOVER, Sentinel): the server must not
+//!   propagate anything then, so the work waits for the pause to end. What it
+//!   removes the family replicates as explicit commands, so replicas and the
+//!   AOF follow and never delete anything by their own clock. A replica keeps
+//!   its schedule, so a promoted replica goes on.
+//! - Upkeep (`Reclaimer::everywhere`, TOPN's aging of buckets, HCOUNTER's
+//!   teardown of removed partitions): internal state only, no content
+//!   changes, nothing replicated. It runs on every server that is not
+//!   loading, replicas included, and opens keys read-only, so a replica never
+//!   deletes an expired key by its own clock.
 //!
-//! Which keys to visit: per kind, a schedule of (db, key name) by due time,
+//! Which keys to visit: per db and kind, a schedule of key names by due time,
 //! fed by the writes that give a key due work, by RDB/RESTORE loading (the key
 //! name comes with the payload), and by the keyspace events that move a value
-//! to another name or db (`rename_to`, `move_to`, `copy_to`, `restore`,
-//! SWAPDB). An entry whose key is gone or changed is dropped when visited.
+//! to another name or db (`rename_to`, `move_to`, `copy_to`, `restore`).
+//! The schedules hold only keys that exist: a key leaves them when it is
+//! deleted, expires, is evicted, renamed or moved away (keyspace events), or
+//! flushed (FLUSHDB/FLUSHALL, a full sync's emptying); SWAPDB swaps two dbs'
+//! schedules. A key overwritten by another value keeps its entry until it is
+//! visited or deleted, so entries never outnumber keys.
+//!
+//! A diskless `swapdb` load fills a temporary database beside the served one:
+//! what its keys owe is kept apart and replaces the served schedules when the
+//! load completes (dropped if it is aborted).
 
-use super::{api, bytes_of, new_string, timer, Ctx, Key, KeyKind, RStr};
+use super::{api, background_free, bytes_of, new_string, timer, Ctx, Key, KeyKind, RStr};
 use crate::tuples::expiry::Schedule;
 use redis_module::native_types::RedisType;
 use redis_module::raw;
@@ -44,22 +54,77 @@ pub struct Reclaimer {
     pub everywhere: bool,
 }
 
-/// A key of a db.
-type DbKey = (i32, Vec<u8>);
+/// What the keys of one db owe.
+#[derive(Default)]
+struct Owed {
+    /// Reclaim (run on the master only).
+    reclaim: Schedule<Vec<u8>>,
+    /// Upkeep (run on every server).
+    upkeep: Schedule<Vec<u8>>,
+}
+
+impl Owed {
+    fn kind(&mut self, everywhere: bool) -> &mut Schedule<Vec<u8>> {
+        if everywhere {
+            &mut self.upkeep
+        } else {
+            &mut self.reclaim
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.reclaim.is_empty() && self.upkeep.is_empty()
+    }
+}
+
+/// Every db's schedules, indexed by db number.
+#[derive(Default)]
+struct Dbs(Vec<Owed>);
+
+impl Dbs {
+    fn db(&mut self, db: i32) -> &mut Owed {
+        let i = usize::try_from(db).unwrap_or(0);
+        if self.0.len() <= i {
+            self.0.resize_with(i + 1, Owed::default);
+        }
+        &mut self.0[i]
+    }
+
+    fn next_due(&self, everywhere: bool) -> Option<i64> {
+        let due = |o: &Owed| {
+            if everywhere {
+                o.upkeep.next_due()
+            } else {
+                o.reclaim.next_due()
+            }
+        };
+        self.0.iter().filter_map(due).min()
+    }
+
+    /// Pops one key due at `now` of the given kind, with its db.
+    fn pop_due(&mut self, everywhere: bool, now: i64) -> Option<(i32, Vec<u8>)> {
+        for (db, owed) in self.0.iter_mut().enumerate() {
+            if let Some(name) = owed.kind(everywhere).pop_due(now, 1).pop() {
+                return Some((db as i32, name));
+            }
+        }
+        None
+    }
+}
 
 struct State {
-    /// Reclaim (master only).
-    schedule: Schedule<DbKey>,
-    /// Upkeep (every server).
-    upkeep: Schedule<DbKey>,
-    reclaimers: Vec<&'static Reclaimer>,
+    /// The served databases.
+    served: Dbs,
+    /// A diskless `swapdb` load in progress: what its temporary db owes.
+    loading: Option<Dbs>,
 }
 
 static STATE: Mutex<State> = Mutex::new(State {
-    schedule: Schedule::new(),
-    upkeep: Schedule::new(),
-    reclaimers: Vec::new(),
+    served: Dbs(Vec::new()),
+    loading: None,
 });
+
+static RECLAIMERS: Mutex<Vec<&'static Reclaimer>> = Mutex::new(Vec::new());
 
 /// The state, never held across a call into Redis (which may call back).
 fn state() -> MutexGuard<'static, State> {
@@ -68,7 +133,7 @@ fn state() -> MutexGuard<'static, State> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// Timer period with nothing due (and on replicas).
+/// Timer period with nothing due, on replicas, and while writes are paused.
 const IDLE_MS: i64 = 100;
 /// Work per timer tick: the server stays responsive between ticks.
 const TICK_BUDGET: Duration = Duration::from_micros(500);
@@ -80,64 +145,75 @@ const UPKEEP_MIN: Duration = Duration::from_micros(100);
 /// Turns background reclaim on for `reclaimer`'s type (at module load).
 pub fn enable(ctx: Ctx, reclaimer: &'static Reclaimer) {
     let first = {
-        let mut st = state();
-        st.reclaimers.push(reclaimer);
-        st.reclaimers.len() == 1
+        let mut all = RECLAIMERS
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        all.push(reclaimer);
+        all.len() == 1
     };
-    if first {
-        api!(RedisModule_SubscribeToKeyspaceEvents(
-            ctx.0,
-            raw::REDISMODULE_NOTIFY_GENERIC as c_int,
-            Some(on_keyspace_event)
-        ));
-        let swapdb = raw::RedisModuleEvent {
-            id: raw::REDISMODULE_EVENT_SWAPDB,
-            dataver: 1,
-        };
-        api!(RedisModule_SubscribeToServerEvent(
-            ctx.0,
-            swapdb,
-            Some(on_swapdb)
-        ));
-        timer::after(ctx, IDLE_MS, tick);
+    if !first {
+        return;
     }
+    let classes = raw::REDISMODULE_NOTIFY_GENERIC
+        | raw::REDISMODULE_NOTIFY_EXPIRED
+        | raw::REDISMODULE_NOTIFY_EVICTED;
+    api!(RedisModule_SubscribeToKeyspaceEvents(
+        ctx.0,
+        classes as c_int,
+        Some(on_keyspace_event)
+    ));
+    let events: [(u64, raw::RedisModuleEventCallback); 3] = [
+        (raw::REDISMODULE_EVENT_SWAPDB, Some(on_swapdb)),
+        (raw::REDISMODULE_EVENT_FLUSHDB, Some(on_flush)),
+        (raw::REDISMODULE_EVENT_REPL_ASYNC_LOAD, Some(on_async_load)),
+    ];
+    for (id, callback) in events {
+        let event = raw::RedisModuleEvent { id, dataver: 1 };
+        api!(RedisModule_SubscribeToServerEvent(ctx.0, event, callback));
+    }
+    timer::repeat(ctx, IDLE_MS, tick);
 }
 
 /// The key `name` of the calling command's db has an item due at `due`.
 pub fn schedule(ctx: Ctx, name: RStr, due: i64) {
-    let db = api!(RedisModule_GetSelectedDb(ctx.0));
-    state()
-        .schedule
-        .schedule((db, bytes_of(name).to_vec()), due);
+    schedule_kind(ctx, name, due, false);
 }
 
 /// The key `name` of the calling command's db has upkeep due at `due`.
 pub fn schedule_upkeep(ctx: Ctx, name: RStr, due: i64) {
+    schedule_kind(ctx, name, due, true);
+}
+
+fn schedule_kind(ctx: Ctx, name: RStr, due: i64, everywhere: bool) {
     let db = api!(RedisModule_GetSelectedDb(ctx.0));
-    state().upkeep.schedule((db, bytes_of(name).to_vec()), due);
+    state()
+        .served
+        .db(db)
+        .kind(everywhere)
+        .schedule(bytes_of(name).to_vec(), due);
 }
 
 /// The key being loaded through `io` (RDB, RESTORE) has an item due at `due`.
 pub fn schedule_loaded(io: *mut raw::RedisModuleIO, due: i64) {
-    if let Some(key) = loaded_key(io) {
-        state().schedule.schedule(key, due);
-    }
+    schedule_loaded_kind(io, due, false);
 }
 
 /// The key being loaded through `io` (RDB, RESTORE) has upkeep due at `due`.
 pub fn schedule_loaded_upkeep(io: *mut raw::RedisModuleIO, due: i64) {
-    if let Some(key) = loaded_key(io) {
-        state().upkeep.schedule(key, due);
-    }
+    schedule_loaded_kind(io, due, true);
 }
 
-fn loaded_key(io: *mut raw::RedisModuleIO) -> Option<DbKey> {
+fn schedule_loaded_kind(io: *mut raw::RedisModuleIO, due: i64, everywhere: bool) {
     let name = api!(RedisModule_GetKeyNameFromIO(io));
     if name.is_null() {
-        return None;
+        return;
     }
     let db = api!(RedisModule_GetDbIdFromIO(io));
-    Some((db, bytes_of(name.cast_mut()).to_vec()))
+    let name = bytes_of(name.cast_mut()).to_vec();
+    let mut st = state();
+    let st = &mut *st;
+    let dbs = st.loading.as_mut().unwrap_or(&mut st.served);
+    dbs.db(db).kind(everywhere).schedule(name, due);
 }
 
 /// The reclaimer of the key's type of the given kind (a type may have one
@@ -146,13 +222,16 @@ fn reclaimer_of(key: &Key, everywhere: bool) -> Option<&'static Reclaimer> {
     if key.kind() != KeyKind::Module {
         return None;
     }
-    let reclaimers = state().reclaimers.clone();
-    reclaimers
-        .into_iter()
+    RECLAIMERS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .iter()
+        .copied()
         .find(|r| r.everywhere == everywhere && key.holds(r.ty))
 }
 
-/// A value arrived under a new name or db: schedule it there.
+/// Keeps the schedules on the keys: a key that went away leaves them, a value
+/// that arrived under a new name or db joins them there.
 extern "C" fn on_keyspace_event(
     ctx: *mut raw::RedisModuleCtx,
     _type: c_int,
@@ -162,24 +241,46 @@ extern "C" fn on_keyspace_event(
     let _ = std::panic::catch_unwind(|| {
         // Sound: Redis passes a NUL-terminated event name.
         let event = unsafe { CStr::from_ptr(event) }.to_bytes();
-        if !matches!(event, b"rename_to" | b"move_to" | b"copy_to" | b"restore") {
-            return;
-        }
         let ctx = Ctx(ctx);
-        let key = Key::open(ctx, name, false);
-        let due = |everywhere| reclaimer_of(&key, everywhere).and_then(|r| (r.next_due)(&key));
-        let (reclaim_due, upkeep_due) = (due(false), due(true));
-        drop(key);
-        if let Some(due) = reclaim_due {
-            schedule(ctx, name, due);
-        }
-        if let Some(due) = upkeep_due {
-            schedule_upkeep(ctx, name, due);
+        match event {
+            b"del" | b"expired" | b"evicted" | b"rename_from" | b"move_from" => forget(ctx, name),
+            b"rename_to" | b"move_to" | b"copy_to" | b"restore" => follow(ctx, name),
+            _ => {}
         }
     });
     raw::REDISMODULE_OK as c_int
 }
 
+/// The key `name` of the event's db is gone.
+fn forget(ctx: Ctx, name: RStr) {
+    let db = api!(RedisModule_GetSelectedDb(ctx.0));
+    let mut st = state();
+    let Some(owed) = st.served.0.get_mut(db as usize) else {
+        return;
+    };
+    if owed.is_empty() {
+        return;
+    }
+    let name = bytes_of(name).to_vec();
+    owed.reclaim.remove(&name);
+    owed.upkeep.remove(&name);
+}
+
+/// A value arrived under the name `name` of the event's db: schedule it there.
+fn follow(ctx: Ctx, name: RStr) {
+    let key = Key::open(ctx, name, false);
+    let due = |everywhere| reclaimer_of(&key, everywhere).and_then(|r| (r.next_due)(&key));
+    let (reclaim_due, upkeep_due) = (due(false), due(true));
+    drop(key);
+    if let Some(due) = reclaim_due {
+        schedule(ctx, name, due);
+    }
+    if let Some(due) = upkeep_due {
+        schedule_upkeep(ctx, name, due);
+    }
+}
+
+/// SWAPDB: the two dbs trade their schedules.
 extern "C" fn on_swapdb(
     _ctx: *mut raw::RedisModuleCtx,
     _eid: raw::RedisModuleEvent,
@@ -189,115 +290,159 @@ extern "C" fn on_swapdb(
     let _ = std::panic::catch_unwind(|| {
         // Sound: for SWAPDB Redis passes a `RedisModuleSwapDbInfo`.
         let info = unsafe { &*data.cast::<raw::RedisModuleSwapDbInfo>() };
-        let (a, b) = (info.dbnum_first, info.dbnum_second);
-        let swap = |(db, name): &DbKey| {
-            let db = if *db == a {
-                b
-            } else if *db == b {
-                a
-            } else {
-                *db
-            };
-            (db, name.clone())
-        };
         let mut st = state();
-        st.schedule.rekey(swap);
-        st.upkeep.rekey(swap);
+        let dbs = &mut st.served;
+        dbs.db(info.dbnum_first.max(info.dbnum_second));
+        dbs.0
+            .swap(info.dbnum_first as usize, info.dbnum_second as usize);
     });
 }
 
-fn tick(ctx: Ctx) {
-    let mut delay = IDLE_MS;
+/// FLUSHDB, FLUSHALL, a replica's emptying before a full sync: the flushed
+/// dbs owe nothing any more. Their schedules are dropped where the flush
+/// frees the keys: here for a synchronous flush, on the background thread
+/// for an asynchronous one.
+extern "C" fn on_flush(
+    _ctx: *mut raw::RedisModuleCtx,
+    _eid: raw::RedisModuleEvent,
+    subevent: u64,
+    data: *mut c_void,
+) {
+    let _ = std::panic::catch_unwind(|| {
+        if subevent != raw::REDISMODULE_SUBEVENT_FLUSHDB_START {
+            return;
+        }
+        // Sound: for FLUSHDB Redis passes a `RedisModuleFlushInfo`.
+        let info = unsafe { &*data.cast::<raw::RedisModuleFlushInfo>() };
+        let flushed: Vec<Owed> = {
+            let mut st = state();
+            let dbs = &mut st.served.0;
+            match usize::try_from(info.dbnum) {
+                Ok(db) if db < dbs.len() => vec![std::mem::take(&mut dbs[db])],
+                Ok(_) => Vec::new(),
+                Err(_) => std::mem::take(dbs),
+            }
+        };
+        drop_where_flushed(flushed, info.sync != 0);
+    });
+}
+
+fn drop_where_flushed<T: Send + 'static>(garbage: T, sync: bool) {
+    if sync {
+        drop(garbage);
+    } else {
+        background_free::drop_later(Box::new(garbage));
+    }
+}
+
+/// A diskless `swapdb` load: started, aborted (the served dbs stay), or
+/// completed (the loaded dbs are served from now on).
+extern "C" fn on_async_load(
+    _ctx: *mut raw::RedisModuleCtx,
+    _eid: raw::RedisModuleEvent,
+    subevent: u64,
+    _data: *mut c_void,
+) {
+    let _ = std::panic::catch_unwind(|| {
+        let replaced = {
+            let mut st = state();
+            match subevent {
+                raw::REDISMODULE_SUBEVENT_REPL_ASYNC_LOAD_STARTED => {
+                    st.loading.replace(Dbs::default())
+                }
+                raw::REDISMODULE_SUBEVENT_REPL_ASYNC_LOAD_ABORTED => st.loading.take(),
+                raw::REDISMODULE_SUBEVENT_REPL_ASYNC_LOAD_COMPLETED => {
+                    let loaded = st.loading.take().unwrap_or_default();
+                    Some(std::mem::replace(&mut st.served, loaded))
+                }
+                _ => None,
+            }
+        };
+        if let Some(dbs) = replaced {
+            background_free::drop_later(Box::new(dbs.0));
+        }
+    });
+}
+
+/// One timer step; returns the delay to the next.
+fn tick(ctx: Ctx) -> i64 {
     let flags = api!(RedisModule_GetContextFlags(ctx.0)) as u32;
-    if flags & raw::REDISMODULE_CTX_FLAGS_LOADING == 0 {
-        let started = Instant::now();
-        let now = ctx.now_ms();
-        // Reclaim acts only on a master: replicas and AOF replays follow the
-        // master's removals.
-        let master = flags & raw::REDISMODULE_CTX_FLAGS_MASTER != 0;
-        if master {
-            run(ctx, now, started);
-        }
-        let deadline = (started + TICK_BUDGET).max(Instant::now() + UPKEEP_MIN);
-        run_upkeep(ctx, now, deadline);
-        let (reclaim_due, upkeep_due) = {
-            let st = state();
-            let reclaim = if master { st.schedule.next_due() } else { None };
-            (reclaim, st.upkeep.next_due())
+    if flags & raw::REDISMODULE_CTX_FLAGS_LOADING != 0 {
+        return IDLE_MS;
+    }
+    let started = Instant::now();
+    let now = ctx.now_ms();
+    // Reclaim acts only on a master (replicas and AOF replays follow the
+    // master's removals), and not while writes are paused: nothing may be
+    // propagated then, and a failover may be under way.
+    let master = flags & raw::REDISMODULE_CTX_FLAGS_MASTER != 0;
+    let reclaiming = master && api!(RedisModule_AvoidReplicaTraffic()) == 0;
+    if reclaiming {
+        run(ctx, now, false, started + TICK_BUDGET);
+    }
+    let deadline = (started + TICK_BUDGET).max(Instant::now() + UPKEEP_MIN);
+    run(ctx, now, true, deadline);
+    let (reclaim_due, upkeep_due) = {
+        let st = state();
+        let reclaim = if reclaiming {
+            st.served.next_due(false)
+        } else {
+            None
         };
-        let now = ctx.now_ms();
-        if let Some(due) = reclaim_due {
-            delay = (due - now).clamp(1, IDLE_MS);
-        }
-        if let Some(due) = upkeep_due {
-            // Upkeep owed now goes on at the next pass of the event loop (clients are served
-            // in between; each pass does a bounded step).
-            let upkeep_delay = if due <= now {
-                0
-            } else {
-                (due - now).clamp(1, IDLE_MS)
-            };
-            delay = delay.min(upkeep_delay);
-        }
+        (reclaim, st.served.next_due(true))
+    };
+    let now = ctx.now_ms();
+    let mut delay = IDLE_MS;
+    if let Some(due) = reclaim_due {
+        delay = (due - now).clamp(1, IDLE_MS);
     }
-    timer::after(ctx, delay, tick);
-}
-
-/// Visits due keys until the tick's budget is spent.
-fn run(ctx: Ctx, now: i64, started: Instant) {
-    while started.elapsed() < TICK_BUDGET {
-        let due = state().schedule.pop_due(now, 1);
-        let Some((db, name)) = due.into_iter().next() else {
-            return;
+    if let Some(due) = upkeep_due {
+        // Upkeep owed now goes on at the next pass of the event loop (clients are served
+        // in between; each pass does a bounded step).
+        let upkeep_delay = if due <= now {
+            0
+        } else {
+            (due - now).clamp(1, IDLE_MS)
         };
-        if let Some(next) = visit(ctx, db, &name, now, started) {
-            state().schedule.schedule((db, name), next);
-        }
+        delay = delay.min(upkeep_delay);
     }
+    delay
 }
 
-/// Reclaims what is due in one key, within the tick's budget; returns when
-/// its next item is due.
-fn visit(ctx: Ctx, db: i32, name: &[u8], now: i64, started: Instant) -> Option<i64> {
-    if api!(RedisModule_SelectDb(ctx.0, db)) != raw::REDISMODULE_OK as c_int {
-        return None;
-    }
-    let name = new_string(name);
-    let mut key = Key::open(ctx, name, true);
-    let next = reclaimer_of(&key, false).and_then(|r| {
-        while (r.reclaim)(ctx, &mut key, name, now, CHUNK) == CHUNK
-            && started.elapsed() < TICK_BUDGET
-        {}
-        (r.next_due)(&key)
-    });
-    drop(key);
-    api!(RedisModule_FreeString(std::ptr::null_mut(), name));
-    next
-}
-
-/// Visits keys with due upkeep until `deadline`.
-fn run_upkeep(ctx: Ctx, now: i64, deadline: Instant) {
+/// Visits keys with due work of one kind until `deadline`.
+fn run(ctx: Ctx, now: i64, everywhere: bool, deadline: Instant) {
     while Instant::now() < deadline {
-        let due = state().upkeep.pop_due(now, 1);
-        let Some((db, name)) = due.into_iter().next() else {
+        let Some((db, name)) = state().served.pop_due(everywhere, now) else {
             return;
         };
-        if let Some(next) = visit_upkeep(ctx, db, &name, now, deadline) {
-            state().upkeep.schedule((db, name), next);
+        if let Some(next) = visit(ctx, db, &name, now, everywhere, deadline) {
+            state().served.db(db).kind(everywhere).schedule(name, next);
         }
     }
 }
 
-/// Does the upkeep due in one key until `deadline`; returns when more is due.
-/// The key is opened read-only: nothing is written, nothing replicated, and a
-/// replica does not delete it if its own clock says it expired.
-fn visit_upkeep(ctx: Ctx, db: i32, name: &[u8], now: i64, deadline: Instant) -> Option<i64> {
+/// Does what is due in one key until `deadline`; returns when more is due.
+/// Reclaim opens the key for writing; upkeep opens it read-only: nothing is
+/// written, nothing replicated, and a replica does not delete it if its own
+/// clock says it expired.
+fn visit(
+    ctx: Ctx,
+    db: i32,
+    name: &[u8],
+    now: i64,
+    everywhere: bool,
+    deadline: Instant,
+) -> Option<i64> {
     if api!(RedisModule_SelectDb(ctx.0, db)) != raw::REDISMODULE_OK as c_int {
         return None;
     }
     let name = new_string(name);
-    let mut key = Key::open_quiet(ctx, name);
-    let next = reclaimer_of(&key, true).and_then(|r| {
+    let mut key = if everywhere {
+        Key::open_quiet(ctx, name)
+    } else {
+        Key::open(ctx, name, true)
+    };
+    let next = reclaimer_of(&key, everywhere).and_then(|r| {
         while (r.reclaim)(ctx, &mut key, name, now, CHUNK) == CHUNK && Instant::now() < deadline {}
         (r.next_due)(&key)
     });

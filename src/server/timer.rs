@@ -1,26 +1,33 @@
-//! Timers whose callbacks run behind the same panic guard as commands (the
-//! crate's own timer callback does not catch panics).
+//! A repeating timer whose callback runs behind the same panic guard as
+//! commands (the crate's own timer callback does not catch panics), and is
+//! armed again after a panic, so one bad step never stops background work
+//! until a restart.
 
 use super::{api, Ctx};
 use redis_module::raw;
 use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-/// Runs `callback` once on Redis' main thread after `delay_ms`, with a
-/// context that may open keys, replicate and notify. A panic inside it is
-/// logged (by the panic hook) and swallowed.
-pub fn after(ctx: Ctx, delay_ms: i64, callback: fn(Ctx)) {
+/// After a panic (logged by the panic hook), the next run comes this much later.
+const AFTER_PANIC_MS: i64 = 1000;
+
+/// Runs `step` on Redis' main thread after `delay_ms`, with a context that
+/// may open keys, replicate and notify, then again after the delay each run
+/// returns, for as long as the module is loaded.
+pub fn repeat(ctx: Ctx, delay_ms: i64, step: fn(Ctx) -> i64) {
     api!(RedisModule_CreateTimer(
         ctx.0,
         delay_ms.max(0),
         Some(fire),
-        callback as *mut c_void
+        step as *mut c_void
     ));
 }
 
 extern "C" fn fire(ctx: *mut raw::RedisModuleCtx, data: *mut c_void) {
-    // Sound: `data` is the `fn(Ctx)` that `after` passed (function and data
-    // pointers have the same size on every platform Redis runs on).
-    let callback: fn(Ctx) = unsafe { std::mem::transmute::<*mut c_void, fn(Ctx)>(data) };
-    let _ = catch_unwind(AssertUnwindSafe(|| callback(Ctx(ctx))));
+    // Sound: `data` is the `fn(Ctx) -> i64` that `repeat` passed (function and
+    // data pointers have the same size on every platform Redis runs on).
+    let step: fn(Ctx) -> i64 = unsafe { std::mem::transmute::<*mut c_void, fn(Ctx) -> i64>(data) };
+    let ctx = Ctx(ctx);
+    let next = catch_unwind(AssertUnwindSafe(|| step(ctx))).unwrap_or(AFTER_PANIC_MS);
+    repeat(ctx, next, step);
 }

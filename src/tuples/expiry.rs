@@ -52,10 +52,6 @@ impl<T: Ord + Clone> ExpiryQueue<T> {
         self.queue.len()
     }
 
-    pub fn clear(&mut self) {
-        self.queue.clear();
-    }
-
     /// Offers its nodes to a defrag pass, rebuilt when few ([`rebuild`]).
     pub fn defrag<M: Mover>(&mut self, pass: &mut Pass<M>) {
         let len = self.queue.len();
@@ -170,18 +166,21 @@ impl<K: Ord + Clone> Schedule<K> {
         self.queue.next_due()
     }
 
-    /// Rewrites every key with `f` (e.g. two databases swapped).
-    pub fn rekey(&mut self, f: impl Fn(&K) -> K) {
-        let old = std::mem::take(&mut self.due);
-        self.queue.clear();
-        for (key, at) in old {
-            self.schedule(f(&key), at);
+    /// Takes `key` out of the schedule (it is gone); true if it was there.
+    pub fn remove(&mut self, key: &K) -> bool {
+        match self.due.remove(key) {
+            Some(at) => self.queue.remove(at, key.clone()),
+            None => false,
         }
     }
 
     #[cfg(test)]
     pub fn len(&self) -> usize {
         self.due.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.due.is_empty()
     }
 }
 
@@ -281,8 +280,10 @@ mod tests {
         assert_eq!(s.len(), 2);
         assert_eq!(s.pop_due(25, 10), ["k"]);
         assert_eq!(s.pop_due(25, 10), Vec::<&str>::new());
-        s.rekey(|k| if *k == "j" { "i" } else { k });
+        s.schedule("i", 40);
+        assert!(s.remove(&"j"));
+        assert!(!s.remove(&"j"));
         assert_eq!(s.pop_due(100, 10), ["i"]);
-        assert_eq!(s.len(), 0);
+        assert!(s.is_empty());
     }
 }
