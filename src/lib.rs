@@ -49,11 +49,12 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
         return Status::Err;
     }
     // Our types check for I/O errors while loading, so Redis may use
-    // diskless loading on replicas.
-    server::api!(RedisModule_SetModuleOptions(
-        raw_ctx,
-        redis_module::raw::REDISMODULE_OPTIONS_HANDLE_IO_ERRORS as i32
-    ));
+    // diskless loading on replicas; what we keep beside the keys (the
+    // background schedules) follows a diskless `swapdb` load's temporary db
+    // (`server::reclaim`), so Redis may load that way too.
+    let options = redis_module::raw::REDISMODULE_OPTIONS_HANDLE_IO_ERRORS
+        | redis_module::raw::REDISMODULE_OPTIONS_HANDLE_REPL_ASYNC_LOAD;
+    server::api!(RedisModule_SetModuleOptions(raw_ctx, options as i32));
     // Replaces the crate's default INFO callback with our section.
     info::register(raw_ctx, FAMILIES);
     for family in FAMILIES {

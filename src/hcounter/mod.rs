@@ -31,7 +31,7 @@ mod docs;
 
 use crate::docs::{Docs, NONDETERMINISTIC_OUTPUT, PARTITIONS_COMPLEXITY};
 use crate::family::Family;
-use crate::server::command::{command, KEY_DELETE, KEY_INSERT, KEY_READ, KEY_UPDATE};
+use crate::server::command::{command, KEY_COUNT, KEY_DELETE, KEY_INSERT, KEY_READ, KEY_UPDATE};
 use crate::server::config::Config;
 use crate::server::reclaim::{self, Reclaimer};
 use crate::server::Ctx;
@@ -58,7 +58,7 @@ pub static FAMILY: Family = Family {
             c"hcounter.incr",
             c"write deny-oom fast",
             -2,
-            KEY_UPDATE,
+            KEY_COUNT,
             command::incr,
             INCR_CALLS,
             ERRORS,
@@ -73,7 +73,7 @@ pub static FAMILY: Family = Family {
             c"hcounter.incrby",
             c"write deny-oom fast",
             -3,
-            KEY_UPDATE,
+            KEY_COUNT,
             command::incrby,
             INCRBY_CALLS,
             ERRORS,

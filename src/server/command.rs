@@ -96,6 +96,9 @@ pub(crate) use command;
 pub const KEY_READ: u32 = raw::REDISMODULE_CMD_KEY_RO | raw::REDISMODULE_CMD_KEY_ACCESS;
 /// Writes that change values in place (ZADD-like), for the command table.
 pub const KEY_UPDATE: u32 = raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_UPDATE;
+/// Writes whose reply is a value read from the key (INCRBY-like: a count):
+/// `ACCESS`, so a write-only (`%W~`) ACL user gets NOPERM as for INCRBY.
+pub const KEY_COUNT: u32 = KEY_UPDATE | raw::REDISMODULE_CMD_KEY_ACCESS;
 /// Writes that add data (LPUSH-like).
 pub const KEY_INSERT: u32 = raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_INSERT;
 /// Writes that remove data (ZREM-like).

@@ -99,6 +99,15 @@ impl Key {
         api!(RedisModule_ValueLength(self.raw()))
     }
 
+    /// The key's absolute expiry, Unix ms, if it has one.
+    pub fn expire_at(&self) -> Option<i64> {
+        if self.ptr.is_null() {
+            return None;
+        }
+        let at = api!(RedisModule_GetAbsExpire(self.raw()));
+        (at >= 0).then_some(at)
+    }
+
     pub fn set_expire_at(&self, at_ms: i64) {
         api!(RedisModule_SetAbsExpire(self.raw(), at_ms));
     }

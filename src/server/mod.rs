@@ -40,6 +40,8 @@ pub(crate) use api;
 #[derive(Clone, Copy)]
 pub enum Class {
     Generic = raw::REDISMODULE_NOTIFY_GENERIC as isize,
+    /// `x`: a key removed because its expiry passed, as the core fires it.
+    Expired = raw::REDISMODULE_NOTIFY_EXPIRED as isize,
     List = raw::REDISMODULE_NOTIFY_LIST as isize,
     Zset = raw::REDISMODULE_NOTIFY_ZSET as isize,
     Module = raw::REDISMODULE_NOTIFY_MODULE as isize,
@@ -75,7 +77,7 @@ impl Ctx {
             return false;
         }
         key.delete();
-        self.notify(Class::Generic, c"expired", name);
+        self.notify(Class::Expired, c"expired", name);
         self.replicate(c"DEL", &[Arg::Str(name)]);
         true
     }

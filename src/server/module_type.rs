@@ -1,5 +1,5 @@
 //! Rust values stored in module keys: the Redis type callbacks (RDB, AOF
-//! rewrite, MEMORY USAGE, COPY, free (big values on a thread of ours, see
+//! rewrite, DEBUG DIGEST, MEMORY USAGE, COPY, free (big values on a thread of ours, see
 //! `background_free`), free effort, defrag (see `defrag`)) generated once for any
 //! type implementing [`ModuleValue`], so a family only writes pure encoding
 //! and rewrite logic.
@@ -119,7 +119,7 @@ pub const fn type_methods<T: ModuleValue>() -> raw::RedisModuleTypeMethods {
         rdb_save: Some(rdb_save::<T>),
         aof_rewrite: Some(aof_rewrite::<T>),
         mem_usage: Some(mem_usage::<T>),
-        digest: None,
+        digest: Some(digest::<T>),
         free: Some(free::<T>),
         aux_load: None,
         aux_save: None,
@@ -261,6 +261,21 @@ extern "C" fn aof_rewrite<T: ModuleValue>(
 ) {
     guarded((), || {
         unsafe { value_ref::<T>(value) }.rewrite(&AofWriter { io: aof, key })
+    })
+}
+
+/// `DEBUG DIGEST` / `DEBUG DIGEST-VALUE`: the value's encoding (its logical
+/// content in a fixed order), so a replica digests as its master does and
+/// every write that changes the content changes the digest.
+extern "C" fn digest<T: ModuleValue>(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
+    guarded((), || {
+        let bytes = unsafe { value_ref::<T>(value) }.encode();
+        api!(RedisModule_DigestAddStringBuffer(
+            md,
+            bytes.as_ptr().cast_mut().cast(),
+            bytes.len()
+        ));
+        api!(RedisModule_DigestEndSequence(md));
     })
 }
 

@@ -133,10 +133,11 @@ pub fn incr(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
         let core = value.get();
         replicate_create(ctx, name, core.bucket_ms() / 1000, core.window() as i64);
     }
-    if let Some(expire_at) = done.expire_at {
-        key.set_expire_at(expire_at);
-    }
     ctx.notify(Class::Module, c"topn.incr", name);
+    if let Some(expire_at) = done.expire_at.filter(|&at| key.expire_at() != Some(at)) {
+        key.set_expire_at(expire_at);
+        ctx.notify(Class::Generic, c"expire", name);
+    }
     if opts_at.is_some() && !created {
         ctx.replicate_verbatim();
     } else {

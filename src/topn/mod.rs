@@ -28,7 +28,7 @@ mod docs;
 use crate::docs::{Docs, NONDETERMINISTIC_OUTPUT};
 use crate::family::Family;
 use crate::server::background_free;
-use crate::server::command::{command, KEY_INSERT, KEY_READ, KEY_UPDATE};
+use crate::server::command::{command, KEY_COUNT, KEY_INSERT, KEY_READ};
 use crate::server::config::Config;
 use crate::server::reclaim::{self, Reclaimer};
 use crate::server::{Ctx, Word};
@@ -56,7 +56,7 @@ pub static FAMILY: Family = Family {
             c"topn.incr",
             c"write deny-oom fast",
             -3,
-            KEY_UPDATE,
+            KEY_COUNT,
             command::incr,
             INCR_CALLS,
             ERRORS,
