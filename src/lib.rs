@@ -43,8 +43,7 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
     server::command::install_panic_hook();
     server::background_free::start();
     let raw_ctx = ctx.ctx;
-    let args: Vec<server::RStr> = args.iter().map(|a| a.inner).collect();
-    if let Err(why) = register_families(raw_ctx, &args) {
+    if let Err(why) = register_families(raw_ctx, args) {
         ctx.log_warning(&why);
         return Status::Err;
     }
@@ -69,16 +68,20 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
 /// arguments) and commands (with their docs and ACL categories).
 fn register_families(
     ctx: *mut redis_module::raw::RedisModuleCtx,
-    args: &[server::RStr],
+    args: &[RedisString],
 ) -> Result<(), String> {
+    let configs: Vec<&'static server::config::Config> =
+        FAMILIES.iter().flat_map(|f| f.configs).copied().collect();
+    let arg_bytes: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
+    let load_args = server::config::LoadArgs::parse(&arg_bytes, &configs)?;
     for family in FAMILIES {
         for ty in family.types {
             ty.create_data_type(ctx)
                 .map_err(|e| format!("recipes: {e}"))?;
         }
-        for config in family.configs {
-            server::config::register(ctx, config, args)?;
-        }
+    }
+    for config in configs {
+        server::config::register(ctx, config, &load_args)?;
     }
     if !server::config::load_all(ctx) {
         return Err("recipes: could not load configs".into());

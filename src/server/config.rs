@@ -2,7 +2,7 @@
 //! redis.conf, or `loadmodule <so> <name> <value> ...`. Each family declares
 //! its own [`Config`] statics; `register` hands them to Redis at load.
 
-use super::{api, bytes_of, RStr};
+use super::{api, RStr};
 use redis_module::raw;
 use std::ffi::{c_void, CStr};
 use std::os::raw::{c_char, c_int, c_longlong};
@@ -39,24 +39,53 @@ impl Config {
     }
 }
 
-/// The value given for `config` among the module's load arguments
-/// (`name value` pairs), if any; an error text for a non-integer.
-fn load_arg(config: &Config, args: &[RStr]) -> Result<Option<i64>, String> {
-    let name = config.name.to_bytes();
-    let Some(pos) = args.iter().position(|&a| bytes_of(a) == name) else {
-        return Ok(None);
-    };
-    let value = args.get(pos + 1).map(|&v| bytes_of(v)).unwrap_or_default();
-    std::str::from_utf8(value)
-        .ok()
-        .and_then(|s| s.parse::<i64>().ok())
-        .map(Some)
-        .ok_or_else(|| {
-            format!(
-                "recipes: load argument {} needs an integer value",
-                config.name.to_string_lossy()
-            )
-        })
+/// The module's load arguments (`loadmodule <so> name value ...`), checked
+/// against the configs: each is `name value` or `recipes.name value`, the
+/// value an integer in the config's range. Anything else fails the load.
+pub struct LoadArgs(Vec<(&'static CStr, i64)>);
+
+impl LoadArgs {
+    pub fn parse(args: &[&[u8]], configs: &[&'static Config]) -> Result<LoadArgs, String> {
+        let mut given = Vec::new();
+        for pair in args.chunks(2) {
+            let name = pair[0];
+            let shown = String::from_utf8_lossy(name);
+            let bare = name.strip_prefix(b"recipes.").unwrap_or(name);
+            let config = configs
+                .iter()
+                .find(|c| c.name.to_bytes().eq_ignore_ascii_case(bare))
+                .ok_or_else(|| format!("recipes: unknown load argument '{shown}'"))?;
+            let Some(value) = pair.get(1) else {
+                return Err(format!("recipes: load argument '{shown}' needs a value"));
+            };
+            let value = std::str::from_utf8(value)
+                .ok()
+                .and_then(|v| v.parse::<i64>().ok())
+                .filter(|v| (config.min..=config.max).contains(v))
+                .ok_or_else(|| {
+                    format!(
+                        "recipes: load argument '{shown}' needs an integer from {} to {}, got '{}'",
+                        config.min,
+                        config.max,
+                        String::from_utf8_lossy(value)
+                    )
+                })?;
+            if given.iter().any(|(n, _)| *n == config.name) {
+                return Err(format!(
+                    "recipes: load argument '{shown}' given more than once"
+                ));
+            }
+            given.push((config.name, value));
+        }
+        Ok(LoadArgs(given))
+    }
+
+    fn value_of(&self, config: &Config) -> Option<i64> {
+        self.0
+            .iter()
+            .find(|(name, _)| *name == config.name)
+            .map(|&(_, v)| v)
+    }
 }
 
 /// Registers `config` with Redis, its default taken from the load arguments
@@ -65,9 +94,9 @@ fn load_arg(config: &Config, args: &[RStr]) -> Result<Option<i64>, String> {
 pub fn register(
     ctx: *mut raw::RedisModuleCtx,
     config: &'static Config,
-    args: &[RStr],
+    args: &LoadArgs,
 ) -> Result<(), String> {
-    let default = load_arg(config, args)?.unwrap_or(config.default);
+    let default = args.value_of(config).unwrap_or(config.default);
     let registered = api!(RedisModule_RegisterNumericConfig(
         ctx,
         config.name.as_ptr(),
@@ -112,4 +141,47 @@ extern "C" fn set_config(
         .value
         .store(value, Ordering::Relaxed);
     raw::REDISMODULE_OK as c_int
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static A: Config = Config::new(c"a-max", 0, 0, 10);
+    static B: Config = Config::new(c"b-window", 24, 1, 100);
+
+    fn parse(args: &[&str]) -> Result<Vec<(&'static CStr, i64)>, String> {
+        let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        LoadArgs::parse(&args, &[&A, &B]).map(|l| l.0)
+    }
+
+    #[test]
+    fn load_arguments_are_checked() {
+        assert_eq!(parse(&[]), Ok(vec![]));
+        assert_eq!(
+            parse(&["a-max", "5", "recipes.b-window", "7"]),
+            Ok(vec![(c"a-max", 5), (c"b-window", 7)])
+        );
+        let err = |args: &[&str]| parse(args).unwrap_err();
+        assert_eq!(
+            err(&["nosuch", "3", "a-max", "5"]),
+            "recipes: unknown load argument 'nosuch'"
+        );
+        assert_eq!(
+            err(&["a-max"]),
+            "recipes: load argument 'a-max' needs a value"
+        );
+        assert_eq!(
+            err(&["a-max", "11"]),
+            "recipes: load argument 'a-max' needs an integer from 0 to 10, got '11'"
+        );
+        assert_eq!(
+            err(&["b-window", "x"]),
+            "recipes: load argument 'b-window' needs an integer from 1 to 100, got 'x'"
+        );
+        assert_eq!(
+            err(&["a-max", "1", "recipes.a-max", "2"]),
+            "recipes: load argument 'recipes.a-max' given more than once"
+        );
+    }
 }
