@@ -187,6 +187,29 @@ pub const MAX_TTL_S: i64 = 1_000_000_000;
 /// Largest absolute expiry (PXAT): any time plus the largest TTL.
 pub const MAX_EXPIRE_MS: i64 = MAX_TIME_MS + MAX_TTL_S * 1000;
 
+/// A client's `AT` this close to the clock when read as seconds (ten years
+/// either way) is a mistake: as milliseconds it would be January 1970.
+const SECONDS_LOOKALIKE_MS: u64 = 10 * 365 * 86_400_000;
+
+/// Checks a client's `AT` against the server's clock `now`: refused when it
+/// can only be seconds, or when it is more than `max_future_ms` ahead (0: no
+/// limit). Replicated and AOF-loaded calls are never checked: they replay as
+/// written.
+pub fn check_client_time(at: i64, now: i64, max_future_ms: i64) -> Result<(), CmdError> {
+    if at.saturating_mul(1000).abs_diff(now) <= SECONDS_LOOKALIKE_MS {
+        return Err(CmdError::invalid(format!(
+            "AT is Unix time in milliseconds; {at} looks like seconds (did you mean {at}000?)"
+        )));
+    }
+    if max_future_ms > 0 && at.saturating_sub(now) > max_future_ms {
+        return Err(CmdError::invalid(format!(
+            "AT {at} is {} ms ahead of the server's clock; recipes.max-future-ms allows {max_future_ms}",
+            at - now
+        )));
+    }
+    Ok(())
+}
+
 /// Largest length cap (MAXLEN and its configs).
 pub const MAX_LEN: i64 = 1_000_000_000;
 
@@ -284,5 +307,45 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("TTL"));
+    }
+}
+
+#[cfg(test)]
+mod time_tests {
+    use super::check_client_time;
+
+    const NOW: i64 = 1_795_564_511_000;
+
+    fn err(at: i64, max_future: i64) -> String {
+        check_client_time(at, NOW, max_future)
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn client_times_that_can_only_be_seconds_or_too_far_ahead_are_refused() {
+        for ok in [
+            NOW,
+            NOW - 86_400_000 * 365 * 30,
+            NOW + 3_600_000,
+            0,
+            1000,
+            5,
+        ] {
+            assert_eq!(check_client_time(ok, NOW, 3_600_000), Ok(()), "{ok}");
+        }
+        assert_eq!(
+            err(1_795_564_511, 0),
+            "ERR AT is Unix time in milliseconds; 1795564511 looks like seconds \
+             (did you mean 1795564511000?)"
+        );
+        assert!(err(NOW / 1000 - 86_400 * 365 * 9, 0).contains("looks like seconds"));
+        assert_eq!(
+            err(NOW + 3_600_001, 3_600_000),
+            "ERR AT 1795568111001 is 3600001 ms ahead of the server's clock; \
+             recipes.max-future-ms allows 3600000"
+        );
+        assert_eq!(check_client_time(9_007_199_254_740_000, NOW, 0), Ok(()));
+        assert!(err(9_007_199_254_740_000, 86_400_000).contains("ms ahead"));
     }
 }

@@ -20,14 +20,15 @@ extern "C" fn info(ctx: *mut raw::RedisModuleInfoCtx, _for_crash_report: c_int) 
     api!(RedisModule_InfoAddSection(ctx, c"".as_ptr()));
     let families = FAMILIES.get().copied().unwrap_or_default();
     let module_wide = crate::server::defrag::STATS;
-    for stat in families.iter().flat_map(|f| f.stats).chain(module_wide) {
+    let counters = families
+        .iter()
+        .flat_map(|f| f.stats)
+        .chain(module_wide)
+        .map(|stat| (stat.name, stat.get()));
+    for (name, value) in counters.chain(crate::server::reclaim::gauges()) {
         // Names are static ASCII without NUL, so CString::new cannot fail.
-        if let Ok(name) = CString::new(stat.name) {
-            api!(RedisModule_InfoAddFieldLongLong(
-                ctx,
-                name.as_ptr(),
-                stat.get()
-            ));
+        if let Ok(name) = CString::new(name) {
+            api!(RedisModule_InfoAddFieldLongLong(ctx, name.as_ptr(), value));
         }
     }
 }

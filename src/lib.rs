@@ -70,8 +70,12 @@ fn register_families(
     ctx: *mut redis_module::raw::RedisModuleCtx,
     args: &[RedisString],
 ) -> Result<(), String> {
-    let configs: Vec<&'static server::config::Config> =
-        FAMILIES.iter().flat_map(|f| f.configs).copied().collect();
+    let configs: Vec<&'static server::config::Config> = FAMILIES
+        .iter()
+        .flat_map(|f| f.configs)
+        .chain(server::CONFIGS)
+        .copied()
+        .collect();
     let arg_bytes: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
     let load_args = server::config::LoadArgs::parse(&arg_bytes, &configs)?;
     for family in FAMILIES {

@@ -160,10 +160,12 @@ fn info_section_is_the_same_on_every_server() {
         assert_eq!(value, want, "{name} on a fresh server after one RV.ADD");
     }
     assert!(names.contains("recipes_topn_members"), "{names:?}");
-    assert!(
-        families.remove("defrag"),
-        "no recipes_defrag_ counters: {names:?}"
-    );
+    for module_wide in ["defrag", "reclaim"] {
+        assert!(
+            families.remove(module_wide),
+            "no recipes_{module_wide}_ counters: {names:?}"
+        );
+    }
     let command_families: std::collections::BTreeSet<String> = module_commands(c)
         .iter()
         .map(|n| n.split('.').next().unwrap().to_string())
@@ -196,6 +198,10 @@ fn module_list_is_the_same_on_every_server() {
         assert_eq!(args, ["rv-default-maxlen", "3"]);
     }
 }
+
+/// Writes whose reply is a count read from the key: `RW ACCESS UPDATE`, as
+/// INCRBY, so a write-only (`%W~`) ACL user cannot read counts through them.
+const COUNTING_WRITES: [&str; 3] = ["topn.incr", "hcounter.incr", "hcounter.incrby"];
 
 /// Every command: one key, the first argument, declared both the legacy
 /// way (1, 1, 1) and as a key spec (index 1, range 0/1/0) whose flags match
@@ -233,7 +239,15 @@ fn command_info_declares_the_key_spec_of_every_command() {
         match key_flags[..] {
             ["RO", "access"] => assert!(read && !write, "{name}: {flags:?}"),
             ["RW", "update" | "insert" | "delete"] => {
-                assert!(write && !read, "{name}: {flags:?}")
+                assert!(write && !read, "{name}: {flags:?}");
+                assert!(
+                    !COUNTING_WRITES.contains(&name.as_str()),
+                    "{name}: no ACCESS"
+                );
+            }
+            // A write that replies with a count read from the key (INCRBY-like).
+            ["RW", "access", "update"] => {
+                assert!(write && COUNTING_WRITES.contains(&name.as_str()), "{name}")
             }
             _ => panic!("{name}: key-spec flags {key_flags:?}"),
         }

@@ -31,6 +31,10 @@ fn stall(srv: &Server, seconds: &str) -> JoinHandle<()> {
     t
 }
 
+/// Configs of the module as a whole rather than of one family (the guard on
+/// clients' times, which replicated calls never meet).
+const MODULE_CONFIGS: [&str; 1] = ["recipes.max-future-ms"];
+
 #[test]
 fn family_table_lists_every_command_and_config() {
     let srv = Server::start();
@@ -62,6 +66,9 @@ fn family_table_lists_every_command_and_config() {
     let c = &mut srv.conn();
     let configs: BTreeMap<String, String> = q(c, &["CONFIG", "GET", "recipes.*"]);
     for (name, default) in &configs {
+        if MODULE_CONFIGS.contains(&name.as_str()) {
+            continue;
+        }
         let listed: Vec<_> = FAMILIES
             .iter()
             .flat_map(|f| f.configs)

@@ -562,7 +562,8 @@ fn add_rejects_bad_options() {
     }
     assert_eq!(get_ws(c, "k"), e(&[("a", 1000)]));
     assert_eq!(q::<i64>(c, &["EXISTS", "new"]), 0);
-    // boundaries are accepted
+    // boundaries are accepted (the latest once the guard on client times is lifted)
+    let _: () = q(c, &["CONFIG", "SET", "recipes.max-future-ms", "0"]);
     assert_eq!(
         q::<i64>(c, &["RV.ADD", "k", "max", "AT", "9007199254740992"]),
         2

@@ -20,6 +20,7 @@ fn open_zset(ctx: Ctx, args: &Args, write: bool) -> Result<Key, CmdError> {
 /// depend on neither their clock nor their config.
 pub fn add(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let opts = add_options(&args.bytes[3..])?;
+    ctx.check_at(opts.at)?;
     let key = open_zset(ctx, args, true)?;
     let at = opts.at.unwrap_or_else(|| ctx.now_ms());
     let maxlen = opts.maxlen.unwrap_or_else(|| DEFAULT_MAXLEN.get());

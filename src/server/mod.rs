@@ -16,7 +16,8 @@ pub mod module_type;
 pub mod reclaim;
 pub mod timer;
 
-use crate::args::CmdError;
+use crate::args::{check_client_time, CmdError, MAX_TIME_MS};
+use config::Config;
 use redis_module::raw;
 use std::ffi::CStr;
 use std::os::raw::c_int;
@@ -47,6 +48,14 @@ pub enum Class {
     Module = raw::REDISMODULE_NOTIFY_MODULE as isize,
 }
 
+/// How far ahead of the server's clock a client's `AT` may be, in ms (0: no
+/// limit): a wrong clock or a unit slip must not move a key's window or
+/// expiry years ahead.
+pub static MAX_FUTURE_MS: Config = Config::new(c"max-future-ms", 86_400_000, 0, MAX_TIME_MS);
+
+/// Configs of the module as a whole (each family declares its own).
+pub static CONFIGS: &[&Config] = &[&MAX_FUTURE_MS];
+
 /// The server's clock, Unix ms (for code that has no context, e.g. loading).
 pub fn clock_ms() -> i64 {
     api!(RedisModule_Milliseconds())
@@ -67,6 +76,29 @@ impl Ctx {
     pub fn is_replicated_or_loading(self) -> bool {
         let flags = api!(RedisModule_GetContextFlags(self.0)) as u32;
         flags & (raw::REDISMODULE_CTX_FLAGS_REPLICATED | raw::REDISMODULE_CTX_FLAGS_LOADING) != 0
+    }
+
+    /// Refuses a client's write `AT` that can only be seconds or is further
+    /// ahead of the clock than `recipes.max-future-ms`
+    /// (`args::check_client_time`); replicated and AOF-loaded calls replay as
+    /// written.
+    pub fn check_at(self, at: Option<i64>) -> Result<(), CmdError> {
+        self.check_time(at, MAX_FUTURE_MS.get())
+    }
+
+    /// Refuses a client's read `AT` that can only be seconds. A read changes
+    /// nothing, so it may look at any time ahead.
+    pub fn check_read_at(self, at: Option<i64>) -> Result<(), CmdError> {
+        self.check_time(at, 0)
+    }
+
+    fn check_time(self, at: Option<i64>, max_future_ms: i64) -> Result<(), CmdError> {
+        match at {
+            Some(at) if !self.is_replicated_or_loading() => {
+                check_client_time(at, self.now_ms(), max_future_ms)
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Deletes `key` if its new expiry is already past, as a core write with

@@ -133,6 +133,20 @@ fn state() -> MutexGuard<'static, State> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// `INFO recipes` gauges: keys scheduled for reclaim and for upkeep, over
+/// every db (none when the state is busy, e.g. in a crash report taken while
+/// it was held).
+pub fn gauges() -> Vec<(&'static str, i64)> {
+    let Ok(st) = STATE.try_lock() else {
+        return Vec::new();
+    };
+    let count = |f: fn(&Owed) -> usize| st.served.0.iter().map(f).sum::<usize>() as i64;
+    vec![
+        ("reclaim_scheduled_keys", count(|o| o.reclaim.len())),
+        ("reclaim_upkeep_keys", count(|o| o.upkeep.len())),
+    ]
+}
+
 /// Timer period with nothing due, on replicas, and while writes are paused.
 const IDLE_MS: i64 = 100;
 /// Work per timer tick: the server stays responsive between ticks.

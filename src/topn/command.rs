@@ -66,6 +66,7 @@ pub fn create(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
 /// the server's time, so that expiry is never in the past on the master.
 pub fn incr(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let (by, opts_at) = incr_options(&args.bytes[3..])?;
+    ctx.check_at(opts_at)?;
     let mut key = open(ctx, args, true);
     let name = args.raw(1);
     let member = args.bytes[2];
@@ -217,6 +218,7 @@ fn reply_top(
     window_of: fn(&TopN) -> Result<u32, CmdError>,
 ) -> Result<(), CmdError> {
     let opts = top_options(&args.bytes[2..], allow_last)?;
+    ctx.check_read_at(opts.at)?;
     let key = open(ctx, args, false);
     let Some(value) = key.value::<TopnValue>(&TOPN_TYPE)? else {
         ctx.reply_array(0);
@@ -262,6 +264,7 @@ pub fn count(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     if members.is_empty() {
         return Err(CmdError::Arity);
     }
+    ctx.check_read_at(at)?;
     let key = open(ctx, args, false);
     let value = key.value::<TopnValue>(&TOPN_TYPE)?;
     let k = match &value {

@@ -174,7 +174,6 @@ impl<K: Ord + Clone> Schedule<K> {
         }
     }
 
-    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.due.len()
     }

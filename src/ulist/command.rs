@@ -105,6 +105,7 @@ pub fn add(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let (pairs, [at, expire, never, pxat]) = Pairs::parse(schema, &args.bytes[2..], &ADD_OPTIONS)?;
     pairs.check(schema, &[Role::Value, Role::Scope, Role::Partition], &[])?;
     let given_at = opt_int_in("AT", at, 0, MAX_TIME_MS)?;
+    ctx.check_at(given_at)?;
     let expiry = Expiry::parse([expire, never, pxat], list.default_expire_s())?;
     // Without expiring values on either side, the time decides nothing (and
     // the clock is not even read).

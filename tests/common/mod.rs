@@ -46,6 +46,11 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 pub const SYNC_DEADLINE: Duration = Duration::from_secs(15);
 
+/// Module args for tests that write whole windows ahead of the server's
+/// clock (so the clock cannot move their data while they run): the guard on
+/// clients' times (`recipes.max-future-ms`) is lifted.
+pub const AHEAD_OF_THE_CLOCK: &[&str] = &["max-future-ms", "0"];
+
 /// Current Unix time in ms (the test machine's clock = the server's clock).
 pub fn now_ms() -> i64 {
     SystemTime::now()

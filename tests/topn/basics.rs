@@ -209,7 +209,7 @@ fn basics_ties_zero_negative_late_and_reads_at() {
 
 #[test]
 fn defaults_configs_and_top24() {
-    let srv = Server::start();
+    let srv = Server::builder().module_args(AHEAD_OF_THE_CLOCK).start();
     let c = &mut srv.conn();
     assert_eq!(
         q::<Vec<String>>(c, &["CONFIG", "GET", "recipes.topn-default-bucket"]),
@@ -347,7 +347,7 @@ fn module_args_set_defaults() {
 #[test]
 fn blog_scenario_phone_lookups() {
     // "Most looked-up phone numbers of the last 24 hours", hourly buckets.
-    let srv = Server::start();
+    let srv = Server::builder().module_args(AHEAD_OF_THE_CLOCK).start();
     let c = &mut srv.conn();
     let seed = seed_from_env("TOPN_SEED", 17);
     let mut rng = StdRng::seed_from_u64(seed);

@@ -89,7 +89,7 @@ const REFUSALS: &[(&str, &str)] = &[
 
 #[test]
 fn errors_change_nothing() {
-    let srv = Server::start();
+    let srv = Server::builder().module_args(AHEAD_OF_THE_CLOCK).start();
     let c = &mut srv.conn();
     let bm = 60_000;
     let base = now_ms() / bm * bm;

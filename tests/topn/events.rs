@@ -58,9 +58,12 @@ fn notifications_and_info_counters() {
         vec![
             ev("topn.create", "a"),
             ev("topn.incr", "a"),
+            ev("expire", "a"),
             ev("topn.incr", "a"),
             ev("topn.incr", "b"),
-        ]
+            ev("expire", "b"),
+        ],
+        "a write that moves the key's TTL fires expire, one that keeps it does not"
     );
     // An event outside the window changes nothing: no key, no event at all (also on a key
     // that exists).

@@ -58,7 +58,7 @@ fn a_late_event_changes_nothing() {
     let ev = |e: &str| (e.to_string(), "k".to_string());
     assert_eq!(
         events_until_sentinel(&mut ps),
-        vec![ev("topn.create"), ev("topn.incr")],
+        vec![ev("topn.create"), ev("topn.incr"), ev("expire")],
         "late events fired keyspace events"
     );
     drop(ps);

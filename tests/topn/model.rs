@@ -222,7 +222,7 @@ fn run_model(c: &mut Conn, seed: u64, shape: &Shape, key: &str) {
 
 #[test]
 fn model_based_exactness() {
-    let srv = Server::start();
+    let srv = Server::builder().module_args(AHEAD_OF_THE_CLOCK).start();
     let c = &mut srv.conn();
     let seed = seed_from_env("TOPN_SEED", 0);
     let shapes = [

@@ -1,0 +1,386 @@
+//! What an operator meets beside the commands: the guard on clients' times,
+//! ACL for write-only users, load arguments, event classes, `DEBUG DIGEST`,
+//! write pauses with background work due, and schedules that follow the keys
+//! through every way a key goes away. (Failovers, churn at scale, diskless
+//! loads and eviction are in the fault suite, `tests/faults/operations.rs`.)
+
+mod common;
+
+use common::families::run_workloads;
+use common::*;
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+use redis::{Connection, Value};
+use std::time::Duration;
+
+const DAY_MS: i64 = 86_400_000;
+
+/// Every client write that takes `AT`, with `{at}` where the time goes.
+const TIMED_WRITES: [&str; 5] = [
+    "RV.ADD rv m AT {at}",
+    "TOPN.INCR topn m AT {at}",
+    "HCOUNTER.INCR hc AT {at} day d1",
+    "HCOUNTER.INCRBY hc 2 AT {at} day d1",
+    "ULIST.ADD ul AT {at} EXPIRE 60 user u1",
+];
+
+fn declare(c: &mut Connection) {
+    q_ok(
+        c,
+        &["HCOUNTER.CREATE", "hc", "PARTITION", "day", "TTL", "600"],
+    );
+    q_ok(c, &["ULIST.CREATE", "ul", "VALUE", "user"]);
+}
+
+fn timed(line: &str, at: i64) -> String {
+    line.replace("{at}", &at.to_string())
+}
+
+#[test]
+fn client_times_in_seconds_or_far_ahead_are_refused_and_change_nothing() {
+    let srv = Server::start();
+    let c = &mut srv.conn();
+    declare(c);
+    let now = now_ms();
+    let mut rows = Vec::new();
+    for line in TIMED_WRITES {
+        rows.push((
+            timed(line, now / 1000),
+            "ERR AT is Unix time in milliseconds; * looks like seconds (did you mean *000?)",
+        ));
+        rows.push((
+            timed(line, now + 2 * DAY_MS),
+            "ERR AT * is * ms ahead of the server's clock; recipes.max-future-ms allows 86400000",
+        ));
+        rows.push((
+            timed(line, 9_007_199_254_740_000),
+            "ERR AT 9007199254740000 is * ms ahead*",
+        ));
+    }
+    for read in ["TOPN.TOP topn 10 AT {at}", "TOPN.COUNT topn m AT {at}"] {
+        rows.push((
+            timed(read, now / 1000),
+            "ERR AT is Unix time in milliseconds*",
+        ));
+    }
+    assert_refusals(c, &rows);
+    // Within the limit, and a read of any time ahead, are accepted.
+    for line in TIMED_WRITES {
+        let words = words(&timed(line, now + 60_000));
+        let args: Vec<&str> = words.iter().map(String::as_str).collect();
+        let _: Value = q(c, &args);
+    }
+    let _: Value = q(
+        c,
+        &[
+            "TOPN.TOP",
+            "topn",
+            "10",
+            "AT",
+            &(now + 30 * DAY_MS).to_string(),
+        ],
+    );
+    // 0 lifts the limit on the future; seconds stay refused.
+    let _: () = q(c, &["CONFIG", "SET", "recipes.max-future-ms", "0"]);
+    let far = (now + 300 * DAY_MS).to_string();
+    assert_eq!(q::<i64>(c, &["RV.ADD", "rv2", "m", "AT", &far]), 1);
+    let seconds = (now / 1000).to_string();
+    let err = expect_err(c, &cmd(&["RV.ADD", "rv2", "n", "AT", &seconds]));
+    assert!(err.contains("looks like seconds"), "{err}");
+}
+
+/// Replicated and AOF-loaded calls replay as written, whatever the replica's
+/// or the restarted server's limit.
+#[test]
+fn replicated_and_aof_loaded_times_are_never_refused() {
+    let mut master = Server::builder()
+        .config("appendonly", "yes")
+        .config("appendfsync", "always")
+        .module_args(&["max-future-ms", "0"])
+        .start();
+    let replica = Server::start_replica_of(&master);
+    let m = &mut master.conn();
+    declare(m);
+    let far = now_ms() + 30 * DAY_MS;
+    for line in TIMED_WRITES {
+        let words = words(&timed(line, far));
+        let args: Vec<&str> = words.iter().map(String::as_str).collect();
+        let _: Value = q(m, &args);
+    }
+    wait_for_sync(&master, &replica);
+    let before = dump_all(m);
+    assert_eq!(
+        dump_all(&mut replica.conn()),
+        before,
+        "the replica refused some"
+    );
+    master
+        .try_restart_with(&[("recipes.max-future-ms", "86400000")])
+        .unwrap_or_else(|f| panic!("{}", f.log));
+    let m = &mut master.conn();
+    let limit: Vec<String> = q(m, &["CONFIG", "GET", "recipes.max-future-ms"]);
+    assert_eq!(limit[1], "86400000");
+    assert_eq!(dump_all(m), before, "the AOF replay refused some");
+}
+
+/// As INCRBY: a `%W~` user may write but not read counts back.
+#[test]
+fn write_only_users_get_noperm_where_a_reply_shows_data() {
+    let srv = Server::start();
+    let c = &mut srv.conn();
+    declare(c);
+    q_ok(c, &["ACL", "SETUSER", "w", "on", "nopass", "%W~*", "+@all"]);
+    let w = &mut srv.conn();
+    q_ok(w, &["AUTH", "w", "x"]);
+    let before = dump_all(c);
+    for line in [
+        "INCRBY counter 0",
+        "TOPN.INCR topn m BY 0",
+        "HCOUNTER.INCR hc day d1",
+        "HCOUNTER.INCRBY hc 0 day d1",
+        "TOPN.TOP topn",
+        "HCOUNTER.GET hc day d1",
+        "ULIST.HAS ul user u1",
+        "RV.GET rv",
+    ] {
+        let words = words(line);
+        let args: Vec<&str> = words.iter().map(String::as_str).collect();
+        let got = expect_err(w, &cmd(&args));
+        assert!(got.starts_with("NOPERM"), "{line}: {got}");
+    }
+    assert_eq!(dump_all(c), before);
+    // Writes whose replies show no stored data stay allowed (as SADD, ZADD, LPUSH).
+    assert_eq!(q::<i64>(w, &["ULIST.ADD", "ul", "user", "u1"]), 1);
+    assert_eq!(q::<i64>(w, &["RV.ADD", "rv", "m"]), 1);
+    assert_eq!(q::<i64>(w, &["TL.PUSH", "tl", "m"]), 1);
+}
+
+#[test]
+fn load_arguments_are_checked_and_named_in_the_log() {
+    for (args, logged) in [
+        (&["nosuch", "3"][..], "unknown load argument 'nosuch'"),
+        (
+            &["rv-default-maxlen"][..],
+            "load argument 'rv-default-maxlen' needs a value",
+        ),
+        (
+            &["recipes.rv-default-maxlen", "x"][..],
+            "load argument 'recipes.rv-default-maxlen' needs an integer",
+        ),
+    ] {
+        let Err(failure) = Server::builder().module_args(args).try_start() else {
+            panic!("loaded with {args:?}");
+        };
+        assert!(failure.log.contains(logged), "{args:?}: {}", failure.log);
+    }
+    let srv = Server::builder()
+        .module_args(&["recipes.rv-default-maxlen", "5", "tl-default-maxlen", "7"])
+        .start();
+    let c = &mut srv.conn();
+    let got: Vec<String> = q(c, &["CONFIG", "GET", "recipes.rv-default-maxlen"]);
+    assert_eq!(got[1], "5");
+    let got: Vec<String> = q(c, &["CONFIG", "GET", "recipes.tl-default-maxlen"]);
+    assert_eq!(got[1], "7");
+}
+
+/// `expired` comes in class `x` (not `g`), and a write that sets a TTL fires
+/// `expire`, as the core's commands do.
+#[test]
+fn events_come_in_the_core_classes() {
+    let srv = Server::start();
+    let c = &mut srv.conn();
+    let mut sub = srv.conn();
+    let mut ps = subscribe_keyevents(c, &mut sub);
+    let _: () = q(c, &["CONFIG", "SET", "notify-keyspace-events", "Egx"]);
+    let long_ago = (now_ms() - 10 * DAY_MS).to_string();
+    assert_eq!(q::<i64>(c, &["RV.ADD", "rv", "m", "TTL", "100"]), 1);
+    assert_eq!(q::<i64>(c, &["TOPN.INCR", "topn", "m"]), 1);
+    assert_eq!(q::<i64>(c, &["TOPN.INCR", "topn", "m"]), 2);
+    assert_eq!(
+        q::<i64>(c, &["RV.ADD", "gone", "m", "AT", &long_ago, "TTL", "1"]),
+        0
+    );
+    let _: () = q(c, &["DEL", "sentinel"]);
+    let _: () = q(c, &["SET", "sentinel", "1"]);
+    let _: () = q(c, &["DEL", "sentinel"]);
+    let events = events_until_sentinel(&mut ps);
+    let want: Vec<(String, String)> = [("expire", "rv"), ("expire", "topn"), ("expired", "gone")]
+        .iter()
+        .map(|(e, k)| (e.to_string(), k.to_string()))
+        .collect();
+    assert_eq!(events, want, "TOPN's second write keeps the TTL: no event");
+    // Without class x, no `expired`.
+    let _: () = q(c, &["CONFIG", "SET", "notify-keyspace-events", "Eg"]);
+    assert_eq!(
+        q::<i64>(c, &["RV.ADD", "gone", "m", "AT", &long_ago, "TTL", "1"]),
+        0
+    );
+    let _: () = q(c, &["SET", "sentinel", "1"]);
+    let _: () = q(c, &["DEL", "sentinel"]);
+    assert_eq!(events_until_sentinel(&mut ps), []);
+}
+
+fn digest(c: &mut Connection) -> String {
+    q(c, &["DEBUG", "DIGEST"])
+}
+
+fn digest_value(c: &mut Connection, key: &str) -> String {
+    let v: Vec<String> = q(c, &["DEBUG", "DIGEST-VALUE", key]);
+    v[0].clone()
+}
+
+#[test]
+fn debug_digest_covers_module_values_equal_on_a_replica() {
+    let master = Server::start();
+    let m = &mut master.conn();
+    let replica = Server::start_replica_of(&master);
+    run_workloads(m, now_ms(), &mut StdRng::seed_from_u64(25));
+    wait_for_sync(&master, &replica);
+    let r = &mut replica.conn();
+    assert_eq!(digest(m), digest(r));
+    // Every write changes the value's digest; two values of a type differ.
+    declare(m);
+    q_ok(m, &["ULIST.CREATE", "ul2", "VALUE", "user"]);
+    let empty = digest_value(m, "ul");
+    assert_eq!(digest_value(m, "ul2"), empty);
+    for (key, write) in [
+        ("ul", &["ULIST.ADD", "ul", "user", "u1"][..]),
+        ("hc", &["HCOUNTER.INCR", "hc", "day", "d1"][..]),
+        ("hc", &["HCOUNTER.INCR", "hc", "day", "d1"][..]),
+        ("topn", &["TOPN.INCR", "topn", "a"][..]),
+        ("topn", &["TOPN.INCR", "topn", "a"][..]),
+    ] {
+        let before = digest_value(m, key);
+        let _: Value = q(m, write);
+        assert_ne!(digest_value(m, key), before, "{write:?}");
+    }
+    assert_ne!(digest_value(m, "ul"), empty);
+    wait_for_sync(&master, &replica);
+    assert_eq!(digest(m), digest(r));
+}
+
+/// `CLIENT PAUSE WRITE` (as FAILOVER, CLUSTER FAILOVER and Sentinel pause)
+/// longer than the reclaim period, with reclaim due in every family that has
+/// it, a replica and AOF on: the master lives, reclaims nothing while paused,
+/// then catches up; master and replica end equal.
+#[test]
+fn a_write_pause_holds_background_reclaim_until_it_ends() {
+    let master = Server::builder()
+        .config("appendonly", "yes")
+        .config("appendfsync", "always")
+        .start();
+    let replica = Server::start_replica_of(&master);
+    let m = &mut master.conn();
+    declare(m);
+    let at = (now_ms() - 599_000).to_string();
+    for i in 0..5 {
+        let user = format!("u{i}");
+        let _: i64 = q(m, &["ULIST.ADD", "ul", "EXPIRE", "1", "user", &user]);
+        let _: i64 = q(m, &["HCOUNTER.INCR", "hc", "AT", &at, "day", &user]);
+    }
+    q_ok(m, &["CLIENT", "PAUSE", "2500", "WRITE"]);
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(q::<String>(m, &["PING"]), "PONG");
+    assert_eq!(recipes_info(m, "ulist_expired_values"), 0);
+    assert_eq!(recipes_info(m, "hcounter_expired_partitions"), 0);
+    let done = wait_until(Duration::from_secs(10), || {
+        recipes_info(m, "ulist_expired_values") == 5
+            && recipes_info(m, "hcounter_expired_partitions") == 5
+    });
+    assert!(done, "reclaim did not resume after the pause");
+    wait_for_sync(&master, &replica);
+    let r = &mut replica.conn();
+    assert_same_data(m, r);
+    assert_eq!(digest(m), digest(r));
+    assert!(!master.log().contains("ASSERTION"), "{}", master.log());
+}
+
+fn scheduled(c: &mut Connection) -> (i64, i64) {
+    (
+        recipes_info(c, "reclaim_scheduled_keys"),
+        recipes_info(c, "reclaim_upkeep_keys"),
+    )
+}
+
+/// Keys with due work in db `db`: ULIST and HCOUNTER keys owe reclaim, TOPN
+/// keys upkeep.
+fn keys_with_due_work(c: &mut Connection, prefix: &str, n: usize) {
+    for i in 0..n {
+        let (ul, hc, tn) = (
+            format!("{prefix}ul{i}"),
+            format!("{prefix}hc{i}"),
+            format!("{prefix}tn{i}"),
+        );
+        q_ok(c, &["ULIST.CREATE", &ul, "VALUE", "user"]);
+        let _: i64 = q(c, &["ULIST.ADD", &ul, "EXPIRE", "86400", "user", "u"]);
+        q_ok(
+            c,
+            &["HCOUNTER.CREATE", &hc, "PARTITION", "day", "TTL", "86400"],
+        );
+        let _: i64 = q(c, &["HCOUNTER.INCR", &hc, "day", "d"]);
+        let _: i64 = q(c, &["TOPN.INCR", &tn, "m"]);
+    }
+}
+
+/// Every way a key goes away takes it out of the schedules, on the master
+/// and on its replica; moved keys are followed; SWAPDB swaps.
+#[test]
+fn schedules_follow_keys_through_every_way_they_go() {
+    let master = Server::builder()
+        .config("maxmemory-policy", "allkeys-random")
+        .start();
+    let replica = Server::start_replica_of(&master);
+    let m = &mut master.conn();
+    keys_with_due_work(m, "a:", 10);
+    wait_for_sync(&master, &replica);
+    let r = &mut replica.conn();
+    assert_eq!(scheduled(m), (20, 10));
+    assert_eq!(scheduled(r), (20, 10));
+    // DEL, UNLINK, an expiring key, RENAME (followed), MOVE (followed), eviction.
+    let _: i64 = q(m, &["DEL", "a:ul0", "a:hc0", "a:tn0"]);
+    let _: i64 = q(m, &["UNLINK", "a:ul1", "a:hc1", "a:tn1"]);
+    let _: i64 = q(m, &["PEXPIRE", "a:ul2", "1"]);
+    let _: () = q(m, &["RENAME", "a:hc2", "b:hc2"]);
+    let _: i64 = q(m, &["MOVE", "a:tn2", "3"]);
+    std::thread::sleep(Duration::from_millis(20));
+    let _: i64 = q(m, &["EXISTS", "a:ul2"]);
+    wait_for_sync(&master, &replica);
+    assert_eq!(scheduled(m), (15, 8), "master");
+    assert_eq!(scheduled(r), (15, 8), "replica");
+    // SWAPDB swaps, FLUSHDB empties one db, FLUSHALL every db.
+    let _: () = q(m, &["SWAPDB", "0", "3"]);
+    let _: () = q(m, &["SELECT", "3"]);
+    let _: () = q(m, &["FLUSHDB"]);
+    let _: () = q(m, &["SELECT", "0"]);
+    assert_eq!(
+        scheduled(m),
+        (0, 1),
+        "db 3 (was 0) flushed; db 0 (was 3) has one TOPN"
+    );
+    keys_with_due_work(m, "c:", 3);
+    let _: () = q(m, &["FLUSHALL", "ASYNC"]);
+    assert_eq!(scheduled(m), (0, 0));
+    // Eviction: each key left keeps its one entry, the evicted ones none.
+    keys_with_due_work(m, "d:", 20);
+    let used: i64 = info_field(&master.info("memory"), "used_memory")
+        .unwrap()
+        .parse()
+        .unwrap();
+    let _: () = q(
+        m,
+        &["CONFIG", "SET", "maxmemory", &(used - 30_000).to_string()],
+    );
+    let _: redis::RedisResult<Value> = cmd(&["SET", "trigger", "x"]).query(m);
+    let evicted: i64 = info_field(&master.info("stats"), "evicted_keys")
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(evicted > 0, "nothing evicted");
+    let left =
+        |c: &mut Connection, pattern: &str| q::<Vec<String>>(c, &["KEYS", pattern]).len() as i64;
+    let owing_reclaim = left(m, "d:ul*") + left(m, "d:hc*");
+    assert_eq!(scheduled(m), (owing_reclaim, left(m, "d:tn*")));
+    let _: () = q(m, &["CONFIG", "SET", "maxmemory", "0"]);
+    wait_for_sync(&master, &replica);
+    assert_eq!(scheduled(r), scheduled(m), "replica");
+}
