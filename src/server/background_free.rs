@@ -1,11 +1,12 @@
-//! Frees big module values on a background thread, so that DEL, an overwrite,
-//! an expiry or FLUSHALL of a big key costs the main thread O(1), also with
-//! `lazyfree-lazy-*` off (Redis' default).
+//! Drops module-internal garbage on a background thread: a TOPN's old hash
+//! tables once migrated, the schedules of a flushed db. Freeing megabytes
+//! costs the thread that frees them milliseconds. Key values are not freed
+//! here: Redis frees them where its lazyfree settings say (see
+//! `module_type::free`), so eviction and `INFO memory` account for them.
 //!
-//! Sound because a value handed here is plain Rust heap data (`Send`, no Redis
-//! handle inside), and the allocator behind it (`RedisModule_Alloc`, Redis'
-//! zmalloc) is thread-safe: Redis itself frees module values on its bio thread
-//! under lazyfree. A type opts in through `ModuleValue::detach`.
+//! Sound because what is handed here is plain Rust heap data (`Send`, no
+//! Redis handle inside), and the allocator behind it (`RedisModule_Alloc`,
+//! Redis' zmalloc) is thread-safe.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc::{channel, Sender};
@@ -34,10 +35,6 @@ fn queue() -> Option<&'static Sender<Garbage>> {
         })
         .as_ref()
 }
-
-/// Values taking more allocations than this to free go to the thread (as
-/// Redis' `LAZYFREE_THRESHOLD`); smaller ones are cheaper to drop in place.
-pub const THRESHOLD: usize = 64;
 
 /// Starts the freeing thread (at module load, so no command pays for it).
 pub fn start() {

@@ -1,6 +1,6 @@
 //! Rust values stored in module keys: the Redis type callbacks (RDB, AOF
-//! rewrite, DEBUG DIGEST, MEMORY USAGE, COPY, free (big values on a thread of ours, see
-//! `background_free`), free effort, defrag (see `defrag`)) generated once for any
+//! rewrite, DEBUG DIGEST, MEMORY USAGE, COPY, free, free effort (which lets
+//! Redis' lazyfree take big values), defrag (see `defrag`)) generated once for any
 //! type implementing [`ModuleValue`], so a family only writes pure encoding
 //! and rewrite logic.
 //!
@@ -50,8 +50,8 @@ pub trait ModuleValue: Clone + Sized + Send + 'static {
     fn mem_usage_sampled(&self, _samples: usize) -> usize {
         self.mem_usage()
     }
-    /// About how many allocations freeing it takes (Redis frees large values
-    /// lazily in a background thread).
+    /// About how many allocations freeing it takes: above 64, Redis frees the
+    /// value on its lazyfree thread where the operator's settings ask for it.
     fn free_effort(&self) -> usize;
     /// Emits the commands that rebuild this value into `aof`.
     fn rewrite(&self, aof: &AofWriter);
@@ -69,17 +69,6 @@ pub trait ModuleValue: Clone + Sized + Send + 'static {
     /// (`tuples::defrag`), in bounded units of work. By default none: only
     /// the value's own block is moved.
     fn defrag<M: Mover>(&mut self, _pass: &mut Pass<M>) {}
-    /// Called when Redis frees the value: what is left to drop once the value
-    /// is detached from the server's books, to be dropped on a background
-    /// thread (`server::background_free`), or `None` when it was dropped
-    /// here. By default a value that takes more than
-    /// `background_free::THRESHOLD` allocations to free goes to the thread.
-    fn detach(self) -> Option<super::background_free::Garbage> {
-        if self.free_effort() <= super::background_free::THRESHOLD {
-            return None;
-        }
-        Some(Box::new(self))
-    }
 }
 
 /// The AOF being rewritten, with the key whose commands it is receiving.
@@ -314,13 +303,15 @@ extern "C" fn defrag<T: ModuleValue>(
     guarded(0, || unsafe { super::defrag::run::<T>(ctx, value) })
 }
 
+/// Drops the value where Redis frees it: on its main thread, where eviction,
+/// `INFO memory` and a synchronous FLUSHALL see the memory come back at once,
+/// or on its lazyfree thread when the operator's `lazyfree-lazy-*` settings
+/// (or UNLINK, FLUSHALL ASYNC) and `free_effort` say so. Nothing here touches
+/// the Redis API but the allocator, so either thread is fine.
 extern "C" fn free<T: ModuleValue>(value: *mut c_void) {
     guarded((), || {
         // Sound: see the module doc; Redis calls free once per value.
-        let value = *unsafe { Box::from_raw(value.cast::<T>()) };
-        if let Some(garbage) = value.detach() {
-            super::background_free::drop_later(garbage);
-        }
+        drop(unsafe { Box::from_raw(value.cast::<T>()) });
     })
 }
 

@@ -2,7 +2,6 @@
 
 use super::window::{DecodeError, TopN};
 use super::MEMBERS;
-use crate::server::background_free::{self, Garbage};
 use crate::server::module_type::{type_methods, AofWriter, ModuleValue};
 use crate::tuples::defrag::{Mover, Pass};
 use redis_module::native_types::RedisType;
@@ -88,17 +87,6 @@ impl ModuleValue for TopnValue {
 
     fn upkeep_due(&self) -> Option<i64> {
         self.0.upkeep_due_ms()
-    }
-
-    /// A big key is dropped on the background thread: freeing 1M members takes
-    /// tens of ms. The members gauge drops now.
-    fn detach(mut self) -> Option<Garbage> {
-        if self.0.free_effort() <= background_free::THRESHOLD {
-            return None;
-        }
-        let core = std::mem::replace(&mut self.0, TopN::new(1, 1));
-        MEMBERS.add(-(core.members() as i64));
-        Some(Box::new(core))
     }
 
     /// `TOPN.CREATE` with the key's shape, then one `TOPN.INCR ... AT` per
