@@ -41,6 +41,7 @@ pub(crate) static FAMILIES: &[&Family] = &[
 
 fn init(ctx: &Context, args: &[RedisString]) -> Status {
     server::command::install_panic_hook();
+    server::panics::init();
     server::background_free::start();
     let raw_ctx = ctx.ctx;
     if let Err(why) = register_families(raw_ctx, args) {

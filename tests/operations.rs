@@ -384,3 +384,72 @@ fn schedules_follow_keys_through_every_way_they_go() {
     wait_for_sync(&master, &replica);
     assert_eq!(scheduled(r), scheduled(m), "replica");
 }
+
+/// A value whose encoding panics (the module's test-only fault hook): BGSAVE
+/// and BGREWRITEAOF fail and leave the old files; the key is not lost.
+#[test]
+fn a_save_that_panics_fails_and_leaves_the_old_file() {
+    let srv = Server::builder()
+        .env("RECIPES_FAULT_PANIC_KEY", "save:bad")
+        .config("appendonly", "yes")
+        .start();
+    let c = &mut srv.conn();
+    assert_eq!(q::<i64>(c, &["TOPN.INCR", "good", "m"]), 1);
+    q_ok(c, &["SAVE"]);
+    let rdb = srv.dir.join("dump.rdb");
+    let saved = std::fs::read(&rdb).unwrap();
+    assert_eq!(q::<i64>(c, &["TOPN.INCR", "bad", "m"]), 1);
+    let _: Value = q(c, &["BGSAVE"]);
+    wait_for_bg_done(&srv);
+    let persistence = srv.info("persistence");
+    assert_eq!(
+        info_field(&persistence, "rdb_last_bgsave_status").as_deref(),
+        Some("err")
+    );
+    assert_eq!(
+        std::fs::read(&rdb).unwrap(),
+        saved,
+        "the old RDB was replaced"
+    );
+    let _: Value = q(c, &["BGREWRITEAOF"]);
+    wait_for_bg_done(&srv);
+    let persistence = srv.info("persistence");
+    assert_eq!(
+        info_field(&persistence, "aof_last_bgrewrite_status").as_deref(),
+        Some("err")
+    );
+    assert_eq!(q::<Vec<i64>>(c, &["TOPN.COUNT", "bad", "m"]), [1]);
+    let leftovers: Vec<_> = std::fs::read_dir(&srv.dir)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with("temp-"))
+        .collect();
+    assert_eq!(leftovers, Vec::<String>::new(), "temp files left");
+    assert!(
+        srv.log().contains("failing this save, the old file stays"),
+        "{}",
+        srv.log()
+    );
+}
+
+/// A write that panics after changing its key (the test-only fault hook, at
+/// replication): the master replicates the key's state, so the replica stays
+/// equal.
+#[test]
+fn a_write_that_panics_leaves_the_replica_equal() {
+    let master = Server::builder()
+        .env("RECIPES_FAULT_PANIC_KEY", "write:bad")
+        .start();
+    let replica = Server::start_replica_of(&master);
+    let m = &mut master.conn();
+    assert_eq!(q::<i64>(m, &["TOPN.INCR", "good", "m"]), 1);
+    for _ in 0..2 {
+        let err = expect_err(m, &cmd(&["TOPN.INCR", "bad", "m"]));
+        assert!(err.contains("internal error in recipes"), "{err}");
+    }
+    assert_eq!(q::<Vec<i64>>(m, &["TOPN.COUNT", "bad", "m"]), [2]);
+    wait_for_sync(&master, &replica);
+    let r = &mut replica.conn();
+    assert_same_data(m, r);
+    assert_eq!(digest(m), digest(r));
+}

@@ -86,11 +86,33 @@ macro_rules! command {
             arity: $arity,
             key_flags: $key_flags,
             docs: $docs,
-            entry: $crate::server::command::entry!($handler, $arity, $calls, $errors),
+            entry: $crate::server::command::entry!(
+                $handler,
+                $arity,
+                $crate::server::command::is_write($flags),
+                $calls,
+                $errors
+            ),
         }
     };
 }
 pub(crate) use command;
+
+/// Whether a command's flags make it a write (they start with `write`).
+pub const fn is_write(flags: &CStr) -> bool {
+    let (flags, word) = (flags.to_bytes(), b"write");
+    if flags.len() < word.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < word.len() {
+        if flags[i] != word[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
 
 /// Read-only key access flags, for the command table.
 pub const KEY_READ: u32 = raw::REDISMODULE_CMD_KEY_RO | raw::REDISMODULE_CMD_KEY_ACCESS;
@@ -105,12 +127,15 @@ pub const KEY_INSERT: u32 = raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_K
 pub const KEY_DELETE: u32 = raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_DELETE;
 
 /// Runs `handler` for one call: counts it, checks arity, catches panics and
-/// turns errors into error replies.
+/// turns errors into error replies. After a write's panic, replicas are
+/// brought to the key's state on the master (`panics::resync_after_panic`).
+#[allow(clippy::too_many_arguments)] // the command table's row, spelled out
 pub fn run(
     ctx: *mut raw::RedisModuleCtx,
     argv: *mut RStr,
     argc: c_int,
     arity: i32,
+    write: bool,
     handler: Handler,
     calls: &Stat,
     errors: &Stat,
@@ -147,6 +172,9 @@ pub fn run(
         }
         Err(_) => {
             errors.add(1);
+            if let (true, Some(&key)) = (write, raw.get(1)) {
+                let _ = catch_unwind(|| super::panics::resync_after_panic(ctx, key));
+            }
             ctx.reply_error("ERR internal error in recipes (logged); the command was aborted");
         }
     }
@@ -157,13 +185,15 @@ pub fn run(
 /// routed through [`run`] with its arity (Redis convention: n = exactly n
 /// arguments with the name, -n = at least n) and counters.
 macro_rules! entry {
-    ($handler:path, $arity:expr, $calls:path, $errors:path) => {{
+    ($handler:path, $arity:expr, $write:expr, $calls:path, $errors:path) => {{
         extern "C" fn entry(
             ctx: *mut ::redis_module::raw::RedisModuleCtx,
             argv: *mut *mut ::redis_module::raw::RedisModuleString,
             argc: ::std::os::raw::c_int,
         ) -> ::std::os::raw::c_int {
-            $crate::server::command::run(ctx, argv, argc, $arity, $handler, &$calls, &$errors)
+            $crate::server::command::run(
+                ctx, argv, argc, $arity, $write, $handler, &$calls, &$errors,
+            )
         }
         Some(entry as _)
     }};

@@ -13,6 +13,7 @@ pub mod config;
 pub mod defrag;
 pub mod key;
 pub mod module_type;
+pub mod panics;
 pub mod reclaim;
 pub mod timer;
 
@@ -172,6 +173,14 @@ impl Ctx {
     /// replication: explicit arguments instead of the client's call). Any
     /// number of arguments; the usual short effect needs no allocation.
     pub fn replicate(self, cmd: &CStr, args: &[Arg]) {
+        if let Some(&Arg::Str(key)) = args.first() {
+            panics::inject(panics::Fault::Write, bytes_of(key));
+        }
+        self.propagate(cmd, args);
+    }
+
+    /// [`Ctx::replicate`] without the test-only fault injection.
+    fn propagate(self, cmd: &CStr, args: &[Arg]) {
         let mut inline = [std::ptr::null_mut(); INLINE_ARGS];
         let mut heap = Vec::new();
         let strings: &mut [RStr] = if args.len() <= INLINE_ARGS {

@@ -134,9 +134,26 @@ unsafe fn value_ref<'a, T>(value: *const c_void) -> &'a T {
     &*value.cast::<T>()
 }
 
+/// The name of the key saved or loaded through `io`, when Redis gives one.
+fn key_name<'a>(io: *mut raw::RedisModuleIO) -> Option<&'a [u8]> {
+    let name = api!(RedisModule_GetKeyNameFromIO(io));
+    (!name.is_null()).then(|| bytes_of(name.cast_mut()))
+}
+
+/// Saves the value's encoding; if encoding panics, `panics::save_panicked`
+/// fails the save (in a fork) or writes its marker.
 extern "C" fn rdb_save<T: ModuleValue>(rdb: *mut raw::RedisModuleIO, value: *mut c_void) {
     guarded((), || {
-        let bytes = unsafe { value_ref::<T>(value) }.encode();
+        let encoded = catch_unwind(AssertUnwindSafe(|| {
+            if let Some(name) = key_name(rdb) {
+                super::panics::inject(super::panics::Fault::Save, name);
+            }
+            unsafe { value_ref::<T>(value) }.encode()
+        }));
+        let bytes = match &encoded {
+            Ok(bytes) => bytes.as_slice(),
+            Err(_) => super::panics::save_panicked(),
+        };
         api!(RedisModule_SaveStringBuffer(
             rdb,
             bytes.as_ptr().cast(),
@@ -155,6 +172,15 @@ extern "C" fn rdb_load<T: ModuleValue>(rdb: *mut raw::RedisModuleIO, encver: c_i
         }
         // Sound: Redis returned `len` bytes it allocated for us; we free them below.
         let bytes = unsafe { std::slice::from_raw_parts(buf.cast::<u8>(), len) };
+        if bytes == super::panics::SAVE_PANICKED {
+            api!(RedisModule_Free(buf.cast()));
+            log_refusal::<T>(
+                rdb,
+                encver,
+                &"its value could not be saved (a panic, logged then)",
+            );
+            return std::ptr::null_mut();
+        }
         let value = T::decode(bytes, encver);
         api!(RedisModule_Free(buf.cast()));
         let value = match value {
@@ -186,9 +212,8 @@ fn log_refusal<T: ModuleValue>(io: *mut raw::RedisModuleIO, encver: c_int, why: 
         return;
     };
     let mut line = format!("{} v{encver}: {why}", T::TYPE_NAME);
-    let name = api!(RedisModule_GetKeyNameFromIO(io));
-    if !name.is_null() {
-        line += &format!(" (key \"{}\")", printable(bytes_of(name.cast_mut())));
+    if let Some(name) = key_name(io) {
+        line += &format!(" (key \"{}\")", printable(name));
     }
     if held_back > 0 {
         line += &format!("; {held_back} refused payloads before it were not logged");
@@ -248,9 +273,14 @@ extern "C" fn aof_rewrite<T: ModuleValue>(
     key: RStr,
     value: *mut c_void,
 ) {
-    guarded((), || {
+    let rewritten = catch_unwind(AssertUnwindSafe(|| {
+        super::panics::inject(super::panics::Fault::Save, bytes_of(key));
         unsafe { value_ref::<T>(value) }.rewrite(&AofWriter { io: aof, key })
-    })
+    }));
+    if rewritten.is_err() {
+        // Rewrites run in a fork: this fails the rewrite, the old AOF stays.
+        let _ = guarded(&[][..], super::panics::save_panicked);
+    }
 }
 
 /// `DEBUG DIGEST` / `DEBUG DIGEST-VALUE`: the value's encoding (its logical

@@ -152,6 +152,7 @@ fn remove_orphan_dirs() {
 #[derive(Clone, Default)]
 pub struct ServerBuilder {
     extra: Vec<String>,
+    env: Vec<(String, String)>,
     module_args: Vec<String>,
     load_module: bool,
     bound: bool,
@@ -173,6 +174,12 @@ impl ServerBuilder {
     /// Args after `--loadmodule <so>` (e.g. `&["rv-default-maxlen", "3"]`).
     pub fn module_args(mut self, args: &[&str]) -> Self {
         self.module_args.extend(args.iter().map(|s| s.to_string()));
+        self
+    }
+    /// An environment variable for the server process (e.g. the module's
+    /// test-only `RECIPES_FAULT_PANIC_KEY`).
+    pub fn env(mut self, name: &str, value: &str) -> Self {
+        self.env.push((name.to_string(), value.to_string()));
         self
     }
     /// Start without loading the module (plain Redis).
@@ -334,6 +341,7 @@ impl Server {
             let mut command = Command::new(&bin);
             command
                 .args(self.command_line())
+                .envs(self.builder.env.iter().map(|(k, v)| (k, v)))
                 .current_dir(&self.dir)
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
