@@ -40,7 +40,7 @@ pub fn create(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
         return Err(CmdError::invalid("SCOPE needs UNIQUE names"));
     }
     let ttl = opt_int_in("TTL", ttl, 1, MAX_TTL_S)?;
-    let key = ctx.open(args.raw(1), true);
+    let mut key = ctx.open(args.raw(1), true);
     if key.kind() != KeyKind::Empty {
         return Err(CmdError::invalid("key already exists"));
     }

@@ -21,7 +21,7 @@ fn open_zset(ctx: Ctx, args: &Args, write: bool) -> Result<Key, CmdError> {
 pub fn add(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let opts = add_options(&args.bytes[3..])?;
     ctx.check_at(opts.at)?;
-    let key = open_zset(ctx, args, true)?;
+    let mut key = open_zset(ctx, args, true)?;
     let at = opts.at.unwrap_or_else(|| ctx.now_ms());
     let maxlen = opts.maxlen.unwrap_or_else(|| DEFAULT_MAXLEN.get());
     let (name, member) = (args.raw(1), args.raw(2));
@@ -44,7 +44,7 @@ pub fn add(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
         Expiry::At(ms) => ms,
         Expiry::Ttl(s) => expiry_ms(at, key.zmax_score_above(at as f64), s),
     });
-    if ctx.apply_expiry(&key, name, expire_at) {
+    if ctx.apply_expiry(&mut key, name, expire_at) {
         ctx.reply_int(0);
         return Ok(());
     }

@@ -2,7 +2,7 @@
 //! check, argument decoding, call counting, and a panic guard so no Rust
 //! panic ever unwinds into Redis.
 
-use super::{api, bytes_of, Ctx, RStr};
+use super::{api, key::bytes_of, Ctx, RStr};
 use crate::args::CmdError;
 use crate::docs::{self, Arg, ArgType, Docs};
 use crate::stats::Stat;
@@ -30,13 +30,18 @@ pub enum ArgBytes<'a> {
 const INLINE_ARGS: usize = 16;
 
 impl<'a> ArgBytes<'a> {
+    /// Sound only for `raw` being the running command's argument vector, as
+    /// [`run`] passes it: Redis keeps those strings alive and unchanged for
+    /// the call, which `'a` does not outlive.
     fn of(raw: &'a [RStr]) -> Self {
+        // Sound: see above.
+        let bytes = |s: RStr| unsafe { bytes_of::<'a>(s) };
         if raw.len() > INLINE_ARGS {
-            return ArgBytes::Heap(raw.iter().map(|&s| bytes_of(s)).collect());
+            return ArgBytes::Heap(raw.iter().map(|&s| bytes(s)).collect());
         }
         let mut inline: [&[u8]; INLINE_ARGS] = [&[]; INLINE_ARGS];
         for (slot, &s) in inline.iter_mut().zip(raw) {
-            *slot = bytes_of(s);
+            *slot = bytes(s);
         }
         ArgBytes::Inline(inline, raw.len())
     }

@@ -30,7 +30,9 @@ pub struct OwnedStr {
 
 impl OwnedStr {
     pub fn bytes(&self) -> &[u8] {
-        bytes_of(self.ptr)
+        // Sound: `self` owns the string until it is dropped, which the
+        // returned borrow of `self` outlives.
+        unsafe { bytes_of(self.ptr) }
     }
 }
 
@@ -40,14 +42,27 @@ impl Drop for OwnedStr {
     }
 }
 
-/// The bytes of a Redis string; valid while the string is.
-pub fn bytes_of<'a>(s: RStr) -> &'a [u8] {
+/// The bytes of a Redis string.
+///
+/// # Safety
+///
+/// `s` must be a valid Redis string that stays alive and unchanged for `'a`
+/// (an argument of the running command, or a name Redis passes to a
+/// callback, read during that callback). Safe code gets bytes with a
+/// lifetime the borrow checker enforces: `Args::bytes`, `OwnedStr::bytes`.
+pub unsafe fn bytes_of<'a>(s: RStr) -> &'a [u8] {
     let mut len = 0usize;
     let p = api!(RedisModule_StringPtrLen(s, &mut len));
-    // Sound: Redis returns a pointer to `len` bytes owned by `s`, which the
-    // caller keeps alive for 'a (an argument of the running command or an
-    // `OwnedStr` it holds).
+    // Sound by the contract above: `len` bytes owned by `s`, alive for 'a.
     unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len) }
+}
+
+/// A copy of the bytes of a Redis string that Redis passes to a callback,
+/// for the duration of that callback.
+pub fn copy_of(s: RStr) -> Vec<u8> {
+    // Sound: the string is alive while the callback that holds it runs, and
+    // the bytes are copied before it returns.
+    unsafe { bytes_of(s) }.to_vec()
 }
 
 impl Key {
@@ -112,7 +127,9 @@ impl Key {
         api!(RedisModule_SetAbsExpire(self.raw(), at_ms));
     }
 
-    pub fn delete(&self) {
+    /// Deletes the key. Takes `&mut self`: no value borrowed from this key
+    /// (`value`, `value_mut`) can outlive it.
+    pub fn delete(&mut self) {
         api!(RedisModule_DeleteKey(self.raw()));
     }
 

@@ -24,7 +24,7 @@ use std::ffi::CStr;
 use std::os::raw::c_int;
 use std::sync::OnceLock;
 
-pub use key::{bytes_of, Key, KeyKind};
+pub use key::{copy_of, Key, KeyKind};
 
 /// A Redis string argument, borrowed for the duration of a command.
 pub type RStr = *mut raw::RedisModuleString;
@@ -105,7 +105,7 @@ impl Ctx {
     /// Deletes `key` if its new expiry is already past, as a core write with
     /// an expiry in the past would leave it; true if it did. Never on a
     /// replica or while loading: those follow the master's own `DEL`.
-    pub fn delete_if_expired(self, key: &Key, name: RStr, expire_at: i64) -> bool {
+    pub fn delete_if_expired(self, key: &mut Key, name: RStr, expire_at: i64) -> bool {
         if expire_at > self.now_ms() || self.is_replicated_or_loading() {
             return false;
         }
@@ -132,7 +132,7 @@ impl Ctx {
     /// Gives a written key its new absolute expiry, if the write has one, and
     /// fires `expire`; deletes it instead if that time is already past.
     /// Returns true when the key is gone.
-    pub fn apply_expiry(self, key: &Key, name: RStr, expire_at: Option<i64>) -> bool {
+    pub fn apply_expiry(self, key: &mut Key, name: RStr, expire_at: Option<i64>) -> bool {
         let Some(ms) = expire_at else {
             return false;
         };
@@ -173,8 +173,8 @@ impl Ctx {
     /// replication: explicit arguments instead of the client's call). Any
     /// number of arguments; the usual short effect needs no allocation.
     pub fn replicate(self, cmd: &CStr, args: &[Arg]) {
-        if let Some(&Arg::Str(key)) = args.first() {
-            panics::inject(panics::Fault::Write, bytes_of(key));
+        if let (true, Some(&Arg::Str(key))) = (panics::armed(), args.first()) {
+            panics::inject(panics::Fault::Write, &copy_of(key));
         }
         self.propagate(cmd, args);
     }

@@ -15,7 +15,7 @@
 //! for the type those callbacks were registered with, so casting it back to
 //! `T` is sound; it is freed exactly once, by `free`.
 
-use super::{api, bytes_of, new_string, Key, KeyKind, RStr};
+use super::{api, copy_of, new_string, Key, KeyKind, RStr};
 use crate::args::{printable, CmdError};
 use crate::tuples::defrag::{Mover, Pass};
 use redis_module::native_types::RedisType;
@@ -135,9 +135,9 @@ unsafe fn value_ref<'a, T>(value: *const c_void) -> &'a T {
 }
 
 /// The name of the key saved or loaded through `io`, when Redis gives one.
-fn key_name<'a>(io: *mut raw::RedisModuleIO) -> Option<&'a [u8]> {
+fn key_name(io: *mut raw::RedisModuleIO) -> Option<Vec<u8>> {
     let name = api!(RedisModule_GetKeyNameFromIO(io));
-    (!name.is_null()).then(|| bytes_of(name.cast_mut()))
+    (!name.is_null()).then(|| copy_of(name.cast_mut()))
 }
 
 /// Saves the value's encoding; if encoding panics, `panics::save_panicked`
@@ -145,8 +145,9 @@ fn key_name<'a>(io: *mut raw::RedisModuleIO) -> Option<&'a [u8]> {
 extern "C" fn rdb_save<T: ModuleValue>(rdb: *mut raw::RedisModuleIO, value: *mut c_void) {
     guarded((), || {
         let encoded = catch_unwind(AssertUnwindSafe(|| {
-            if let Some(name) = key_name(rdb) {
-                super::panics::inject(super::panics::Fault::Save, name);
+            if super::panics::armed() {
+                let name = key_name(rdb).unwrap_or_default();
+                super::panics::inject(super::panics::Fault::Save, &name);
             }
             unsafe { value_ref::<T>(value) }.encode()
         }));
@@ -213,7 +214,7 @@ fn log_refusal<T: ModuleValue>(io: *mut raw::RedisModuleIO, encver: c_int, why: 
     };
     let mut line = format!("{} v{encver}: {why}", T::TYPE_NAME);
     if let Some(name) = key_name(io) {
-        line += &format!(" (key \"{}\")", printable(name));
+        line += &format!(" (key \"{}\")", printable(&name));
     }
     if held_back > 0 {
         line += &format!("; {held_back} refused payloads before it were not logged");
@@ -274,7 +275,9 @@ extern "C" fn aof_rewrite<T: ModuleValue>(
     value: *mut c_void,
 ) {
     let rewritten = catch_unwind(AssertUnwindSafe(|| {
-        super::panics::inject(super::panics::Fault::Save, bytes_of(key));
+        if super::panics::armed() {
+            super::panics::inject(super::panics::Fault::Save, &copy_of(key));
+        }
         unsafe { value_ref::<T>(value) }.rewrite(&AofWriter { io: aof, key })
     }));
     if rewritten.is_err() {
@@ -379,8 +382,9 @@ impl Key {
         }
     }
 
-    /// Stores `value` in this (write-opened) key, replacing what was there.
-    pub fn set_value<T: ModuleValue>(&self, ty: &RedisType, value: T) {
+    /// Stores `value` in this (write-opened) key, replacing (and freeing) what
+    /// was there: `&mut self`, so no borrow of the old value survives it.
+    pub fn set_value<T: ModuleValue>(&mut self, ty: &RedisType, value: T) {
         let ptr = Box::into_raw(Box::new(value));
         api!(RedisModule_ModuleTypeSetValue(
             self.raw(),

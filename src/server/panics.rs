@@ -20,7 +20,7 @@
 //! suite can show the above. Unset (as in production) each check is one load
 //! of a static.
 
-use super::{api, bytes_of, free_string, new_string, Arg, Ctx, Key, KeyKind, RStr};
+use super::{api, copy_of, free_string, new_string, Arg, Ctx, Key, KeyKind, RStr};
 use redis_module::raw;
 use std::os::raw::c_int;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -51,6 +51,11 @@ pub enum Fault {
     Save,
     /// Replicating an effect of a write to the key (after the write changed it).
     Write,
+}
+
+/// Whether the test-only fault injection is on (never in production).
+pub fn armed() -> bool {
+    matches!(FAULT_KEY.get(), Some(Some(_)))
 }
 
 /// Panics when the test-only fault key names `fault` and `name`
@@ -98,7 +103,7 @@ pub fn resync_after_panic(ctx: Ctx, name: RStr) {
     let key = Key::open(ctx, name, false);
     let (exists, expire_at) = (key.kind() != KeyKind::Empty, key.expire_at());
     drop(key);
-    let shown = String::from_utf8_lossy(bytes_of(name)).into_owned();
+    let shown = String::from_utf8_lossy(&copy_of(name)).into_owned();
     if exists {
         if let Some(payload) = dump(ctx, name) {
             let payload = new_string(&payload);

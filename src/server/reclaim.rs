@@ -28,7 +28,7 @@
 //! what its keys owe is kept apart and replaces the served schedules when the
 //! load completes (dropped if it is aborted).
 
-use super::{api, background_free, bytes_of, new_string, timer, Ctx, Key, KeyKind, RStr};
+use super::{api, background_free, copy_of, new_string, timer, Ctx, Key, KeyKind, RStr};
 use crate::tuples::expiry::Schedule;
 use redis_module::native_types::RedisType;
 use redis_module::raw;
@@ -204,7 +204,7 @@ fn schedule_kind(ctx: Ctx, name: RStr, due: i64, everywhere: bool) {
         .served
         .db(db)
         .kind(everywhere)
-        .schedule(bytes_of(name).to_vec(), due);
+        .schedule(copy_of(name), due);
 }
 
 /// The key being loaded through `io` (RDB, RESTORE) has an item due at `due`.
@@ -223,7 +223,7 @@ fn schedule_loaded_kind(io: *mut raw::RedisModuleIO, due: i64, everywhere: bool)
         return;
     }
     let db = api!(RedisModule_GetDbIdFromIO(io));
-    let name = bytes_of(name.cast_mut()).to_vec();
+    let name = copy_of(name.cast_mut());
     let mut st = state();
     let st = &mut *st;
     let dbs = st.loading.as_mut().unwrap_or(&mut st.served);
@@ -275,7 +275,7 @@ fn forget(ctx: Ctx, name: RStr) {
     if owed.is_empty() {
         return;
     }
-    let name = bytes_of(name).to_vec();
+    let name = copy_of(name);
     owed.reclaim.remove(&name);
     owed.upkeep.remove(&name);
 }

@@ -19,7 +19,7 @@ fn open_list(ctx: Ctx, args: &Args, write: bool) -> Result<Key, CmdError> {
 /// [PXAT ms]`, so replicas depend on neither their clock nor their config.
 pub fn push(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let opts = push_options(&args.bytes[3..])?;
-    let key = open_list(ctx, args, true)?;
+    let mut key = open_list(ctx, args, true)?;
     let maxlen = opts.maxlen.unwrap_or_else(|| DEFAULT_MAXLEN.get());
     let (name, item) = (args.raw(1), args.raw(2));
 
@@ -38,7 +38,7 @@ pub fn push(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
         Expiry::At(ms) => ms,
         Expiry::Ttl(s) => ctx.now_ms() + s * 1000,
     });
-    if ctx.apply_expiry(&key, name, expire_at) {
+    if ctx.apply_expiry(&mut key, name, expire_at) {
         ctx.reply_int(0);
         return Ok(());
     }

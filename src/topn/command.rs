@@ -31,7 +31,7 @@ fn replicate_create(ctx: Ctx, name: RStr, bucket_s: i64, window: i64) {
 /// exists. Deterministic once defaults are filled in, so replicated with them.
 pub fn create(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let (bucket_s, window) = create_options(&args.bytes[2..])?;
-    let key = open(ctx, args, true);
+    let mut key = open(ctx, args, true);
     if key.value::<TopnValue>(&TOPN_TYPE)?.is_some() {
         return Err(CmdError::invalid("key already exists"));
     }

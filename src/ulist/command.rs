@@ -39,7 +39,7 @@ pub fn create(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
         return Err(CmdError::invalid("VALUE needs at least one name"));
     }
     let expire = opt_int_in("EXPIRE", expire, 1, MAX_TTL_S)?;
-    let key = ctx.open(args.raw(1), true);
+    let mut key = ctx.open(args.raw(1), true);
     if key.kind() != KeyKind::Empty {
         return Err(CmdError::invalid("key already exists"));
     }
