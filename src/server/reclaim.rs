@@ -294,52 +294,53 @@ fn follow(ctx: Ctx, name: RStr) {
     }
 }
 
-/// SWAPDB: the two dbs trade their schedules.
-extern "C" fn on_swapdb(
-    _ctx: *mut raw::RedisModuleCtx,
-    _eid: raw::RedisModuleEvent,
-    _subevent: u64,
-    data: *mut c_void,
-) {
-    let _ = std::panic::catch_unwind(|| {
-        // Sound: for SWAPDB Redis passes a `RedisModuleSwapDbInfo`.
-        let info = unsafe { &*data.cast::<raw::RedisModuleSwapDbInfo>() };
-        let mut st = state();
-        let dbs = &mut st.served;
-        dbs.db(info.dbnum_first.max(info.dbnum_second));
-        dbs.0
-            .swap(info.dbnum_first as usize, info.dbnum_second as usize);
-    });
+/// An `extern "C"` server-event callback whose body (given the subevent and
+/// the event's data) runs behind a panic guard.
+macro_rules! server_event {
+    ($name:ident, |$subevent:ident, $data:ident| $body:block) => {
+        extern "C" fn $name(
+            _ctx: *mut raw::RedisModuleCtx,
+            _eid: raw::RedisModuleEvent,
+            $subevent: u64,
+            $data: *mut c_void,
+        ) {
+            let _ = std::panic::catch_unwind(|| $body);
+        }
+    };
 }
 
-/// FLUSHDB, FLUSHALL, a replica's emptying before a full sync: the flushed
-/// dbs owe nothing any more. Their schedules are dropped where the flush
-/// frees the keys: here for a synchronous flush, on the background thread
-/// for an asynchronous one.
-extern "C" fn on_flush(
-    _ctx: *mut raw::RedisModuleCtx,
-    _eid: raw::RedisModuleEvent,
-    subevent: u64,
-    data: *mut c_void,
-) {
-    let _ = std::panic::catch_unwind(|| {
-        if subevent != raw::REDISMODULE_SUBEVENT_FLUSHDB_START {
-            return;
+// SWAPDB: the two dbs trade their schedules.
+server_event!(on_swapdb, |_subevent, data| {
+    // Sound: for SWAPDB Redis passes a `RedisModuleSwapDbInfo`.
+    let info = unsafe { &*data.cast::<raw::RedisModuleSwapDbInfo>() };
+    let mut st = state();
+    let dbs = &mut st.served;
+    dbs.db(info.dbnum_first.max(info.dbnum_second));
+    dbs.0
+        .swap(info.dbnum_first as usize, info.dbnum_second as usize);
+});
+
+// FLUSHDB, FLUSHALL, a replica's emptying before a full sync: the flushed
+// dbs owe nothing any more. Their schedules are dropped where the flush frees
+// the keys: here for a synchronous flush, on the background thread for an
+// asynchronous one.
+server_event!(on_flush, |subevent, data| {
+    if subevent != raw::REDISMODULE_SUBEVENT_FLUSHDB_START {
+        return;
+    }
+    // Sound: for FLUSHDB Redis passes a `RedisModuleFlushInfo`.
+    let info = unsafe { &*data.cast::<raw::RedisModuleFlushInfo>() };
+    let flushed: Vec<Owed> = {
+        let mut st = state();
+        let dbs = &mut st.served.0;
+        match usize::try_from(info.dbnum) {
+            Ok(db) if db < dbs.len() => vec![std::mem::take(&mut dbs[db])],
+            Ok(_) => Vec::new(),
+            Err(_) => std::mem::take(dbs),
         }
-        // Sound: for FLUSHDB Redis passes a `RedisModuleFlushInfo`.
-        let info = unsafe { &*data.cast::<raw::RedisModuleFlushInfo>() };
-        let flushed: Vec<Owed> = {
-            let mut st = state();
-            let dbs = &mut st.served.0;
-            match usize::try_from(info.dbnum) {
-                Ok(db) if db < dbs.len() => vec![std::mem::take(&mut dbs[db])],
-                Ok(_) => Vec::new(),
-                Err(_) => std::mem::take(dbs),
-            }
-        };
-        drop_where_flushed(flushed, info.sync != 0);
-    });
-}
+    };
+    drop_where_flushed(flushed, info.sync != 0);
+});
 
 fn drop_where_flushed<T: Send + 'static>(garbage: T, sync: bool) {
     if sync {
@@ -349,34 +350,25 @@ fn drop_where_flushed<T: Send + 'static>(garbage: T, sync: bool) {
     }
 }
 
-/// A diskless `swapdb` load: started, aborted (the served dbs stay), or
-/// completed (the loaded dbs are served from now on).
-extern "C" fn on_async_load(
-    _ctx: *mut raw::RedisModuleCtx,
-    _eid: raw::RedisModuleEvent,
-    subevent: u64,
-    _data: *mut c_void,
-) {
-    let _ = std::panic::catch_unwind(|| {
-        let replaced = {
-            let mut st = state();
-            match subevent {
-                raw::REDISMODULE_SUBEVENT_REPL_ASYNC_LOAD_STARTED => {
-                    st.loading.replace(Dbs::default())
-                }
-                raw::REDISMODULE_SUBEVENT_REPL_ASYNC_LOAD_ABORTED => st.loading.take(),
-                raw::REDISMODULE_SUBEVENT_REPL_ASYNC_LOAD_COMPLETED => {
-                    let loaded = st.loading.take().unwrap_or_default();
-                    Some(std::mem::replace(&mut st.served, loaded))
-                }
-                _ => None,
+// A diskless `swapdb` load: started, aborted (the served dbs stay), or
+// completed (the loaded dbs are served from now on).
+server_event!(on_async_load, |subevent, _data| {
+    let replaced = {
+        let mut st = state();
+        match subevent {
+            raw::REDISMODULE_SUBEVENT_REPL_ASYNC_LOAD_STARTED => st.loading.replace(Dbs::default()),
+            raw::REDISMODULE_SUBEVENT_REPL_ASYNC_LOAD_ABORTED => st.loading.take(),
+            raw::REDISMODULE_SUBEVENT_REPL_ASYNC_LOAD_COMPLETED => {
+                let loaded = st.loading.take().unwrap_or_default();
+                Some(std::mem::replace(&mut st.served, loaded))
             }
-        };
-        if let Some(dbs) = replaced {
-            background_free::drop_later(Box::new(dbs.0));
+            _ => None,
         }
-    });
-}
+    };
+    if let Some(dbs) = replaced {
+        background_free::drop_later(Box::new(dbs.0));
+    }
+});
 
 /// One timer step; returns the delay to the next.
 fn tick(ctx: Ctx) -> i64 {
