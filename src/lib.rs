@@ -52,8 +52,11 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
     // diskless loading on replicas; what we keep beside the keys (the
     // background schedules) follows a diskless `swapdb` load's temporary db
     // (`server::reclaim`), so Redis may load that way too.
+    // On Valkey 9+, also that it copes with atomic slot migration
+    // (`server::slot_migration`).
     let options = redis_module::raw::REDISMODULE_OPTIONS_HANDLE_IO_ERRORS
-        | redis_module::raw::REDISMODULE_OPTIONS_HANDLE_REPL_ASYNC_LOAD;
+        | redis_module::raw::REDISMODULE_OPTIONS_HANDLE_REPL_ASYNC_LOAD
+        | server::slot_migration::enable(server::Ctx(raw_ctx));
     server::api!(RedisModule_SetModuleOptions(raw_ctx, options as i32));
     // Replaces the crate's default INFO callback with our section.
     info::register(raw_ctx, FAMILIES);

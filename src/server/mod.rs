@@ -15,6 +15,7 @@ pub mod key;
 pub mod module_type;
 pub mod panics;
 pub mod reclaim;
+pub mod slot_migration;
 pub mod timer;
 
 use crate::args::{check_client_time, CmdError, MAX_TIME_MS};

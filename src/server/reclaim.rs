@@ -28,6 +28,7 @@
 //! what its keys owe is kept apart and replaces the served schedules when the
 //! load completes (dropped if it is aborted).
 
+use super::slot_migration::{self, Slots};
 use super::{api, background_free, copy_of, new_string, timer, Ctx, Key, KeyKind, RStr};
 use crate::tuples::expiry::Schedule;
 use redis_module::native_types::RedisType;
@@ -112,16 +113,53 @@ impl Dbs {
     }
 }
 
+/// Dropping the entries of keys in slots that left this node (an export
+/// completed, an import aborted: `slot_migration`), a bounded step a tick.
+struct Trim {
+    slots: Vec<Slots>,
+    /// Where the walk is: db, kind (false: reclaim, then true: upkeep), and
+    /// the key to go on from.
+    db: usize,
+    upkeep: bool,
+    from: Option<Vec<u8>>,
+}
+
+impl Trim {
+    /// Walks up to `budget` entries; true once every db is done.
+    fn step(&mut self, dbs: &mut Dbs, budget: usize) -> bool {
+        let Some(owed) = dbs.0.get_mut(self.db) else {
+            return true;
+        };
+        let gone = |name: &Vec<u8>| {
+            let slot = slot_migration::key_slot(name);
+            self.slots
+                .iter()
+                .any(|&(first, last)| (first..=last).contains(&slot))
+        };
+        let from = self.from.take();
+        self.from = owed
+            .kind(self.upkeep)
+            .retain_from(from.as_ref(), budget, |name| !gone(name));
+        if self.from.is_none() {
+            self.db += usize::from(self.upkeep);
+            self.upkeep = !self.upkeep;
+        }
+        false
+    }
+}
+
 struct State {
     /// The served databases.
     served: Dbs,
     /// A diskless `swapdb` load in progress: what its temporary db owes.
     loading: Option<Dbs>,
+    trim: Option<Trim>,
 }
 
 static STATE: Mutex<State> = Mutex::new(State {
     served: Dbs(Vec::new()),
     loading: None,
+    trim: None,
 });
 
 static RECLAIMERS: Mutex<Vec<&'static Reclaimer>> = Mutex::new(Vec::new());
@@ -370,11 +408,51 @@ server_event!(on_async_load, |subevent, _data| {
     }
 });
 
+/// Entries a tick checks while dropping those of slots that left.
+const TRIM_STEP: usize = 2048;
+
+/// Drops a bounded share of the entries of keys whose slots left this node;
+/// true while more is left.
+fn trim_step() -> bool {
+    let gone = slot_migration::take_gone();
+    let mut st = state();
+    let st = &mut *st;
+    if !gone.is_empty() {
+        match &mut st.trim {
+            // Start again with the new slots too: entries already walked
+            // are simply checked twice.
+            Some(trim) => {
+                trim.slots.extend(gone);
+                (trim.db, trim.upkeep, trim.from) = (0, false, None);
+            }
+            None => {
+                st.trim = Some(Trim {
+                    slots: gone,
+                    db: 0,
+                    upkeep: false,
+                    from: None,
+                })
+            }
+        }
+    }
+    let Some(trim) = &mut st.trim else {
+        return false;
+    };
+    if trim.step(&mut st.served, TRIM_STEP) {
+        st.trim = None;
+        return false;
+    }
+    true
+}
+
 /// One timer step; returns the delay to the next.
 fn tick(ctx: Ctx) -> i64 {
     let flags = api!(RedisModule_GetContextFlags(ctx.0)) as u32;
     if flags & raw::REDISMODULE_CTX_FLAGS_LOADING != 0 {
         return IDLE_MS;
+    }
+    if trim_step() {
+        return 0;
     }
     let started = Instant::now();
     let now = ctx.now_ms();
@@ -421,6 +499,11 @@ fn run(ctx: Ctx, now: i64, everywhere: bool, deadline: Instant) {
         let Some((db, name)) = state().served.pop_due(everywhere, now) else {
             return;
         };
+        // A key arriving with slots being imported is not ours yet.
+        if !everywhere && slot_migration::importing(&name) {
+            state().served.db(db).reclaim.schedule(name, now + IDLE_MS);
+            continue;
+        }
         if let Some(next) = visit(ctx, db, &name, now, everywhere, deadline) {
             state().served.db(db).kind(everywhere).schedule(name, next);
         }

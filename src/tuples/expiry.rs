@@ -174,6 +174,32 @@ impl<K: Ord + Clone> Schedule<K> {
         }
     }
 
+    /// Visits up to `budget` keys in key order from `from` on, removing those
+    /// `keep` refuses; returns where to go on, `None` once past the last key.
+    pub fn retain_from(
+        &mut self,
+        from: Option<&K>,
+        budget: usize,
+        mut keep: impl FnMut(&K) -> bool,
+    ) -> Option<K> {
+        use std::ops::Bound;
+        let start = from.map_or(Bound::Unbounded, Bound::Included);
+        let mut visited = self
+            .due
+            .range((start, Bound::Unbounded))
+            .map(|(key, &at)| (key.clone(), at))
+            .take(budget + 1)
+            .collect::<Vec<_>>();
+        let next = (visited.len() > budget).then(|| visited.pop().map(|(key, _)| key));
+        for (key, at) in visited {
+            if !keep(&key) {
+                self.due.remove(&key);
+                self.queue.remove(at, key);
+            }
+        }
+        next.flatten()
+    }
+
     pub fn len(&self) -> usize {
         self.due.len()
     }
@@ -280,9 +306,19 @@ mod tests {
         assert_eq!(s.pop_due(25, 10), ["k"]);
         assert_eq!(s.pop_due(25, 10), Vec::<&str>::new());
         s.schedule("i", 40);
+        for (key, at) in [("a", 1), ("b", 2), ("c", 3), ("d", 4)] {
+            s.schedule(key, at);
+        }
+        // In steps of two keys, dropping the vowels.
+        let vowel = |k: &&str| "aeiou".contains(*k);
+        let next = s.retain_from(None, 2, |k| !vowel(k));
+        assert_eq!(next, Some("c"));
+        assert_eq!(s.retain_from(next.as_ref(), 2, |k| !vowel(k)), Some("i"));
+        assert_eq!(s.retain_from(Some(&"i"), 2, |k| !vowel(k)), None);
+        assert_eq!(s.pop_due(4, 10), ["b", "c", "d"]);
         assert!(s.remove(&"j"));
         assert!(!s.remove(&"j"));
-        assert_eq!(s.pop_due(100, 10), ["i"]);
+        assert_eq!(s.pop_due(100, 10), Vec::<&str>::new(), "i was dropped");
         assert!(s.is_empty());
     }
 }
