@@ -336,7 +336,8 @@ fn keys_with_due_work(c: &mut Connection, prefix: &str, n: usize) {
 }
 
 /// Every way a key goes away takes it out of the schedules, on the master
-/// and on its replica; moved keys are followed; SWAPDB swaps.
+/// and on its replica; renamed, moved and copied keys are followed; SWAPDB
+/// swaps.
 #[test]
 fn schedules_follow_keys_through_every_way_they_go() {
     let master = Server::builder()
@@ -355,11 +356,15 @@ fn schedules_follow_keys_through_every_way_they_go() {
     let _: i64 = q(m, &["PEXPIRE", "a:ul2", "1"]);
     let _: () = q(m, &["RENAME", "a:hc2", "b:hc2"]);
     let _: i64 = q(m, &["MOVE", "a:tn2", "3"]);
+    let _: i64 = q(m, &["COPY", "a:tn3", "c:tn3", "DB", "2"]);
+    // The client stays in its db (Valkey 8 would leave it in the other one).
+    let client: String = q(m, &["CLIENT", "INFO"]);
+    assert!(client.contains(" db=0 "), "{client}");
     std::thread::sleep(Duration::from_millis(20));
     let _: i64 = q(m, &["EXISTS", "a:ul2"]);
     wait_for_sync(&master, &replica);
-    assert_eq!(scheduled(m), (15, 8), "master");
-    assert_eq!(scheduled(r), (15, 8), "replica");
+    assert_eq!(scheduled(m), (15, 9), "master");
+    assert_eq!(scheduled(r), (15, 9), "replica");
     // SWAPDB swaps, FLUSHDB empties one db, FLUSHALL every db.
     let _: () = q(m, &["SWAPDB", "0", "3"]);
     let _: () = q(m, &["SELECT", "3"]);
@@ -367,8 +372,8 @@ fn schedules_follow_keys_through_every_way_they_go() {
     let _: () = q(m, &["SELECT", "0"]);
     assert_eq!(
         scheduled(m),
-        (0, 1),
-        "db 3 (was 0) flushed; db 0 (was 3) has one TOPN"
+        (0, 2),
+        "db 3 (was 0) flushed; db 0 (was 3) and db 2 have one TOPN each"
     );
     keys_with_due_work(m, "c:", 3);
     let _: () = q(m, &["FLUSHALL", "ASYNC"]);

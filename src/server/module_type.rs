@@ -115,12 +115,12 @@ pub const fn type_methods<T: ModuleValue>() -> raw::RedisModuleTypeMethods {
         aux_save_triggers: 0,
         free_effort: Some(free_effort::<T>),
         unlink: None,
-        copy: Some(copy::<T>),
+        copy: None,
         defrag: Some(defrag::<T>),
         mem_usage2: Some(mem_usage2::<T>),
         free_effort2: None,
         unlink2: None,
-        copy2: None,
+        copy2: Some(copy::<T>),
         aux_save2: None,
     }
 }
@@ -321,8 +321,14 @@ extern "C" fn free_effort<T: ModuleValue>(_key: RStr, value: *const c_void) -> u
     guarded(1, || unsafe { value_ref::<T>(value) }.free_effort())
 }
 
-extern "C" fn copy<T: ModuleValue>(_from: RStr, _to: RStr, value: *const c_void) -> *mut c_void {
+/// `COPY`: a clone. Notes the source db, which the schedules' `copy_to`
+/// handler needs on Valkey 8 (`reclaim::note_copy_from`).
+extern "C" fn copy<T: ModuleValue>(
+    ctx: *mut raw::RedisModuleKeyOptCtx,
+    value: *const c_void,
+) -> *mut c_void {
     guarded(std::ptr::null_mut(), || {
+        super::reclaim::note_copy_from(api!(RedisModule_GetDbIdFromOptCtx(ctx)));
         Box::into_raw(Box::new(unsafe { value_ref::<T>(value) }.clone())).cast()
     })
 }

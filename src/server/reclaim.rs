@@ -35,6 +35,7 @@ use redis_module::native_types::RedisType;
 use redis_module::raw;
 use std::ffi::{c_void, CStr};
 use std::os::raw::{c_char, c_int};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -295,12 +296,38 @@ extern "C" fn on_keyspace_event(
         let event = unsafe { CStr::from_ptr(event) }.to_bytes();
         let ctx = Ctx(ctx);
         match event {
-            b"del" | b"expired" | b"evicted" | b"rename_from" | b"move_from" => forget(ctx, name),
-            b"rename_to" | b"move_to" | b"copy_to" | b"restore" => follow(ctx, name),
+            b"move_from" => {
+                CLIENT_DB.store(api!(RedisModule_GetSelectedDb(ctx.0)), Ordering::Relaxed);
+                forget(ctx, name)
+            }
+            b"del" | b"expired" | b"evicted" | b"rename_from" => forget(ctx, name),
+            b"rename_to" | b"restore" => follow(ctx, name),
+            b"move_to" | b"copy_to" => {
+                follow(ctx, name);
+                // Valkey 8 runs this callback on the calling client after
+                // selecting the event's db, and leaves it there: MOVE and
+                // COPY ... DB would leave the client in the other db. Back to
+                // the source db where it is known (a COPY of another type's
+                // value gives none: Valkey 8 leaves that client where it is).
+                let db = CLIENT_DB.swap(NO_DB, Ordering::Relaxed);
+                if db != NO_DB {
+                    api!(RedisModule_SelectDb(ctx.0, db));
+                }
+            }
             _ => {}
         }
     });
     raw::REDISMODULE_OK as c_int
+}
+
+/// The db of the client running a MOVE or COPY: the source db, noted by the
+/// `move_from` event and by the type's copy callback, which come first.
+static CLIENT_DB: AtomicI32 = AtomicI32::new(NO_DB);
+const NO_DB: c_int = -1;
+
+/// A module value is being copied from db `db` (`COPY`).
+pub fn note_copy_from(db: c_int) {
+    CLIENT_DB.store(db, Ordering::Relaxed);
 }
 
 /// The key `name` of the event's db is gone.
