@@ -29,7 +29,12 @@ impl Cluster {
 
     /// [`Cluster::start`] with nodes from `builder` (e.g. another binary).
     pub fn start_with(builder: impl Fn() -> ServerBuilder) -> Cluster {
-        let nodes: Vec<Server> = (0..3)
+        Cluster::start_nodes(builder, 0)
+    }
+
+    /// Three masters with `replicas` replicas each (`--cluster-replicas`).
+    pub fn start_nodes(builder: impl Fn() -> ServerBuilder, replicas: usize) -> Cluster {
+        let nodes: Vec<Server> = (0..3 * (1 + replicas))
             .map(|_| {
                 builder()
                     .config("cluster-enabled", "yes")
@@ -46,6 +51,7 @@ impl Cluster {
             .arg("--cluster")
             .arg("create")
             .args(&addrs)
+            .args(["--cluster-replicas", &replicas.to_string()])
             .arg("--cluster-yes")
             .output()
             .unwrap_or_else(|e| panic!("run {} --cluster create: {e}", redis_cli()));

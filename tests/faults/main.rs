@@ -6,6 +6,8 @@
 //! - `crash`: kill -9 in the middle of a pipelined writer with `appendfsync
 //!   always`, and AOF files whose tail is cut;
 //! - `failover`: a replica promoted while background reclaim runs;
+//! - `planned_failover`: FAILOVER, CLUSTER FAILOVER and Sentinel under
+//!   writers acknowledged with WAIT, with reclaim due during the switch;
 //! - `reshard`: slots of a 3-node cluster moved under two writers;
 //! - `slot_migration`: Valkey 9's atomic slot migration under two writers,
 //!   back and forth, and cancelled;
@@ -25,6 +27,7 @@ mod crash;
 mod failover;
 mod fuzz;
 mod memory;
+mod planned_failover;
 mod reshard;
 mod slot_migration;
 

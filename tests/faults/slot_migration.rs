@@ -83,7 +83,15 @@ fn migrate(cluster: &Cluster, range: (usize, usize), from: u16, to: u16) {
     let (first, last) = (range.0.to_string(), range.1.to_string());
     q_ok(
         &mut cluster.node(from).conn(),
-        &["CLUSTER", "MIGRATESLOTS", "SLOTSRANGE", &first, &last, "NODE", &target],
+        &[
+            "CLUSTER",
+            "MIGRATESLOTS",
+            "SLOTSRANGE",
+            &first,
+            &last,
+            "NODE",
+            &target,
+        ],
     );
     let moved = wait_until(Duration::from_secs(60), || {
         cluster.nodes.iter().all(|n| {
@@ -156,7 +164,9 @@ fn atomic_slot_migration_back_and_forth_and_cancelled_loses_nothing() {
     for key in names_in("filler:", CANCELLED, FILLER) {
         filler.cmd("SET").arg(key).arg("x").ignore();
     }
-    let _: () = filler.query(&mut cluster.node(source).conn()).expect("filler");
+    let _: () = filler
+        .query(&mut cluster.node(source).conn())
+        .expect("filler");
 
     let stop = Arc::new(AtomicBool::new(false));
     let threads: Vec<_> = writers
@@ -179,7 +189,15 @@ fn atomic_slot_migration_back_and_forth_and_cancelled_loses_nothing() {
     let src = &mut cluster.node(source).conn();
     q_ok(
         src,
-        &["CLUSTER", "MIGRATESLOTS", "SLOTSRANGE", &first, &last, "NODE", &target_id],
+        &[
+            "CLUSTER",
+            "MIGRATESLOTS",
+            "SLOTSRANGE",
+            &first,
+            &last,
+            "NODE",
+            &target_id,
+        ],
     );
     q_ok(src, &["CLUSTER", "CANCELSLOTMIGRATIONS"]);
     std::thread::sleep(Duration::from_millis(500));
@@ -198,7 +216,11 @@ fn atomic_slot_migration_back_and_forth_and_cancelled_loses_nothing() {
     let mut acknowledged = 0;
     for k in written.iter().flatten() {
         let held = (k.fam.tally.count)(client.owner_conn(&k.key), &k.key);
-        assert_eq!(held, k.acknowledged as i64, "{}: held vs acknowledged", k.key);
+        assert_eq!(
+            held, k.acknowledged as i64,
+            "{}: held vs acknowledged",
+            k.key
+        );
         acknowledged += k.acknowledged;
     }
     for node in &cluster.nodes {
@@ -217,7 +239,9 @@ fn atomic_slot_migration_back_and_forth_and_cancelled_loses_nothing() {
     // those go as it reclaims).
     for (fam, key, empty) in &reclaiming {
         let c = &mut cluster.node(source).conn();
-        let done = wait_until(Duration::from_secs(30), || dump(c, key).as_ref() == Some(empty));
+        let done = wait_until(Duration::from_secs(30), || {
+            dump(c, key).as_ref() == Some(empty)
+        });
         assert!(done, "{}: {key} not reclaimed on its owner", fam.name);
     }
     for node in &cluster.nodes {
