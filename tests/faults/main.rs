@@ -3,6 +3,8 @@
 //! and time, and run for every family of `tests/common/families.rs` (a new
 //! family joins by its line there).
 //!
+//! - `churn`: a million keys created and removed every way, a diskless
+//!   swapdb sync under writes, eviction of big TOPN keys beside sorted sets;
 //! - `crash`: kill -9 in the middle of a pipelined writer with `appendfsync
 //!   always`, and AOF files whose tail is cut;
 //! - `failover`: a replica promoted while background reclaim runs;
@@ -22,6 +24,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod churn;
 mod corrupt;
 mod crash;
 mod failover;
