@@ -531,7 +531,12 @@ fn sentinel_failover_then_kill_9_of_the_new_master() {
         let done = wait_until(Duration::from_secs(30), || {
             dump(p, key).as_ref() == Some(empty)
         });
-        assert!(done, "{key}: not reclaimed by the last master");
+        assert!(
+            done,
+            "{key}: not reclaimed by the last master (port {third}, {}):\n{}",
+            info_field(&promoted.info("replication"), "role").unwrap_or_default(),
+            promoted.info("recipes")
+        );
     }
     for (i, s) in servers.iter().enumerate() {
         if i != victim {
