@@ -528,7 +528,7 @@ fn sentinel_failover_then_kill_9_of_the_new_master() {
         "the master after the kill",
     );
     for (key, empty) in &reclaiming {
-        let done = wait_until(Duration::from_secs(30), || {
+        let done = wait_until(Duration::from_secs(60), || {
             dump(p, key).as_ref() == Some(empty)
         });
         assert!(
