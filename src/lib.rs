@@ -131,6 +131,43 @@ mod tests {
         }
     }
 
+    /// `tuples::keywords` lists every keyword of every public command, with
+    /// exactly the commands that take it: names may not be keywords.
+    #[test]
+    fn keyword_table_matches_the_grammar() {
+        use crate::docs::Arg;
+        use std::collections::BTreeMap;
+        fn tokens(args: &[Arg], out: &mut Vec<&'static str>) {
+            for a in args {
+                out.extend(a.token);
+                tokens(a.kind.subargs(), out);
+            }
+        }
+        let mut found: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for cmd in FAMILIES.iter().flat_map(|f| f.commands) {
+            if cmd.docs.summary.starts_with("Internal:") {
+                continue;
+            }
+            let mut toks = Vec::new();
+            tokens(cmd.docs.args, &mut toks);
+            for t in toks {
+                let name = cmd.name.to_str().unwrap().to_uppercase();
+                let users = found.entry(t.to_uppercase()).or_default();
+                if !users.contains(&name) {
+                    users.push(name);
+                }
+            }
+        }
+        let listed: BTreeMap<String, Vec<String>> = crate::tuples::keywords::KEYWORDS
+            .iter()
+            .map(|(k, users)| (k.to_string(), users.split(", ").map(String::from).collect()))
+            .collect();
+        for users in found.values_mut() {
+            users.sort();
+        }
+        assert_eq!(listed, found);
+    }
+
     /// Every command documents itself: one key first, a summary, a cost;
     /// internal commands say so and sit in `@dangerous`.
     #[test]

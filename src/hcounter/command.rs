@@ -7,7 +7,7 @@ use crate::args::{
     int_in, opt_int_in, printable, CmdError, OptionSpec, Takes, MAX_TIME_MS, MAX_TTL_S,
 };
 use crate::server::command::Args;
-use crate::server::{reclaim, Arg, Class, Ctx, Key, KeyKind, RStr, AT};
+use crate::server::{reclaim, Arg, Class, Ctx, Key, RStr, AT};
 use crate::tuples::encoding;
 use crate::tuples::index::Filter;
 use crate::tuples::schema::{Pairs, Role, Schema};
@@ -32,8 +32,10 @@ fn no_such_counter() -> CmdError {
 }
 
 /// `HCOUNTER.CREATE counter [PARTITION name ...] [GROUP name ...] [TTL s]
-/// [FLOAT] [UNIQUE name ... [SCOPE name ...]]` -> OK; an error if the key
-/// exists. Deterministic: replicated verbatim.
+/// [FLOAT] [UNIQUE name ... [SCOPE name ...]]` -> OK, also when the counter
+/// exists with the same declaration (then nothing changes); an error naming
+/// the difference when it exists with another. Deterministic: replicated
+/// verbatim (not when nothing changed).
 pub fn create(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let (schema, [ttl, float]) = Schema::parse(&args.bytes[2..], &DECLARATION, &CREATE_OPTIONS)?;
     if !schema.of(Role::Scope).is_empty() && schema.of(Role::Unique).is_empty() {
@@ -41,8 +43,34 @@ pub fn create(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     }
     let ttl = opt_int_in("TTL", ttl, 1, MAX_TTL_S)?;
     let mut key = ctx.open(args.raw(1), true);
-    if key.kind() != KeyKind::Empty {
-        return Err(CmdError::invalid("key already exists"));
+    if let Some(counter) = key.value::<HCounter>(&HCOUNTER_TYPE)? {
+        let shown = |t: Option<i64>| t.map_or("(none)".to_string(), |s| s.to_string());
+        let difference = counter
+            .schema()
+            .difference(&schema, &DECLARATION)
+            .or_else(|| {
+                (counter.ttl_s() != ttl)
+                    .then(|| format!("TTL {} (asked: TTL {})", shown(counter.ttl_s()), shown(ttl)))
+            })
+            .or_else(|| {
+                let word = |f: bool| if f { "FLOAT" } else { "integer counts" };
+                (counter.is_float() != float.is_some()).then(|| {
+                    format!(
+                        "{} (asked: {})",
+                        word(counter.is_float()),
+                        word(float.is_some())
+                    )
+                })
+            });
+        return match difference {
+            Some(d) => Err(CmdError::invalid(format!(
+                "the counter exists with another declaration: {d}"
+            ))),
+            None => {
+                ctx.reply_ok();
+                Ok(())
+            }
+        };
     }
     key.set_value(&HCOUNTER_TYPE, HCounter::new(schema, ttl, float.is_some()));
     ctx.notify(Class::Module, c"hcounter.create", args.raw(1));
@@ -213,9 +241,11 @@ fn increment(ctx: Ctx, args: &Args, cmd: &CStr, by: Option<&[u8]>) -> Result<(),
 /// `HCOUNTER.GET counter name value ...` -> the cell's count (0 if none).
 pub fn get(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let key = ctx.open(args.raw(1), false);
-    let counter = key
-        .value::<HCounter>(&HCOUNTER_TYPE)?
-        .ok_or_else(no_such_counter)?;
+    // A missing counter counts 0, as a missing hash field does for HGET.
+    let Some(counter) = key.value::<HCounter>(&HCOUNTER_TYPE)? else {
+        ctx.reply_int(0);
+        return Ok(());
+    };
     let (pairs, []) = Pairs::parse::<0>(counter.schema(), &args.bytes[2..], &[])?;
     pairs.check(counter.schema(), &CELL, &[])?;
     reply_count(ctx, counter.get(&place(counter, &pairs), ctx.now_ms()));

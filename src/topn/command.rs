@@ -27,16 +27,27 @@ fn replicate_create(ctx: Ctx, name: RStr, bucket_s: i64, window: i64) {
     );
 }
 
-/// `TOPN.CREATE key [BUCKET s] [WINDOW buckets]` -> OK; an error if the key
-/// exists. Deterministic once defaults are filled in, so replicated with them.
+/// `TOPN.CREATE key [BUCKET s] [WINDOW buckets]` -> OK, also when the key
+/// exists with the same shape (then nothing changes); an error naming the
+/// difference when it exists with another. Deterministic once defaults are
+/// filled in, so replicated with them (not when nothing changed).
 pub fn create(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let (bucket_s, window) = create_options(&args.bytes[2..])?;
-    let mut key = open(ctx, args, true);
-    if key.value::<TopnValue>(&TOPN_TYPE)?.is_some() {
-        return Err(CmdError::invalid("key already exists"));
-    }
     let bucket_s = bucket_s.unwrap_or_else(|| DEFAULT_BUCKET.get());
     let window = window.unwrap_or_else(|| DEFAULT_WINDOW.get());
+    let mut key = open(ctx, args, true);
+    if let Some(value) = key.value::<TopnValue>(&TOPN_TYPE)? {
+        let core = value.get();
+        let (has_bucket, has_window) = (core.bucket_ms() / 1000, i64::from(core.window()));
+        if (has_bucket, has_window) != (bucket_s, window) {
+            return Err(CmdError::invalid(format!(
+                "the key exists with another shape: BUCKET {has_bucket} WINDOW {has_window} \
+                 (asked: BUCKET {bucket_s} WINDOW {window})"
+            )));
+        }
+        ctx.reply_ok();
+        return Ok(());
+    }
     key.set_value(
         &TOPN_TYPE,
         TopnValue::new(TopN::new(bucket_s * 1000, window as u32)),

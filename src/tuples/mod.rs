@@ -8,6 +8,7 @@ pub mod defrag;
 pub mod encoding;
 pub mod expiry;
 pub mod index;
+pub mod keywords;
 pub mod ordered;
 pub mod prefetch;
 pub mod sample;

@@ -6,6 +6,7 @@
 //! name, never both.
 
 use super::defrag::Mover;
+use super::keywords::keyword_of;
 use crate::args::{printable, CmdError, Found, OptionSet, OptionSpec};
 use smallvec::SmallVec;
 use std::collections::HashMap;
@@ -205,6 +206,12 @@ impl Schema {
         if name.is_empty() {
             return Err(CmdError::invalid("a name cannot be empty"));
         }
+        if let Some((keyword, commands)) = keyword_of(name) {
+            return Err(CmdError::invalid(format!(
+                "'{}' is a keyword ({keyword} of {commands}) and cannot be a name",
+                printable(name)
+            )));
+        }
         if let Some(keyword) = decl
             .reserved
             .iter()
@@ -254,6 +261,28 @@ impl Schema {
         for end in &mut self.role_ends[slot..] {
             *end += 1;
         }
+    }
+
+    /// How the schema a CREATE asks for (`asked`) differs from this one, in
+    /// `decl`'s keywords: the first list whose names differ, e.g.
+    /// `VALUE user (asked: VALUE session_id)`; `None` when they are the same.
+    pub fn difference(&self, asked: &Schema, decl: &Declaration) -> Option<String> {
+        let names = |schema: &Schema, role| {
+            let names: Vec<String> = schema
+                .of(role)
+                .iter()
+                .map(|&i| printable(schema.name(i)))
+                .collect();
+            if names.is_empty() {
+                "(none)".to_string()
+            } else {
+                names.join(" ")
+            }
+        };
+        decl.lists.iter().find_map(|&(keyword, role)| {
+            let (mine, theirs) = (names(self, role), names(asked, role));
+            (mine != theirs).then(|| format!("{keyword} {mine} (asked: {keyword} {theirs})"))
+        })
     }
 
     /// The CREATE arguments that declare this schema again (for AOF rewrite).
@@ -639,7 +668,13 @@ mod tests {
         };
         assert_eq!(
             err(&["VALUE", "at"]),
-            "ERR 'at' is a keyword (AT) and cannot be a name"
+            "ERR 'at' is a keyword (AT of HCOUNTER.INCR, HCOUNTER.INCRBY, RV.ADD, TOPN.COUNT, \
+             TOPN.INCR, TOPN.TOP, TOPN.TOP24, ULIST.ADD) and cannot be a name"
+        );
+        // A keyword of another family's commands too: TTL is HCOUNTER's, ULIST says EXPIRE.
+        assert_eq!(
+            err(&["VALUE", "session_id", "ttl"]),
+            "ERR 'ttl' is a keyword (TTL of HCOUNTER.CREATE, RV.ADD, TL.PUSH) and cannot be a name"
         );
         assert_eq!(
             err(&["VALUE", "a", "a"]),

@@ -5,7 +5,7 @@ use super::value::ULIST_TYPE;
 use super::{COMPACT_MAX, EXPIRED_VALUES};
 use crate::args::{opt_int_in, CmdError, OptionSpec, Takes, MAX_EXPIRE_MS, MAX_TIME_MS, MAX_TTL_S};
 use crate::server::command::Args;
-use crate::server::{reclaim, Arg, Class, Ctx, Key, KeyKind, RStr, AT};
+use crate::server::{reclaim, Arg, Class, Ctx, Key, RStr, AT};
 use crate::tuples::index::Filter;
 use crate::tuples::schema::{Pairs, Role, Schema};
 use smallvec::SmallVec;
@@ -31,8 +31,9 @@ fn no_such_list() -> CmdError {
 }
 
 /// `ULIST.CREATE list VALUE name ... [SCOPE name ...] [PARTITION name ...]
-/// [EXPIRE s]` -> OK; an error if the key exists. Deterministic: replicated
-/// verbatim.
+/// [EXPIRE s]` -> OK, also when the list exists with the same declaration
+/// (then nothing changes); an error naming the difference when it exists
+/// with another. Deterministic: replicated verbatim (not when nothing changed).
 pub fn create(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let (schema, [expire]) = Schema::parse(&args.bytes[2..], &DECLARATION, &CREATE_OPTIONS)?;
     if schema.of(Role::Value).is_empty() {
@@ -40,8 +41,26 @@ pub fn create(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     }
     let expire = opt_int_in("EXPIRE", expire, 1, MAX_TTL_S)?;
     let mut key = ctx.open(args.raw(1), true);
-    if key.kind() != KeyKind::Empty {
-        return Err(CmdError::invalid("key already exists"));
+    if let Some(list) = key.value::<UList>(&ULIST_TYPE)? {
+        let difference = list.schema().difference(&schema, &DECLARATION).or_else(|| {
+            (list.default_expire_s() != expire).then(|| {
+                let shown = |e: Option<i64>| e.map_or("(none)".to_string(), |s| s.to_string());
+                format!(
+                    "EXPIRE {} (asked: EXPIRE {})",
+                    shown(list.default_expire_s()),
+                    shown(expire)
+                )
+            })
+        });
+        return match difference {
+            Some(d) => Err(CmdError::invalid(format!(
+                "the list exists with another declaration: {d}"
+            ))),
+            None => {
+                ctx.reply_ok();
+                Ok(())
+            }
+        };
     }
     key.set_value(&ULIST_TYPE, UList::new(schema, expire));
     ctx.notify(Class::Module, c"ulist.create", args.raw(1));

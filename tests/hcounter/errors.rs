@@ -5,9 +5,9 @@ use super::*;
 /// on the keys of [`errors_name_the_argument_and_change_nothing`].
 #[rustfmt::skip]
 const REFUSALS: &[(&str, &str)] = &[
-    ("HCOUNTER.CREATE c", "ERR key already exists"),
-    ("HCOUNTER.CREATE c GROUP x", "ERR key already exists"),
-    ("HCOUNTER.CREATE str GROUP x", "ERR key already exists"),
+    ("HCOUNTER.CREATE c", "ERR the counter exists with another declaration: PARTITION day (asked: PARTITION (none))"),
+    ("HCOUNTER.CREATE c GROUP x", "ERR the counter exists with another declaration: PARTITION day (asked: PARTITION (none))"),
+    ("HCOUNTER.CREATE str GROUP x", "WRONGTYPE*"),
     ("HCOUNTER.CREATE n SCOPE s", "ERR *SCOPE*"),
     ("HCOUNTER.CREATE n GROUP g SCOPE s", "ERR *SCOPE*"),
     ("HCOUNTER.CREATE n UNIQUE u SCOPE u", "ERR *'u'*"),
@@ -15,6 +15,8 @@ const REFUSALS: &[(&str, &str)] = &[
     ("HCOUNTER.CREATE n PARTITION Value", "ERR *'Value'*"),
     ("HCOUNTER.CREATE n GROUP g UNIQUE VALUE", "ERR *'VALUE'*"),
     ("HCOUNTER.CREATE n PARTITION at", "ERR *'at'*"),
+    ("HCOUNTER.CREATE n PARTITION day EXPIRE 600", "ERR 'EXPIRE' is a keyword (EXPIRE of ULIST.ADD, ULIST.CREATE) and cannot be a name"),
+    ("HCOUNTER.CREATE n GROUP city LIMIT", "ERR 'LIMIT' is a keyword (LIMIT of RV.GET) and cannot be a name"),
     ("HCOUNTER.CREATE n UNIQUE At", "ERR *'At'*"),
     ("HCOUNTER.CREATE n GROUP g g", "ERR *'g'*"),
     ("HCOUNTER.CREATE n PARTITION p p", "ERR *'p'*"),
@@ -32,7 +34,6 @@ const REFUSALS: &[(&str, &str)] = &[
     ("HCOUNTER.INCR n", "ERR no such counter; create it with HCOUNTER.CREATE"),
     ("HCOUNTER.INCR n g 1", "ERR no such counter; create it with HCOUNTER.CREATE"),
     ("HCOUNTER.INCRBY n 5 g 1", "ERR no such counter; create it with HCOUNTER.CREATE"),
-    ("HCOUNTER.GET n g 1", "ERR no such counter; create it with HCOUNTER.CREATE"),
     // names
     ("HCOUNTER.INCR c day d page p user u", "ERR missing name 'month'"),
     ("HCOUNTER.INCR c page p user u month m", "ERR missing name 'day'"),
@@ -171,4 +172,45 @@ fn errors_name_the_argument_and_change_nothing() {
     assert_eq!(int_reply(c, &["HCOUNTER.DEL", "n", "day", "d"]), 0);
     assert!(!exists(c, "n"));
     assert!(!srv.log().contains("panic"), "{}", srv.log());
+}
+
+/// CREATE with the key's own declaration answers OK and changes nothing;
+/// another declaration is refused naming the difference; GET of a missing
+/// counter is 0, as HGET of a missing field is nil.
+#[test]
+fn create_again_is_ok_with_the_same_declaration() {
+    let srv = Server::start();
+    let c = &mut srv.conn();
+    let decl = [
+        "HCOUNTER.CREATE",
+        "c",
+        "PARTITION",
+        "day",
+        "GROUP",
+        "city",
+        "TTL",
+        "600",
+    ];
+    q_ok(c, &decl);
+    assert_eq!(
+        q::<i64>(c, &["HCOUNTER.INCR", "c", "day", "d1", "city", "7"]),
+        1
+    );
+    let before = dump_all(c);
+    q_ok(c, &decl);
+    assert_eq!(dump_all(c), before, "a repeated CREATE changed the key");
+    assert_refusals(
+        c,
+        &[
+            (
+                "HCOUNTER.CREATE c PARTITION day GROUP city TTL 600 FLOAT",
+                "ERR the counter exists with another declaration: integer counts (asked: FLOAT)",
+            ),
+            (
+                "HCOUNTER.CREATE c PARTITION day GROUP city",
+                "ERR the counter exists with another declaration: TTL 600 (asked: TTL (none))",
+            ),
+        ],
+    );
+    assert_eq!(q::<i64>(c, &["HCOUNTER.GET", "missing", "day", "d1"]), 0);
 }

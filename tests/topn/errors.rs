@@ -8,8 +8,8 @@ use super::*;
 const REFUSALS: &[(&str, &str)] = &[
     // CREATE
     ("TOPN.CREATE", "ERR wrong number of arguments*"),
-    ("TOPN.CREATE k", "ERR *already exists*"),
-    ("TOPN.CREATE k BUCKET 60 WINDOW 4", "ERR *already exists*"),
+    ("TOPN.CREATE k", "ERR the key exists with another shape: BUCKET 60 WINDOW 4 (asked: BUCKET 3600 WINDOW 24)"),
+    ("TOPN.CREATE k BUCKET 60 WINDOW 5", "ERR the key exists with another shape: BUCKET 60 WINDOW 4 (asked: BUCKET 60 WINDOW 5)"),
     ("TOPN.CREATE str", "WRONGTYPE *"),
     ("TOPN.CREATE n BUCKET 0", "ERR *BUCKET*"),
     ("TOPN.CREATE n BUCKET -1", "ERR *BUCKET*"),
@@ -94,6 +94,10 @@ fn errors_change_nothing() {
     let bm = 60_000;
     let base = now_ms() / bm * bm;
     q_ok(c, &["TOPN.CREATE", "k", "BUCKET", "60", "WINDOW", "4"]);
+    // The same shape again: OK, nothing changes.
+    let before = dump_all(c);
+    q_ok(c, &["TOPN.CREATE", "k", "WINDOW", "4", "BUCKET", "60"]);
+    assert_eq!(dump_all(c), before);
     incr(c, "k", "a", 3, base);
     incr(c, "k", "b", 2, base + bm);
     q_ok(c, &["SET", "str", "v"]);

@@ -5,10 +5,12 @@ use super::*;
 /// on the keys of [`errors_name_the_argument_and_change_nothing`].
 #[rustfmt::skip]
 const REFUSALS: &[(&str, &str)] = &[
-    ("ULIST.CREATE l VALUE x", "ERR key already exists*"),
-    ("ULIST.CREATE str VALUE x", "ERR key already exists*"),
-    ("ULIST.CREATE n VALUE at", "ERR 'at' is a keyword (AT) and cannot be a name*"),
-    ("ULIST.CREATE n VALUE v SCOPE Never", "ERR *keyword (NEVER)*"),
+    ("ULIST.CREATE l VALUE x", "ERR the list exists with another declaration: VALUE * (asked: VALUE x)"),
+    ("ULIST.CREATE str VALUE x", "WRONGTYPE*"),
+    ("ULIST.CREATE n VALUE at", "ERR 'at' is a keyword (AT of *) and cannot be a name"),
+    ("ULIST.CREATE n VALUE session_id TTL 600", "ERR 'TTL' is a keyword (TTL of HCOUNTER.CREATE, RV.ADD, TL.PUSH) and cannot be a name"),
+    ("ULIST.CREATE n VALUE a FOO b WINDOW c", "ERR 'WINDOW' is a keyword (WINDOW of TOPN.CREATE) and cannot be a name"),
+    ("ULIST.CREATE n VALUE v SCOPE Never", "ERR *keyword (NEVER of ULIST.ADD)*"),
     ("ULIST.CREATE n VALUE v v", "ERR name 'v' declared more than once*"),
     ("ULIST.CREATE n VALUE v PARTITION v", "ERR *declared more than once*"),
     ("ULIST.CREATE n SCOPE s", "ERR VALUE needs at least one name*"),
@@ -76,4 +78,55 @@ fn errors_name_the_argument_and_change_nothing() {
     assert_eq!(q::<i64>(c, &["ULIST.DEL", "none"]), 0);
     assert_eq!(q::<i64>(c, &["EXISTS", "none", "n"]), 0);
     assert!(!srv.log().contains("panic"), "{}", srv.log());
+}
+
+/// CREATE with the key's own declaration answers OK and changes nothing
+/// (its values, expiry and bytes stay); another declaration is refused
+/// naming the difference; another type is WRONGTYPE.
+#[test]
+fn create_again_is_ok_with_the_same_declaration() {
+    let srv = Server::start();
+    let c = &mut srv.conn();
+    let decl = [
+        "ULIST.CREATE",
+        "l",
+        "VALUE",
+        "v",
+        "SCOPE",
+        "s",
+        "EXPIRE",
+        "60",
+    ];
+    q_ok(c, &decl);
+    let _: i64 = q(c, &["ULIST.ADD", "l", "v", "1", "s", "a"]);
+    let _: i64 = q(c, &["PEXPIRE", "l", "100000"]);
+    let before = dump_all(c);
+    q_ok(c, &decl);
+    q_ok(
+        c,
+        &[
+            "ulist.create",
+            "l",
+            "EXPIRE",
+            "60",
+            "SCOPE",
+            "s",
+            "VALUE",
+            "v",
+        ],
+    );
+    assert_eq!(dump_all(c), before, "a repeated CREATE changed the key");
+    assert_refusals(
+        c,
+        &[
+            (
+                "ULIST.CREATE l VALUE v SCOPE s",
+                "ERR the list exists with another declaration: EXPIRE 60 (asked: EXPIRE (none))",
+            ),
+            (
+                "ULIST.CREATE l VALUE v SCOPE t EXPIRE 60",
+                "ERR the list exists with another declaration: SCOPE s (asked: SCOPE t)",
+            ),
+        ],
+    );
 }

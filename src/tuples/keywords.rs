@@ -1,0 +1,39 @@
+//! The keywords of every recipes command, which a schema may not use as a
+//! name: `ULIST.CREATE s VALUE session_id TTL 600` would otherwise declare a
+//! value named `TTL` (ULIST says EXPIRE) and fail only at the first write.
+//! `lib.rs` checks this table against every command's grammar.
+
+/// Each keyword (upper case) with the public commands that take it.
+pub const KEYWORDS: &[(&str, &str)] = &[
+    ("AT", "HCOUNTER.INCR, HCOUNTER.INCRBY, RV.ADD, TOPN.COUNT, TOPN.INCR, TOPN.TOP, TOPN.TOP24, ULIST.ADD"),
+    ("BUCKET", "TOPN.CREATE"),
+    ("BY", "TOPN.INCR"),
+    ("COUNT", "TL.RANGE, TL.REM"),
+    ("EXPIRE", "ULIST.ADD, ULIST.CREATE"),
+    ("FLOAT", "HCOUNTER.CREATE"),
+    ("GROUP", "HCOUNTER.CREATE"),
+    ("LAST", "TOPN.COUNT, TOPN.TOP"),
+    ("LIMIT", "RV.GET"),
+    ("MAXLEN", "RV.ADD, TL.PUSH"),
+    ("NEVER", "ULIST.ADD"),
+    ("OFFSET", "TL.RANGE"),
+    ("PARTITION", "HCOUNTER.CREATE, ULIST.CREATE"),
+    ("PXAT", "RV.ADD, TL.PUSH, ULIST.ADD"),
+    ("SCOPE", "HCOUNTER.CREATE, ULIST.CREATE"),
+    ("SINCE", "RV.GET"),
+    ("SLACK", "TL.PUSH"),
+    ("TTL", "HCOUNTER.CREATE, RV.ADD, TL.PUSH"),
+    ("UNIQUE", "HCOUNTER.CREATE"),
+    ("VALUE", "ULIST.CREATE"),
+    ("WINDOW", "TOPN.CREATE"),
+    ("WITHCOUNTS", "TOPN.TOP, TOPN.TOP24"),
+    ("WITHSCORES", "RV.GET"),
+];
+
+/// The commands that take `name` as a keyword (any case), if it is one.
+pub fn keyword_of(name: &[u8]) -> Option<(&'static str, &'static str)> {
+    KEYWORDS
+        .iter()
+        .find(|(k, _)| name.eq_ignore_ascii_case(k.as_bytes()))
+        .copied()
+}
