@@ -7,7 +7,7 @@ use crate::args::{
     int_in, opt_int_in, printable, CmdError, OptionSpec, Takes, MAX_TIME_MS, MAX_TTL_S,
 };
 use crate::server::command::Args;
-use crate::server::{reclaim, Arg, Class, Ctx, Key, RStr, AT};
+use crate::server::{reclaim, reply_info, Arg, Class, Ctx, Key, RStr, AT};
 use crate::tuples::encoding;
 use crate::tuples::index::Filter;
 use crate::tuples::schema::{Pairs, Role, Schema};
@@ -249,6 +249,34 @@ pub fn get(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let (pairs, []) = Pairs::parse::<0>(counter.schema(), &args.bytes[2..], &[])?;
     pairs.check(counter.schema(), &CELL, &[])?;
     reply_count(ctx, counter.get(&place(counter, &pairs), ctx.now_ms()));
+    Ok(())
+}
+
+/// `HCOUNTER.INFO counter` -> map: the declaration (CREATE's arguments),
+/// partitions, cells and unique tuples stored, partitions that expire (all
+/// of them with a TTL), memory.
+pub fn info(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
+    let key = ctx.open(args.raw(1), false);
+    let counter = key
+        .value::<HCounter>(&HCOUNTER_TYPE)?
+        .ok_or_else(no_such_counter)?;
+    let partitions = counter.partition_count() as i64;
+    let expiring = if counter.ttl_s().is_some() {
+        partitions
+    } else {
+        0
+    };
+    reply_info(
+        ctx,
+        &counter.declaration(),
+        &[
+            (b"partitions", partitions),
+            (b"cells", counter.cells_stored() as i64),
+            (b"unique tuples", counter.seen_count() as i64),
+            (b"expiring partitions", expiring),
+            (b"memory", counter.mem_usage(5) as i64),
+        ],
+    );
     Ok(())
 }
 

@@ -744,6 +744,28 @@ impl HCounter {
         self.index.len()
     }
 
+    /// Cells stored.
+    pub fn cells_stored(&self) -> usize {
+        self.cells
+    }
+
+    /// Unique tuples remembered.
+    pub fn seen_count(&self) -> usize {
+        self.seen.len()
+    }
+
+    /// The `HCOUNTER.CREATE` arguments that declare this counter again.
+    pub fn declaration(&self) -> Vec<Vec<u8>> {
+        let mut create = self.schema.create_args(&DECLARATION);
+        if let Some(s) = self.ttl_s {
+            create.extend([b"TTL".to_vec(), s.to_string().into_bytes()]);
+        }
+        if self.float {
+            create.push(b"FLOAT".to_vec());
+        }
+        create
+    }
+
     /// Starts loading a counter (see [`Loading`]).
     pub(super) fn loading(
         schema: Schema,

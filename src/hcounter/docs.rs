@@ -59,6 +59,9 @@ pub const GET: &[Arg] = &[
 ];
 
 /// `HCOUNTER.DATA | HCOUNTER.PARTITIONS | HCOUNTER.DEL counter [name value [name value ...]]`
+/// `HCOUNTER.INFO counter`.
+pub const INFO: &[Arg] = &[key("counter")];
+
 pub const FILTERED: &[Arg] = &[
     key("counter"),
     PAIRS

@@ -117,6 +117,21 @@ pub static FAMILY: Family = Family {
             }
         ),
         command!(
+            c"hcounter.info",
+            c"readonly",
+            2,
+            KEY_READ,
+            command::info,
+            INFO_CALLS,
+            ERRORS,
+            Docs {
+                summary: "Describes a counter: its declaration, partitions, cells, unique tuples and memory",
+                complexity: "O(1)",
+                args: docs::INFO,
+                ..Docs::DEFAULT
+            }
+        ),
+        command!(
             c"hcounter.partitions",
             c"readonly",
             -2,
@@ -202,6 +217,7 @@ pub static FAMILY: Family = Family {
         &INCRBY_CALLS,
         &GET_CALLS,
         &DATA_CALLS,
+        &INFO_CALLS,
         &PARTITIONS_CALLS,
         &DEL_CALLS,
         &SET_CALLS,
@@ -233,6 +249,7 @@ static GET_CALLS: Stat = Stat::new("hcounter_get_calls");
 static DATA_CALLS: Stat = Stat::new("hcounter_data_calls");
 static PARTITIONS_CALLS: Stat = Stat::new("hcounter_partitions_calls");
 static DEL_CALLS: Stat = Stat::new("hcounter_del_calls");
+static INFO_CALLS: Stat = Stat::new("hcounter_info_calls");
 static SET_CALLS: Stat = Stat::new("hcounter_set_calls");
 static SEEN_CALLS: Stat = Stat::new("hcounter_seen_calls");
 static RECLAIM_CALLS: Stat = Stat::new("hcounter_reclaim_calls");

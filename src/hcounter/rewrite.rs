@@ -1,7 +1,7 @@
 //! The commands that rebuild a counter, for AOF rewrite: pure argument
 //! building (`value.rs` hands them to the server).
 
-use super::counter::{HCounter, DECLARATION};
+use super::counter::HCounter;
 use crate::tuples::encoding;
 use crate::tuples::schema::Role;
 use std::ffi::CStr;
@@ -15,13 +15,7 @@ fn emit_owned(emit: &mut dyn FnMut(&CStr, &[&[u8]]), cmd: &CStr, args: Vec<Vec<u
 /// partition's latest AT.
 pub fn commands(counter: &HCounter, emit: &mut dyn FnMut(&CStr, &[&[u8]])) {
     let schema = counter.schema();
-    let mut create = schema.create_args(&DECLARATION);
-    if let Some(s) = counter.ttl_s() {
-        create.extend([b"TTL".to_vec(), s.to_string().into_bytes()]);
-    }
-    if counter.is_float() {
-        create.push(b"FLOAT".to_vec());
-    }
+    let create = counter.declaration();
     emit(
         c"HCOUNTER.CREATE",
         &create.iter().map(Vec::as_slice).collect::<Vec<_>>(),
@@ -70,7 +64,7 @@ pub fn commands(counter: &HCounter, emit: &mut dyn FnMut(&CStr, &[&[u8]])) {
 mod tests {
     use super::*;
     use crate::args::OptionSpec;
-    use crate::hcounter::counter::{Count, Place};
+    use crate::hcounter::counter::{Count, Place, DECLARATION};
     use crate::tuples::schema::Schema;
 
     fn encoded(values: &[&str]) -> smallvec::SmallVec<[u8; 64]> {

@@ -329,6 +329,21 @@ impl Ctx {
     }
 }
 
+/// An `*.INFO` reply: a map of `declaration` (the CREATE arguments that
+/// declare the key again, an array) and integer `fields`.
+pub fn reply_info(ctx: Ctx, declaration: &[Vec<u8>], fields: &[(&[u8], i64)]) {
+    ctx.reply_map(1 + fields.len());
+    ctx.reply_bytes(b"declaration");
+    ctx.reply_array(declaration.len());
+    for arg in declaration {
+        ctx.reply_bytes(arg);
+    }
+    for &(name, n) in fields {
+        ctx.reply_bytes(name);
+        ctx.reply_int(n);
+    }
+}
+
 /// Replicated commands up to this many arguments are built on the stack.
 const INLINE_ARGS: usize = 16;
 

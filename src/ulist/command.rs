@@ -5,7 +5,7 @@ use super::value::ULIST_TYPE;
 use super::{COMPACT_MAX, EXPIRED_VALUES};
 use crate::args::{opt_int_in, CmdError, OptionSpec, Takes, MAX_EXPIRE_MS, MAX_TIME_MS, MAX_TTL_S};
 use crate::server::command::Args;
-use crate::server::{reclaim, Arg, Class, Ctx, Key, RStr, AT};
+use crate::server::{reclaim, reply_info, Arg, Class, Ctx, Key, RStr, AT};
 use crate::tuples::index::Filter;
 use crate::tuples::schema::{Pairs, Role, Schema};
 use smallvec::SmallVec;
@@ -233,6 +233,37 @@ fn reply_filtered(
 pub fn data(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let roles = [Role::Value, Role::Scope, Role::Partition];
     reply_filtered(ctx, args, &roles, UList::data)
+}
+
+/// `ULIST.COUNT list [name value ...]` -> live values of the matching
+/// scopes/partitions (0 for a missing key).
+pub fn count(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
+    let key = open(ctx, args, false);
+    let n = match read(&key, args, &[], &WHERE)? {
+        Some((list, pairs)) => list.count(&pairs.of(list.schema(), &WHERE), ctx.now_ms()),
+        None => 0,
+    };
+    ctx.reply_int(n as i64);
+    Ok(())
+}
+
+/// `ULIST.INFO list` -> map: the declaration (CREATE's arguments), values
+/// and partitions stored (expired ones not yet reclaimed included), values
+/// with an expiry, the default expiry (0: none), memory.
+pub fn info(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
+    let key = open(ctx, args, false);
+    let list = key.value::<UList>(&ULIST_TYPE)?.ok_or_else(no_such_list)?;
+    reply_info(
+        ctx,
+        &list.declaration(),
+        &[
+            (b"values", list.stored_values() as i64),
+            (b"partitions", list.stored_partitions() as i64),
+            (b"expiring values", list.expiring_values() as i64),
+            (b"memory", list.mem_usage(5) as i64),
+        ],
+    );
+    Ok(())
 }
 
 /// `ULIST.PARTITIONS list [name value ...]` -> one map per partition with a

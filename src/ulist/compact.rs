@@ -400,6 +400,23 @@ impl Compact {
             .collect()
     }
 
+    /// How many values of the matching places are live at `now`.
+    pub fn count(&self, filter: &Filter, now: i64) -> usize {
+        let wanted: Vec<bool> = self
+            .places
+            .iter()
+            .map(|p| matches(&p.key, filter))
+            .collect();
+        self.entries()
+            .filter(|e| e.expire_at > now && wanted[e.place])
+            .count()
+    }
+
+    /// Values stored with an expiry.
+    pub fn expiring(&self) -> usize {
+        self.entries().filter(|e| e.expire_at != NEVER).count()
+    }
+
     /// Live values of the matching places, by scope, then value.
     pub fn data(&self, filter: &Filter, now: i64) -> Vec<Row> {
         let wanted: Vec<bool> = self

@@ -48,6 +48,9 @@ pub const HAS: &[Arg] = &[
 ];
 
 /// `ULIST.DATA | ULIST.PARTITIONS | ULIST.DEL list [name value [name value ...]]`
+/// `ULIST.INFO list`.
+pub const INFO: &[Arg] = &[key("list")];
+
 pub const FILTERED: &[Arg] = &[
     key("list"),
     PAIRS

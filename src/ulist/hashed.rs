@@ -337,6 +337,45 @@ impl Hashed {
             .collect()
     }
 
+    /// How many values of the partitions matching `filter` are live at
+    /// `now`: from the partitions' counts when nothing stored can have
+    /// expired yet, else by a walk of the matching scopes.
+    pub fn count(&self, filter: &Filter, now: i64) -> usize {
+        let maybe_expired = self.expiry.next_due().is_some_and(|end| end - 1000 <= now);
+        if !maybe_expired {
+            return self
+                .partitions
+                .matching(filter)
+                .map(|(_, p)| p.values as usize)
+                .sum();
+        }
+        let scope_names = self.scope_names();
+        let mut wanted = std::collections::HashSet::new();
+        let mut scopes: Vec<&[u8]> = Vec::new();
+        for (key, part) in self.partitions.matching(filter) {
+            if part.latest_expiry <= now {
+                continue;
+            }
+            let scope = &key[..encoding::prefix_len(key, scope_names)];
+            if scopes.last() != Some(&scope) {
+                scopes.push(scope);
+            }
+            wanted.insert(part.id);
+        }
+        scopes
+            .iter()
+            .filter_map(|scope| self.scopes.get(*scope))
+            .flat_map(|scope| scope.values.iter())
+            .map(|&n| self.records.get(n))
+            .filter(|r| r.expire_at > now && wanted.contains(&r.partition))
+            .count()
+    }
+
+    /// Values stored with an expiry.
+    pub fn expiring(&self) -> usize {
+        self.expiry.len()
+    }
+
     /// Live values at `now` of the partitions matching `filter`, in
     /// ascending order of scope, then value.
     pub fn data(&self, filter: &Filter, now: i64) -> Vec<Row> {

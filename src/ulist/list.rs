@@ -97,12 +97,44 @@ impl UList {
         self.schema.of(Role::Scope).len()
     }
 
+    /// The `ULIST.CREATE` arguments that declare this list again.
+    pub fn declaration(&self) -> Vec<Vec<u8>> {
+        let mut create = self.schema.create_args(&DECLARATION);
+        if let Some(s) = self.default_expire_s() {
+            create.extend([b"EXPIRE".to_vec(), s.to_string().into_bytes()]);
+        }
+        create
+    }
+
     /// Values stored, expired ones not yet reclaimed included.
-    #[cfg(test)]
     pub fn stored_values(&self) -> usize {
         match &self.layout {
             Layout::Compact(c) => c.len(),
             Layout::Hashed(h) => h.len(),
+        }
+    }
+
+    /// Values stored with an expiry (expired ones not yet reclaimed included).
+    pub fn expiring_values(&self) -> usize {
+        match &self.layout {
+            Layout::Compact(c) => c.expiring(),
+            Layout::Hashed(h) => h.expiring(),
+        }
+    }
+
+    /// Partitions stored (SCOPE and PARTITION tuples holding a value).
+    pub fn stored_partitions(&self) -> usize {
+        match &self.layout {
+            Layout::Compact(c) => c.places(),
+            Layout::Hashed(h) => h.partition_count(),
+        }
+    }
+
+    /// Live values at `now` of the partitions matching `filter`.
+    pub fn count(&self, filter: &Filter, now: i64) -> usize {
+        match &self.layout {
+            Layout::Compact(c) => c.count(filter, now),
+            Layout::Hashed(h) => h.count(filter, now),
         }
     }
 

@@ -98,6 +98,37 @@ pub static FAMILY: Family = Family {
             }
         ),
         command!(
+            c"ulist.count",
+            c"readonly",
+            -2,
+            KEY_READ,
+            command::count,
+            COUNT_CALLS,
+            ERRORS,
+            Docs {
+                summary: "Returns how many live values the matching scopes and partitions hold",
+                complexity: "O(P) for P matching partitions while no value has expired; O(V) for V values in the matching scopes otherwise",
+                tips: NONDETERMINISTIC_OUTPUT,
+                args: docs::FILTERED,
+                ..Docs::DEFAULT
+            }
+        ),
+        command!(
+            c"ulist.info",
+            c"readonly",
+            2,
+            KEY_READ,
+            command::info,
+            INFO_CALLS,
+            ERRORS,
+            Docs {
+                summary: "Describes a list: its declaration, values, partitions, expiring values and memory",
+                complexity: "O(1), O(V) for the expiring values of a compact list of V values (at most recipes.ulist-compact-max)",
+                args: docs::INFO,
+                ..Docs::DEFAULT
+            }
+        ),
+        command!(
             c"ulist.partitions",
             c"readonly",
             -2,
@@ -151,6 +182,8 @@ pub static FAMILY: Family = Family {
         &ADD_CALLS,
         &HAS_CALLS,
         &DATA_CALLS,
+        &COUNT_CALLS,
+        &INFO_CALLS,
         &PARTITIONS_CALLS,
         &DEL_CALLS,
         &RECLAIM_CALLS,
@@ -178,6 +211,8 @@ static CREATE_CALLS: Stat = Stat::new("ulist_create_calls");
 static ADD_CALLS: Stat = Stat::new("ulist_add_calls");
 static HAS_CALLS: Stat = Stat::new("ulist_has_calls");
 static DATA_CALLS: Stat = Stat::new("ulist_data_calls");
+static COUNT_CALLS: Stat = Stat::new("ulist_count_calls");
+static INFO_CALLS: Stat = Stat::new("ulist_info_calls");
 static PARTITIONS_CALLS: Stat = Stat::new("ulist_partitions_calls");
 static DEL_CALLS: Stat = Stat::new("ulist_del_calls");
 static RECLAIM_CALLS: Stat = Stat::new("ulist_reclaim_calls");

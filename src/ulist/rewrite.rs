@@ -1,18 +1,14 @@
 //! The commands that rebuild a list, for AOF rewrite: pure argument
 //! building (`value.rs` hands them to the server).
 
-use super::list::{UList, DECLARATION, NEVER};
+use super::list::{UList, NEVER};
 use crate::tuples::schema::Role;
 use std::ffi::CStr;
 
 /// `ULIST.CREATE` with the schema, then one `ULIST.ADD ... AT 0` per
 /// stored value with its absolute expiry (`PXAT`) or `NEVER`.
 pub fn commands(list: &UList, emit: &mut dyn FnMut(&CStr, &[&[u8]])) {
-    let mut create = list.schema().create_args(&DECLARATION);
-    if let Some(s) = list.default_expire_s() {
-        create.push(b"EXPIRE".to_vec());
-        create.push(s.to_string().into_bytes());
-    }
+    let create = list.declaration();
     emit(
         c"ULIST.CREATE",
         &create.iter().map(Vec::as_slice).collect::<Vec<_>>(),
@@ -46,7 +42,7 @@ mod tests {
     use super::*;
     use crate::args::OptionSpec;
     use crate::tuples::schema::Schema;
-    use crate::ulist::list::ValueKeys;
+    use crate::ulist::list::{ValueKeys, DECLARATION};
 
     fn rewritten(list: &UList) -> Vec<String> {
         let mut out = Vec::new();

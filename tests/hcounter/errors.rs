@@ -214,3 +214,40 @@ fn create_again_is_ok_with_the_same_declaration() {
     );
     assert_eq!(q::<i64>(c, &["HCOUNTER.GET", "missing", "day", "d1"]), 0);
 }
+
+/// `HCOUNTER.INFO` describes a counter (its declaration, which CREATE takes
+/// back); a missing key is an error.
+#[test]
+fn info_describes_the_counter() {
+    let srv = Server::start();
+    let c = &mut srv.conn();
+    let decl = [
+        "PARTITION",
+        "day",
+        "GROUP",
+        "city",
+        "UNIQUE",
+        "user",
+        "TTL",
+        "60",
+    ];
+    let mut create = vec!["HCOUNTER.CREATE", "h"];
+    create.extend(decl);
+    q_ok(c, &create);
+    for (day, city, user) in [("d1", "1", "u1"), ("d1", "2", "u2"), ("d2", "1", "u1")] {
+        let _: i64 = q(
+            c,
+            &["HCOUNTER.INCR", "h", "day", day, "city", city, "user", user],
+        );
+    }
+    let info: std::collections::BTreeMap<String, Value> = q(c, &["HCOUNTER.INFO", "h"]);
+    let declared: Vec<String> = redis::from_redis_value(&info["declaration"]).unwrap();
+    assert_eq!(declared, decl);
+    // u1 on d2 was already counted (no SCOPE: unique in the whole counter).
+    assert_eq!(info["partitions"], Value::Int(1));
+    assert_eq!(info["cells"], Value::Int(2));
+    assert_eq!(info["unique tuples"], Value::Int(2));
+    assert_eq!(info["expiring partitions"], Value::Int(1));
+    q_ok(c, &create);
+    assert_refusals(c, &[("HCOUNTER.INFO missing", "ERR no such counter*")]);
+}

@@ -130,3 +130,50 @@ fn create_again_is_ok_with_the_same_declaration() {
         ],
     );
 }
+
+/// `ULIST.INFO` describes a list (its declaration, which CREATE takes
+/// back); a missing key is an error, as for TOPN.INFO.
+#[test]
+fn info_describes_the_list() {
+    let srv = Server::start();
+    let c = &mut srv.conn();
+    q_ok(
+        c,
+        &[
+            "ULIST.CREATE",
+            "l",
+            "VALUE",
+            "user",
+            "SCOPE",
+            "month",
+            "EXPIRE",
+            "600",
+        ],
+    );
+    let _: i64 = q(c, &["ULIST.ADD", "l", "user", "1", "month", "m1"]);
+    let _: i64 = q(c, &["ULIST.ADD", "l", "NEVER", "user", "2", "month", "m1"]);
+    let info: Vec<Value> = q(c, &["ULIST.INFO", "l"]);
+    let text = |v: &Value| match v {
+        Value::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
+        Value::Int(n) => n.to_string(),
+        other => panic!("{other:?}"),
+    };
+    let field = |name: &str| {
+        let i = info.iter().position(|v| text(v) == name).unwrap();
+        info[i + 1].clone()
+    };
+    let Value::Array(decl) = field("declaration") else {
+        panic!("{info:?}")
+    };
+    let decl: Vec<String> = decl.iter().map(text).collect();
+    assert_eq!(decl, ["VALUE", "user", "SCOPE", "month", "EXPIRE", "600"]);
+    assert_eq!(field("values"), Value::Int(2));
+    assert_eq!(field("partitions"), Value::Int(1));
+    assert_eq!(field("expiring values"), Value::Int(1));
+    let mut again = vec!["ULIST.CREATE", "l"];
+    again.extend(decl.iter().map(String::as_str));
+    q_ok(c, &again);
+    assert_eq!(q::<i64>(c, &["ULIST.COUNT", "l"]), 2);
+    assert_eq!(q::<i64>(c, &["ULIST.COUNT", "missing"]), 0);
+    assert_refusals(c, &[("ULIST.INFO missing", "ERR no such list*")]);
+}

@@ -206,6 +206,8 @@ fn check_reads(c: &mut Conn, model: &Model, fs: Option<&str>, fp: Option<&str>, 
     // Rows come by scope, then value.
     want.sort_by(|a, b| (&a[1], &a[0]).cmp(&(&b[1], &b[0])));
     assert_eq!(got, want, "{when}: {args:?}");
+    args[0] = "ULIST.COUNT";
+    assert_eq!(q::<i64>(c, &args), want.len() as i64, "{when}: {args:?}");
     args[0] = "ULIST.PARTITIONS";
     let parts: Vec<(String, String)> = rows(c, &args)
         .into_iter()
