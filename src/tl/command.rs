@@ -21,6 +21,13 @@ pub fn push(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let opts = push_options(&args.bytes[3..])?;
     let mut key = open_list(ctx, args, true)?;
     let maxlen = opts.maxlen.unwrap_or_else(|| DEFAULT_MAXLEN.get());
+    // `MAXLEN 0` says "no cap" on purpose; SLACK with no MAXLEN at all and no
+    // default cap is a slip.
+    if opts.slack > 0 && opts.maxlen.is_none() && maxlen == 0 {
+        return Err(CmdError::invalid(
+            "SLACK needs MAXLEN (or recipes.tl-default-maxlen): there is no cap to trim back to",
+        ));
+    }
     let (name, item) = (args.raw(1), args.raw(2));
 
     key.list_push_head(item);

@@ -3,7 +3,9 @@
 use super::parse::{buckets_in_24h, count_args, create_options, incr_options, top_options};
 use super::value::{TopnValue, TOPN_TYPE};
 use super::window::{Overflow, TopN};
-use super::{AGED_BUCKETS, BUCKET, BY, DEFAULT_BUCKET, DEFAULT_WINDOW, EXPIRED_BUCKETS, WINDOW};
+use super::{
+    AGED_BUCKETS, BUCKET, BY, DEFAULT_BUCKET, DEFAULT_WINDOW, EXPIRED_BUCKETS, LATE_EVENTS, WINDOW,
+};
 use crate::args::CmdError;
 use crate::server::command::Args;
 use crate::server::{reclaim, Arg, Class, Ctx, Key, RStr, AT};
@@ -90,6 +92,7 @@ pub fn incr(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
             if core.is_older_than_window(at)
                 || (!replaying && TopN::outside_window_at(core.bucket_ms(), core.window(), at, now))
             {
+                LATE_EVENTS.add(1);
                 ctx.reply_int(core.count_at_clock(member));
                 return Ok(());
             }
@@ -98,6 +101,7 @@ pub fn incr(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
         None => {
             let (bucket_s, window) = (DEFAULT_BUCKET.get(), DEFAULT_WINDOW.get());
             if !replaying && TopN::outside_window_at(bucket_s * 1000, window as u32, at, now) {
+                LATE_EVENTS.add(1);
                 ctx.reply_int(0);
                 return Ok(());
             }

@@ -89,7 +89,7 @@ pub static FAMILY: Family = Family {
             -2,
             KEY_READ,
             command::top24,
-            TOP_CALLS,
+            TOP24_CALLS,
             ERRORS,
             Docs {
                 summary: "Returns the N highest members over the trailing 24 hours",
@@ -135,9 +135,11 @@ pub static FAMILY: Family = Family {
         &CREATE_CALLS,
         &INCR_CALLS,
         &TOP_CALLS,
+        &TOP24_CALLS,
         &COUNT_CALLS,
         &INFO_CALLS,
         &EXPIRED_BUCKETS,
+        &LATE_EVENTS,
         &AGED_BUCKETS,
         &MEMBERS,
         &ERRORS,
@@ -164,6 +166,9 @@ fn on_load(ctx: Ctx) {
 static CREATE_CALLS: Stat = Stat::new("topn_create_calls");
 static INCR_CALLS: Stat = Stat::new("topn_incr_calls");
 static TOP_CALLS: Stat = Stat::new("topn_top_calls");
+static TOP24_CALLS: Stat = Stat::new("topn_top24_calls");
+/// Events refused as late: already outside the window at the server's time.
+static LATE_EVENTS: Stat = Stat::new("topn_late_events");
 static COUNT_CALLS: Stat = Stat::new("topn_count_calls");
 static INFO_CALLS: Stat = Stat::new("topn_info_calls");
 static EXPIRED_BUCKETS: Stat = Stat::new("topn_expired_buckets");

@@ -46,7 +46,7 @@ pub fn top_options(tokens: &[&[u8]], allow_last: bool) -> Result<TopOptions, Cmd
     };
     let (n, rest) = match tokens.split_first() {
         Some((first, rest)) if !is_keyword(first) => {
-            (int_in("N", first, 0, i64::MAX)? as usize, rest)
+            (int_in("count", first, 0, i64::MAX)? as usize, rest)
         }
         _ => (10, tokens),
     };
@@ -186,11 +186,11 @@ mod tests {
         assert!(top_options(&toks(&["-1"]), true)
             .unwrap_err()
             .to_string()
-            .contains("N must"));
+            .contains("count must"));
         assert!(top_options(&toks(&["x"]), true)
             .unwrap_err()
             .to_string()
-            .contains("N must"));
+            .contains("count must"));
         assert!(top_options(&toks(&["3", "4"]), true)
             .unwrap_err()
             .to_string()

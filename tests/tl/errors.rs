@@ -230,3 +230,31 @@ fn errors_change_nothing() {
         srv.log()
     );
 }
+
+/// SLACK trims back to a cap: without MAXLEN and without a default cap it
+/// is refused (it would do nothing); with `recipes.tl-default-maxlen` it
+/// applies to that cap.
+#[test]
+fn slack_needs_a_cap() {
+    let srv = Server::start();
+    let c = &mut srv.conn();
+    assert_refusals(
+        c,
+        &[(
+            "TL.PUSH t a SLACK 5",
+            "ERR SLACK needs MAXLEN (or recipes.tl-default-maxlen): there is no cap to trim back to",
+        )],
+    );
+    let _: () = q(c, &["CONFIG", "SET", "recipes.tl-default-maxlen", "2"]);
+    // MAXLEN 0 says "no cap" on purpose: SLACK is then accepted (and idle).
+    assert_eq!(
+        q::<i64>(c, &["TL.PUSH", "u", "a", "MAXLEN", "0", "SLACK", "5"]),
+        1
+    );
+    for (i, want) in [(1, 1), (2, 2), (3, 2), (4, 2)] {
+        assert_eq!(
+            q::<i64>(c, &["TL.PUSH", "t", &i.to_string(), "SLACK", "1"]),
+            want
+        );
+    }
+}

@@ -118,7 +118,8 @@ fn run_model(c: &mut Conn, seed: u64, ops: usize) {
             let item = pool[rng.gen_range(0..pool.len())].to_string();
             let mut args: Vec<String> = vec!["TL.PUSH".into(), key.into(), item.clone()];
             let mut opts: Vec<Vec<String>> = Vec::new();
-            let maxlen = if rng.gen_bool(0.7) {
+            let given = rng.gen_bool(0.7);
+            let maxlen = if given {
                 let n: usize = rng.gen_range(0..25);
                 opts.push(vec!["MAXLEN".into(), n.to_string()]);
                 n
@@ -138,6 +139,15 @@ fn run_model(c: &mut Conn, seed: u64, ops: usize) {
             }
             for o in opts {
                 args.extend(o);
+            }
+            if slack > 0 && !given && default_maxlen == 0 {
+                let a: Vec<&str> = args.iter().map(|x| x.as_str()).collect();
+                let err = expect_err(c, &cmd(&a));
+                assert!(
+                    err.contains("SLACK needs MAXLEN"),
+                    "seed {seed} op {op}: {err}"
+                );
+                continue;
             }
             m.push_front(item);
             let t = model_trim(m.len(), maxlen, slack);

@@ -48,9 +48,9 @@ const REFUSALS: &[(&str, &str)] = &[
     ("TOPN.INCR newkey a AT -5", "ERR *AT*"),
     // TOP / TOP24
     ("TOPN.TOP", "ERR wrong number of arguments*"),
-    ("TOPN.TOP k -1", "ERR *N*"),
-    ("TOPN.TOP k x", "ERR *N*"),
-    ("TOPN.TOP k 1.0", "ERR *N*"),
+    ("TOPN.TOP k -1", "ERR count must be*"),
+    ("TOPN.TOP k x", "ERR count must be*"),
+    ("TOPN.TOP k 1.0", "ERR count must be*"),
     ("TOPN.TOP k 3 4", "ERR *4*"),
     ("TOPN.TOP k AT", "ERR *AT*"),
     ("TOPN.TOP k AT -5", "ERR *AT*"),
@@ -70,7 +70,7 @@ const REFUSALS: &[(&str, &str)] = &[
     ("TOPN.TOP24 k", "ERR *24*"),
     ("TOPN.TOP24 k LAST 1", "ERR *LAST*"),
     ("TOPN.TOP24 str", "WRONGTYPE *"),
-    ("TOPN.TOP24 k x", "ERR *N*"),
+    ("TOPN.TOP24 k x", "ERR count must be*"),
     // COUNT
     ("TOPN.COUNT", "ERR wrong number of arguments*"),
     ("TOPN.COUNT k", "ERR wrong number of arguments*"),

@@ -92,7 +92,9 @@ fn notifications_and_info_counters() {
     // INFO counters on this fresh server (exact).
     assert_eq!(recipes_info(c, "topn_create_calls"), 2); // CREATE a, failed CREATE a
     assert_eq!(recipes_info(c, "topn_incr_calls"), 7); // 3 + failed + 2 late + m3
-    assert_eq!(recipes_info(c, "topn_top_calls"), 3); // TOP, TOP24 (ok), TOP24 (err)
+    assert_eq!(recipes_info(c, "topn_top_calls"), 1);
+    assert_eq!(recipes_info(c, "topn_top24_calls"), 2); // ok, err
+    assert_eq!(recipes_info(c, "topn_late_events"), 2);
     assert_eq!(recipes_info(c, "topn_count_calls"), 1);
     assert_eq!(recipes_info(c, "topn_info_calls"), 1);
     assert_eq!(recipes_info(c, "topn_errors"), 3);
