@@ -131,10 +131,10 @@ def test_errors_in_pipelines_surface_as_response_errors(rec, rc):
     for recipes in (rec, Recipes(rc)):
         recipes.topn.create("t:{x}")
         pipe = recipes.pipeline(transaction=False)
-        pipe.topn.create("t:{x}")
+        pipe.topn.create("t:{x}", bucket=60)
         with pytest.raises(redis.ResponseError, match="exists"):
             pipe.execute()
-        pipe.topn.create("t:{x}")
+        pipe.topn.create("t:{x}", bucket=60)
         pipe.topn.count("t:{x}", "m")
         error, counts = pipe.execute(raise_on_error=False)
         assert isinstance(error, redis.ResponseError) and counts == [0]

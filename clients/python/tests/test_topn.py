@@ -50,8 +50,9 @@ def test_count_refuses_members_the_server_would_read_as_options(rec):
 
 def test_server_errors_unchanged(rec):
     rec.topn.create("t")
+    assert rec.topn.create("t")  # the same declaration again: fine
     with pytest.raises(redis.ResponseError, match="exists"):
-        rec.topn.create("t")
+        rec.topn.create("t", bucket=60)
     with pytest.raises(redis.ResponseError, match="LAST"):
         rec.topn.top("t", last=99)
     with pytest.raises(redis.ResponseError, match="no such key"):

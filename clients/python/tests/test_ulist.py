@@ -92,5 +92,35 @@ def test_server_errors_unchanged(rec):
     with pytest.raises(redis.ResponseError, match="no such list"):
         rec.ulist.add("missing", v=1)
     rec.ulist.create("l", value="v")
+    assert rec.ulist.create("l", value="v")  # the same declaration again: fine
     with pytest.raises(redis.ResponseError, match="exists"):
-        rec.ulist.create("l", value="v")
+        rec.ulist.create("l", value="w")
+
+
+def test_writers_survive_a_lost_key(rec, r):
+    """A key this client created comes back when it is lost: the write that
+    finds it gone creates it again from its declaration and tries once more."""
+    rec.ulist.create("sess", value="sid", expire=600)
+    rec.hcounter.create("views", partition="day", ttl=3600)
+    assert rec.ulist.add("sess", sid="a") is True
+    assert rec.hcounter.incr("views", day="d1") == 1
+    r.delete("sess", "views")
+    assert rec.ulist.add("sess", sid="a") is True
+    assert rec.hcounter.incr("views", day="d1") == 1
+    r.flushdb()
+    assert rec.hcounter.incrby("views", 5, day="d1") == 5
+    # Evicted: the same.
+    try:
+        r.config_set("maxmemory-policy", "allkeys-random")
+        r.config_set("maxmemory", 1)
+        with pytest.raises(redis.exceptions.OutOfMemoryError):
+            r.set("trigger", "x")
+    finally:
+        r.config_set("maxmemory", 0)
+        r.config_set("maxmemory-policy", "noeviction")
+    assert r.exists("sess", "views") == 0
+    assert rec.ulist.add("sess", sid="b") is True
+    assert rec.hcounter.incr("views", day="d2") == 1
+    # A key never declared through this client still answers the error.
+    with pytest.raises(redis.ResponseError, match="no such list"):
+        rec.ulist.add("other", sid="a")

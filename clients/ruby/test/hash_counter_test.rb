@@ -21,6 +21,30 @@ class HashCounterTest < CounterTest
     counter
   end
 
+  # A writer survives its key's loss (DEL, FLUSHDB, eviction): the write that
+  # finds the key gone creates it again from the counter's options.
+  def test_writers_survive_a_lost_key
+    counter = RedisCounters::HashCounter.new(redis, counter_name: :lost, group_keys: [:city])
+    counter.increment(city: 1)
+    redis.del('lost')
+    counter.increment(city: 1)
+    assert_rows [{ city: '1', value: 1 }], counter.data
+    redis.flushdb
+    counter.increment(city: 2)
+    assert_rows [{ city: '2', value: 1 }], counter.data
+    begin
+      redis.config(:set, 'maxmemory-policy', 'allkeys-random')
+      redis.config(:set, 'maxmemory', '1')
+      assert_raises(Redis::CommandError) { redis.set('trigger', 'x') }
+    ensure
+      redis.config(:set, 'maxmemory', '0')
+      redis.config(:set, 'maxmemory-policy', 'noeviction')
+    end
+    assert_equal 0, redis.exists('lost')
+    counter.increment(city: 3)
+    assert_rows [{ city: '3', value: 1 }], counter.data
+  end
+
   def test_pages_by_day
     counter = pages_by_day
     assert_rows [{ date: '2013-08-01' }, { date: '2013-08-02' }], counter.partitions

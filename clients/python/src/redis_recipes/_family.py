@@ -12,6 +12,7 @@ after the redirect on a cluster. A call made without the option (a plain
 
 from __future__ import annotations
 
+import inspect
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -24,6 +25,8 @@ from typing import (
     Sequence,
     Tuple,
 )
+
+import redis
 
 if TYPE_CHECKING:  # pragma: no cover
     from .client import Recipes
@@ -88,6 +91,51 @@ class Family:
 
         return parse
 
+    def _write(self, key: Any, parse: Optional[Parser], *args: Any) -> Any:
+        """A write to a declared key that survives the key's loss: when the
+        server answers "no such list/counter" (the key was deleted, evicted,
+        expired or flushed), the key is created again from the declaration
+        this client knows (CREATE is safe to repeat) and the write is tried
+        once more. Pipelines and MULTI send as they are (their replies come at
+        ``execute()``)."""
+        schema = self._schema(key)
+        client = self._recipes.client
+        if schema is None or schema.create is None or is_pipeline(client):
+            return self._send(parse, *args)
+        create = [schema.create[0], key, *schema.create[1:]]
+        if is_async(client):
+            return self._write_async(create, parse, args)
+        try:
+            return self._send(parse, *args)
+        except redis.exceptions.ResponseError as e:
+            if not is_lost_key(e):
+                raise
+            self._send(ok, *create)
+            return self._send(parse, *args)
+
+    async def _write_async(self, create: List[Any], parse: Optional[Parser], args: Any) -> Any:
+        try:
+            return await self._send(parse, *args)
+        except redis.exceptions.ResponseError as e:
+            if not is_lost_key(e):
+                raise
+            await self._send(ok, *create)
+            return await self._send(parse, *args)
+
+
+def is_lost_key(error: Exception) -> bool:
+    """The server's answer to a write on a ULIST or HCOUNTER key that is gone."""
+    return str(error).startswith(("no such list", "no such counter"))
+
+
+def is_pipeline(client: Any) -> bool:
+    """A pipeline (or MULTI) of either client: its calls are queued."""
+    return hasattr(client, "command_stack") or hasattr(client, "_command_stack")
+
+
+def is_async(client: Any) -> bool:
+    return inspect.iscoroutinefunction(client.execute_command)
+
 
 # ---------------------------------------------------------------- arguments
 
@@ -148,6 +196,9 @@ class Schema:
 
     def __init__(self, **groups: Sequence[str]) -> None:
         self.groups = groups
+        #: the CREATE command that declares the key again (its name, then
+        #: the arguments after the key), when the client knows all of it
+        self.create: Optional[List[Any]] = None
 
     def names(self, *groups: str) -> List[str]:
         out: List[str] = []

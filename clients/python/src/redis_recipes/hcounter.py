@@ -77,6 +77,7 @@ class HCounter(Family):
             names = schema.groups[word.lower()]
             if names:
                 args.extend((word, *names))
+        schema.create = [CREATE, *args[2:]]
         return self._send(self._created(key, schema), *args)
 
     def declare(
@@ -98,7 +99,7 @@ class HCounter(Family):
         self._check(INCR, key, names, required=_WRITE)
         args: List[Any] = [INCR, key]
         option(args, "AT", at)
-        return self._send(number, *args, *flat_pairs(names))
+        return self._write(key, number, *args, *flat_pairs(names))
 
     def incrby(
         self, key: Any, increment: Count, /, *, at: Optional[int] = None, **names: Any
@@ -107,7 +108,7 @@ class HCounter(Family):
         self._check(INCRBY, key, names, required=_WRITE)
         args: List[Any] = [INCRBY, key, increment]
         option(args, "AT", at)
-        return self._send(number, *args, *flat_pairs(names))
+        return self._write(key, number, *args, *flat_pairs(names))
 
     def get(self, key: Any, /, **names: Any) -> Count:
         """``HCOUNTER.GET``: one cell's count (0 if none)."""

@@ -44,7 +44,10 @@ class UList(Family):
     ) -> bool:
         """``ULIST.CREATE``: a value is the tuple of the ``value`` names, unique
         within its ``scope`` tuple, kept in its ``partition``; ``expire`` is the
-        default lifetime of a value in seconds. A key that exists is an error."""
+        default lifetime of a value in seconds. A key that exists with the same
+        declaration is fine (nothing changes); with another, an error. The
+        client remembers the declaration: an ``add`` that finds the key gone
+        (deleted, evicted, flushed) creates it again and tries once more."""
         schema = self._schema_of(value, scope, partition)
         args: List[Any] = [CREATE, key]
         for word, group in (("VALUE", "value"), ("SCOPE", "scope"), ("PARTITION", "partition")):
@@ -52,6 +55,7 @@ class UList(Family):
                 args.append(word)
                 args.extend(schema.groups[group])
         option(args, "EXPIRE", expire)
+        schema.create = [CREATE, *args[2:]]
         return self._send(self._created(key, schema), *args)
 
     def declare(
@@ -89,7 +93,7 @@ class UList(Family):
             args.append("NEVER")
         option(args, "PXAT", pxat)
         option(args, "AT", at)
-        return self._send(boolean, *args, *flat_pairs(names))
+        return self._write(key, boolean, *args, *flat_pairs(names))
 
     def has(self, key: Any, /, **names: Any) -> bool:
         """``ULIST.HAS``: whether the value (its value and scope names) is live
