@@ -238,7 +238,10 @@ fn command_docs_lists_the_arguments() {
     );
     assert_eq!(top[1]["flags"], json!(["optional"]));
     let add = &docs["ulist.add"]["arguments"];
-    assert_eq!(names(add), ["list", "expiration", "AT time", "pair"]);
+    assert_eq!(
+        names(add),
+        ["list", "expiration", "REFRESH refresh", "AT time", "pair"]
+    );
     assert_eq!(
         names(&add[1]["arguments"]),
         [
@@ -247,8 +250,8 @@ fn command_docs_lists_the_arguments() {
             "PXAT unix-time-milliseconds"
         ]
     );
-    assert_eq!(add[3]["flags"], json!(["multiple"]));
-    assert_eq!(names(&add[3]["arguments"]), ["name", "value"]);
+    assert_eq!(add[4]["flags"], json!(["multiple"]));
+    assert_eq!(names(&add[4]["arguments"]), ["name", "value"]);
     for internal in [
         "ULIST.RECLAIM",
         "HCOUNTER.SET",

@@ -19,6 +19,7 @@ pub const KEYWORDS: &[(&str, &str)] = &[
     ("OFFSET", "TL.RANGE"),
     ("PARTITION", "HCOUNTER.CREATE, ULIST.CREATE"),
     ("PXAT", "RV.ADD, TL.PUSH, ULIST.ADD"),
+    ("REFRESH", "ULIST.ADD"),
     ("SCOPE", "HCOUNTER.CREATE, ULIST.CREATE"),
     ("SINCE", "RV.GET"),
     ("SLACK", "TL.PUSH"),

@@ -11,11 +11,12 @@ use crate::tuples::schema::{Pairs, Role, Schema};
 use smallvec::SmallVec;
 
 pub(super) const CREATE_OPTIONS: [OptionSpec; 1] = [("EXPIRE", Takes::Value)];
-pub(super) const ADD_OPTIONS: [OptionSpec; 4] = [
+pub(super) const ADD_OPTIONS: [OptionSpec; 5] = [
     ("AT", Takes::Value),
     ("EXPIRE", Takes::Value),
     ("NEVER", Takes::Nothing),
     ("PXAT", Takes::Value),
+    ("REFRESH", Takes::Nothing),
 ];
 
 /// The names a filter of DATA, PARTITIONS and DEL may fix, in row order.
@@ -106,12 +107,13 @@ impl Expiry {
     }
 }
 
-/// `ULIST.ADD list [EXPIRE s | NEVER | PXAT ms] [AT ms] name value ...` ->
+/// `ULIST.ADD list [EXPIRE s | NEVER | PXAT ms] [REFRESH] [AT ms] name value ...` ->
 /// 1 if the value is new within its scope, else 0.
 ///
 /// With AT the call is deterministic and replicated verbatim; without, as
 /// the same call with `AT <server time>` added. A value that was already
-/// there changes nothing and replicates nothing.
+/// there changes nothing and replicates nothing, unless REFRESH gives it
+/// this add's expiry (sliding expiry: the reply is still 0).
 pub fn add(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let name = args.raw(1);
     let mut key = open(ctx, args, true);
@@ -121,7 +123,8 @@ pub fn add(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     list.prefetch_for_add();
     list.set_compact_max(COMPACT_MAX.count());
     let schema = list.schema();
-    let (pairs, [at, expire, never, pxat]) = Pairs::parse(schema, &args.bytes[2..], &ADD_OPTIONS)?;
+    let (pairs, [at, expire, never, pxat, refresh]) =
+        Pairs::parse(schema, &args.bytes[2..], &ADD_OPTIONS)?;
     pairs.check(schema, &[Role::Value, Role::Scope, Role::Partition], &[])?;
     let given_at = opt_int_in("AT", at, 0, MAX_TIME_MS)?;
     ctx.check_at(given_at)?;
@@ -138,7 +141,10 @@ pub fn add(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let of = |role| pairs.values_of(schema, role);
     let keys = ValueKeys::new(of(Role::Scope), of(Role::Partition), of(Role::Value));
     let new = list.add(&keys, at, expire_at);
-    if new {
+    // REFRESH: a live value takes this add's expiry (sliding expiry); the
+    // reply still says it was not new.
+    let refreshed = !new && refresh.is_some() && list.refresh(&keys, at, expire_at);
+    if new || refreshed {
         ctx.notify(Class::Module, c"ulist.add", name);
         if expire_at != NEVER {
             reclaim::schedule(ctx, name, expire_at);

@@ -373,6 +373,37 @@ impl Compact {
         Ok(true)
     }
 
+    /// As [`super::hashed::Hashed::refresh`]; `NotCompact` (nothing changed)
+    /// for an expiry the layout cannot hold.
+    pub fn refresh(
+        &mut self,
+        keys: &ValueKeys,
+        at: i64,
+        expire_at: i64,
+    ) -> Result<bool, NotCompact> {
+        let Some(packed) = pack_tuple(&keys.value) else {
+            return Ok(false);
+        };
+        let Some(e) = self.find(keys.scope(), &packed, hash(&packed)) else {
+            return Ok(false);
+        };
+        if e.expire_at <= at || e.expire_at == expire_at {
+            return Ok(false);
+        }
+        if expire_at <= 0 {
+            return Err(NotCompact);
+        }
+        // Out, and in again at its own place with the new expiry.
+        let place = self.places[e.place].clone();
+        self.remove(&[e.at]);
+        let again = ValueKeys {
+            place: SmallVec::from_slice(&place.key),
+            scope_len: place.scope_len as usize,
+            value: keys.value.clone(),
+        };
+        self.add(&again, at, expire_at).map(|_| true)
+    }
+
     pub fn has(&self, keys: &ValueKeys, now: i64) -> bool {
         pack_tuple(&keys.value)
             .and_then(|packed| self.find(keys.scope(), &packed, hash(&packed)))

@@ -25,7 +25,7 @@ pub const CREATE: &[Arg] = &[
 ];
 
 /// `ULIST.ADD list [EXPIRE seconds | NEVER | PXAT unix-time-milliseconds]
-/// [AT time] name value [name value ...]`
+/// [REFRESH] [AT time] name value [name value ...]`
 pub const ADD: &[Arg] = &[
     key("list"),
     one_of(
@@ -37,6 +37,9 @@ pub const ADD: &[Arg] = &[
         ],
     )
     .optional(),
+    pure_token("refresh", "REFRESH")
+        .optional()
+        .summary("a live value takes this add's expiry (sliding expiry)"),
     AT,
     PAIRS.summary("every VALUE, SCOPE and PARTITION name with its value"),
 ];

@@ -206,6 +206,25 @@ impl Hashed {
         true
     }
 
+    /// Gives a value live at `at` the expiry `expire_at` (sliding expiry);
+    /// true if its expiry changed. Its partition stays.
+    pub fn refresh(&mut self, keys: &ValueKeys, at: i64, expire_at: i64) -> bool {
+        let hash = self.hasher.hash_one(keys.value.as_slice());
+        let Some(n) = self.find_hashed(keys.scope(), &keys.value, hash) else {
+            return false;
+        };
+        let record = self.records.get(n);
+        if record.expire_at <= at || record.expire_at == expire_at {
+            return false;
+        }
+        let Some(place) = self.partition_keys.get(record.partition).cloned() else {
+            return false;
+        };
+        self.forget(n);
+        self.insert(keys.scope(), &place, keys.value.clone(), hash, expire_at);
+        true
+    }
+
     /// Stores a value (hashed `hash`) known to be absent from its scope.
     fn insert(
         &mut self,

@@ -199,6 +199,22 @@ impl UList {
         self.next_due().is_some()
     }
 
+    /// Gives a value live at `at` the absolute expiry `expire_at` (`NEVER`
+    /// for none): sliding expiry. True if its expiry changed; its partition
+    /// stays.
+    pub fn refresh(&mut self, keys: &ValueKeys, at: i64, expire_at: i64) -> bool {
+        if let Layout::Compact(c) = &mut self.layout {
+            match c.refresh(keys, at, expire_at) {
+                Ok(changed) => return changed,
+                Err(NotCompact) => self.make_hashed(),
+            }
+        }
+        match &mut self.layout {
+            Layout::Hashed(h) => h.refresh(keys, at, expire_at),
+            Layout::Compact(_) => false,
+        }
+    }
+
     /// Adds a value at `at` with its absolute expiry (`NEVER` for none).
     /// True if the value is new within its scope at `at`: absent, or present
     /// but expired by then. A live value is left as it is (its expiry and

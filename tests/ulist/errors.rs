@@ -159,8 +159,8 @@ fn info_describes_the_list() {
         other => panic!("{other:?}"),
     };
     let field = |name: &str| {
-        let i = info.iter().position(|v| text(v) == name).unwrap();
-        info[i + 1].clone()
+        let i = info.chunks(2).position(|p| text(&p[0]) == name).unwrap();
+        info[2 * i + 1].clone()
     };
     let Value::Array(decl) = field("declaration") else {
         panic!("{info:?}")

@@ -84,3 +84,46 @@ fn keys_are_declared() {
         ],
     );
 }
+
+/// Sliding expiry: `REFRESH` gives a live value the add's expiry, later or
+/// earlier (the reply still 0); without it a re-add leaves the expiry. In the
+/// compact and the hashed layouts; a replica follows.
+#[test]
+fn refresh_slides_a_live_values_expiry() {
+    let master = Server::start();
+    let replica = Server::start_replica_of(&master);
+    let c = &mut master.conn();
+    for compact_max in ["512", "0"] {
+        let _: () = q(
+            c,
+            &["CONFIG", "SET", "recipes.ulist-compact-max", compact_max],
+        );
+        let key = format!("sess{compact_max}");
+        q_ok(c, &["ULIST.CREATE", &key, "VALUE", "sid"]);
+        let at = |ms_ago: i64| (now_ms() - ms_ago).to_string();
+        let add = |c: &mut redis::Connection, ago: i64, expire: &str, refresh: bool| {
+            let mut args = vec!["ULIST.ADD".to_string(), key.clone(), "AT".into(), at(ago)];
+            args.extend(["EXPIRE".into(), expire.into()]);
+            if refresh {
+                args.push("REFRESH".into());
+            }
+            args.extend(["sid".into(), "s1".into()]);
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            q::<i64>(c, &args)
+        };
+        let has = |c: &mut redis::Connection| q::<i64>(c, &["ULIST.HAS", &key, "sid", "s1"]);
+        // Live for one more second.
+        assert_eq!(add(c, 9_000, "10", false), 1);
+        // A re-add without REFRESH leaves it; with it, 600 s from its AT.
+        assert_eq!(add(c, 8_000, "1", false), 0);
+        assert_eq!(has(c), 1, "a re-add without REFRESH shortened it");
+        assert_eq!(add(c, 8_000, "600", true), 0);
+        assert_eq!(has(c), 1);
+        // Sliding back: expires 1 s after its AT, 7 s ago.
+        assert_eq!(add(c, 8_000, "1", true), 0);
+        assert_eq!(has(c), 0, "REFRESH to an earlier expiry");
+        assert_eq!(add(c, 100, "600", false), 1, "expired, so new again");
+    }
+    wait_for_sync(&master, &replica);
+    assert_same_data(c, &mut replica.conn());
+}

@@ -124,3 +124,12 @@ def test_writers_survive_a_lost_key(rec, r):
     # A key never declared through this client still answers the error.
     with pytest.raises(redis.ResponseError, match="no such list"):
         rec.ulist.add("other", sid="a")
+
+
+def test_refresh_slides_the_expiry(rec):
+    rec.ulist.create("slide", value="sid")
+    now = int(time.time() * 1000)
+    assert rec.ulist.add("slide", expire=10, at=now - 9_000, sid="a") is True
+    assert rec.ulist.add("slide", expire=600, refresh=True, at=now - 8_000, sid="a") is False
+    assert rec.ulist.add("slide", expire=1, refresh=True, at=now - 8_000, sid="a") is False
+    assert rec.ulist.has("slide", sid="a") is False

@@ -24,7 +24,7 @@ DATA = "ULIST.DATA"
 PARTITIONS = "ULIST.PARTITIONS"
 DEL = "ULIST.DEL"
 
-KEYWORDS = ("VALUE", "SCOPE", "PARTITION", "EXPIRE", "NEVER", "AT", "PXAT")
+KEYWORDS = ("VALUE", "SCOPE", "PARTITION", "EXPIRE", "NEVER", "AT", "PXAT", "REFRESH")
 
 Names = Union[str, Sequence[str]]
 
@@ -78,13 +78,15 @@ class UList(Family):
         expire: Optional[int] = None,
         never: bool = False,
         pxat: Optional[int] = None,
+        refresh: bool = False,
         at: Optional[int] = None,
         **names: Any,
     ) -> bool:
         """``ULIST.ADD``: True if the value is new within its scope. ``names``
         gives every value, scope and partition name its value; ``expire``
         (seconds), ``never`` or ``pxat`` (absolute ms) override the list's
-        default expiry."""
+        default expiry; ``refresh`` gives a live value this add's expiry
+        (sliding expiry; the answer is still False)."""
         exclusive(expire=expire, never=never, pxat=pxat)
         self._check(ADD, key, names, required=("value", "scope", "partition"))
         args: List[Any] = [ADD, key]
@@ -92,6 +94,8 @@ class UList(Family):
         if never:
             args.append("NEVER")
         option(args, "PXAT", pxat)
+        if refresh:
+            args.append("REFRESH")
         option(args, "AT", at)
         return self._write(key, boolean, *args, *flat_pairs(names))
 
