@@ -15,6 +15,7 @@ pub const FAMILY: Family = Family {
         "HCOUNTER.INCRBY",
         "HCOUNTER.GET",
         "HCOUNTER.DATA",
+        "HCOUNTER.INFO",
         "HCOUNTER.PARTITIONS",
         "HCOUNTER.DEL",
         "HCOUNTER.SET",
