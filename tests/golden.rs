@@ -121,6 +121,7 @@ fn topn_check(c: &mut Connection, key: &str) {
         BTreeMap::from([
             ("bucket", 3600),
             ("window", 24),
+            ("align", 0),
             ("members", 5),
             ("buckets", 3)
         ])
@@ -162,7 +163,7 @@ fn topn_check(c: &mut Connection, key: &str) {
         [2, 4, 0, -4, 0, 0]
     );
     let v: Vec<Value> = q(c, &["TOPN.INFO", key]);
-    assert_eq!(pairs(v).len(), 5, "TOPN.INFO fields");
+    assert_eq!(pairs(v).len(), 6, "TOPN.INFO fields");
     // The clock came along: B-22 h is out of the window, B-21 h is in.
     assert_eq!(
         q::<i64>(c, &["TOPN.INCR", key, "eve", "AT", &at(-22 * HOUR_MS)]),

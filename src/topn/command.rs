@@ -1,9 +1,13 @@
 //! TOPN command handlers.
 
-use super::parse::{buckets_in_24h, count_args, create_options, incr_options, top_options};
+use super::parse::{
+    align_within, buckets_in_24h, count_args, create_options, incr_options, top_options,
+};
 use super::value::{TopnValue, TOPN_TYPE};
 use super::window::{Overflow, TopN};
-use super::{AGED_BUCKETS, BUCKET, BY, DEFAULT_BUCKET, DEFAULT_WINDOW, EXPIRED_BUCKETS, WINDOW};
+use super::{
+    AGED_BUCKETS, ALIGN, BUCKET, BY, DEFAULT_BUCKET, DEFAULT_WINDOW, EXPIRED_BUCKETS, WINDOW,
+};
 use crate::args::CmdError;
 use crate::server::command::Args;
 use crate::server::{reclaim, Arg, Class, Ctx, Key, RStr, AT};
@@ -13,37 +17,38 @@ fn open(ctx: Ctx, args: &Args, write: bool) -> Key {
 }
 
 /// Replicates the creation of `name` with its shape spelled out, so replicas
-/// do not depend on their own default configs.
-fn replicate_create(ctx: Ctx, name: RStr, bucket_s: i64, window: i64) {
-    ctx.replicate(
-        c"TOPN.CREATE",
-        &[
-            Arg::Str(name),
-            BUCKET.arg(),
-            Arg::Int(bucket_s),
-            WINDOW.arg(),
-            Arg::Int(window),
-        ],
-    );
+/// do not depend on their own default configs. ALIGN is named only when not 0,
+/// so a key without it replicates as before ALIGN existed.
+fn replicate_create(ctx: Ctx, name: RStr, core: &TopN) {
+    let shape = [
+        Arg::Str(name),
+        BUCKET.arg(),
+        Arg::Int(core.bucket_ms() / 1000),
+        WINDOW.arg(),
+        Arg::Int(core.window() as i64),
+        ALIGN.arg(),
+        Arg::Int(core.align_ms() / 1000),
+    ];
+    let n = if core.align_ms() == 0 { 5 } else { 7 };
+    ctx.replicate(c"TOPN.CREATE", &shape[..n]);
 }
 
-/// `TOPN.CREATE key [BUCKET s] [WINDOW buckets]` -> OK; an error if the key
-/// exists. Deterministic once defaults are filled in, so replicated with them.
+/// `TOPN.CREATE key [BUCKET s] [WINDOW buckets] [ALIGN s]` -> OK; an error if
+/// the key exists. Deterministic once defaults are filled in, so replicated with them.
 pub fn create(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
-    let (bucket_s, window) = create_options(&args.bytes[2..])?;
+    let (bucket_s, window, align_s) = create_options(&args.bytes[2..])?;
+    let bucket_s = bucket_s.unwrap_or_else(|| DEFAULT_BUCKET.get());
+    let align_s = align_within(align_s, bucket_s)?;
     let key = open(ctx, args, true);
     if key.value::<TopnValue>(&TOPN_TYPE)?.is_some() {
         return Err(CmdError::invalid("key already exists"));
     }
-    let bucket_s = bucket_s.unwrap_or_else(|| DEFAULT_BUCKET.get());
     let window = window.unwrap_or_else(|| DEFAULT_WINDOW.get());
-    key.set_value(
-        &TOPN_TYPE,
-        TopnValue::new(TopN::new(bucket_s * 1000, window as u32)),
-    );
+    let core = TopN::new(bucket_s * 1000, window as u32).with_align(align_s * 1000);
     let name = args.raw(1);
+    replicate_create(ctx, name, &core);
+    key.set_value(&TOPN_TYPE, TopnValue::new(core));
     ctx.notify(Class::Module, c"topn.create", name);
-    replicate_create(ctx, name, bucket_s, window);
     ctx.reply_ok();
     Ok(())
 }
@@ -76,7 +81,14 @@ pub fn incr(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
         Some(value) => {
             let core = value.get();
             if core.is_older_than_window(at)
-                || (!replaying && TopN::outside_window_at(core.bucket_ms(), core.window(), at, now))
+                || (!replaying
+                    && TopN::outside_window_at(
+                        core.bucket_ms(),
+                        core.align_ms(),
+                        core.window(),
+                        at,
+                        now,
+                    ))
             {
                 ctx.reply_int(core.count_at_clock(member));
                 return Ok(());
@@ -85,7 +97,7 @@ pub fn incr(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
         }
         None => {
             let (bucket_s, window) = (DEFAULT_BUCKET.get(), DEFAULT_WINDOW.get());
-            if !replaying && TopN::outside_window_at(bucket_s * 1000, window as u32, at, now) {
+            if !replaying && TopN::outside_window_at(bucket_s * 1000, 0, window as u32, at, now) {
                 ctx.reply_int(0);
                 return Ok(());
             }
@@ -130,8 +142,7 @@ pub fn incr(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     EXPIRED_BUCKETS.add(done.retired as i64);
     AGED_BUCKETS.add(done.aged as i64);
     if created {
-        let core = value.get();
-        replicate_create(ctx, name, core.bucket_ms() / 1000, core.window() as i64);
+        replicate_create(ctx, name, value.get());
     }
     if let Some(expire_at) = done.expire_at {
         key.set_expire_at(expire_at);
@@ -279,16 +290,17 @@ pub fn count(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     Ok(())
 }
 
-/// `TOPN.INFO key` -> map: bucket (s), window, members, buckets in use, memory.
+/// `TOPN.INFO key` -> map: bucket (s), window, align (s), members, buckets in use, memory.
 pub fn info(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let key = open(ctx, args, false);
     let value = key
         .value::<TopnValue>(&TOPN_TYPE)?
         .ok_or_else(|| CmdError::invalid("no such key"))?;
     let core = value.get();
-    let fields: [(&[u8], i64); 5] = [
+    let fields: [(&[u8], i64); 6] = [
         (b"bucket", core.bucket_ms() / 1000),
         (b"window", core.window() as i64),
+        (b"align", core.align_ms() / 1000),
         (b"members", core.members() as i64),
         (b"buckets", core.buckets_in_use() as i64),
         (b"memory", core.mem_usage() as i64),
