@@ -10,7 +10,7 @@
 //!
 //! Also here: `redis.conf.example` shows every config at its default.
 mod common;
-use common::families::topn::{count, info, pairs, rows, top, top_ws, HOUR_MS};
+use common::families::topn::{count, incr, info, pairs, rows, top, top_last, top_ws, HOUR_MS};
 use common::*;
 
 use redis::{Connection, Value};
@@ -41,6 +41,15 @@ const GOLDEN: &[Golden] = &[
         expire_at: TOPN_B + 26 * HOUR_MS,
         make: topn_make,
         check: topn_check,
+    },
+    // A key with ALIGN: module encver 1, TopN's own version byte 2.
+    Golden {
+        type_name: "recipesTN",
+        version: 1,
+        file: "topn-align.hex",
+        expire_at: TOPN_ALIGNED_START + 7 * DAY_MS,
+        make: topn_align_make,
+        check: topn_align_check,
     },
     Golden {
         type_name: "recipesUL",
@@ -105,6 +114,59 @@ fn topn_make(c: &mut Connection, key: &str) {
     }
 }
 
+const DAY_MS: i64 = 24 * HOUR_MS;
+/// The start of the ALIGN 79200 (22:00 UTC) daily bucket holding TOPN_B.
+const TOPN_ALIGNED_START: i64 = TOPN_B - 2 * HOUR_MS;
+
+fn topn_align_make(c: &mut Connection, key: &str) {
+    q_ok(
+        c,
+        &[
+            "TOPN.CREATE",
+            key,
+            "BUCKET",
+            "86400",
+            "WINDOW",
+            "7",
+            "ALIGN",
+            "79200",
+        ],
+    );
+    let start = TOPN_ALIGNED_START;
+    for (member, by, at) in [
+        ("a", 2, start - 1),
+        ("b", 3, start),
+        ("c", 5, start + DAY_MS - 1),
+    ] {
+        incr(c, key, member, by, at);
+    }
+}
+
+fn topn_align_check(c: &mut Connection, key: &str) {
+    let start = TOPN_ALIGNED_START;
+    assert_eq!(pexpiretime(c, key), start + 7 * DAY_MS);
+    let i = info(c, key);
+    assert_eq!(
+        (
+            i["bucket"],
+            i["window"],
+            i["align"],
+            i["members"],
+            i["buckets"]
+        ),
+        (86400, 7, 79200, 3, 2)
+    );
+    assert_eq!(
+        top_last(c, key, 10, Some(start), 1),
+        rows(&[("c", 5), ("b", 3)])
+    );
+    assert_eq!(top_last(c, key, 10, Some(start - 1), 1), rows(&[("a", 2)]));
+    assert_eq!(
+        top(c, key, 10, TOPN_B),
+        rows(&[("c", 5), ("b", 3), ("a", 2)])
+    );
+}
+
 fn topn_check(c: &mut Connection, key: &str) {
     assert_eq!(q::<String>(c, &["TYPE", key]), "recipesTN");
     // A whole window after the newest bucket (B + 2 h).
@@ -121,6 +183,7 @@ fn topn_check(c: &mut Connection, key: &str) {
         BTreeMap::from([
             ("bucket", 3600),
             ("window", 24),
+            ("align", 0),
             ("members", 5),
             ("buckets", 3)
         ])
@@ -162,7 +225,7 @@ fn topn_check(c: &mut Connection, key: &str) {
         [2, 4, 0, -4, 0, 0]
     );
     let v: Vec<Value> = q(c, &["TOPN.INFO", key]);
-    assert_eq!(pairs(v).len(), 5, "TOPN.INFO fields");
+    assert_eq!(pairs(v).len(), 6, "TOPN.INFO fields");
     // The clock came along: B-22 h is out of the window, B-21 h is in.
     assert_eq!(
         q::<i64>(c, &["TOPN.INCR", key, "eve", "AT", &at(-22 * HOUR_MS)]),

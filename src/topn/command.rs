@@ -1,10 +1,13 @@
 //! TOPN command handlers.
 
-use super::parse::{buckets_in_24h, count_args, create_options, incr_options, top_options};
+use super::parse::{
+    align_within, buckets_in_24h, count_args, create_options, incr_options, top_options,
+};
 use super::value::{TopnValue, TOPN_TYPE};
 use super::window::{Overflow, TopN};
 use super::{
-    AGED_BUCKETS, BUCKET, BY, DEFAULT_BUCKET, DEFAULT_WINDOW, EXPIRED_BUCKETS, LATE_EVENTS, WINDOW,
+    AGED_BUCKETS, ALIGN, BUCKET, BY, DEFAULT_BUCKET, DEFAULT_WINDOW, EXPIRED_BUCKETS, LATE_EVENTS,
+    WINDOW,
 };
 use crate::args::CmdError;
 use crate::server::command::Args;
@@ -15,48 +18,54 @@ fn open(ctx: Ctx, args: &Args, write: bool) -> Key {
 }
 
 /// Replicates the creation of `name` with its shape spelled out, so replicas
-/// do not depend on their own default configs.
-fn replicate_create(ctx: Ctx, name: RStr, bucket_s: i64, window: i64) {
-    ctx.replicate(
-        c"TOPN.CREATE",
-        &[
-            Arg::Str(name),
-            BUCKET.arg(),
-            Arg::Int(bucket_s),
-            WINDOW.arg(),
-            Arg::Int(window),
-        ],
-    );
+/// do not depend on their own default configs. ALIGN is named only when not 0,
+/// so a key without it replicates as before ALIGN existed.
+fn replicate_create(ctx: Ctx, name: RStr, core: &TopN) {
+    let shape = [
+        Arg::Str(name),
+        BUCKET.arg(),
+        Arg::Int(core.bucket_ms() / 1000),
+        WINDOW.arg(),
+        Arg::Int(core.window() as i64),
+        ALIGN.arg(),
+        Arg::Int(core.align_ms() / 1000),
+    ];
+    let n = if core.align_ms() == 0 { 5 } else { 7 };
+    ctx.replicate(c"TOPN.CREATE", &shape[..n]);
 }
 
-/// `TOPN.CREATE key [BUCKET s] [WINDOW buckets]` -> OK, also when the key
-/// exists with the same shape (then nothing changes); an error naming the
-/// difference when it exists with another. Deterministic once defaults are
+/// `TOPN.CREATE key [BUCKET s] [WINDOW buckets] [ALIGN s]` -> OK, also when
+/// the key exists with the same shape (then nothing changes); an error naming
+/// the difference when it exists with another. Deterministic once defaults are
 /// filled in, so replicated with them (not when nothing changed).
 pub fn create(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
-    let (bucket_s, window) = create_options(&args.bytes[2..])?;
+    let (bucket_s, window, align_s) = create_options(&args.bytes[2..])?;
     let bucket_s = bucket_s.unwrap_or_else(|| DEFAULT_BUCKET.get());
+    let align_s = align_within(align_s, bucket_s)?;
     let window = window.unwrap_or_else(|| DEFAULT_WINDOW.get());
     let mut key = open(ctx, args, true);
     if let Some(value) = key.value::<TopnValue>(&TOPN_TYPE)? {
         let core = value.get();
-        let (has_bucket, has_window) = (core.bucket_ms() / 1000, i64::from(core.window()));
-        if (has_bucket, has_window) != (bucket_s, window) {
+        let has = (
+            core.bucket_ms() / 1000,
+            i64::from(core.window()),
+            core.align_ms() / 1000,
+        );
+        if has != (bucket_s, window, align_s) {
             return Err(CmdError::invalid(format!(
-                "the key exists with another shape: BUCKET {has_bucket} WINDOW {has_window} \
-                 (asked: BUCKET {bucket_s} WINDOW {window})"
+                "the key exists with another shape: BUCKET {} WINDOW {} ALIGN {} \
+                 (asked: BUCKET {bucket_s} WINDOW {window} ALIGN {align_s})",
+                has.0, has.1, has.2
             )));
         }
         ctx.reply_ok();
         return Ok(());
     }
-    key.set_value(
-        &TOPN_TYPE,
-        TopnValue::new(TopN::new(bucket_s * 1000, window as u32)),
-    );
+    let core = TopN::new(bucket_s * 1000, window as u32).with_align(align_s * 1000);
     let name = args.raw(1);
+    replicate_create(ctx, name, &core);
+    key.set_value(&TOPN_TYPE, TopnValue::new(core));
     ctx.notify(Class::Module, c"topn.create", name);
-    replicate_create(ctx, name, bucket_s, window);
     ctx.reply_ok();
     Ok(())
 }
@@ -90,7 +99,14 @@ pub fn incr(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
         Some(value) => {
             let core = value.get();
             if core.is_older_than_window(at)
-                || (!replaying && TopN::outside_window_at(core.bucket_ms(), core.window(), at, now))
+                || (!replaying
+                    && TopN::outside_window_at(
+                        core.bucket_ms(),
+                        core.align_ms(),
+                        core.window(),
+                        at,
+                        now,
+                    ))
             {
                 LATE_EVENTS.add(1);
                 ctx.reply_int(core.count_at_clock(member));
@@ -100,7 +116,7 @@ pub fn incr(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
         }
         None => {
             let (bucket_s, window) = (DEFAULT_BUCKET.get(), DEFAULT_WINDOW.get());
-            if !replaying && TopN::outside_window_at(bucket_s * 1000, window as u32, at, now) {
+            if !replaying && TopN::outside_window_at(bucket_s * 1000, 0, window as u32, at, now) {
                 LATE_EVENTS.add(1);
                 ctx.reply_int(0);
                 return Ok(());
@@ -146,8 +162,7 @@ pub fn incr(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     EXPIRED_BUCKETS.add(done.retired as i64);
     AGED_BUCKETS.add(done.aged as i64);
     if created {
-        let core = value.get();
-        replicate_create(ctx, name, core.bucket_ms() / 1000, core.window() as i64);
+        replicate_create(ctx, name, value.get());
     }
     ctx.notify(Class::Module, c"topn.incr", name);
     if let Some(expire_at) = done.expire_at.filter(|&at| key.expire_at() != Some(at)) {
@@ -298,16 +313,17 @@ pub fn count(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     Ok(())
 }
 
-/// `TOPN.INFO key` -> map: bucket (s), window, members, buckets in use, memory.
+/// `TOPN.INFO key` -> map: bucket (s), window, align (s), members, buckets in use, memory.
 pub fn info(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let key = open(ctx, args, false);
     let value = key
         .value::<TopnValue>(&TOPN_TYPE)?
         .ok_or_else(|| CmdError::invalid("no such key"))?;
     let core = value.get();
-    let fields: [(&[u8], i64); 5] = [
+    let fields: [(&[u8], i64); 6] = [
         (b"bucket", core.bucket_ms() / 1000),
         (b"window", core.window() as i64),
+        (b"align", core.align_ms() / 1000),
         (b"members", core.members() as i64),
         (b"buckets", core.buckets_in_use() as i64),
         (b"memory", core.mem_usage() as i64),

@@ -4,7 +4,7 @@
 
 use crate::docs::{integer, key, pure_token, string, Arg, AT};
 
-/// `TOPN.CREATE key [BUCKET seconds] [WINDOW buckets]`
+/// `TOPN.CREATE key [BUCKET seconds] [WINDOW buckets] [ALIGN seconds]`
 pub const CREATE: &[Arg] = &[
     key("key"),
     integer("seconds")
@@ -15,6 +15,9 @@ pub const CREATE: &[Arg] = &[
         .token("WINDOW")
         .optional()
         .summary("buckets in the window (default recipes.topn-default-window)"),
+    integer("offset").token("ALIGN").optional().summary(
+        "bucket boundaries this many seconds after the epoch's multiples of BUCKET (default 0)",
+    ),
 ];
 
 /// `TOPN.INCR key member [BY increment] [AT time]`

@@ -9,7 +9,7 @@
 //! every server (`server::reclaim` upkeep), so reads stay cheap also on a key
 //! that no longer receives writes, on masters and replicas alike.
 //!
-//! - `TOPN.CREATE key [BUCKET s] [WINDOW buckets]`
+//! - `TOPN.CREATE key [BUCKET s] [WINDOW buckets] [ALIGN s]`
 //! - `TOPN.INCR key member [BY n] [AT ms]`
 //! - `TOPN.TOP key [N] [AT ms] [LAST k] [WITHCOUNTS]`, `TOPN.TOP24 ...` (trailing 24 h)
 //! - `TOPN.COUNT key member [member ...] [AT ms] [LAST k]`, `TOPN.INFO key`
@@ -191,3 +191,4 @@ static DEFAULT_WINDOW: Config = Config::new(c"topn-default-window", 24, 1, MAX_W
 static BY: Word = Word::new(c"BY");
 static BUCKET: Word = Word::new(c"BUCKET");
 static WINDOW: Word = Word::new(c"WINDOW");
+static ALIGN: Word = Word::new(c"ALIGN");

@@ -7,16 +7,35 @@ pub const MAX_BUCKET_S: i64 = 31_536_000;
 /// Window length limit, in buckets.
 pub const MAX_WINDOW: i64 = 100_000;
 
-/// `TOPN.CREATE key [BUCKET s] [WINDOW buckets]`: (bucket s, window), `None` = default.
-pub fn create_options(tokens: &[&[u8]]) -> Result<(Option<i64>, Option<i64>), CmdError> {
-    let [bucket, window] = parse_options(
+/// What `create_options` finds: (BUCKET s, WINDOW, ALIGN s), `None` = default.
+pub type CreateOptions = (Option<i64>, Option<i64>, Option<i64>);
+
+/// `TOPN.CREATE key [BUCKET s] [WINDOW buckets] [ALIGN s]`. ALIGN is checked against the
+/// bucket by `align_within`.
+pub fn create_options(tokens: &[&[u8]]) -> Result<CreateOptions, CmdError> {
+    let [bucket, window, align] = parse_options(
         tokens,
-        &[("BUCKET", Takes::Value), ("WINDOW", Takes::Value)],
+        &[
+            ("BUCKET", Takes::Value),
+            ("WINDOW", Takes::Value),
+            ("ALIGN", Takes::Value),
+        ],
     )?;
     Ok((
         opt_int_in("BUCKET", bucket, 1, MAX_BUCKET_S)?,
         opt_int_in("WINDOW", window, 1, MAX_WINDOW)?,
+        opt_int_in("ALIGN", align, 0, MAX_BUCKET_S - 1)?,
     ))
+}
+
+/// ALIGN (seconds, default 0) once the bucket width is known: `0 <= ALIGN < BUCKET`.
+pub fn align_within(align_s: Option<i64>, bucket_s: i64) -> Result<i64, CmdError> {
+    match align_s.unwrap_or(0) {
+        a if a < bucket_s => Ok(a),
+        a => Err(CmdError::invalid(format!(
+            "ALIGN must be less than BUCKET ({bucket_s} s), got {a}"
+        ))),
+    }
 }
 
 /// `TOPN.INCR key member [BY n] [AT ms]`: (by, at).
@@ -227,8 +246,20 @@ mod tests {
     fn create_and_incr_options() {
         assert_eq!(
             create_options(&toks(&["WINDOW", "6", "BUCKET", "60"])).unwrap(),
-            (Some(60), Some(6))
+            (Some(60), Some(6), None)
         );
+        assert_eq!(
+            create_options(&toks(&["ALIGN", "3600", "BUCKET", "86400"])).unwrap(),
+            (Some(86400), None, Some(3600))
+        );
+        for bad in [&["ALIGN", "-1"][..], &["ALIGN", "x"], &["ALIGN"]] {
+            let err = create_options(&toks(bad)).unwrap_err().to_string();
+            assert!(err.contains("ALIGN"), "{bad:?}: {err}");
+        }
+        assert_eq!(align_within(None, 60).unwrap(), 0);
+        assert_eq!(align_within(Some(59), 60).unwrap(), 59);
+        let err = align_within(Some(60), 60).unwrap_err().to_string();
+        assert!(err.contains("ALIGN") && err.contains("BUCKET"), "{err}");
         assert!(create_options(&toks(&["BUCKET", "0"]))
             .unwrap_err()
             .to_string()

@@ -89,16 +89,24 @@ impl ModuleValue for TopnValue {
         self.0.upkeep_due_ms()
     }
 
-    /// `TOPN.CREATE` with the key's shape, then one `TOPN.INCR ... AT` per
-    /// live (bucket, member) count, oldest bucket first.
+    /// `TOPN.CREATE` with the key's shape (ALIGN only when not 0, as before
+    /// ALIGN existed), then one `TOPN.INCR ... AT` per live (bucket, member)
+    /// count, oldest bucket first.
     fn rewrite(&self, aof: &AofWriter) {
         let core = &self.0;
         let bucket_s = (core.bucket_ms() / 1000).to_string();
         let window = core.window().to_string();
-        aof.emit(
-            c"TOPN.CREATE",
-            &[b"BUCKET", bucket_s.as_bytes(), b"WINDOW", window.as_bytes()],
-        );
+        let align_s = (core.align_ms() / 1000).to_string();
+        let shape: [&[u8]; 6] = [
+            b"BUCKET",
+            bucket_s.as_bytes(),
+            b"WINDOW",
+            window.as_bytes(),
+            b"ALIGN",
+            align_s.as_bytes(),
+        ];
+        let n = if core.align_ms() == 0 { 4 } else { 6 };
+        aof.emit(c"TOPN.CREATE", &shape[..n]);
         for (member, by, at) in core.replay_events() {
             let (by, at) = (by.to_string(), at.to_string());
             aof.emit(

@@ -8,8 +8,8 @@ use super::*;
 const REFUSALS: &[(&str, &str)] = &[
     // CREATE
     ("TOPN.CREATE", "ERR wrong number of arguments*"),
-    ("TOPN.CREATE k", "ERR the key exists with another shape: BUCKET 60 WINDOW 4 (asked: BUCKET 3600 WINDOW 24)"),
-    ("TOPN.CREATE k BUCKET 60 WINDOW 5", "ERR the key exists with another shape: BUCKET 60 WINDOW 4 (asked: BUCKET 60 WINDOW 5)"),
+    ("TOPN.CREATE k", "ERR the key exists with another shape: BUCKET 60 WINDOW 4 ALIGN 0 (asked: BUCKET 3600 WINDOW 24 ALIGN 0)"),
+    ("TOPN.CREATE k BUCKET 60 WINDOW 5", "ERR the key exists with another shape: BUCKET 60 WINDOW 4 ALIGN 0 (asked: BUCKET 60 WINDOW 5 ALIGN 0)"),
     ("TOPN.CREATE str", "WRONGTYPE *"),
     ("TOPN.CREATE n BUCKET 0", "ERR *BUCKET*"),
     ("TOPN.CREATE n BUCKET -1", "ERR *BUCKET*"),

@@ -21,9 +21,13 @@ fn resp3_replies() {
             other => panic!("{other:?}"),
         })
         .collect();
-    assert_eq!(names, ["bucket", "window", "members", "buckets", "memory"]);
+    assert_eq!(
+        names,
+        ["bucket", "window", "align", "members", "buckets", "memory"]
+    );
     assert_eq!(m[0].1, Value::Int(60));
-    assert_eq!(m[2].1, Value::Int(2));
+    assert_eq!(m[2].1, Value::Int(0));
+    assert_eq!(m[3].1, Value::Int(2));
     let v: Vec<Value> = q(c, &["TOPN.TOP", "k", "AT", &base.to_string(), "WITHCOUNTS"]);
     assert_eq!(pairs(v), rows(&[("a", 2), ("b", 1)]));
     let v: Vec<i64> = q(c, &["TOPN.COUNT", "k", "a", "zz", "AT", &base.to_string()]);

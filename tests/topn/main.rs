@@ -5,6 +5,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod align;
 mod basics;
 mod boundary;
 mod errors;

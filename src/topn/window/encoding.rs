@@ -2,7 +2,7 @@
 //! content as increments (AOF rewrite).
 
 use super::bucket::{Bucket, Table};
-use super::{DecodeError, TopN, EMPTY, ENCODING_VERSION};
+use super::{DecodeError, TopN, EMPTY, ENCODING_VERSION, ENCODING_VERSION_ALIGNED};
 
 impl TopN {
     /// Live buckets with their nonzero entries, ascending.
@@ -14,6 +14,8 @@ impl TopN {
     /// `u8 version=1, i64 bucket_ms, u32 window, u8 has_clock, i64 clock,
     ///  u32 nmembers, nmembers x (u32 len, bytes),
     ///  u32 nbuckets, nbuckets x (i64 bucket, u32 nentries, nentries x (u32 member, i64 count))`.
+    /// A key with a non-zero ALIGN writes `version=2` and `i64 align_ms` after the window; a key
+    /// without keeps writing version 1, byte for byte.
     /// Only live buckets and nonzero counts are written. The bytes are a function of the
     /// content alone (members in byte order, a bucket's entries by member), not of table
     /// layouts, so a replica encodes exactly what its master does. Cost: sorting the names,
@@ -41,10 +43,18 @@ impl TopN {
         }
         let name_bytes: usize = names.iter().map(|&id| 4 + self.m.name(id).len()).sum();
         let entries: usize = buckets.iter().map(|(_, e)| 12 + 12 * e.len()).sum();
-        let mut out = Vec::with_capacity(34 + name_bytes + entries);
-        out.push(ENCODING_VERSION);
+        let mut out = Vec::with_capacity(42 + name_bytes + entries);
+        let aligned = self.align_ms != 0;
+        out.push(if aligned {
+            ENCODING_VERSION_ALIGNED
+        } else {
+            ENCODING_VERSION
+        });
         out.extend_from_slice(&self.bucket_ms.to_le_bytes());
         out.extend_from_slice(&self.window.to_le_bytes());
+        if aligned {
+            out.extend_from_slice(&self.align_ms.to_le_bytes());
+        }
         out.push(self.clock.is_some() as u8);
         out.extend_from_slice(&self.clock.unwrap_or(0).to_le_bytes());
         out.extend_from_slice(&(names.len() as u32).to_le_bytes());
@@ -81,7 +91,7 @@ impl TopN {
     pub fn decode_at(bytes: &[u8], now_ms: Option<i64>) -> Result<TopN, DecodeError> {
         let mut r = Reader { buf: bytes };
         let version = r.u8()?;
-        if version != ENCODING_VERSION {
+        if version != ENCODING_VERSION && version != ENCODING_VERSION_ALIGNED {
             return Err(DecodeError::UnknownVersion(version));
         }
         let bucket_ms = r.i64()?;
@@ -92,6 +102,16 @@ impl TopN {
         if window < 1 {
             return Err(DecodeError::Invalid("window"));
         }
+        let align_ms = if version == ENCODING_VERSION_ALIGNED {
+            // Version 2 exists only for a non-zero ALIGN, so 0 is as malformed as one too big.
+            let align_ms = r.i64()?;
+            if !(1..bucket_ms).contains(&align_ms) {
+                return Err(DecodeError::Invalid("align_ms"));
+            }
+            align_ms
+        } else {
+            0
+        };
         let has_clock = match r.u8()? {
             0 => false,
             1 => true,
@@ -101,7 +121,7 @@ impl TopN {
         if !has_clock && clock != 0 {
             return Err(DecodeError::Invalid("clock"));
         }
-        let mut t = TopN::new(bucket_ms, window);
+        let mut t = TopN::new(bucket_ms, window).with_align(align_ms);
         t.clock = if has_clock { Some(clock) } else { None };
         if let Some(now) = now_ms {
             t.observe_time(now);
@@ -202,7 +222,7 @@ impl TopN {
         let mut out = Vec::new();
         let mut last: Option<i64> = None;
         for b in self.live_buckets() {
-            let at = b.idx.saturating_mul(self.bucket_ms);
+            let at = self.bucket_start(b.idx);
             for (id, v) in b.iter() {
                 if v != 0 {
                     out.push((self.m.name(id), v, at));
@@ -212,7 +232,7 @@ impl TopN {
         }
         if let Some(c) = self.clock {
             if last != Some(c) {
-                out.push((&b""[..], 0, c.saturating_mul(self.bucket_ms)));
+                out.push((&b""[..], 0, self.bucket_start(c)));
             }
         }
         out

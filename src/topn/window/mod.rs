@@ -2,10 +2,10 @@
 //! Pure Rust, std only, no FFI.
 //!
 //! Design:
-//! - Time is cut into epoch-aligned buckets (`bucket = at_ms.div_euclid(bucket_ms)`). The key's
-//!   *clock* is the newest bucket ever written (monotone); *live* buckets are
-//!   `[clock - window + 1, clock]`. Writes older than that are ignored; reads only ever see
-//!   live buckets.
+//! - Time is cut into buckets starting ALIGN after the epoch's multiples of the bucket width
+//!   (`bucket = (at_ms - align_ms).div_euclid(bucket_ms)`). The key's *clock* is the newest
+//!   bucket ever written (monotone); *live* buckets are `[clock - window + 1, clock]`. Writes
+//!   older than that are ignored; reads only ever see live buckets.
 //! - Members are interned once: each name is one heap block `[id][len][bytes]` owned by its slot
 //!   (`id -> name, total, refs`, in fixed chunks that never reallocate) and referenced by the
 //!   lookup table (`hash|id` cells, linear probing, grown by incremental migration like Redis'
@@ -110,6 +110,8 @@ mod read;
 mod retire;
 
 #[cfg(test)]
+mod align_tests;
+#[cfg(test)]
 mod defrag_tests;
 #[cfg(test)]
 mod model_tests;
@@ -126,8 +128,10 @@ pub const DEFAULT_PACK_MIN: usize = 4096;
 /// After a write dropped a packed copy, packing waits this long (server time).
 const REPACK_DELAY_MS: i64 = 1000;
 
-/// Version byte that starts every encoding.
+/// Version byte that starts every encoding of a key without ALIGN (the first encoding).
 pub const ENCODING_VERSION: u8 = 1;
+/// Version byte of a key with a non-zero ALIGN: version 1 with `i64 align_ms` after the window.
+pub const ENCODING_VERSION_ALIGNED: u8 = 2;
 
 /// An increment would overflow a bucket count or a window total; nothing was changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -205,6 +209,9 @@ fn reduce(h: u64, cap: usize) -> usize {
 /// Exact top-N over a sliding window of time buckets. See the module docs.
 pub struct TopN {
     bucket_ms: i64,
+    /// Bucket boundaries sit this far after the epoch's multiples of `bucket_ms`
+    /// (0 <= align_ms < bucket_ms), e.g. so that daily buckets start at a local midnight.
+    align_ms: i64,
     window: u32,
     /// Newest bucket ever written.
     clock: Option<i64>,
@@ -252,6 +259,7 @@ impl Clone for TopN {
     fn clone(&self) -> TopN {
         TopN {
             bucket_ms: self.bucket_ms,
+            align_ms: self.align_ms,
             window: self.window,
             clock: self.clock,
             m: self.m.clone(),
@@ -281,6 +289,7 @@ impl fmt::Debug for TopN {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TopN")
             .field("bucket_ms", &self.bucket_ms)
+            .field("align_ms", &self.align_ms)
             .field("window", &self.window)
             .field("clock", &self.clock)
             .field("members", &self.m.live)
@@ -298,6 +307,7 @@ impl TopN {
     pub fn new(bucket_ms: i64, window: u32) -> TopN {
         TopN {
             bucket_ms: bucket_ms.max(1),
+            align_ms: 0,
             window: window.max(1),
             clock: None,
             m: Members::new(),
@@ -322,8 +332,19 @@ impl TopN {
         }
     }
 
+    /// The same structure with its bucket boundaries shifted by `align_ms` (brought into
+    /// `0..bucket_ms`; the caller validates user input). Only for an empty structure.
+    pub fn with_align(mut self, align_ms: i64) -> TopN {
+        self.align_ms = align_ms.rem_euclid(self.bucket_ms);
+        self
+    }
+
     pub fn bucket_ms(&self) -> i64 {
         self.bucket_ms
+    }
+
+    pub fn align_ms(&self) -> i64 {
+        self.align_ms
     }
 
     pub fn window(&self) -> u32 {
@@ -338,17 +359,27 @@ impl TopN {
 
     /// The bucket index holding `at_ms`.
     pub fn bucket_of(&self, at_ms: i64) -> i64 {
-        at_ms.div_euclid(self.bucket_ms)
+        bucket_index(self.bucket_ms, self.align_ms, at_ms)
     }
 
-    /// Whether an event at `at_ms` is outside the window of `window` buckets of `bucket_ms`
-    /// that ends at `now_ms` (a late or backfilled event, at the server's time).
-    pub fn outside_window_at(bucket_ms: i64, window: u32, at_ms: i64, now_ms: i64) -> bool {
-        let bm = bucket_ms.max(1);
-        at_ms.div_euclid(bm)
-            < now_ms
-                .div_euclid(bm)
-                .saturating_sub(window.max(1) as i64 - 1)
+    /// The first millisecond of bucket `idx` (saturating).
+    pub fn bucket_start(&self, idx: i64) -> i64 {
+        idx.saturating_mul(self.bucket_ms)
+            .saturating_add(self.align_ms)
+    }
+
+    /// Whether an event at `at_ms` is outside a window of `window` buckets (of `bucket_ms`,
+    /// shifted by `align_ms`) that ends at `now_ms` (a late or backfilled event, at the
+    /// server's time): for a key that does not exist yet, as for one that does.
+    pub fn outside_window_at(
+        bucket_ms: i64,
+        align_ms: i64,
+        window: u32,
+        at_ms: i64,
+        now_ms: i64,
+    ) -> bool {
+        bucket_index(bucket_ms, align_ms, at_ms)
+            < bucket_index(bucket_ms, align_ms, now_ms).saturating_sub(window.max(1) as i64 - 1)
     }
 
     /// Whether an event at `at_ms` is older than the key's own window (the window ending at
@@ -554,15 +585,18 @@ impl TopN {
             + self.graveyards.iter().map(Graveyard::effort).sum::<usize>()
     }
 
-    /// When the whole window has passed with no writes: `(clock + window) * bucket_ms`
+    /// When the whole window has passed with no writes: the start of bucket `clock + window`
     /// (saturating); `None` before the first write.
     pub fn expire_at_ms(&self) -> Option<i64> {
         let c = self.clock?;
-        Some(
-            c.saturating_add(self.window as i64)
-                .saturating_mul(self.bucket_ms),
-        )
+        Some(self.bucket_start(c.saturating_add(self.window as i64)))
     }
+}
+
+/// The bucket holding `at_ms` when buckets of `bucket_ms` start `align_ms` after the epoch's
+/// multiples of `bucket_ms`.
+fn bucket_index(bucket_ms: i64, align_ms: i64, at_ms: i64) -> i64 {
+    at_ms.saturating_sub(align_ms).div_euclid(bucket_ms.max(1))
 }
 
 #[allow(dead_code)]

@@ -155,11 +155,10 @@ impl TopN {
         }
         let packing = self.packing_owed().then(|| self.pack_after_ms.max(0));
         let i = self.buckets.partition_point(|b| b.idx < self.agg_lo);
-        let aging = self.buckets.get(i).map(|b| {
-            b.idx
-                .saturating_add(self.window as i64)
-                .saturating_mul(self.bucket_ms)
-        });
+        let aging = self
+            .buckets
+            .get(i)
+            .map(|b| self.bucket_start(b.idx.saturating_add(self.window as i64)));
         match (packing, aging) {
             (Some(p), Some(a)) => Some(p.min(a)),
             (p, a) => p.or(a),

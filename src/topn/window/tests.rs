@@ -469,17 +469,17 @@ fn by_zero_advances_clock_only() {
 fn outside_the_window_at_the_servers_time() {
     // One-minute buckets, 24 of them: at 12:00:30 the window is 11:37..12:00.
     let (m, now) = (60_000, 720 * 60_000 + 30_000);
-    assert!(TopN::outside_window_at(m, 24, now - 41 * m, now));
-    assert!(TopN::outside_window_at(m, 24, 696 * m + 59_999, now));
-    assert!(!TopN::outside_window_at(m, 24, 697 * m, now));
-    assert!(!TopN::outside_window_at(m, 24, now - 20 * m, now));
+    assert!(TopN::outside_window_at(m, 0, 24, now - 41 * m, now));
+    assert!(TopN::outside_window_at(m, 0, 24, 696 * m + 59_999, now));
+    assert!(!TopN::outside_window_at(m, 0, 24, 697 * m, now));
+    assert!(!TopN::outside_window_at(m, 0, 24, now - 20 * m, now));
     assert!(
-        !TopN::outside_window_at(m, 24, now + 100 * m, now),
+        !TopN::outside_window_at(m, 0, 24, now + 100 * m, now),
         "the future is inside"
     );
-    assert!(!TopN::outside_window_at(m, 1, now - 30_000, now));
-    assert!(TopN::outside_window_at(m, 1, now - 30_001, now));
-    assert!(!TopN::outside_window_at(1, 100_000, 0, 0));
+    assert!(!TopN::outside_window_at(m, 0, 1, now - 30_000, now));
+    assert!(TopN::outside_window_at(m, 0, 1, now - 30_001, now));
+    assert!(!TopN::outside_window_at(1, 0, 100_000, 0, 0));
     // The key's own window (at its clock) is the other rule.
     let mut t = TopN::new(m, 3);
     assert!(!t.is_older_than_window(0));
@@ -720,10 +720,10 @@ fn decode_rejects_truncated_and_garbage() {
     long.push(0);
     assert!(TopN::decode(&long).is_err());
     let mut v = enc.clone();
-    v[0] = 2;
+    v[0] = 3;
     assert_eq!(
         TopN::decode(&v).unwrap_err(),
-        DecodeError::UnknownVersion(2)
+        DecodeError::UnknownVersion(3)
     );
     // Random garbage and single-byte corruptions never panic.
     let mut rng = StdRng::seed_from_u64(99);

@@ -18,7 +18,15 @@ pub const FAMILY: Family = Family {
         "TOPN.COUNT",
         "TOPN.INFO",
     ],
-    keywords: &["AT", "BUCKET", "WINDOW", "BY", "WITHCOUNTS", "LAST"],
+    keywords: &[
+        "AT",
+        "BUCKET",
+        "WINDOW",
+        "ALIGN",
+        "BY",
+        "WITHCOUNTS",
+        "LAST",
+    ],
     configs: &[
         ("recipes.topn-default-bucket", "60"),
         ("recipes.topn-default-window", "12"),
