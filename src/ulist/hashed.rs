@@ -368,25 +368,8 @@ impl Hashed {
                 .map(|(_, p)| p.values as usize)
                 .sum();
         }
-        let scope_names = self.scope_names();
-        let mut wanted = std::collections::HashSet::new();
-        let mut scopes: Vec<&[u8]> = Vec::new();
-        for (key, part) in self.partitions.matching(filter) {
-            if part.latest_expiry <= now {
-                continue;
-            }
-            let scope = &key[..encoding::prefix_len(key, scope_names)];
-            if scopes.last() != Some(&scope) {
-                scopes.push(scope);
-            }
-            wanted.insert(part.id);
-        }
-        scopes
-            .iter()
-            .filter_map(|scope| self.scopes.get(*scope))
-            .flat_map(|scope| scope.values.iter())
-            .map(|&n| self.records.get(n))
-            .filter(|r| r.expire_at > now && wanted.contains(&r.partition))
+        let (scopes, wanted) = self.live_in(filter, now);
+        self.live_records(&scopes, now, |r| wanted.contains_key(&r.partition))
             .count()
     }
 
@@ -398,29 +381,16 @@ impl Hashed {
     /// Live values at `now` of the partitions matching `filter`, in
     /// ascending order of scope, then value.
     pub fn data(&self, filter: &Filter, now: i64) -> Vec<Row> {
-        let scope_names = self.scope_names();
-        let mut wanted: HashMap<u32, Row> = HashMap::new();
-        let mut scopes: Vec<&[u8]> = Vec::new();
-        for (key, part) in self.partitions.matching(filter) {
-            if part.latest_expiry <= now {
-                continue;
-            }
-            let scope = &key[..encoding::prefix_len(key, scope_names)];
-            if scopes.last() != Some(&scope) {
-                scopes.push(scope);
-            }
-            wanted.insert(part.id, encoding::decode(key).unwrap_or_default());
-        }
+        let (scopes, parts) = self.live_in(filter, now);
+        let wanted: HashMap<u32, Row> = parts
+            .into_iter()
+            .map(|(id, key)| (id, encoding::decode(key).unwrap_or_default()))
+            .collect();
         let mut rows = Vec::new();
         for scope in scopes {
-            let Some(scope) = self.scopes.get(scope) else {
-                continue;
-            };
-            let mut live: Vec<&Record> = scope
-                .values
-                .iter()
-                .map(|&n| self.records.get(n))
-                .filter(|r| r.expire_at > now && wanted.contains_key(&r.partition))
+            let one = [scope];
+            let mut live: Vec<&Record> = self
+                .live_records(&one, now, |r| wanted.contains_key(&r.partition))
                 .collect();
             live.sort_unstable_by(|a, b| a.value.cmp(&b.value));
             for record in live {
@@ -430,6 +400,44 @@ impl Hashed {
             }
         }
         rows
+    }
+
+    /// The scopes (ascending) of the partitions matching `filter` that may
+    /// hold a live value at `now`, and those partitions' keys by id.
+    fn live_in<'s>(
+        &'s self,
+        filter: &'s Filter,
+        now: i64,
+    ) -> (Vec<&'s [u8]>, HashMap<u32, &'s [u8]>) {
+        let scope_names = self.scope_names();
+        let mut wanted = HashMap::new();
+        let mut scopes: Vec<&[u8]> = Vec::new();
+        for (key, part) in self.partitions.matching(filter) {
+            if part.latest_expiry <= now {
+                continue;
+            }
+            let scope = &key[..encoding::prefix_len(key, scope_names)];
+            if scopes.last() != Some(&scope) {
+                scopes.push(scope);
+            }
+            wanted.insert(part.id, key);
+        }
+        (scopes, wanted)
+    }
+
+    /// The records of `scopes` live at `now` that `keep` accepts.
+    fn live_records<'s>(
+        &'s self,
+        scopes: &'s [&[u8]],
+        now: i64,
+        keep: impl Fn(&Record) -> bool + 's,
+    ) -> impl Iterator<Item = &'s Record> + 's {
+        scopes
+            .iter()
+            .filter_map(|scope| self.scopes.get(*scope))
+            .flat_map(|scope| scope.values.iter())
+            .map(|&n| self.records.get(n))
+            .filter(move |r| r.expire_at > now && keep(r))
     }
 
     /// Deletes the partitions matching `filter` with all their values.

@@ -142,7 +142,6 @@ fn a_million_keys_churned_every_way_leave_no_memory_behind() {
         .start();
     let replica = Server::start_replica_of(&master);
     wait_for_sync(&master, &replica);
-    let m = &mut master.conn();
     // A first, smaller round of every way warms what is allocated once and
     // kept (the replication backlog, the server's and the module's small
     // caches, the other dbs); the baseline comes after it.

@@ -89,11 +89,20 @@ fn write_until(
     }
 }
 
-/// Every key holds at least its acknowledged writes and at most those sent.
-fn assert_counted(c: &mut dyn FnMut(&str) -> i64, keys: &[Counted], what: &str) -> u64 {
+/// On the master after a failover: every key holds at least its
+/// acknowledged writes and at most those sent, and every key with expiring
+/// items is reclaimed (its DUMP is its empty twin's). Returns the writes
+/// acknowledged.
+fn assert_kept_and_reclaimed(
+    srv: &Server,
+    keys: &[Counted],
+    reclaiming: &[(String, Vec<u8>)],
+    what: &str,
+) -> u64 {
+    let c = &mut srv.conn();
     let mut acknowledged = 0;
     for k in keys {
-        let held = c(&k.key);
+        let held = (k.fam.tally.count)(c, &k.key);
         assert!(
             (k.acknowledged as i64..=k.sent as i64).contains(&held),
             "{what}: {} holds {held}, acknowledged {}, sent {}",
@@ -102,6 +111,17 @@ fn assert_counted(c: &mut dyn FnMut(&str) -> i64, keys: &[Counted], what: &str) 
             k.sent
         );
         acknowledged += k.acknowledged;
+    }
+    for (key, empty) in reclaiming {
+        let done = wait_until(Duration::from_secs(60), || {
+            dump(c, key).as_ref() == Some(empty)
+        });
+        assert!(
+            done,
+            "{what}: {key} not reclaimed (port {}):\n{}",
+            srv.port,
+            srv.info("recipes")
+        );
     }
     acknowledged
 }
@@ -207,21 +227,7 @@ fn failover_command_under_writers_with_reclaim_due() {
     let took = started.elapsed();
     stop.store(true, Ordering::SeqCst);
     let keys = writer.join().expect("writer");
-    let p = &mut new.conn();
-    let acknowledged = assert_counted(
-        &mut |key| {
-            let k = keys.iter().find(|k| k.key == key).unwrap();
-            (k.fam.tally.count)(p, key)
-        },
-        &keys,
-        "the new master",
-    );
-    for (key, empty) in &reclaiming {
-        let done = wait_until(Duration::from_secs(30), || {
-            dump(p, key).as_ref() == Some(empty)
-        });
-        assert!(done, "{key}: not reclaimed after the failover");
-    }
+    let acknowledged = assert_kept_and_reclaimed(&new, &keys, &reclaiming, "the new master");
     wait_for_sync(&new, &old);
     assert_same_digest(&new, &old);
     assert_no_crash(&old.log(), "the old master");
@@ -303,22 +309,8 @@ fn cluster_failover_under_writers_with_reclaim_due() {
     std::thread::sleep(Duration::from_millis(500));
     stop.store(true, Ordering::SeqCst);
     let keys = writer.join().expect("writer");
-    let p = &mut replica.conn();
-    let acknowledged = assert_counted(
-        &mut |key| {
-            let k = keys.iter().find(|k| k.key == key).unwrap();
-            (k.fam.tally.count)(p, key)
-        },
-        &keys,
-        "the new master",
-    );
+    let acknowledged = assert_kept_and_reclaimed(replica, &keys, &reclaiming, "the new master");
     let after: u64 = keys.iter().map(|k| k.sent).sum();
-    for (key, empty) in &reclaiming {
-        let done = wait_until(Duration::from_secs(30), || {
-            dump(p, key).as_ref() == Some(empty)
-        });
-        assert!(done, "{key}: not reclaimed after the failover");
-    }
     wait_for_sync(replica, master);
     assert_same_digest(replica, master);
     for node in &cluster.nodes {
@@ -518,26 +510,8 @@ fn sentinel_failover_then_kill_9_of_the_new_master() {
     let promoted = &servers[by_port(&servers, third)];
     let up = wait_until(Duration::from_secs(30), || role(promoted) == "master");
     assert!(up, "port {third} never became master");
-    let p = &mut promoted.conn();
-    let acknowledged = assert_counted(
-        &mut |key| {
-            let k = keys.iter().find(|k| k.key == key).unwrap();
-            (k.fam.tally.count)(p, key)
-        },
-        &keys,
-        "the master after the kill",
-    );
-    for (key, empty) in &reclaiming {
-        let done = wait_until(Duration::from_secs(60), || {
-            dump(p, key).as_ref() == Some(empty)
-        });
-        assert!(
-            done,
-            "{key}: not reclaimed by the last master (port {third}, {}):\n{}",
-            info_field(&promoted.info("replication"), "role").unwrap_or_default(),
-            promoted.info("recipes")
-        );
-    }
+    let acknowledged =
+        assert_kept_and_reclaimed(promoted, &keys, &reclaiming, "the master after the kill");
     for (i, s) in servers.iter().enumerate() {
         if i != victim {
             assert_no_crash(&s.log(), &format!("port {}", s.port));

@@ -38,23 +38,32 @@ fn names(
 }
 
 /// A counted key and how many writes to it were acknowledged.
-struct Counted {
-    fam: &'static Family,
-    key: String,
-    acknowledged: u64,
+pub(super) struct Counted {
+    pub fam: &'static Family,
+    pub key: String,
+    pub acknowledged: u64,
 }
 
 /// Counted writes round-robin over `keys` until `stop`, then one more pass
-/// (so every key is written after its slot moved). Any error reply other
-/// than a redirect fails the test.
-fn write_until(stop: &AtomicBool, client: &mut ClusterClient, keys: &mut [Counted]) {
+/// (so every key is written after its slot moved). A write refused while its
+/// slot changes hands (`TRYAGAIN`) is retried; any other error reply than a
+/// redirect fails the test.
+pub(super) fn write_until(stop: &AtomicBool, client: &mut ClusterClient, keys: &mut [Counted]) {
     let mut total = 0;
     loop {
         let last_pass = stop.load(Ordering::SeqCst) || total >= MAX_WRITES;
         for k in keys.iter_mut() {
             let write = (k.fam.tally.write)(&k.key, k.acknowledged);
-            if let Err(e) = client.call(&write, &k.key) {
-                panic!("{}: {}", cmd_text(&write), err_text(&e));
+            let deadline = std::time::Instant::now() + Duration::from_secs(20);
+            loop {
+                match client.call(&write, &k.key) {
+                    Ok(_) => break,
+                    Err(e) if err_text(&e).starts_with("TRYAGAIN") => {
+                        assert!(std::time::Instant::now() < deadline, "TRYAGAIN for 20 s");
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
+                    Err(e) => panic!("{}: {}", cmd_text(&write), err_text(&e)),
+                }
             }
             k.acknowledged += 1;
             total += 1;

@@ -12,6 +12,7 @@
 //! test-faults` fetches it once: `scripts/compat-servers.sh path
 //! valkey-9.1.2`); without it the test says so and passes.
 
+use super::reshard::{write_until, Counted};
 use super::*;
 use common::cluster::{key_slot, node_id, slot_owners, Cluster, ClusterClient};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -28,8 +29,6 @@ const RECLAIM_KEYS: usize = 2;
 const ITEMS: usize = 300;
 /// Plain keys in the cancelled range (enough that the snapshot takes a while).
 const FILLER: usize = 100_000;
-/// Counted writes per writer at most (a bound if a migration hangs).
-const MAX_WRITES: u64 = 2_000_000;
 
 /// The first `n` names `{prefix}{i}` whose slot lies in `range`.
 fn names_in(prefix: &str, range: (usize, usize), n: usize) -> Vec<String> {
@@ -38,42 +37,6 @@ fn names_in(prefix: &str, range: (usize, usize), n: usize) -> Vec<String> {
         .filter(|k| (range.0..=range.1).contains(&key_slot(k.as_bytes())))
         .take(n)
         .collect()
-}
-
-/// A counted key and how many writes to it were acknowledged.
-struct Counted {
-    fam: &'static Family,
-    key: String,
-    acknowledged: u64,
-}
-
-/// Counted writes round-robin until `stop`, then one more pass. A write
-/// refused while its slot changes hands (`TRYAGAIN`) is retried; any other
-/// error fails the test.
-fn write_until(stop: &AtomicBool, client: &mut ClusterClient, keys: &mut [Counted]) {
-    let mut total = 0;
-    loop {
-        let last_pass = stop.load(Ordering::SeqCst) || total >= MAX_WRITES;
-        for k in keys.iter_mut() {
-            let write = (k.fam.tally.write)(&k.key, k.acknowledged);
-            let deadline = std::time::Instant::now() + Duration::from_secs(20);
-            loop {
-                match client.call(&write, &k.key) {
-                    Ok(_) => break,
-                    Err(e) if err_text(&e).starts_with("TRYAGAIN") => {
-                        assert!(std::time::Instant::now() < deadline, "TRYAGAIN for 20 s");
-                        std::thread::sleep(Duration::from_millis(5));
-                    }
-                    Err(e) => panic!("{}: {}", cmd_text(&write), err_text(&e)),
-                }
-            }
-            k.acknowledged += 1;
-            total += 1;
-        }
-        if last_pass {
-            return;
-        }
-    }
 }
 
 /// `CLUSTER MIGRATESLOTS` of `range` from the node on `from` to the one on
