@@ -446,7 +446,7 @@ fn sentinel_failover_then_kill_9_of_the_new_master() {
         wait_until(Duration::from_secs(30), || {
             sentinels
                 .iter()
-                .all(|s| s.master_port().is_some_and(|p| want(p)))
+                .all(|s| s.master_port().is_some_and(want))
         })
     };
     let m = &mut servers[0].conn();
