@@ -57,3 +57,15 @@ def test_server_errors_unchanged(rec):
         rec.topn.top("t", last=99)
     with pytest.raises(redis.ResponseError, match="no such key"):
         rec.topn.info("missing")
+
+
+def test_align_shifts_the_buckets(rec):
+    # Days from 22:00 UTC (a midnight at UTC+2).
+    assert rec.topn.create("daily", bucket=86400, window=7, align=79200)
+    assert rec.topn.create("daily", bucket=86400, window=7, align=79200)
+    day, shift = 86400 * 1000, 79_200_000
+    now = int(time.time() * 1000)
+    base = (now - shift) // day * day + shift  # the last shifted boundary
+    rec.topn.incr("daily", "before", at=base - 1)
+    rec.topn.incr("daily", "after", at=base)
+    assert rec.topn.top("daily", 10, at=base, last=1) == [b"after"]

@@ -53,13 +53,20 @@ class TopN(Family):
     COMMANDS = (CREATE, INCR, TOP, TOP24, COUNT, INFO)
 
     def create(
-        self, key: Any, *, bucket: Optional[int] = None, window: Optional[int] = None
+        self,
+        key: Any,
+        *,
+        bucket: Optional[int] = None,
+        window: Optional[int] = None,
+        align: Optional[int] = None,
     ) -> bool:
-        """``TOPN.CREATE``: ``bucket`` seconds per bucket, ``window`` buckets.
-        A key that exists is an error."""
+        """``TOPN.CREATE``: ``bucket`` seconds per bucket, ``window`` buckets,
+        boundaries ``align`` seconds after the epoch's (a day starting at a
+        local midnight). The same shape again is fine; another is an error."""
         args: List[Any] = [CREATE, key]
         option(args, "BUCKET", bucket)
         option(args, "WINDOW", window)
+        option(args, "ALIGN", align)
         return self._send(ok, *args)
 
     def incr(self, key: Any, member: Any, *, by: int = 1, at: Optional[int] = None) -> int:
