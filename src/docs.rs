@@ -175,6 +175,17 @@ pub const EXPIRATION: Arg = one_of(
 /// key declared, in any order.
 pub const PAIRS: Arg = block("pair", &[string("name"), string("value")]).multiple();
 
+/// `[CURSOR cursor [COUNT count]]`: a read in pages (`tuples::page`).
+pub const PAGE: Arg = block(
+    "page",
+    &[
+        string("cursor").token("CURSOR"),
+        integer("count").token("COUNT").optional(),
+    ],
+)
+.optional()
+.summary("one page of the rows: 0 starts, the reply's cursor goes on, 0 back when done");
+
 /// The cost of listing partitions in a partition index (`tuples::index`),
 /// as ULIST.PARTITIONS and HCOUNTER.PARTITIONS do.
 pub const PARTITIONS_COMPLEXITY: &str =

@@ -10,6 +10,7 @@ use crate::server::command::Args;
 use crate::server::{reclaim, reply_info, Arg, Class, Ctx, Key, RStr, AT};
 use crate::tuples::encoding;
 use crate::tuples::index::Filter;
+use crate::tuples::page::Page;
 use crate::tuples::schema::{Pairs, Role, Schema};
 use smallvec::SmallVec;
 use std::ffi::CStr;
@@ -282,8 +283,8 @@ pub fn info(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
 
 /// The filter of a read or delete: any subset of the PARTITION names, as
 /// their values in declared order.
-fn filter_of<'a>(schema: &Schema, args: &Args<'a>) -> Result<Vec<Option<&'a [u8]>>, CmdError> {
-    let (pairs, []) = Pairs::parse::<0>(schema, &args.bytes[2..], &[])?;
+fn filter_of<'a>(schema: &Schema, tokens: &[&'a [u8]]) -> Result<Vec<Option<&'a [u8]>>, CmdError> {
+    let (pairs, []) = Pairs::parse::<0>(schema, tokens, &[])?;
     pairs.check(schema, &[], &WHERE)?;
     Ok(pairs.of(schema, &WHERE))
 }
@@ -308,41 +309,57 @@ fn reply_row(ctx: Ctx, names: &[&[u8]], tuples: &[&[u8]], count: Option<Count>) 
 fn read_filtered(
     ctx: Ctx,
     args: &Args,
-    reply: for<'c> fn(Ctx, &'c HCounter, &Filter, Vec<&'c [u8]>),
+    reply: for<'c> fn(Ctx, &'c HCounter, &Filter, Vec<&'c [u8]>, Option<&Page>),
 ) -> Result<(), CmdError> {
+    let (tokens, page) = Page::split(&args.bytes[2..])?;
     let key = ctx.open(args.raw(1), false);
     let Some(counter) = key.value::<HCounter>(&HCOUNTER_TYPE)? else {
-        ctx.reply_array(0);
+        ctx.reply_rows(page.as_ref().map(|_| &b"0"[..]), 0);
         return Ok(());
     };
-    let filter = filter_of(counter.schema(), args)?;
+    let filter = filter_of(counter.schema(), &tokens)?;
     let schema = counter.schema();
     let names = schema.of(Role::Partition).iter().map(|&i| schema.name(i));
-    reply(ctx, counter, &filter, names.collect());
+    reply(ctx, counter, &filter, names.collect(), page.as_ref());
     Ok(())
 }
 
-/// `HCOUNTER.DATA counter [name value ...]` -> one map per cell of the
-/// matching live partitions: PARTITION names, the other GROUP names and
-/// `value`, ordered by partition, then cell.
+/// `HCOUNTER.DATA counter [name value ...] [CURSOR c [COUNT n]]` -> one map
+/// per cell of the matching live partitions: PARTITION names, the other
+/// GROUP names and `value`, ordered by partition, then cell; with CURSOR,
+/// one page of them under the next cursor (`tuples::page`).
 pub fn data(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
-    read_filtered(ctx, args, |ctx, counter, filter, mut names| {
+    read_filtered(ctx, args, |ctx, counter, filter, mut names, page| {
         let schema = counter.schema();
         names.extend(counter.cell_names().iter().map(|&i| schema.name(i)));
         let rows = counter.data(filter, ctx.now_ms());
-        ctx.reply_array(rows.len());
+        let (rows, next) = match page {
+            None => (rows, None),
+            Some(page) => {
+                let (rows, next) = page.take(rows, |row| [row.partition, &row.cell].concat());
+                (rows, Some(next))
+            }
+        };
+        ctx.reply_rows(next.as_deref(), rows.len());
         for row in rows {
             reply_row(ctx, &names, &[row.partition, &row.cell], Some(row.count));
         }
     })
 }
 
-/// `HCOUNTER.PARTITIONS counter [name value ...]` -> one map per matching
-/// live partition (its PARTITION names), ascending.
+/// `HCOUNTER.PARTITIONS counter [name value ...] [CURSOR c [COUNT n]]` ->
+/// one map per matching live partition (its PARTITION names), ascending.
 pub fn partitions(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
-    read_filtered(ctx, args, |ctx, counter, filter, names| {
-        let keys: Vec<&[u8]> = counter.partitions(filter, ctx.now_ms()).collect();
-        ctx.reply_array(keys.len());
+    read_filtered(ctx, args, |ctx, counter, filter, names, page| {
+        let keys = counter.partitions(filter, ctx.now_ms());
+        let (keys, next) = match page {
+            None => (keys.collect(), None),
+            Some(page) => {
+                let (keys, next) = page.take(keys, |key| key.to_vec());
+                (keys, Some(next))
+            }
+        };
+        ctx.reply_rows(next.as_deref(), keys.len());
         for key in keys {
             reply_row(ctx, &names, &[key], None);
         }
@@ -358,7 +375,7 @@ pub fn del(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
         ctx.reply_int(0);
         return Ok(());
     };
-    let filter = filter_of(counter.schema(), args)?;
+    let filter = filter_of(counter.schema(), &args.bytes[2..])?;
     let (removed, live) = counter.delete(&filter, ctx.now_ms());
     if removed > 0 {
         schedule_tear_down(ctx, args.raw(1), counter);

@@ -2,7 +2,9 @@
 //! `command.rs` accepts, keywords in their usual order (options and
 //! `name value` pairs may come in any order).
 
-use crate::docs::{block, double, integer, key, pure_token, string, unix_time, Arg, AT, PAIRS};
+use crate::docs::{
+    block, double, integer, key, pure_token, string, unix_time, Arg, AT, PAGE, PAIRS,
+};
 
 /// `HCOUNTER.CREATE counter [PARTITION partition-name [partition-name ...]]
 /// [GROUP group-name [group-name ...]] [TTL seconds] [FLOAT]
@@ -67,6 +69,15 @@ pub const FILTERED: &[Arg] = &[
     PAIRS
         .optional()
         .summary("a filter: any PARTITION names with their values"),
+];
+
+/// The filter of FILTERED, then a page: `DATA` and `PARTITIONS`.
+pub const PAGED: &[Arg] = &[
+    key("counter"),
+    PAIRS
+        .optional()
+        .summary("a filter: any PARTITION names with their values"),
+    PAGE,
 ];
 
 const AT_REQUIRED: Arg = unix_time("time").token("AT");

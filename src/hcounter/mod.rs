@@ -112,7 +112,7 @@ pub static FAMILY: Family = Family {
                 summary: "Returns the cells of the matching partitions",
                 complexity: "O(log P + C log C) for P partitions, C cells in the matching ones",
                 tips: NONDETERMINISTIC_OUTPUT,
-                args: docs::FILTERED,
+                args: docs::PAGED,
                 ..Docs::DEFAULT
             }
         ),
@@ -143,7 +143,7 @@ pub static FAMILY: Family = Family {
                 summary: "Returns the matching partitions",
                 complexity: PARTITIONS_COMPLEXITY,
                 tips: NONDETERMINISTIC_OUTPUT,
-                args: docs::FILTERED,
+                args: docs::PAGED,
                 ..Docs::DEFAULT
             }
         ),

@@ -284,6 +284,16 @@ impl Ctx {
         ));
     }
 
+    /// Opens the reply of a read of `rows` rows: the rows alone, or under
+    /// a cursor (`[next, [rows...]]`) when the read is paged.
+    pub fn reply_rows(self, next_cursor: Option<&[u8]>, rows: usize) {
+        if let Some(next) = next_cursor {
+            self.reply_array(2);
+            self.reply_bytes(next);
+        }
+        self.reply_array(rows);
+    }
+
     pub fn reply_array(self, len: usize) {
         api!(RedisModule_ReplyWithArray(
             self.0,

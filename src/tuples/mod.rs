@@ -10,6 +10,7 @@ pub mod expiry;
 pub mod index;
 pub mod keywords;
 pub mod ordered;
+pub mod page;
 pub mod prefetch;
 pub mod sample;
 pub mod schema;

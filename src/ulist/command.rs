@@ -6,7 +6,9 @@ use super::{COMPACT_MAX, EXPIRED_VALUES};
 use crate::args::{opt_int_in, CmdError, OptionSpec, Takes, MAX_EXPIRE_MS, MAX_TIME_MS, MAX_TTL_S};
 use crate::server::command::Args;
 use crate::server::{reclaim, reply_info, Arg, Class, Ctx, Key, RStr, AT};
+use crate::tuples::encoding;
 use crate::tuples::index::Filter;
+use crate::tuples::page::Page;
 use crate::tuples::schema::{Pairs, Role, Schema};
 use smallvec::SmallVec;
 
@@ -200,13 +202,13 @@ pub fn has(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
 }
 
 /// Replies with `rows`, each a map from `roles`' names to the row's values.
-fn reply_rows(ctx: Ctx, schema: &Schema, roles: &[Role], rows: &[Row]) {
+fn reply_rows(ctx: Ctx, schema: &Schema, roles: &[Role], rows: &[Row], next: Option<&[u8]>) {
     let names: Vec<&[u8]> = roles
         .iter()
         .flat_map(|&r| schema.of(r).iter())
         .map(|&i| schema.name(i))
         .collect();
-    ctx.reply_array(rows.len());
+    ctx.reply_rows(next, rows.len());
     for row in rows {
         ctx.reply_map(names.len());
         for (name, value) in names.iter().zip(row) {
@@ -217,28 +219,48 @@ fn reply_rows(ctx: Ctx, schema: &Schema, roles: &[Role], rows: &[Row]) {
 }
 
 /// Replies with the rows `rows_of` finds under the call's filter (any
-/// subset of the SCOPE and PARTITION names), each a map of `roles`' names.
+/// subset of the SCOPE and PARTITION names), each a map of `roles`' names;
+/// with `CURSOR c [COUNT n]`, one page of them under the next cursor
+/// (`tuples::page`), the rows in order of `sort_key`.
 fn reply_filtered(
     ctx: Ctx,
     args: &Args,
     roles: &[Role],
     rows_of: fn(&UList, &Filter, i64) -> Vec<Row>,
+    sort_key: fn(&Schema, &Row) -> Vec<u8>,
 ) -> Result<(), CmdError> {
+    let (tokens, page) = Page::split(&args.bytes[2..])?;
     let key = open(ctx, args, false);
-    let Some((list, pairs)) = read(&key, args, &[], &WHERE)? else {
-        ctx.reply_array(0);
+    let Some(list) = key.value::<UList>(&ULIST_TYPE)? else {
+        ctx.reply_rows(page.as_ref().map(|_| &b"0"[..]), 0);
         return Ok(());
     };
-    let rows = rows_of(list, &pairs.of(list.schema(), &WHERE), ctx.now_ms());
-    reply_rows(ctx, list.schema(), roles, &rows);
+    let schema = list.schema();
+    let (pairs, []) = Pairs::parse::<0>(schema, &tokens, &[])?;
+    pairs.check(schema, &[], &WHERE)?;
+    let rows = rows_of(list, &pairs.of(schema, &WHERE), ctx.now_ms());
+    match page {
+        None => reply_rows(ctx, schema, roles, &rows, None),
+        Some(page) => {
+            let (rows, next) = page.take(rows, |row| sort_key(schema, row));
+            reply_rows(ctx, schema, roles, &rows, Some(&next));
+        }
+    }
     Ok(())
 }
 
-/// `ULIST.DATA list [name value ...]` -> one map per live value of the
-/// matching scopes/partitions, ordered by scope, then value.
+/// `ULIST.DATA list [name value ...] [CURSOR c [COUNT n]]` -> one map per
+/// live value of the matching scopes/partitions, ordered by scope, then value.
 pub fn data(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let roles = [Role::Value, Role::Scope, Role::Partition];
-    reply_filtered(ctx, args, &roles, UList::data)
+    // A row is its VALUE values, then SCOPE, then PARTITION; it sorts by
+    // scope, then value.
+    reply_filtered(ctx, args, &roles, UList::data, |schema, row| {
+        let values = schema.of(Role::Value).len();
+        let scopes = schema.of(Role::Scope).len();
+        let scope = row[values..values + scopes].iter();
+        encoding::encode(scope.chain(&row[..values]).map(Vec::as_slice))
+    })
 }
 
 /// `ULIST.COUNT list [name value ...]` -> live values of the matching
@@ -272,10 +294,13 @@ pub fn info(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     Ok(())
 }
 
-/// `ULIST.PARTITIONS list [name value ...]` -> one map per partition with a
+/// `ULIST.PARTITIONS list [name value ...] [CURSOR c [COUNT n]]` -> one
+/// map per partition with a
 /// live value (its SCOPE and PARTITION names), ascending.
 pub fn partitions(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
-    reply_filtered(ctx, args, &WHERE, UList::partitions)
+    reply_filtered(ctx, args, &WHERE, UList::partitions, |_, row| {
+        encoding::encode(row.iter().map(Vec::as_slice))
+    })
 }
 
 /// `ULIST.DEL list [name value ...]` -> partitions deleted (those with a

@@ -2,7 +2,7 @@
 //! `command.rs` accepts, keywords in their usual order (options and
 //! `name value` pairs may come in any order).
 
-use crate::docs::{integer, key, one_of, pure_token, string, unix_time, Arg, AT, PAIRS};
+use crate::docs::{integer, key, one_of, pure_token, string, unix_time, Arg, AT, PAGE, PAIRS};
 
 /// `ULIST.CREATE list VALUE value-name [value-name ...] [SCOPE scope-name
 /// [scope-name ...]] [PARTITION partition-name [partition-name ...]] [EXPIRE seconds]`
@@ -59,6 +59,15 @@ pub const FILTERED: &[Arg] = &[
     PAIRS
         .optional()
         .summary("a filter: any SCOPE and PARTITION names with their values"),
+];
+
+/// The filter of FILTERED, then a page: `DATA` and `PARTITIONS`.
+pub const PAGED: &[Arg] = &[
+    key("list"),
+    PAIRS
+        .optional()
+        .summary("a filter: any SCOPE and PARTITION names with their values"),
+    PAGE,
 ];
 
 /// `ULIST.RECLAIM list item [item ...]`

@@ -93,7 +93,7 @@ pub static FAMILY: Family = Family {
                 summary: "Returns the live values of the matching scopes and partitions",
                 complexity: "O(V + R log R) for V values in the matching scopes, R rows returned",
                 tips: NONDETERMINISTIC_OUTPUT,
-                args: docs::FILTERED,
+                args: docs::PAGED,
                 ..Docs::DEFAULT
             }
         ),
@@ -140,7 +140,7 @@ pub static FAMILY: Family = Family {
                 summary: "Returns the matching partitions",
                 complexity: PARTITIONS_COMPLEXITY,
                 tips: NONDETERMINISTIC_OUTPUT,
-                args: docs::FILTERED,
+                args: docs::PAGED,
                 ..Docs::DEFAULT
             }
         ),

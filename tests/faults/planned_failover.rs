@@ -444,9 +444,7 @@ fn sentinel_failover_then_kill_9_of_the_new_master() {
         |servers: &[Server], port: u16| servers.iter().position(|s| s.port == port).unwrap();
     let agreed = |want: &dyn Fn(u16) -> bool| {
         wait_until(Duration::from_secs(30), || {
-            sentinels
-                .iter()
-                .all(|s| s.master_port().is_some_and(want))
+            sentinels.iter().all(|s| s.master_port().is_some_and(want))
         })
     };
     let m = &mut servers[0].conn();

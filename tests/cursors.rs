@@ -1,0 +1,221 @@
+//! Reads in pages: `ULIST.DATA`, `ULIST.PARTITIONS`, `HCOUNTER.DATA` and
+//! `HCOUNTER.PARTITIONS` with `CURSOR c [COUNT n]`, against a model: random
+//! writes (new rows, deleted partitions) between the steps; every row present
+//! throughout the scan is returned exactly once, no row twice, and the pages
+//! end with cursor 0.
+
+mod common;
+
+use common::*;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use redis::{Connection, Value};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A row's identity: its fields' values, `value` (a count) left out.
+type Row = Vec<Vec<u8>>;
+
+fn bytes(v: &Value) -> Vec<u8> {
+    match v {
+        Value::BulkString(b) => b.clone(),
+        Value::SimpleString(s) => s.clone().into_bytes(),
+        Value::Int(n) => n.to_string().into_bytes(),
+        other => panic!("not a string: {other:?}"),
+    }
+}
+
+fn row_of(v: &Value) -> Row {
+    let Value::Array(fields) = v else {
+        panic!("not a row: {v:?}")
+    };
+    fields
+        .chunks(2)
+        .filter(|p| bytes(&p[0]) != b"value")
+        .map(|p| bytes(&p[1]))
+        .collect()
+}
+
+fn rows_of(v: &Value) -> Vec<Row> {
+    let Value::Array(rows) = v else {
+        panic!("not rows: {v:?}")
+    };
+    rows.iter().map(row_of).collect()
+}
+
+/// The whole read (no cursor), as a set.
+fn all(c: &mut Connection, read: &[&str]) -> BTreeSet<Row> {
+    rows_of(&q::<Value>(c, read)).into_iter().collect()
+}
+
+/// One page: the rows and the next cursor.
+fn step(c: &mut Connection, read: &[&str], cursor: &str, count: usize) -> (Vec<Row>, String) {
+    let mut args = read.to_vec();
+    let count = count.to_string();
+    args.extend(["CURSOR", cursor, "COUNT", &count]);
+    let reply: Value = q(c, &args);
+    let Value::Array(parts) = reply else {
+        panic!("{args:?}: {reply:?}")
+    };
+    (
+        rows_of(&parts[1]),
+        String::from_utf8(bytes(&parts[0])).unwrap(),
+    )
+}
+
+/// Scans `read` in pages of random sizes, calling `write` between the steps;
+/// checks the rows against what was there throughout.
+fn scan_with_writes(
+    c: &mut Connection,
+    read: &[&str],
+    rng: &mut StdRng,
+    mut write: impl FnMut(&mut Connection, &mut StdRng),
+) -> usize {
+    let mut throughout = all(c, read);
+    let mut seen: BTreeMap<Row, usize> = BTreeMap::new();
+    let mut cursor = "0".to_string();
+    let mut steps = 0;
+    loop {
+        let (rows, next) = step(c, read, &cursor, rng.gen_range(1..20));
+        let now = all(c, read);
+        for row in rows {
+            assert!(
+                now.contains(&row),
+                "{read:?}: a row that is not there: {row:?}"
+            );
+            *seen.entry(row).or_default() += 1;
+        }
+        steps += 1;
+        assert!(steps < 10_000, "{read:?}: the scan does not end");
+        if next == "0" {
+            break;
+        }
+        cursor = next;
+        write(c, rng);
+        throughout = throughout.intersection(&all(c, read)).cloned().collect();
+    }
+    for (row, n) in &seen {
+        assert_eq!(*n, 1, "{read:?}: {row:?} returned {n} times");
+    }
+    for row in &throughout {
+        assert!(
+            seen.contains_key(row),
+            "{read:?}: {row:?} was there throughout, never returned"
+        );
+    }
+    steps
+}
+
+#[test]
+fn ulist_pages_return_every_lasting_row_once() {
+    let srv = Server::start();
+    let c = &mut srv.conn();
+    let mut rng = StdRng::seed_from_u64(seed_from_env("CURSOR_SEED", 27));
+    for compact_max in ["512", "0"] {
+        let _: () = q(
+            c,
+            &["CONFIG", "SET", "recipes.ulist-compact-max", compact_max],
+        );
+        let key = format!("u{compact_max}");
+        q_ok(
+            c,
+            &[
+                "ULIST.CREATE",
+                &key,
+                "VALUE",
+                "v",
+                "SCOPE",
+                "s",
+                "PARTITION",
+                "p",
+            ],
+        );
+        let add = |c: &mut Connection, rng: &mut StdRng| {
+            let (v, s, p) = (
+                rng.gen_range(0..400),
+                rng.gen_range(0..4),
+                rng.gen_range(0..6),
+            );
+            let (v, s, p) = (v.to_string(), s.to_string(), p.to_string());
+            let _: i64 = q(c, &["ULIST.ADD", &key, "v", &v, "s", &s, "p", &p]);
+        };
+        for _ in 0..300 {
+            add(c, &mut rng);
+        }
+        let write = |c: &mut Connection, rng: &mut StdRng| {
+            if rng.gen_bool(0.15) {
+                let p = rng.gen_range(0..6).to_string();
+                let _: i64 = q(c, &["ULIST.DEL", &key, "p", &p]);
+            } else {
+                for _ in 0..rng.gen_range(0..4) {
+                    add(c, rng);
+                }
+            }
+        };
+        for read in [
+            vec!["ULIST.DATA", key.as_str()],
+            vec!["ULIST.DATA", key.as_str(), "s", "1"],
+            vec!["ULIST.PARTITIONS", key.as_str()],
+        ] {
+            scan_with_writes(c, &read, &mut rng, write);
+        }
+    }
+    // A missing key: one empty page.
+    let reply: Value = q(c, &["ULIST.DATA", "missing", "CURSOR", "0"]);
+    assert_eq!(
+        reply,
+        Value::Array(vec![Value::BulkString(b"0".to_vec()), Value::Array(vec![])])
+    );
+}
+
+#[test]
+fn hcounter_pages_return_every_lasting_row_once() {
+    let srv = Server::start();
+    let c = &mut srv.conn();
+    let mut rng = StdRng::seed_from_u64(seed_from_env("CURSOR_SEED", 28));
+    q_ok(
+        c,
+        &["HCOUNTER.CREATE", "h", "PARTITION", "day", "GROUP", "city"],
+    );
+    let incr = |c: &mut Connection, rng: &mut StdRng| {
+        let (d, city) = (
+            rng.gen_range(0..8).to_string(),
+            rng.gen_range(0..60).to_string(),
+        );
+        let _: i64 = q(c, &["HCOUNTER.INCR", "h", "day", &d, "city", &city]);
+    };
+    for _ in 0..300 {
+        incr(c, &mut rng);
+    }
+    let write = |c: &mut Connection, rng: &mut StdRng| {
+        if rng.gen_bool(0.15) {
+            let d = rng.gen_range(0..8).to_string();
+            let _: i64 = q(c, &["HCOUNTER.DEL", "h", "day", &d]);
+        } else {
+            for _ in 0..rng.gen_range(0..4) {
+                incr(c, rng);
+            }
+        }
+    };
+    for read in [
+        vec!["HCOUNTER.DATA", "h"],
+        vec!["HCOUNTER.DATA", "h", "day", "3"],
+        vec!["HCOUNTER.PARTITIONS", "h"],
+    ] {
+        scan_with_writes(c, &read, &mut rng, write);
+    }
+    assert_refusals(
+        c,
+        &[
+            ("HCOUNTER.DATA h CURSOR zz", "ERR invalid CURSOR*"),
+            (
+                "HCOUNTER.DATA h CURSOR 0 COUNT 0",
+                "ERR COUNT must be an integer between 1 and 10000",
+            ),
+            ("HCOUNTER.DATA h COUNT 5", "ERR COUNT needs CURSOR"),
+            (
+                "HCOUNTER.PARTITIONS h CURSOR 0 CURSOR 0",
+                "ERR CURSOR given more than once",
+            ),
+        ],
+    );
+}
