@@ -306,11 +306,11 @@ fn reply_row(ctx: Ctx, names: &[&[u8]], tuples: &[&[u8]], count: Option<Count>) 
 
 /// A read of the partitions a filter matches: `reply` gets the counter, the
 /// call's filter and the PARTITION names; a missing key has no rows.
-fn read_filtered(
-    ctx: Ctx,
-    args: &Args,
-    reply: for<'c> fn(Ctx, &'c HCounter, &Filter, Vec<&'c [u8]>, Option<&Page>),
-) -> Result<(), CmdError> {
+/// What a filtered read replies: given the counter, the filter, the
+/// PARTITION names and the page asked for, if any.
+type FilteredReply = for<'c> fn(Ctx, &'c HCounter, &Filter, Vec<&'c [u8]>, Option<&Page>);
+
+fn read_filtered(ctx: Ctx, args: &Args, reply: FilteredReply) -> Result<(), CmdError> {
     let (tokens, page) = Page::split(&args.bytes[2..])?;
     let key = ctx.open(args.raw(1), false);
     let Some(counter) = key.value::<HCounter>(&HCOUNTER_TYPE)? else {

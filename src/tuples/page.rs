@@ -111,7 +111,7 @@ fn to_hex(bytes: &[u8]) -> Vec<u8> {
 }
 
 fn from_hex(hex: &[u8]) -> Option<Vec<u8>> {
-    if hex.is_empty() || hex.len() % 2 != 0 {
+    if hex.is_empty() || !hex.len().is_multiple_of(2) {
         return None;
     }
     hex.chunks(2)
