@@ -19,6 +19,7 @@ from typing import (
     Callable,
     Dict,
     Iterable,
+    Iterator,
     List,
     Mapping,
     Optional,
@@ -90,6 +91,20 @@ class Family:
             return ok(reply)
 
         return parse
+
+    def _pages(self, parse: Parser, command: str, key: Any, where: Mapping[str, Any], count: Optional[int]) -> Iterator[Dict[str, Any]]:
+        """The rows of a read, fetched in pages (``CURSOR``/``COUNT``), one
+        round trip a page: every row there throughout comes once. On a client
+        (not a pipeline, not asyncio)."""
+        cursor: Any = "0"
+        while True:
+            args: List[Any] = [command, key, *flat_pairs(where), "CURSOR", cursor]
+            option(args, "COUNT", count)
+            reply = self._send(None, *args)
+            cursor = reply[0]
+            yield from parse(reply[1])
+            if cursor in (b"0", "0"):
+                return
 
     def _write(self, key: Any, parse: Optional[Parser], *args: Any) -> Any:
         """A write to a declared key that survives the key's loss: when the

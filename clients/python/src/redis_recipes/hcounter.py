@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
 
 from ._family import (
     Family,
@@ -126,6 +126,16 @@ class HCounter(Family):
         """``HCOUNTER.PARTITIONS``: a row per matching partition."""
         self._check(PARTITIONS, key, where, optional=("partition",))
         return self._send(rows, PARTITIONS, key, *flat_pairs(where))
+
+    def iter_data(self, key: Any, /, *, count: Optional[int] = None, **where: Any) -> Iterator[Dict[str, Any]]:
+        """The rows of ``data``, fetched ``count`` at a time (``CURSOR``)."""
+        self._check(DATA, key, where, optional=("partition",))
+        return self._pages(_data_rows, DATA, key, where, count)
+
+    def iter_partitions(self, key: Any, /, *, count: Optional[int] = None, **where: Any) -> Iterator[Dict[str, Any]]:
+        """The rows of ``partitions``, fetched ``count`` at a time (``CURSOR``)."""
+        self._check(PARTITIONS, key, where, optional=("partition",))
+        return self._pages(rows, PARTITIONS, key, where, count)
 
     def delete(self, key: Any, /, **where: Any) -> int:
         """``HCOUNTER.DEL``: partitions deleted (all of them without ``where``)."""

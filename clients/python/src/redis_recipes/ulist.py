@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
 
 from ._family import (
     Family,
@@ -115,6 +115,16 @@ class UList(Family):
         """``ULIST.PARTITIONS``: a row per partition holding a live value."""
         self._check(PARTITIONS, key, where, optional=("scope", "partition"))
         return self._send(rows, PARTITIONS, key, *flat_pairs(where))
+
+    def iter_data(self, key: Any, /, *, count: Optional[int] = None, **where: Any) -> Iterator[Dict[str, Any]]:
+        """The rows of ``data``, fetched ``count`` at a time (``CURSOR``)."""
+        self._check(DATA, key, where, optional=("scope", "partition"))
+        return self._pages(rows, DATA, key, where, count)
+
+    def iter_partitions(self, key: Any, /, *, count: Optional[int] = None, **where: Any) -> Iterator[Dict[str, Any]]:
+        """The rows of ``partitions``, fetched ``count`` at a time (``CURSOR``)."""
+        self._check(PARTITIONS, key, where, optional=("scope", "partition"))
+        return self._pages(rows, PARTITIONS, key, where, count)
 
     def delete(self, key: Any, /, **where: Any) -> int:
         """``ULIST.DEL``: partitions deleted (all of them without ``where``)."""
