@@ -24,7 +24,7 @@ const MAX_WRITES: u64 = 2_000_000;
 
 /// The first `moving` names `{prefix}{n}` whose slot `moves`, then the
 /// first `staying` whose slot does not.
-fn names(
+pub(super) fn names(
     prefix: &str,
     moves: impl Fn(usize) -> bool,
     moving: usize,
@@ -35,6 +35,32 @@ fn names(
     let mut out: Vec<String> = candidates.clone().filter(slot_moves).take(moving).collect();
     out.extend(candidates.filter(|k| !slot_moves(k)).take(staying));
     out
+}
+
+/// Two writers' counted keys of every family, set up: the names `name_keys`
+/// gives for each writer's prefix.
+pub(super) fn counted_writers(
+    client: &mut ClusterClient,
+    name_keys: impl Fn(&str) -> Vec<String>,
+) -> Vec<Vec<Counted>> {
+    (0..2)
+        .map(|w| {
+            let mut keys = Vec::new();
+            for fam in FAMILIES {
+                for key in name_keys(&format!("{}w{w}:", fam.prefix())) {
+                    for k in (fam.tally.setup)(&key) {
+                        client.call(&k, &key).expect("setup");
+                    }
+                    keys.push(Counted {
+                        fam,
+                        key,
+                        acknowledged: 0,
+                    });
+                }
+            }
+            keys
+        })
+        .collect()
 }
 
 /// A counted key and how many writes to it were acknowledged.
@@ -86,25 +112,10 @@ fn resharding_under_two_writers_loses_nothing_and_new_owners_reclaim() {
     let by_hand = *ports.iter().find(|&&p| p != from && p != to).unwrap();
     let moved_slots = owners_before.iter().filter(|&&p| p == from).count();
 
-    let mut writers: Vec<Vec<Counted>> = Vec::new();
-    for w in 0..2 {
-        let mut keys = Vec::new();
-        for fam in FAMILIES {
-            let prefix = format!("{}w{w}:", fam.prefix());
-            let moves = |slot: usize| owners_before[slot] == from;
-            for key in names(&prefix, moves, MOVING_KEYS, STAYING_KEYS) {
-                for k in (fam.tally.setup)(&key) {
-                    client.call(&k, &key).expect("setup");
-                }
-                keys.push(Counted {
-                    fam,
-                    key,
-                    acknowledged: 0,
-                });
-            }
-        }
-        writers.push(keys);
-    }
+    let moves = |slot: usize| owners_before[slot] == from;
+    let writers = counted_writers(&mut client, |prefix| {
+        names(prefix, moves, MOVING_KEYS, STAYING_KEYS)
+    });
     // Keys whose items expire in two seconds, moved by hand to the last node
     // at once (CLUSTER SETSLOT and MIGRATE).
     let due = now_ms() + 2_000;

@@ -12,7 +12,7 @@
 //! test-faults` fetches it once: `scripts/compat-servers.sh path
 //! valkey-9.1.2`); without it the test says so and passes.
 
-use super::reshard::{write_until, Counted};
+use super::reshard::{counted_writers, names, write_until, Counted};
 use super::*;
 use common::cluster::{key_slot, node_id, slot_owners, Cluster, ClusterClient};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -32,11 +32,7 @@ const FILLER: usize = 100_000;
 
 /// The first `n` names `{prefix}{i}` whose slot lies in `range`.
 fn names_in(prefix: &str, range: (usize, usize), n: usize) -> Vec<String> {
-    (0..)
-        .map(|i| format!("{prefix}{i}"))
-        .filter(|k| (range.0..=range.1).contains(&key_slot(k.as_bytes())))
-        .take(n)
-        .collect()
+    names(prefix, |slot| (range.0..=range.1).contains(&slot), n, 0)
 }
 
 /// `CLUSTER MIGRATESLOTS` of `range` from the node on `from` to the one on
@@ -85,23 +81,7 @@ fn atomic_slot_migration_back_and_forth_and_cancelled_loses_nothing() {
     assert_eq!(owners[CANCELLED.1], source, "both ranges start on one node");
     let target = *cluster.ports().iter().find(|&&p| p != source).unwrap();
 
-    let mut writers: Vec<Vec<Counted>> = Vec::new();
-    for w in 0..2 {
-        let mut keys = Vec::new();
-        for fam in FAMILIES {
-            for key in names_in(&format!("{}w{w}:", fam.prefix()), MOVING, KEYS) {
-                for k in (fam.tally.setup)(&key) {
-                    client.call(&k, &key).expect("setup");
-                }
-                keys.push(Counted {
-                    fam,
-                    key,
-                    acknowledged: 0,
-                });
-            }
-        }
-        writers.push(keys);
-    }
+    let writers = counted_writers(&mut client, |prefix| names_in(prefix, MOVING, KEYS));
     // Items falling due during the first move, in keys of the moving slots.
     let due = now_ms() + 1_500;
     let mut reclaiming: Vec<(&Family, String, Vec<u8>)> = Vec::new();
