@@ -2,7 +2,8 @@
 //! `HCOUNTER.PARTITIONS` with `CURSOR c [COUNT n]`, against a model: random
 //! writes (new rows, deleted partitions) between the steps; every row present
 //! throughout the scan is returned exactly once, no row twice, and the pages
-//! end with cursor 0.
+//! end with cursor 0. Big scopes and partitions (many shards of their hash
+//! tables) and lists changing layout between the steps included.
 
 mod common;
 
@@ -63,7 +64,8 @@ fn step(c: &mut Connection, read: &[&str], cursor: &str, count: usize) -> (Vec<R
 }
 
 /// Scans `read` in pages of random sizes, calling `write` between the steps;
-/// checks the rows against what was there throughout.
+/// checks the rows against what was there throughout. Returns the steps
+/// that came back short (fewer rows than COUNT, and not the last).
 fn scan_with_writes(
     c: &mut Connection,
     read: &[&str],
@@ -73,9 +75,12 @@ fn scan_with_writes(
     let mut throughout = all(c, read);
     let mut seen: BTreeMap<Row, usize> = BTreeMap::new();
     let mut cursor = "0".to_string();
-    let mut steps = 0;
+    let (mut steps, mut short) = (0, 0);
     loop {
-        let (rows, next) = step(c, read, &cursor, rng.gen_range(1..20));
+        let count = rng.gen_range(1..20);
+        let (rows, next) = step(c, read, &cursor, count);
+        assert!(rows.len() <= count, "{read:?}: {} rows", rows.len());
+        short += (rows.len() < count && next != "0") as usize;
         let now = all(c, read);
         for row in rows {
             assert!(
@@ -102,7 +107,7 @@ fn scan_with_writes(
             "{read:?}: {row:?} was there throughout, never returned"
         );
     }
-    steps
+    short
 }
 
 #[test]
@@ -142,6 +147,11 @@ fn ulist_pages_return_every_lasting_row_once() {
             add(c, &mut rng);
         }
         let write = |c: &mut Connection, rng: &mut StdRng| {
+            if rng.gen_bool(0.1) {
+                // The next write moves the list to the other layout.
+                let max = ["0", "512"][rng.gen_range(0..2)];
+                let _: () = q(c, &["CONFIG", "SET", "recipes.ulist-compact-max", max]);
+            }
             if rng.gen_bool(0.15) {
                 let p = rng.gen_range(0..6).to_string();
                 let _: i64 = q(c, &["ULIST.DEL", &key, "p", &p]);
@@ -218,4 +228,53 @@ fn hcounter_pages_return_every_lasting_row_once() {
             ),
         ],
     );
+}
+
+/// Scopes and partitions of thousands of rows (their tables of many
+/// shards), also read through a filter that keeps few: every lasting row
+/// once, and a step that looks at many rows it leaves out comes back short
+/// (bounded work) rather than reading on.
+#[test]
+fn big_groups_page_in_bounded_steps() {
+    let srv = Server::start();
+    let c = &mut srv.conn();
+    let mut rng = StdRng::seed_from_u64(seed_from_env("CURSOR_SEED", 29));
+    for create in [
+        "ULIST.CREATE big VALUE v SCOPE s PARTITION p",
+        "HCOUNTER.CREATE hbig PARTITION day GROUP city",
+    ] {
+        q_ok(c, &create.split(' ').collect::<Vec<_>>());
+    }
+    let mut pipe = redis::pipe();
+    for v in 0..2500 {
+        let p = if v % 400 == 0 {
+            "rare".into()
+        } else {
+            (v % 10).to_string()
+        };
+        let v = v.to_string();
+        pipe.cmd("ULIST.ADD")
+            .arg(&["big", "v", &v, "s", "1", "p", &p]);
+        let (d, city) = ((v.len() % 2).to_string(), v.clone());
+        pipe.cmd("HCOUNTER.INCR")
+            .arg(&["hbig", "day", &d, "city", &city]);
+    }
+    let _: () = pipe.ignore().query(c).unwrap();
+    let write = |c: &mut Connection, rng: &mut StdRng| {
+        for _ in 0..rng.gen_range(0..20) {
+            let (v, p) = (rng.gen_range(0..4000).to_string(), rng.gen_range(0..10));
+            let p = p.to_string();
+            let _: i64 = q(c, &["ULIST.ADD", "big", "v", &v, "s", "1", "p", &p]);
+            let _: i64 = q(c, &["HCOUNTER.INCR", "hbig", "day", "0", "city", &v]);
+        }
+    };
+    for read in [
+        vec!["ULIST.DATA", "big", "p", "3"],
+        vec!["ULIST.DATA", "big"],
+        vec!["HCOUNTER.DATA", "hbig"],
+    ] {
+        scan_with_writes(c, &read, &mut rng, write);
+    }
+    let short = scan_with_writes(c, &["ULIST.DATA", "big", "p", "rare"], &mut rng, write);
+    assert!(short > 0, "no step came back short");
 }

@@ -75,6 +75,17 @@ impl Hashed {
         self.cells.iter().map(|c| (c.key.as_slice(), c.count))
     }
 
+    /// The (key, count) of the cells in the table's shard holding `place`,
+    /// and the end of its places (`Table::shard_at`).
+    pub fn shard_at(&self, place: u32) -> (impl Iterator<Item = (&[u8], i64)> + '_, u64) {
+        let (shard, end) = self.table.shard_at(place);
+        let cells = shard.map(|&i| {
+            let cell = self.cell(i as usize);
+            (cell.key.as_slice(), cell.count)
+        });
+        (cells, end)
+    }
+
     /// Heap bytes held, the keys' sized from `samples` cells (0: all).
     pub fn heap_bytes(&self, samples: usize) -> usize {
         let spilled = estimate(self.cells.iter(), self.cells.len(), samples, |c| {

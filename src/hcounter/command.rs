@@ -327,16 +327,16 @@ fn read_filtered(ctx: Ctx, args: &Args, reply: FilteredReply) -> Result<(), CmdE
 /// `HCOUNTER.DATA counter [name value ...] [CURSOR c [COUNT n]]` -> one map
 /// per cell of the matching live partitions: PARTITION names, the other
 /// GROUP names and `value`, ordered by partition, then cell; with CURSOR,
-/// one page of them under the next cursor (`tuples::page`).
+/// one page of them under the next cursor, by partition, then in an order
+/// of the partition's own (`tuples::page`).
 pub fn data(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     read_filtered(ctx, args, |ctx, counter, filter, mut names, page| {
         let schema = counter.schema();
         names.extend(counter.cell_names().iter().map(|&i| schema.name(i)));
-        let rows = counter.data(filter, ctx.now_ms());
         let (rows, next) = match page {
-            None => (rows, None),
+            None => (counter.data(filter, ctx.now_ms()), None),
             Some(page) => {
-                let (rows, next) = page.take(rows, |row| [row.partition, &row.cell].concat());
+                let (rows, next) = counter.data_page(filter, ctx.now_ms(), page);
                 (rows, Some(next))
             }
         };
@@ -351,11 +351,10 @@ pub fn data(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
 /// one map per matching live partition (its PARTITION names), ascending.
 pub fn partitions(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     read_filtered(ctx, args, |ctx, counter, filter, names, page| {
-        let keys = counter.partitions(filter, ctx.now_ms());
         let (keys, next) = match page {
-            None => (keys.collect(), None),
+            None => (counter.partitions(filter, ctx.now_ms()).collect(), None),
             Some(page) => {
-                let (keys, next) = page.take(keys, |key| key.to_vec());
+                let (keys, next) = counter.partitions_page(filter, ctx.now_ms(), page);
                 (keys, Some(next))
             }
         };

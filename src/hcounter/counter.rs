@@ -38,9 +38,10 @@ use crate::tuples::encoding;
 use crate::tuples::expiry::ExpiryQueue;
 use crate::tuples::index::Filter;
 use crate::tuples::ordered::{Keys, OrderedIds};
+use crate::tuples::page::{Page, Step};
 use crate::tuples::sample::estimate;
 use crate::tuples::schema::{Declaration, DecodeError, Role, Schema};
-use crate::tuples::table::Table;
+use crate::tuples::table::{process_hasher, Table, PLACES};
 use hashbrown::DefaultHashBuilder;
 use smallvec::SmallVec;
 use std::borrow::Cow;
@@ -227,7 +228,7 @@ impl HCounter {
             dying: Vec::new(),
             cells: 0,
             expiry: ExpiryQueue::default(),
-            hasher: DefaultHashBuilder::default(),
+            hasher: process_hasher(),
             compact_max: DEFAULT_COMPACT_MAX,
         }
     }
@@ -629,6 +630,63 @@ impl HCounter {
             }));
         }
         rows
+    }
+
+    /// One page of [`HCounter::partitions`] (`tuples::page`).
+    pub fn partitions_page<'s>(
+        &'s self,
+        filter: &'s Filter<'s>,
+        now: i64,
+        page: &Page,
+    ) -> (Vec<&'s [u8]>, Vec<u8>) {
+        let mut step = Step::new(page);
+        let keys = SlotKeys(&self.slots);
+        for (s, matching) in self.index.matching_from(filter, keys, step.after()) {
+            if step.done() {
+                break;
+            }
+            let p = self.slot(s);
+            let key = p.record.key();
+            step.key(key, (matching && self.live_at(p, now)).then_some(key));
+        }
+        step.finish()
+    }
+
+    /// One page of [`HCounter::data`]'s rows, ordered for paging: by
+    /// partition, then in an order of the partition's own
+    /// (`tuples::page`), a shard of its cells at a time.
+    pub fn data_page<'s>(
+        &'s self,
+        filter: &'s Filter<'s>,
+        now: i64,
+        page: &Page,
+    ) -> (Vec<CellRow<'s>>, Vec<u8>) {
+        let mut step = Step::new(page);
+        let keys = SlotKeys(&self.slots);
+        let from = step.first_group(self.schema.of(Role::Partition).len());
+        for (s, matching) in self.index.matching_from(filter, keys, from) {
+            if step.done() {
+                break;
+            }
+            let p = self.slot(s);
+            let live = matching && self.live_at(p, now);
+            let partition = p.record.key();
+            step.group(
+                partition,
+                |place| match live {
+                    true => p.shard_at(place, &self.hasher),
+                    false => (Vec::new(), PLACES),
+                },
+                |cell, count| {
+                    Some(CellRow {
+                        partition,
+                        cell: cell.clone(),
+                        count: self.count_of(count),
+                    })
+                },
+            );
+        }
+        step.finish()
     }
 
     /// Deletes the partitions matching `filter`, with their unique tuples.

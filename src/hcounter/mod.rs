@@ -110,7 +110,7 @@ pub static FAMILY: Family = Family {
             ERRORS,
             Docs {
                 summary: "Returns the cells of the matching partitions",
-                complexity: "O(log P + C log C) for P partitions, C cells in the matching ones",
+                complexity: "O(log P + C log C) for P partitions, C cells in the matching ones; with CURSOR, O(log P + COUNT + 1024) a page",
                 tips: NONDETERMINISTIC_OUTPUT,
                 args: docs::PAGED,
                 ..Docs::DEFAULT

@@ -11,10 +11,13 @@ use super::cells::Hashed;
 use super::record::Record;
 use crate::tuples::chunked::Chunked;
 use crate::tuples::defrag::{Mover, Pass};
+use crate::tuples::page::Entry;
 use crate::tuples::sample::estimate;
+use crate::tuples::table::{place_of, PLACES};
 use crate::tuples::varint::pack_tuple as pack;
 use hashbrown::DefaultHashBuilder;
 use std::borrow::Cow;
+use std::hash::BuildHasher;
 
 #[derive(Clone, Debug, Default)]
 struct More {
@@ -124,6 +127,30 @@ impl Partition {
         };
         out.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         out
+    }
+
+    /// The cells placed in the shard holding `place` (a packed record is
+    /// one shard) as paged-read entries (`tuples::page`), and the end of the
+    /// shard's places.
+    pub fn shard_at<'p>(
+        &'p self,
+        place: u32,
+        hasher: &DefaultHashBuilder,
+    ) -> (Vec<Entry<'p, i64>>, u64) {
+        let entry = |cell: Cow<'p, [u8]>, count| (place_of(hasher.hash_one(&*cell)), cell, count);
+        match self.hashed() {
+            Some(h) => {
+                let (cells, end) = h.shard_at(place);
+                (
+                    cells.map(|(k, c)| entry(Cow::Borrowed(k), c)).collect(),
+                    end,
+                )
+            }
+            None => {
+                let cells = self.record.cell_counts().map(|(k, c)| entry(k, c));
+                (cells.collect(), PLACES)
+            }
+        }
     }
 
     pub fn seen(&self) -> impl Iterator<Item = &Box<[u8]>> + '_ {

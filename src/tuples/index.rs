@@ -65,14 +65,27 @@ impl<P> PartitionIndex<P> {
         &'s self,
         filter: &'s Filter<'s>,
     ) -> impl Iterator<Item = (&'s [u8], &'s P)> + 's {
+        self.matching_from(filter, &[])
+            .filter(|&(_, _, matching)| matching)
+            .map(|(k, p, _)| (k, p))
+    }
+
+    /// The partitions at or after `from` in the range of the positions
+    /// `filter` fixes first, ascending, each with whether it matches the
+    /// rest of `filter` (a paged read counts those it passes over).
+    pub fn matching_from<'s>(
+        &'s self,
+        filter: &'s Filter<'s>,
+        from: &[u8],
+    ) -> impl Iterator<Item = (&'s [u8], &'s P, bool)> + 's {
         let fixed = filter.iter().take_while(|v| v.is_some()).count();
         let prefix = encoding::encode(filter[..fixed].iter().map(|v| v.unwrap_or_default()));
         let rest_fixed = filter[fixed..].iter().any(|v| v.is_some());
+        let start = from.max(prefix.as_slice()).to_vec();
         self.map
-            .range::<[u8], _>((Bound::Included(prefix.as_slice()), Bound::Unbounded))
+            .range::<[u8], _>((Bound::Included(start.as_slice()), Bound::Unbounded))
             .take_while(move |(k, _)| k.starts_with(&prefix))
-            .filter(move |(k, _)| !rest_fixed || matches(k, filter))
-            .map(|(k, p)| (&**k, p))
+            .map(move |(k, p)| (&**k, p, !rest_fixed || matches(k, filter)))
     }
 
     /// Removes the partitions matching `filter`; returns them, ascending.

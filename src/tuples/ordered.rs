@@ -185,10 +185,24 @@ impl OrderedIds {
         filter: &'s Filter<'s>,
         keys: K,
     ) -> impl Iterator<Item = u32> + 's {
+        self.matching_from(filter, keys, &[])
+            .filter(|&(_, matching)| matching)
+            .map(|(id, _)| id)
+    }
+
+    /// The ids keyed at or after `from` in the range of the positions
+    /// `filter` fixes first, ascending, each with whether it matches the
+    /// rest of `filter` (a paged read counts those it passes over).
+    pub fn matching_from<'s, K: Keys + Copy + 's>(
+        &'s self,
+        filter: &'s Filter<'s>,
+        keys: K,
+        from: &[u8],
+    ) -> impl Iterator<Item = (u32, bool)> + 's {
         let fixed = filter.iter().take_while(|v| v.is_some()).count();
         let prefix = encoding::encode(filter[..fixed].iter().map(|v| v.unwrap_or_default()));
         let rest_fixed = filter[fixed..].iter().any(|v| v.is_some());
-        let (c, i) = self.lower_bound(&prefix, &keys);
+        let (c, i) = self.lower_bound(from.max(prefix.as_slice()), &keys);
         let first = self.chunks.get(c).map_or(&[][..], |ch| &ch[i..]);
         let rest = self.chunks.get(c + 1..).unwrap_or_default();
         first
@@ -196,7 +210,7 @@ impl OrderedIds {
             .chain(rest.iter().flatten())
             .copied()
             .take_while(move |&id| keys.key(id).starts_with(&prefix))
-            .filter(move |&id| !rest_fixed || matches(keys.key(id), filter))
+            .map(move |id| (id, !rest_fixed || matches(keys.key(id), filter)))
     }
 
     /// Heap bytes held.

@@ -1,11 +1,20 @@
 //! Reads in pages, SCAN-style: a cursor in, at most COUNT rows and the next
-//! cursor out. Rows come in ascending order of a key (the row's tuple
-//! encoding); a cursor is the key of the last row returned, so a step goes
-//! on after it whatever was written meanwhile: every row present
-//! throughout is returned once, a row added behind the cursor is not.
-//! `0` starts, and comes back once the rows are done.
+//! cursor out. Rows come in ascending order of a key; a cursor is the key of
+//! the last row looked at, so a step goes on after it whatever was written
+//! meanwhile: every row present throughout is returned once, a row added
+//! behind the cursor is not. `0` starts, and comes back once the rows are
+//! done.
+//!
+//! Each step is bounded: rows that live in groups (a scope's values, a
+//! partition's cells) sort by group, then by their place in the group's hash
+//! table (`table::place_of`), then by their bytes, so a step reads a table
+//! one shard at a time from the cursor's place; and it stops after looking
+//! at [`Step`]'s budget of entries, with fewer rows than COUNT if the ones
+//! it looked at were filtered out (as SCAN may).
 
+use super::table::PLACES;
 use crate::args::CmdError;
+use std::borrow::Cow;
 
 /// Rows a page holds when COUNT is not given, and at most.
 pub const DEFAULT_COUNT: usize = 10;
@@ -72,34 +81,152 @@ impl Page {
         }
         Ok((rest, Page::parse(cursor, count)?))
     }
+}
 
-    /// The page of `rows` (ascending by `key`): the first `count` after the
-    /// cursor, and the next cursor (`0` when no row is left).
-    pub fn take<T>(
-        &self,
-        rows: impl IntoIterator<Item = T>,
-        key: impl Fn(&T) -> Vec<u8>,
-    ) -> (Vec<T>, Vec<u8>) {
-        let mut out = Vec::new();
-        let mut last = None;
-        let mut more = false;
-        for row in rows {
-            let k = key(&row);
-            if self.after.as_ref().is_some_and(|after| k <= *after) {
-                continue;
-            }
-            if out.len() == self.count {
-                more = true;
-                break;
-            }
-            last = Some(k);
-            out.push(row);
+/// Entries a step looks at before it stops short, besides a page's rows.
+const LOOK_AT_LEAST: usize = 1024;
+
+/// The key a row of a group sorts by: its group (a tuple encoding), its
+/// place, then its bytes (`ROW` sorts it before the `PAST` cursor of its
+/// place).
+const ROW: u8 = 1;
+const PAST: u8 = 2;
+
+fn row_key(group: &[u8], place: u32, bytes: &[u8]) -> Vec<u8> {
+    [group, &place.to_be_bytes(), &[ROW], bytes].concat()
+}
+
+/// One step of a paged read over groups offered in ascending order, each
+/// one shard at a time: takes the rows after the cursor until the page is
+/// full or the step has looked at its budget of entries.
+pub struct Step<'p, R> {
+    page: &'p Page,
+    rows: Vec<R>,
+    /// The key of the last row taken.
+    last: Option<Vec<u8>>,
+    looked: usize,
+    budget: usize,
+    /// Set once the step is over before the rows are.
+    next: Option<Vec<u8>>,
+}
+
+/// An entry of a shard: its place, its bytes (what rows of one place sort
+/// by) and what makes its row.
+pub type Entry<'a, H> = (u32, Cow<'a, [u8]>, H);
+
+impl<'p, R> Step<'p, R> {
+    pub fn new(page: &'p Page) -> Self {
+        Step {
+            page,
+            rows: Vec::new(),
+            last: None,
+            looked: 0,
+            budget: (page.count * 4).max(LOOK_AT_LEAST),
+            next: None,
         }
-        let next = match (more, last) {
-            (true, Some(k)) => to_hex(&k),
-            _ => b"0".to_vec(),
-        };
-        (out, next)
+    }
+
+    /// The group the cursor is in (its first `names` elements), where the
+    /// walk starts: groups before it are done. Empty at the start.
+    pub fn first_group(&self, names: usize) -> &'p [u8] {
+        let after = self.page.after.as_deref().unwrap_or_default();
+        &after[..super::encoding::prefix_len(after, names)]
+    }
+
+    /// Whether the step is over (the caller stops offering).
+    pub fn done(&self) -> bool {
+        self.next.is_some()
+    }
+
+    /// Offers a group keyed `group`: `shard_at(place)` gives the entries of
+    /// the shard holding `place` and the end of its places (a small group is
+    /// one shard, ending at `PLACES`); `row` makes an entry's row from its
+    /// bytes and handle, or `None` when the read's filter leaves it out.
+    pub fn group<'e, H>(
+        &mut self,
+        group: &[u8],
+        mut shard_at: impl FnMut(u32) -> (Vec<Entry<'e, H>>, u64),
+        mut row: impl FnMut(&Cow<'e, [u8]>, H) -> Option<R>,
+    ) {
+        if self.done() {
+            return;
+        }
+        // Where in this group the cursor is: (place, bytes of the last row
+        // there, or None when the place is past).
+        let mut from: Option<(u32, Option<&[u8]>)> = None;
+        if let Some(after) = self.page.after.as_deref() {
+            match after.strip_prefix(group) {
+                Some(rest) if rest.len() >= 5 => {
+                    let place = u32::from_be_bytes([rest[0], rest[1], rest[2], rest[3]]);
+                    from = Some((place, (rest[4] == ROW).then(|| &rest[5..])));
+                }
+                _ if group <= after => return,
+                _ => {}
+            }
+        }
+        let mut place = from.map_or(0, |(p, _)| u64::from(p));
+        self.looked += 1;
+        while place < PLACES {
+            let (mut entries, end) = shard_at(place as u32);
+            self.looked += entries.len();
+            if let Some((at, last)) = from {
+                entries.retain(|(p, bytes, _)| {
+                    *p > at || (*p == at && last.is_some_and(|l| **bytes > *l))
+                });
+            }
+            entries.sort_unstable_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+            for (p, bytes, handle) in entries {
+                let Some(r) = row(&bytes, handle) else {
+                    continue;
+                };
+                if self.rows.len() == self.page.count {
+                    self.next = self.last.take();
+                    return;
+                }
+                self.rows.push(r);
+                self.last = Some(row_key(group, p, &bytes));
+            }
+            place = end;
+            if self.looked >= self.budget {
+                let past = (place - 1) as u32;
+                self.next = Some([group, &past.to_be_bytes(), &[PAST]].concat());
+                return;
+            }
+        }
+    }
+
+    /// The rows taken, and the next cursor (`0` once the rows are done).
+    pub fn finish(self) -> (Vec<R>, Vec<u8>) {
+        let next = self.next.map_or_else(|| b"0".to_vec(), |k| to_hex(&k));
+        (self.rows, next)
+    }
+}
+
+/// A step over rows that are keys themselves (partitions), ascending from
+/// the cursor; each costs one entry of the budget, taken or not.
+impl<'p, R> Step<'p, R> {
+    /// Where the walk starts: rows at or before it are done.
+    pub fn after(&self) -> &'p [u8] {
+        self.page.after.as_deref().unwrap_or_default()
+    }
+
+    /// Offers the row keyed `key` (`None`: filtered out).
+    pub fn key(&mut self, key: &[u8], row: Option<R>) {
+        if self.done() || self.page.after.as_deref().is_some_and(|a| key <= a) {
+            return;
+        }
+        self.looked += 1;
+        if let Some(r) = row {
+            if self.rows.len() == self.page.count {
+                self.next = self.last.take();
+                return;
+            }
+            self.rows.push(r);
+            self.last = Some(key.to_vec());
+        }
+        if self.looked >= self.budget && !self.done() {
+            self.next = Some(key.to_vec());
+        }
     }
 }
 
@@ -129,26 +256,97 @@ mod tests {
             .unwrap()
     }
 
+    /// Key rows: pages go on after the cursor's row whatever changed.
     #[test]
     fn pages_go_on_after_the_cursor() {
-        let rows = |keys: &[&str]| {
-            keys.iter()
-                .map(|k| k.as_bytes().to_vec())
-                .collect::<Vec<_>>()
+        let walk = |cursor: &str, count: &str, keys: &[&str]| {
+            let page = page(cursor, Some(count));
+            let mut step = Step::new(&page);
+            for k in keys {
+                step.key(k.as_bytes(), Some(k.to_string()));
+            }
+            let (rows, next) = step.finish();
+            (rows, String::from_utf8(next).unwrap())
         };
-        let all = rows(&["a", "b", "c", "d", "e"]);
-        let (first, next) = page("0", Some("2")).take(all.clone(), |r| r.clone());
-        assert_eq!((first, next.clone()), (rows(&["a", "b"]), b"62".to_vec()));
+        let (first, next) = walk("0", "2", &["a", "b", "c", "d", "e"]);
+        assert_eq!((first, next.as_str()), (vec!["a".into(), "b".into()], "62"));
         // "a" goes and "bb" comes meanwhile: "bb" is after the cursor.
-        let changed = rows(&["b", "bb", "c", "d", "e"]);
-        let cursor = String::from_utf8(next).unwrap();
-        let (second, next) = page(&cursor, Some("2")).take(changed.clone(), |r| r.clone());
-        assert_eq!(second, rows(&["bb", "c"]));
-        let cursor = String::from_utf8(next).unwrap();
-        let (third, next) = page(&cursor, Some("5")).take(changed, |r| r.clone());
-        assert_eq!((third, next), (rows(&["d", "e"]), b"0".to_vec()));
+        let changed = ["b", "bb", "c", "d", "e"];
+        let (second, next) = walk(&next, "2", &changed);
+        assert_eq!(second, ["bb", "c"]);
+        let (third, next) = walk(&next, "5", &changed);
+        assert_eq!((third, next.as_str()), (vec!["d".into(), "e".into()], "0"));
         assert_eq!(page("0", None).count, DEFAULT_COUNT);
     }
+
+    /// Groups of hashed entries, most filtered out: every kept entry comes
+    /// once across the steps, no page is over COUNT, and no step looks at
+    /// much more than its budget, also while the tables grow between steps.
+    #[test]
+    fn group_walks_are_bounded_and_see_each_row_once() {
+        use crate::tuples::encoding;
+        use crate::tuples::table::{place_of, Table};
+        use std::hash::BuildHasher;
+        let hasher = hashbrown::DefaultHashBuilder::default();
+        let h = |k: &u64| hasher.hash_one(k.to_be_bytes());
+        let groups: Vec<Vec<u8>> = ["g1", "g2", "g3"]
+            .iter()
+            .map(|g| encoding::encode([g.as_bytes()]))
+            .collect();
+        let mut tables: Vec<Table<u64>> = vec![Table::new(), Table::new(), Table::new()];
+        for k in 0..30_000u64 {
+            tables[(k % 3) as usize].insert_unique(h(&k), k, h);
+        }
+        let kept = |k: u64| k.is_multiple_of(10);
+        let (mut cursor, mut seen, mut steps) = ("0".to_string(), Vec::new(), 0);
+        let mut added = 30_000u64;
+        loop {
+            let page = page(&cursor, Some("25"));
+            let mut step = Step::new(&page);
+            let mut looked = 0;
+            for (g, table) in groups.iter().zip(&tables) {
+                if g.as_slice() < step.first_group(1) {
+                    continue;
+                }
+                step.group(
+                    g,
+                    |place| {
+                        let (shard, end) = table.shard_at(place);
+                        let entries: Vec<_> = shard
+                            .map(|&k| (place_of(h(&k)), k.to_be_bytes().to_vec().into(), k))
+                            .collect();
+                        looked += entries.len();
+                        (entries, end)
+                    },
+                    |_, k| kept(k).then_some(k),
+                );
+            }
+            let (rows, next) = step.finish();
+            assert!(rows.len() <= 25);
+            assert!(looked <= 1024 + 3 * SHARD_MOST, "a step looked at {looked}");
+            seen.extend(rows);
+            steps += 1;
+            // Rows come meanwhile (some seen, some not: either is right).
+            for _ in 0..50 {
+                tables[(added % 3) as usize].insert_unique(h(&added), added, h);
+                added += 1;
+            }
+            cursor = String::from_utf8(next).unwrap();
+            if cursor == "0" {
+                break;
+            }
+        }
+        let mut once = seen.clone();
+        once.sort_unstable();
+        once.dedup();
+        assert_eq!(once.len(), seen.len(), "a row came twice");
+        let present: Vec<u64> = (0..30_000).filter(|&k| kept(k)).collect();
+        assert!(present.iter().all(|k| once.binary_search(k).is_ok()));
+        assert!(steps > 30_000 / 1024, "{steps} steps");
+    }
+
+    /// Entries a shard of a table holds at most (twice the average).
+    const SHARD_MOST: usize = 2 * crate::tuples::table::SHARD_ENTRIES;
 
     #[test]
     fn cursor_and_count_split_off_the_names() {

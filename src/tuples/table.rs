@@ -22,8 +22,9 @@
 //! entries.
 
 use super::defrag::{Mover, Pass, SLAB_MAX};
-use hashbrown::HashTable;
+use hashbrown::{DefaultHashBuilder, HashTable};
 use smallvec::SmallVec;
+use std::sync::OnceLock;
 
 /// Average entries per shard before a split; a merge comes at a quarter.
 pub const SHARD_ENTRIES: usize = 512;
@@ -57,6 +58,27 @@ fn shard_of(hash: u64, n: usize) -> usize {
         i - high / 2
     }
 }
+
+/// The hasher of the tables a read pages through: one per process (random,
+/// as Redis seeds its dicts), so every key, and one key before and after a
+/// change of layout, orders the same bytes the same way, and a cursor stays
+/// good across such changes (not across a restart, as SCAN's).
+pub fn process_hasher() -> DefaultHashBuilder {
+    static HASHER: OnceLock<DefaultHashBuilder> = OnceLock::new();
+    *HASHER.get_or_init(DefaultHashBuilder::default)
+}
+
+/// An entry's place in a table's order: the high half of its hash with the
+/// bits reversed. Linear hashing picks a shard by the low bits of that half,
+/// so each shard holds one contiguous range of places, and a walk in place
+/// order reads one shard at a time (how a paged read stays bounded).
+#[inline]
+pub fn place_of(hash: u64) -> u32 {
+    ((hash >> 32) as u32).reverse_bits()
+}
+
+/// Places run from 0 to this, exclusive.
+pub const PLACES: u64 = 1 << 32;
 
 impl<T> Table<T> {
     pub fn new() -> Self {
@@ -150,6 +172,21 @@ impl<T> Table<T> {
 
     pub fn iter(&self) -> impl Iterator<Item = &T> + '_ {
         self.shards.iter().flat_map(HashTable::iter)
+    }
+
+    /// The entries of the shard that holds the entries placed at `place`
+    /// ([`place_of`]), and the end (exclusive) of that shard's range of
+    /// places.
+    pub fn shard_at(&self, place: u32) -> (impl Iterator<Item = &T> + '_, u64) {
+        let n = self.shards.len();
+        let s = shard_of(u64::from(place.reverse_bits()) << 32, n);
+        let high = n.next_power_of_two();
+        // Split shards, and the ones split off, use log2(high) bits; the
+        // others one bit fewer.
+        let bits = high.trailing_zeros() - u32::from(!(s >= high / 2 || s < n - high / 2));
+        let width = PLACES >> bits;
+        let start = u64::from(place) & !(width - 1);
+        (self.shards[s].iter(), start + width)
     }
 
     /// Heap bytes held.
@@ -329,6 +366,33 @@ mod tests {
             for v in shard.iter() {
                 assert_eq!(shard_of(h(v), table.shards()), i);
             }
+        }
+    }
+
+    /// Walking shard by shard from place 0 meets every entry once, each
+    /// in the range of places its shard claims, at every number of shards.
+    #[test]
+    fn shards_hold_contiguous_places() {
+        let hasher = hashbrown::DefaultHashBuilder::default();
+        let h = |k: &u64| hasher.hash_one(k);
+        let mut table: Table<u64> = Table::new();
+        for k in 0..40_000u64 {
+            table.insert_unique(h(&k), k, h);
+            if k % 997 != 0 {
+                continue;
+            }
+            let (mut place, mut seen) = (0u64, 0);
+            while place < PLACES {
+                let (entries, end) = table.shard_at(place as u32);
+                assert!(end > place && end <= PLACES);
+                for v in entries {
+                    let at = u64::from(place_of(h(v)));
+                    assert!(at >= place && at < end, "{k}: {at} outside {place}..{end}");
+                    seen += 1;
+                }
+                place = end;
+            }
+            assert_eq!(seen, table.len(), "at {} shards", table.shards());
         }
     }
 

@@ -6,7 +6,6 @@ use super::{COMPACT_MAX, EXPIRED_VALUES};
 use crate::args::{opt_int_in, CmdError, OptionSpec, Takes, MAX_EXPIRE_MS, MAX_TIME_MS, MAX_TTL_S};
 use crate::server::command::Args;
 use crate::server::{reclaim, reply_info, Arg, Class, Ctx, Key, RStr, AT};
-use crate::tuples::encoding;
 use crate::tuples::index::Filter;
 use crate::tuples::page::Page;
 use crate::tuples::schema::{Pairs, Role, Schema};
@@ -218,17 +217,20 @@ fn reply_rows(ctx: Ctx, schema: &Schema, roles: &[Role], rows: &[Row], next: Opt
     }
 }
 
-/// Replies with the rows `rows_of` finds under the call's filter (any
-/// subset of the SCOPE and PARTITION names), each a map of `roles`' names;
-/// with `CURSOR c [COUNT n]`, one page of them under the next cursor
-/// (`tuples::page`), the rows in order of `sort_key`.
-fn reply_filtered(
-    ctx: Ctx,
-    args: &Args,
-    roles: &[Role],
-    rows_of: fn(&UList, &Filter, i64) -> Vec<Row>,
-    sort_key: fn(&Schema, &Row) -> Vec<u8>,
-) -> Result<(), CmdError> {
+/// One page of rows and the next cursor.
+type Paged = (Vec<Row>, Vec<u8>);
+
+/// How a filtered read finds its rows: all of them, or one page.
+struct Rows {
+    all: fn(&UList, &Filter, i64) -> Vec<Row>,
+    page: fn(&UList, &Filter, i64, &Page) -> Paged,
+}
+
+/// Replies with the rows found under the call's filter (any subset of the
+/// SCOPE and PARTITION names), each a map of `roles`' names; with
+/// `CURSOR c [COUNT n]`, one page of them under the next cursor
+/// (`tuples::page`).
+fn reply_filtered(ctx: Ctx, args: &Args, roles: &[Role], rows: Rows) -> Result<(), CmdError> {
     let (tokens, page) = Page::split(&args.bytes[2..])?;
     let key = open(ctx, args, false);
     let Some(list) = key.value::<UList>(&ULIST_TYPE)? else {
@@ -238,29 +240,33 @@ fn reply_filtered(
     let schema = list.schema();
     let (pairs, []) = Pairs::parse::<0>(schema, &tokens, &[])?;
     pairs.check(schema, &[], &WHERE)?;
-    let rows = rows_of(list, &pairs.of(schema, &WHERE), ctx.now_ms());
+    let filter = pairs.of(schema, &WHERE);
     match page {
-        None => reply_rows(ctx, schema, roles, &rows, None),
+        None => reply_rows(
+            ctx,
+            schema,
+            roles,
+            &(rows.all)(list, &filter, ctx.now_ms()),
+            None,
+        ),
         Some(page) => {
-            let (rows, next) = page.take(rows, |row| sort_key(schema, row));
-            reply_rows(ctx, schema, roles, &rows, Some(&next));
+            let (found, next) = (rows.page)(list, &filter, ctx.now_ms(), &page);
+            reply_rows(ctx, schema, roles, &found, Some(&next));
         }
     }
     Ok(())
 }
 
 /// `ULIST.DATA list [name value ...] [CURSOR c [COUNT n]]` -> one map per
-/// live value of the matching scopes/partitions, ordered by scope, then value.
+/// live value of the matching scopes/partitions, ordered by scope, then
+/// value (pages: by scope, then in an order of the scope's own).
 pub fn data(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let roles = [Role::Value, Role::Scope, Role::Partition];
-    // A row is its VALUE values, then SCOPE, then PARTITION; it sorts by
-    // scope, then value.
-    reply_filtered(ctx, args, &roles, UList::data, |schema, row| {
-        let values = schema.of(Role::Value).len();
-        let scopes = schema.of(Role::Scope).len();
-        let scope = row[values..values + scopes].iter();
-        encoding::encode(scope.chain(&row[..values]).map(Vec::as_slice))
-    })
+    let rows = Rows {
+        all: UList::data,
+        page: UList::data_page,
+    };
+    reply_filtered(ctx, args, &roles, rows)
 }
 
 /// `ULIST.COUNT list [name value ...]` -> live values of the matching
@@ -298,9 +304,11 @@ pub fn info(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
 /// map per partition with a
 /// live value (its SCOPE and PARTITION names), ascending.
 pub fn partitions(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
-    reply_filtered(ctx, args, &WHERE, UList::partitions, |_, row| {
-        encoding::encode(row.iter().map(Vec::as_slice))
-    })
+    let rows = Rows {
+        all: UList::partitions,
+        page: UList::partitions_page,
+    };
+    reply_filtered(ctx, args, &WHERE, rows)
 }
 
 /// `ULIST.DEL list [name value ...]` -> partitions deleted (those with a

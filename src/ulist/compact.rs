@@ -14,13 +14,19 @@ use super::entry::{Row, Stored, ValueKeys, NEVER};
 use crate::tuples::defrag::Mover;
 use crate::tuples::encoding;
 use crate::tuples::index::{matches, Filter};
+use crate::tuples::page::{Page, Step};
 use crate::tuples::prefetch::prefetch;
+use crate::tuples::table::{place_of, process_hasher, PLACES};
 use crate::tuples::varint::{self, pack_tuple, unpack_tuple};
 use memchr::memmem;
 use smallvec::SmallVec;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
+use std::hash::BuildHasher;
 use std::ops::Range;
+
+/// A live value: its scope, its encoding, its place's index.
+type Live<'a> = (&'a [u8], Cow<'a, [u8]>, usize);
 
 /// Places a compact list holds at most (a place is a byte).
 pub const MAX_PLACES: usize = 256;
@@ -431,6 +437,15 @@ impl Compact {
             .collect()
     }
 
+    /// One page of [`Compact::partitions`]' rows, from the cursor's.
+    pub fn partitions_page(&self, filter: &Filter, now: i64, page: &Page) -> (Vec<Row>, Vec<u8>) {
+        let mut step = Step::new(page);
+        for row in self.partitions(filter, now) {
+            step.key(&encoding::encode(row.iter().map(Vec::as_slice)), Some(row));
+        }
+        step.finish()
+    }
+
     /// How many values of the matching places are live at `now`.
     pub fn count(&self, filter: &Filter, now: i64) -> usize {
         let wanted: Vec<bool> = self
@@ -448,17 +463,15 @@ impl Compact {
         self.entries().filter(|e| e.expire_at != NEVER).count()
     }
 
-    /// Live values of the matching places, by scope, then value.
-    pub fn data(&self, filter: &Filter, now: i64) -> Vec<Row> {
+    /// (scope, value encoding, place) of each value of the matching places
+    /// live at `now`, in no order.
+    fn live(&self, filter: &Filter, now: i64) -> Vec<Live<'_>> {
         let wanted: Vec<bool> = self
             .places
             .iter()
             .map(|p| matches(&p.key, filter))
             .collect();
-        // (scope, value encoding, place) of each live value.
-        type Live<'a> = (&'a [u8], Cow<'a, [u8]>, usize);
-        let mut rows: Vec<Live> = self
-            .entries()
+        self.entries()
             .filter(|e| e.expire_at > now && wanted[e.place])
             .map(|e| {
                 (
@@ -467,15 +480,45 @@ impl Compact {
                     e.place,
                 )
             })
-            .collect();
+            .collect()
+    }
+
+    /// A value's row: its VALUE values, then its place's.
+    fn row_of(&self, value: &[u8], place: usize) -> Row {
+        let mut row = encoding::decode(value).unwrap_or_default();
+        row.extend(encoding::decode(&self.places[place].key).unwrap_or_default());
+        row
+    }
+
+    /// Live values of the matching places, by scope, then value.
+    pub fn data(&self, filter: &Filter, now: i64) -> Vec<Row> {
+        let mut rows = self.live(filter, now);
         rows.sort_unstable_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
         rows.into_iter()
-            .map(|(_, value, place)| {
-                let mut row = encoding::decode(&value).unwrap_or_default();
-                row.extend(encoding::decode(&self.places[place].key).unwrap_or_default());
-                row
-            })
+            .map(|(_, value, place)| self.row_of(&value, place))
             .collect()
+    }
+
+    /// One page of [`Compact::data`]'s rows, in the order of a paged read
+    /// (`tuples::page`): the list is small, so each scope is one shard.
+    pub fn data_page(&self, filter: &Filter, now: i64, page: &Page) -> (Vec<Row>, Vec<u8>) {
+        let hasher = process_hasher();
+        let mut scopes: BTreeMap<&[u8], Vec<_>> = BTreeMap::new();
+        for (scope, value, place) in self.live(filter, now) {
+            let at = place_of(hasher.hash_one(&*value));
+            let entry = (at, value.clone(), (value, place));
+            scopes.entry(scope).or_default().push(entry);
+        }
+        let mut step = Step::new(page);
+        for (scope, entries) in scopes {
+            let mut entries = Some(entries);
+            step.group(
+                scope,
+                |_| (entries.take().unwrap_or_default(), PLACES),
+                |_, (value, place)| Some(self.row_of(&value, place)),
+            );
+        }
+        step.finish()
     }
 
     /// Deletes the matching places with their values; returns (places

@@ -22,12 +22,14 @@ use crate::tuples::chunked::Chunked;
 use crate::tuples::defrag::{rebuild, Mover, Pass};
 use crate::tuples::encoding;
 use crate::tuples::expiry::SecondQueue;
-use crate::tuples::index::{Filter, PartitionIndex};
+use crate::tuples::index::{matches, Filter, PartitionIndex};
+use crate::tuples::page::{Page, Step};
 use crate::tuples::sample::estimate;
-use crate::tuples::table::{IdMap, Table};
+use crate::tuples::table::{place_of, process_hasher, IdMap, Table};
 use hashbrown::DefaultHashBuilder;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::BuildHasher;
+use std::ops::Bound;
 
 /// A value's record.
 #[derive(Clone, Debug)]
@@ -124,7 +126,7 @@ impl Hashed {
             partition_keys: IdMap::default(),
             last_id: 0,
             expiry: SecondQueue::default(),
-            hasher: DefaultHashBuilder::default(),
+            hasher: process_hasher(),
         }
     }
 
@@ -400,6 +402,70 @@ impl Hashed {
             }
         }
         rows
+    }
+
+    /// One page of [`Hashed::data`]'s rows, in the order of a paged read
+    /// (`tuples::page`): scope by scope from the cursor's, each scope's
+    /// table a shard at a time.
+    pub fn data_page(&self, filter: &Filter, now: i64, page: &Page) -> (Vec<Row>, Vec<u8>) {
+        let mut step = Step::new(page);
+        let names = self.scope_names;
+        let fixed = filter[..names].iter().take_while(|v| v.is_some()).count();
+        let prefix = encoding::encode(filter[..fixed].iter().map(|v| v.unwrap_or_default()));
+        let start = step.first_group(names).max(prefix.as_slice());
+        let by_partition = filter[names..].iter().any(Option::is_some);
+        // Each partition's row part (None: filtered out), decoded once a step.
+        let mut parts: HashMap<u32, Option<Row>> = HashMap::new();
+        let scopes = self
+            .scopes
+            .range::<[u8], _>((Bound::Included(start), Bound::Unbounded))
+            .take_while(|(key, _)| key.starts_with(&prefix));
+        for (scope_key, scope) in scopes {
+            if step.done() {
+                break;
+            }
+            let wanted = matches(scope_key, filter);
+            let (records, hasher) = (&self.records, &self.hasher);
+            step.group(
+                scope_key,
+                |place| {
+                    let (shard, end) = scope.values.shard_at(place);
+                    let entries = shard.filter(|_| wanted).map(|&n| {
+                        let value = records.get(n).value.as_slice();
+                        (place_of(hasher.hash_one(value)), value.into(), n)
+                    });
+                    (entries.collect(), end)
+                },
+                |_, n| {
+                    let record = records.get(n);
+                    if record.expire_at <= now {
+                        return None;
+                    }
+                    let part = parts.entry(record.partition).or_insert_with(|| {
+                        let key = self.partition_keys.get(record.partition)?;
+                        (!by_partition || matches(key, filter))
+                            .then(|| encoding::decode(key).unwrap_or_default())
+                    });
+                    let mut row = encoding::decode(&record.value).unwrap_or_default();
+                    row.extend(part.as_ref()?.iter().cloned());
+                    Some(row)
+                },
+            );
+        }
+        step.finish()
+    }
+
+    /// One page of [`Hashed::partitions`]' rows, from the cursor's.
+    pub fn partitions_page(&self, filter: &Filter, now: i64, page: &Page) -> (Vec<Row>, Vec<u8>) {
+        let mut step = Step::new(page);
+        for (key, part, matching) in self.partitions.matching_from(filter, step.after()) {
+            if step.done() {
+                break;
+            }
+            let live = matching && part.latest_expiry > now;
+            step.key(key, live.then(|| encoding::decode(key).unwrap_or_default()));
+        }
+        step.finish()
     }
 
     /// The scopes (ascending) of the partitions matching `filter` that may

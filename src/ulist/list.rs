@@ -19,6 +19,7 @@ use crate::args::MAX_TTL_S;
 use crate::tuples::defrag::{Mover, Pass};
 use crate::tuples::encoding;
 use crate::tuples::index::Filter;
+use crate::tuples::page::Page;
 use crate::tuples::schema::{Declaration, DecodeError, Role, Schema};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -269,6 +270,23 @@ impl UList {
         match &self.layout {
             Layout::Compact(c) => c.data(filter, now),
             Layout::Hashed(h) => h.data(filter, now),
+        }
+    }
+
+    /// One page of [`UList::partitions`] (`tuples::page`).
+    pub fn partitions_page(&self, filter: &Filter, now: i64, page: &Page) -> (Vec<Row>, Vec<u8>) {
+        match &self.layout {
+            Layout::Compact(c) => c.partitions_page(filter, now, page),
+            Layout::Hashed(h) => h.partitions_page(filter, now, page),
+        }
+    }
+
+    /// One page of [`UList::data`]'s rows, ordered for paging: by scope,
+    /// then in an order of the scope's own (`tuples::page`).
+    pub fn data_page(&self, filter: &Filter, now: i64, page: &Page) -> (Vec<Row>, Vec<u8>) {
+        match &self.layout {
+            Layout::Compact(c) => c.data_page(filter, now, page),
+            Layout::Hashed(h) => h.data_page(filter, now, page),
         }
     }
 

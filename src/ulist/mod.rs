@@ -91,7 +91,7 @@ pub static FAMILY: Family = Family {
             ERRORS,
             Docs {
                 summary: "Returns the live values of the matching scopes and partitions",
-                complexity: "O(V + R log R) for V values in the matching scopes, R rows returned",
+                complexity: "O(V + R log R) for V values in the matching scopes, R rows returned; with CURSOR, O(log S + COUNT + 1024) a page for S scopes",
                 tips: NONDETERMINISTIC_OUTPUT,
                 args: docs::PAGED,
                 ..Docs::DEFAULT

@@ -135,15 +135,23 @@ def test_refresh_slides_the_expiry(rec):
     assert rec.ulist.has("slide", sid="a") is False
 
 
+def same_rows(paged, whole):
+    """Whether two reads hold the same rows, each once."""
+    key = lambda row: sorted(row.items())
+    paged = list(paged)
+    return len(paged) == len(whole) and sorted(paged, key=key) == sorted(whole, key=key)
+
+
 def test_iter_reads_in_pages(rec):
     rec.ulist.create("big", value="v", scope="s")
     for i in range(57):
         rec.ulist.add("big", v=i, s=i % 3)
-    assert list(rec.ulist.iter_data("big", count=5)) == rec.ulist.data("big")
+    # Paged rows come in an order of the key's own: compared as sets.
+    assert same_rows(rec.ulist.iter_data("big", count=5), rec.ulist.data("big"))
     assert list(rec.ulist.iter_partitions("big", count=2)) == rec.ulist.partitions("big")
-    assert list(rec.ulist.iter_data("big", s=1)) == rec.ulist.data("big", s=1)
+    assert same_rows(rec.ulist.iter_data("big", s=1), rec.ulist.data("big", s=1))
     rec.hcounter.create("hits", partition="day", group="city")
     for i in range(23):
         rec.hcounter.incr("hits", day=i % 4, city=i)
-    assert list(rec.hcounter.iter_data("hits", count=3)) == rec.hcounter.data("hits")
+    assert same_rows(rec.hcounter.iter_data("hits", count=3), rec.hcounter.data("hits"))
     assert list(rec.hcounter.iter_partitions("hits", count=3)) == rec.hcounter.partitions("hits")

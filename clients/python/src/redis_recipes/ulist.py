@@ -117,7 +117,7 @@ class UList(Family):
         return self._send(rows, PARTITIONS, key, *flat_pairs(where))
 
     def iter_data(self, key: Any, /, *, count: Optional[int] = None, **where: Any) -> Iterator[Dict[str, Any]]:
-        """The rows of ``data``, fetched ``count`` at a time (``CURSOR``)."""
+        """The rows of ``data`` (in an order of the key's own), fetched ``count`` at a time (``CURSOR``)."""
         self._check(DATA, key, where, optional=("scope", "partition"))
         return self._pages(rows, DATA, key, where, count)
 
