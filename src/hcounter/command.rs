@@ -197,7 +197,7 @@ fn increment(ctx: Ctx, args: &Args, cmd: &CStr, by: Option<&[u8]>) -> Result<(),
     let due_before = counter.next_due();
     let outcome = counter.incr(&place, by, at).map_err(|_| match by {
         Count::Float(_) => CmdError::invalid("increment would produce NaN or Infinity"),
-        Count::Int(_) => CmdError::invalid("increment would overflow the count"),
+        Count::Int(_) => CmdError::invalid("increment or decrement would overflow"),
     })?;
     if outcome.expired > 0 {
         EXPIRED_PARTITIONS.add(outcome.expired as i64);

@@ -156,7 +156,7 @@ pub fn incr(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
             if created {
                 key.delete();
             }
-            return Err(CmdError::invalid(format!("BY: {overflow}")));
+            return Err(CmdError::invalid(overflow.to_string()));
         }
     };
     EXPIRED_BUCKETS.add(done.retired as i64);

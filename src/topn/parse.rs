@@ -89,9 +89,15 @@ pub fn top_options(tokens: &[&[u8]], allow_last: bool) -> Result<TopOptions, Cmd
     Ok(TopOptions {
         n,
         at: opt_int_in("AT", at, 0, MAX_TIME_MS)?,
-        last: opt_int_in("LAST", last, 1, MAX_WINDOW)?,
+        last: last.map(last_in).transpose()?,
         with_counts: with_counts.is_some(),
     })
+}
+
+/// `LAST k`, worded as the command's check against the key's WINDOW.
+fn last_in(k: &[u8]) -> Result<i64, CmdError> {
+    int_in("LAST", k, 1, MAX_WINDOW)
+        .map_err(|_| CmdError::invalid("LAST must be an integer between 1 and the key's WINDOW"))
 }
 
 /// What `count_args` finds: (members, AT, LAST).
@@ -109,7 +115,7 @@ pub fn count_args<'a>(tokens: &'a [&'a [u8]]) -> Result<CountArgs<'a>, CmdError>
         if at.is_none() && keyword.eq_ignore_ascii_case(b"AT") {
             at = Some(int_in("AT", value, 0, MAX_TIME_MS)?);
         } else if last.is_none() && keyword.eq_ignore_ascii_case(b"LAST") {
-            last = Some(int_in("LAST", value, 1, MAX_WINDOW)?);
+            last = Some(last_in(value)?);
         } else {
             break;
         }

@@ -228,7 +228,7 @@ fn integer_counts_and_overflow() {
     ] {
         assert_eq!(
             expect_err(c, &cmd(args)),
-            "ERR increment would overflow the count",
+            "ERR increment or decrement would overflow",
             "{args:?}"
         );
     }
