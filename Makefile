@@ -56,8 +56,9 @@ run: build
 	redis-server redis.conf.example --port $(PORT)
 
 # --lib --tests: unit and integration tests (which rebuild the module .so
-# they load); no doc-tests, and the bench is only built.
-test: deps client-deps
+# they load); no doc-tests, and the bench is only built. The clients' venv
+# first: tests/docs.rs replays the Python README with it.
+test: deps client-deps $(CLIENTS_VENV)/installed
 	$(CARGO) build --examples
 	$(CARGO) test --lib --tests
 	$(MAKE) --no-print-directory test-clients

@@ -17,6 +17,9 @@
   must be what redis-cli prints. One redis-cli connection per block (RESP3 when
   the block starts with a line `$ redis-cli -3 ...`); the server is flushed
   before each file, so it refuses a server that already holds keys.
+- The Python client's README: its `>>>` examples replayed on the same server
+  (by `clients/python/tests/test_readme.py`, with the Python of RECIPES_PYTHON,
+  else of the venv `make test-clients` makes in target/clients-venv).
 
 Standard library only; redis-cli on PATH (or REDIS_CLI).
 """
@@ -235,6 +238,28 @@ def check_sessions(port, errors):
     print(f"sessions: {checked} commands checked")
 
 
+def check_python_readme(port, errors):
+    python = os.environ.get("RECIPES_PYTHON") or str(ROOT / "target/clients-venv/bin/python")
+    if not Path(python).exists():
+        errors.append(f"clients/python/README.md: no {python} to replay it (make test-clients makes it)")
+        return
+    replay = (
+        "import sys; sys.path.insert(0, sys.argv[1]); from test_readme import replay; "
+        "print(*replay(int(sys.argv[2])))"
+    )
+    tests = ROOT / "clients/python/tests"
+    done = subprocess.run(
+        [python, "-c", replay, str(tests), str(port)], capture_output=True, text=True, timeout=300
+    )
+    counts = done.stdout.strip().splitlines()[-1:] if done.returncode == 0 else []
+    attempted, failed = (int(n) for n in counts[0].split()) if counts else (0, -1)
+    if failed != 0 or attempted == 0:
+        errors.append("clients/python/README.md: examples answer otherwise:")
+        errors.extend(f"    {line}" for line in (done.stdout + done.stderr).splitlines())
+    else:
+        print(f"python README: {attempted} examples replayed")
+
+
 def main():
     args = sys.argv[1:]
     if args[:1] == ["--syntax"]:
@@ -245,7 +270,9 @@ def main():
     check_links(errors)
     check_reference(errors)
     if args[:1] != ["--offline"]:
-        check_sessions(int(args[0]) if args else 6399, errors)
+        port = int(args[0]) if args else 6399
+        check_sessions(port, errors)
+        check_python_readme(port, errors)
     for error in errors:
         print(error)
     print("docs: ok" if not errors else f"docs: {len(errors)} problem lines")

@@ -1,7 +1,8 @@
 //! The documentation is true: `docs/check.py` checks links and that each
 //! command page says what `commands.json` says, and replays every
 //! `redis-cli` session of README.md and docs/ on a fresh server with the
-//! module. The sessions show Redis 7.0 (Debian's server, what `make test`
+//! module, and the Python client's README (with the venv `make test`
+//! makes first). The sessions show Redis 7.0 (Debian's server, what `make test`
 //! runs): on other servers (`make test-compat`) some replies differ by
 //! design (ACL categories in COMMAND DOCS, error wording), so there only the
 //! offline checks run, and the test says so.

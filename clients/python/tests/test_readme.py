@@ -14,8 +14,11 @@ from redis_recipes import Recipes
 README = Path(__file__).resolve().parent.parent / "README.md"
 
 
-def test_readme_examples_replay(server):
-    client = redis.Redis(port=server.port, socket_timeout=10)
+def replay(port: int) -> tuple[int, int]:
+    """Replays the README on the server at ``port`` (flushed first); prints
+    each example that answers otherwise; returns (attempted, failed).
+    ``docs/check.py`` runs it too."""
+    client = redis.Redis(port=port, socket_timeout=10)
     client.flushall()
     # A code fence ends an example's expected output, as a blank line does.
     text = "\n".join(
@@ -26,6 +29,12 @@ def test_readme_examples_replay(server):
     test = doctest.DocTestParser().get_doctest(text, globs, "README.md", str(README), 0)
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     result = runner.run(test)
+    client.flushall()
     client.close()
-    assert result.attempted > 30
-    assert result.failed == 0, f"{result.failed} README examples answer otherwise (see above)"
+    return result.attempted, result.failed
+
+
+def test_readme_examples_replay(server):
+    attempted, failed = replay(server.port)
+    assert attempted > 30
+    assert failed == 0, f"{failed} README examples answer otherwise (see above)"
