@@ -318,11 +318,12 @@ fn big_topn_values_are_freed_in_the_background_where_the_server_does_that() {
             .query(c)
             .unwrap();
     }
-    // 100 members: well above the free effort (64) past which servers free
-    // a value in the background.
+    // 200 members: past the compact layout (128 entries, one allocation),
+    // and well above the free effort (64) past which servers free a value
+    // in the background.
     for key in ["del", "overwrite", "expire", "flush"] {
         let mut p = redis::pipe();
-        for i in 0..100 {
+        for i in 0..200 {
             p.cmd("TOPN.INCR").arg(key).arg(format!("m{i}")).ignore();
         }
         let _: () = p.query(c).unwrap();
@@ -341,10 +342,10 @@ fn big_topn_values_are_freed_in_the_background_where_the_server_does_that() {
             info_field(&srv.info("memory"), "lazyfreed_objects") == Some(n.to_string())
         })
     };
-    assert!(gauge(400));
+    assert!(gauge(800));
     let _: i64 = redis::cmd("DEL").arg("del").query(c).unwrap();
     assert!(lazyfreed(1), "DEL did not free in the background");
-    assert!(gauge(300));
+    assert!(gauge(600));
     let _: () = redis::cmd("SET")
         .arg("overwrite")
         .arg("x")
@@ -354,13 +355,13 @@ fn big_topn_values_are_freed_in_the_background_where_the_server_does_that() {
         lazyfreed(2),
         "SET over a TOPN key did not free in the background"
     );
-    assert!(gauge(200));
+    assert!(gauge(400));
     let _: i64 = redis::cmd("PEXPIRE").arg("expire").arg(1).query(c).unwrap();
     assert!(wait_until(std::time::Duration::from_secs(5), || {
         redis::cmd("EXISTS").arg("expire").query::<i64>(c).unwrap() == 0
     }));
     assert!(lazyfreed(3), "the expiry did not free in the background");
-    assert!(gauge(100));
+    assert!(gauge(200));
     let _: () = redis::cmd("FLUSHALL").query(c).unwrap();
     // Two keys flushed: "flush" and the string "overwrite".
     assert!(lazyfreed(5), "FLUSHALL did not free in the background");

@@ -3,11 +3,12 @@
 use super::parse::{
     align_within, buckets_in_24h, count_args, create_options, incr_options, top_options,
 };
+use super::core::Core;
 use super::value::{TopnValue, TOPN_TYPE};
 use super::window::{Overflow, TopN};
 use super::{
-    AGED_BUCKETS, ALIGN, BUCKET, BY, DEFAULT_BUCKET, DEFAULT_WINDOW, EXPIRED_BUCKETS, LATE_EVENTS,
-    WINDOW,
+    AGED_BUCKETS, ALIGN, BUCKET, BY, COMPACT_MAX, DEFAULT_BUCKET, DEFAULT_WINDOW, EXPIRED_BUCKETS,
+    LATE_EVENTS, WINDOW,
 };
 use crate::args::CmdError;
 use crate::server::command::Args;
@@ -20,7 +21,7 @@ fn open(ctx: Ctx, args: &Args, write: bool) -> Key {
 /// Replicates the creation of `name` with its shape spelled out, so replicas
 /// do not depend on their own default configs. ALIGN is named only when not 0,
 /// so a key without it replicates as before ALIGN existed.
-fn replicate_create(ctx: Ctx, name: RStr, core: &TopN) {
+fn replicate_create(ctx: Ctx, name: RStr, core: &Core) {
     let shape = [
         Arg::Str(name),
         BUCKET.arg(),
@@ -61,7 +62,12 @@ pub fn create(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
         ctx.reply_ok();
         return Ok(());
     }
-    let core = TopN::new(bucket_s * 1000, window as u32).with_align(align_s * 1000);
+    let core = Core::new(
+        bucket_s * 1000,
+        window as u32,
+        align_s * 1000,
+        COMPACT_MAX.count(),
+    );
     let name = args.raw(1);
     replicate_create(ctx, name, &core);
     key.set_value(&TOPN_TYPE, TopnValue::new(core));
@@ -121,10 +127,8 @@ pub fn incr(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
                 ctx.reply_int(0);
                 return Ok(());
             }
-            key.set_value(
-                &TOPN_TYPE,
-                TopnValue::new(TopN::new(bucket_s * 1000, window as u32)),
-            );
+            let core = Core::new(bucket_s * 1000, window as u32, 0, COMPACT_MAX.count());
+            key.set_value(&TOPN_TYPE, TopnValue::new(core));
             true
         }
     };
@@ -133,11 +137,11 @@ pub fn incr(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
         .ok_or_else(|| CmdError::invalid("could not create the key"))?;
     let outcome = value.update(|core| -> Result<_, Overflow> {
         let moved = core.observe_time(now);
-        let shape = core.shape();
-        let count = core.incr(member, by, at)?;
+        let shape = core.upkeep_shape();
+        let count = core.incr(member, by, at, COMPACT_MAX.count())?;
         // Upkeep may be owed sooner only if the window moved, the clock moved or a bucket
         // came or went (skipped on the usual write: it costs a few searches).
-        let reschedule = created || moved || core.shape() != shape;
+        let reschedule = created || moved || core.upkeep_shape() != shape;
         Ok(Done {
             count,
             expire_at: core.expire_at_ms(),
@@ -210,7 +214,7 @@ pub fn upkeep(_ctx: Ctx, key: &mut Key, _name: RStr, now: i64, budget: usize) ->
     };
     let (done, retired, aged) = value.update(|core| {
         let _ = core.observe_time(now);
-        let done = core.upkeep(budget);
+        let done = core.upkeep(budget, COMPACT_MAX.count());
         (done, core.take_retired_buckets(), core.take_aged_buckets())
     });
     EXPIRED_BUCKETS.add(retired as i64);
@@ -228,7 +232,7 @@ pub fn upkeep_due(key: &Key) -> Option<i64> {
 }
 
 /// `LAST k` checked against the key's WINDOW: the number of buckets a read covers.
-fn last_of(core: &TopN, last: Option<i64>, default: u32) -> Result<u32, CmdError> {
+fn last_of(core: &Core, last: Option<i64>, default: u32) -> Result<u32, CmdError> {
     match last {
         None => Ok(default),
         Some(k) if k >= 1 && k <= core.window() as i64 => Ok(k as u32),
@@ -245,7 +249,7 @@ fn reply_top(
     ctx: Ctx,
     args: &Args,
     allow_last: bool,
-    window_of: fn(&TopN) -> Result<u32, CmdError>,
+    window_of: fn(&Core) -> Result<u32, CmdError>,
 ) -> Result<(), CmdError> {
     let opts = top_options(&args.bytes[2..], allow_last)?;
     ctx.check_read_at(opts.at)?;

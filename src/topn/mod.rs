@@ -15,9 +15,11 @@
 //! - `TOPN.COUNT key member [member ...] [AT ms] [LAST k]`, `TOPN.INFO key`
 
 mod command;
+mod core;
 mod packed;
 mod parse;
 mod select;
+mod small;
 mod storage;
 mod value;
 mod window;
@@ -125,7 +127,7 @@ pub static FAMILY: Family = Family {
             ERRORS,
             Docs {
                 summary: "Describes a top-N key",
-                complexity: "O(W) for W buckets in the window",
+                complexity: "O(W) for W buckets in the window; O(E log E) for a compact key of E entries",
                 args: docs::INFO,
                 ..Docs::DEFAULT
             }
@@ -144,7 +146,7 @@ pub static FAMILY: Family = Family {
         &MEMBERS,
         &ERRORS,
     ],
-    configs: &[&DEFAULT_BUCKET, &DEFAULT_WINDOW],
+    configs: &[&DEFAULT_BUCKET, &DEFAULT_WINDOW, &COMPACT_MAX],
     types: &[&value::TOPN_TYPE],
     on_load: Some(on_load),
 };
@@ -186,6 +188,18 @@ static DEFAULT_BUCKET: Config = Config::new(c"topn-default-bucket", 3600, 1, MAX
 /// `recipes.topn-default-window`: buckets per window for keys created
 /// without WINDOW.
 static DEFAULT_WINDOW: Config = Config::new(c"topn-default-window", 24, 1, MAX_WINDOW);
+
+/// `recipes.topn-compact-max`: entries (bucket, member) a key keeps in its
+/// compact layout (one buffer, found by a scan) before it turns full; it
+/// turns compact again at half of it. A layout setting: replies, replication
+/// and RDB bytes do not depend on it. A write scans up to this many entries
+/// and a conversion moves as many: bounded, whatever the value.
+static COMPACT_MAX: Config = Config::new(
+    c"topn-compact-max",
+    core::DEFAULT_COMPACT_MAX as i64,
+    0,
+    1024,
+);
 
 /// Keywords of TOPN's replicated effects.
 static BY: Word = Word::new(c"BY");

@@ -45,7 +45,7 @@ pub(super) fn dispose<T: Copy + Send + 'static>(cells: Cells<T>) {
 }
 
 /// Drops `value`, which holds `bytes` of heap, through the disposer when that is a lot.
-pub(super) fn dispose_value<T: Send + 'static>(value: T, bytes: usize) {
+pub(in crate::topn) fn dispose_value<T: Send + 'static>(value: T, bytes: usize) {
     if bytes >= DISPOSE_BYTES {
         if let Some(f) = DISPOSER.get() {
             return f(Box::new(value));

@@ -1,7 +1,8 @@
 //! The TOPN module type: a [`TopN`] in a key, with its persistence callbacks.
 
-use super::window::{DecodeError, TopN};
-use super::MEMBERS;
+use super::core::Core;
+use super::window::DecodeError;
+use super::{COMPACT_MAX, MEMBERS};
 use crate::server::module_type::{type_methods, AofWriter, ModuleValue};
 use crate::tuples::defrag::{Mover, Pass};
 use redis_module::native_types::RedisType;
@@ -20,20 +21,20 @@ pub const TOPN_ENCODING_V1: c_int = 1;
 
 /// A key's top-N. Keeps the `topn_members` gauge of INFO in step with the
 /// members it holds, from creation to free.
-pub struct TopnValue(TopN);
+pub struct TopnValue(Core);
 
 impl TopnValue {
-    pub fn new(core: TopN) -> Self {
+    pub fn new(core: Core) -> Self {
         MEMBERS.add(core.members() as i64);
         TopnValue(core)
     }
 
-    pub fn get(&self) -> &TopN {
+    pub fn get(&self) -> &Core {
         &self.0
     }
 
     /// Mutates the core, keeping the members gauge exact.
-    pub fn update<R>(&mut self, f: impl FnOnce(&mut TopN) -> R) -> R {
+    pub fn update<R>(&mut self, f: impl FnOnce(&mut Core) -> R) -> R {
         let before = self.0.members() as i64;
         let out = f(&mut self.0);
         MEMBERS.add(self.0.members() as i64 - before);
@@ -66,7 +67,8 @@ impl ModuleValue for TopnValue {
         match encver {
             // Buckets that already left the window at this server's time load aged.
             TOPN_ENCODING_V1 => {
-                TopN::decode_at(bytes, Some(crate::server::clock_ms())).map(TopnValue::new)
+                let now = crate::server::clock_ms();
+                Core::decode_at(bytes, now, COMPACT_MAX.count()).map(TopnValue::new)
             }
             _ => Err(DecodeError::Invalid("unknown encoding version")),
         }
@@ -80,7 +82,8 @@ impl ModuleValue for TopnValue {
         self.0.free_effort()
     }
 
-    /// Every block of the core: names (their index keys re-pointed), buckets, the rest.
+    /// Every block of the core: its buffer, or names (their index keys
+    /// re-pointed), buckets and the rest.
     fn defrag<M: Mover>(&mut self, pass: &mut Pass<M>) {
         self.0.defrag(pass)
     }

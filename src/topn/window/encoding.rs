@@ -2,6 +2,7 @@
 //! content as increments (AOF rewrite).
 
 use super::bucket::{Bucket, Table};
+use crate::topn::small::Shape;
 use super::{DecodeError, TopN, EMPTY, ENCODING_VERSION, ENCODING_VERSION_ALIGNED};
 
 impl TopN {
@@ -41,43 +42,25 @@ impl TopN {
         for (n, &id) in names.iter().enumerate() {
             renum[id as usize] = n as u32;
         }
-        let name_bytes: usize = names.iter().map(|&id| 4 + self.m.name(id).len()).sum();
-        let entries: usize = buckets.iter().map(|(_, e)| 12 + 12 * e.len()).sum();
-        let mut out = Vec::with_capacity(42 + name_bytes + entries);
-        let aligned = self.align_ms != 0;
-        out.push(if aligned {
-            ENCODING_VERSION_ALIGNED
-        } else {
-            ENCODING_VERSION
-        });
-        out.extend_from_slice(&self.bucket_ms.to_le_bytes());
-        out.extend_from_slice(&self.window.to_le_bytes());
-        if aligned {
-            out.extend_from_slice(&self.align_ms.to_le_bytes());
-        }
-        out.push(self.clock.is_some() as u8);
-        out.extend_from_slice(&self.clock.unwrap_or(0).to_le_bytes());
-        out.extend_from_slice(&(names.len() as u32).to_le_bytes());
-        for &id in &names {
-            let n = self.m.name(id);
-            out.extend_from_slice(&(n.len() as u32).to_le_bytes());
-            out.extend_from_slice(n);
-        }
-        out.extend_from_slice(&(buckets.len() as u32).to_le_bytes());
-        for (idx, entries) in buckets {
-            let mut entries: Vec<(u32, i64)> = entries
-                .into_iter()
-                .map(|(id, v)| (renum[id as usize], v))
-                .collect();
-            entries.sort_unstable_by_key(|e| e.0);
-            out.extend_from_slice(&idx.to_le_bytes());
-            out.extend_from_slice(&(entries.len() as u32).to_le_bytes());
-            for (r, v) in entries {
-                out.extend_from_slice(&r.to_le_bytes());
-                out.extend_from_slice(&v.to_le_bytes());
-            }
-        }
-        out
+        let names: Vec<&[u8]> = names.iter().map(|&id| self.m.name(id)).collect();
+        let buckets: Vec<(i64, Vec<(u32, i64)>)> = buckets
+            .into_iter()
+            .map(|(idx, entries)| {
+                let mut entries: Vec<(u32, i64)> = entries
+                    .into_iter()
+                    .map(|(id, v)| (renum[id as usize], v))
+                    .collect();
+                entries.sort_unstable_by_key(|e| e.0);
+                (idx, entries)
+            })
+            .collect();
+        let shape = Shape {
+            bucket_ms: self.bucket_ms,
+            window: self.window,
+            align_ms: self.align_ms,
+            clock: self.clock,
+        };
+        write(&shape, &names, &buckets)
     }
 
     /// Rebuilds a structure from `encode()` output. Rejects truncated or malformed input.
@@ -237,6 +220,44 @@ impl TopN {
         }
         out
     }
+}
+
+/// The encoding of a content: its shape, the member names written (in byte
+/// order) and the live buckets (ascending) with their nonzero entries, each
+/// `(name's number, count)` by number. Both layouts write through it, so
+/// their bytes agree.
+pub(in crate::topn) fn write(shape: &Shape, names: &[&[u8]], buckets: &[(i64, Vec<(u32, i64)>)]) -> Vec<u8> {
+    let name_bytes: usize = names.iter().map(|n| 4 + n.len()).sum();
+    let entries: usize = buckets.iter().map(|(_, e)| 12 + 12 * e.len()).sum();
+    let mut out = Vec::with_capacity(42 + name_bytes + entries);
+    let aligned = shape.align_ms != 0;
+    out.push(if aligned {
+        ENCODING_VERSION_ALIGNED
+    } else {
+        ENCODING_VERSION
+    });
+    out.extend_from_slice(&shape.bucket_ms.to_le_bytes());
+    out.extend_from_slice(&shape.window.to_le_bytes());
+    if aligned {
+        out.extend_from_slice(&shape.align_ms.to_le_bytes());
+    }
+    out.push(shape.clock.is_some() as u8);
+    out.extend_from_slice(&shape.clock.unwrap_or(0).to_le_bytes());
+    out.extend_from_slice(&(names.len() as u32).to_le_bytes());
+    for n in names {
+        out.extend_from_slice(&(n.len() as u32).to_le_bytes());
+        out.extend_from_slice(n);
+    }
+    out.extend_from_slice(&(buckets.len() as u32).to_le_bytes());
+    for (idx, entries) in buckets {
+        out.extend_from_slice(&idx.to_le_bytes());
+        out.extend_from_slice(&(entries.len() as u32).to_le_bytes());
+        for (r, v) in entries {
+            out.extend_from_slice(&r.to_le_bytes());
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    out
 }
 
 struct Reader<'a> {

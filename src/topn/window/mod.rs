@@ -97,8 +97,10 @@ use std::collections::{BTreeSet, VecDeque};
 use std::fmt;
 
 use super::packed::Packer;
+use super::small::Shape;
 use bucket::Bucket;
 use members::{Members, MIGRATE_STEP};
+pub(super) use encoding::write as write_encoding;
 use retire::Graveyard;
 
 mod bucket;
@@ -339,14 +341,17 @@ impl TopN {
         self
     }
 
+    #[cfg_attr(not(test), allow(dead_code))]
     pub fn bucket_ms(&self) -> i64 {
         self.bucket_ms
     }
 
+    #[cfg_attr(not(test), allow(dead_code))]
     pub fn align_ms(&self) -> i64 {
         self.align_ms
     }
 
+    #[cfg_attr(not(test), allow(dead_code))]
     pub fn window(&self) -> u32 {
         self.window
     }
@@ -384,9 +389,19 @@ impl TopN {
 
     /// Whether an event at `at_ms` is older than the key's own window (the window ending at
     /// its newest bucket written): `incr` ignores it.
+    #[cfg_attr(not(test), allow(dead_code))]
     pub fn is_older_than_window(&self, at_ms: i64) -> bool {
-        self.clock
-            .is_some_and(|c| self.bucket_of(at_ms) < self.live_lo(c))
+        self.key_shape().is_older_than_window(at_ms)
+    }
+
+    /// The shape and clock, as both layouts of a key hold them.
+    pub fn key_shape(&self) -> Shape {
+        Shape {
+            bucket_ms: self.bucket_ms,
+            window: self.window,
+            align_ms: self.align_ms,
+            clock: self.clock,
+        }
     }
 
     /// Oldest live bucket for a clock.
@@ -552,6 +567,12 @@ impl TopN {
         self.m.live
     }
 
+    /// Entries stored (of stale buckets not yet freed too): an upper bound
+    /// on the live ones.
+    pub fn stored_entries(&self) -> usize {
+        self.total_entries
+    }
+
     /// Live buckets (inside the window ending at the clock) that hold entries.
     pub fn buckets_in_use(&self) -> usize {
         match self.clock {
@@ -585,11 +606,10 @@ impl TopN {
             + self.graveyards.iter().map(Graveyard::effort).sum::<usize>()
     }
 
-    /// When the whole window has passed with no writes: the start of bucket `clock + window`
-    /// (saturating); `None` before the first write.
+    /// When the whole window has passed with no writes (`Shape::expire_at_ms`).
+    #[cfg_attr(not(test), allow(dead_code))]
     pub fn expire_at_ms(&self) -> Option<i64> {
-        let c = self.clock?;
-        Some(self.bucket_start(c.saturating_add(self.window as i64)))
+        self.key_shape().expire_at_ms()
     }
 }
 

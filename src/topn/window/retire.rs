@@ -92,6 +92,12 @@ impl TopN {
         std::mem::take(&mut self.aged_buckets)
     }
 
+    /// True when no stale bucket or graveyard waits to be freed: all the
+    /// structure holds is in the window.
+    pub fn holds_only_live(&self) -> bool {
+        self.graveyards.is_empty() && self.buckets.front().is_none_or(|b| !self.is_stale(b.idx))
+    }
+
     #[cfg_attr(not(test), allow(dead_code))]
     /// True when no stale bucket, graveyard or aging is waiting.
     pub fn is_settled(&self) -> bool {

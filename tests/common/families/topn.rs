@@ -30,6 +30,7 @@ pub const FAMILY: Family = Family {
     configs: &[
         ("recipes.topn-default-bucket", "60"),
         ("recipes.topn-default-window", "12"),
+        ("recipes.topn-compact-max", "64"),
     ],
     workload,
     read,

@@ -1,0 +1,328 @@
+//! A TOPN key's content in one of two layouts: compact ([`Small`], one
+//! buffer, while the key holds at most `recipes.topn-compact-max` entries)
+//! or full ([`TopN`], the indexed structure of `window/`). A write past the
+//! limit turns the key full; a full key whose entries fall to half of it
+//! turns compact again (hysteresis: a key at the limit does not flip back
+//! and forth). Answers, replicated effects and encoded bytes do not depend
+//! on the layout. Pure Rust, no FFI.
+
+use super::small::{Shape, Small};
+use super::storage::dispose_value;
+use super::window::{DecodeError, Overflow, TopN};
+use crate::tuples::defrag::{Mover, Pass};
+
+/// Entries a key keeps compact at most, unless configured.
+pub const DEFAULT_COMPACT_MAX: usize = 128;
+
+/// Bytes of entries a compact key holds at most (long member names make a
+/// scan long before the entries are many).
+const COMPACT_BYTES_MAX: usize = 8 << 10;
+
+#[derive(Clone, Debug)]
+pub enum Core {
+    Small(Small),
+    Full(Box<TopN>),
+}
+
+impl Core {
+    /// An empty key: compact unless `compact_max` is 0.
+    pub fn new(bucket_ms: i64, window: u32, align_ms: i64, compact_max: usize) -> Core {
+        let full = TopN::new(bucket_ms, window).with_align(align_ms);
+        match compact_max {
+            0 => Core::Full(Box::new(full)),
+            _ => Core::Small(Small::new(full.key_shape())),
+        }
+    }
+
+    /// A key loaded from its encoding, in the layout its size calls for.
+    pub fn decode_at(bytes: &[u8], now_ms: i64, compact_max: usize) -> Result<Core, DecodeError> {
+        let full = TopN::decode_at(bytes, Some(now_ms))?;
+        let mut core = Core::Full(Box::new(full));
+        core.settle(compact_max, compact_max);
+        Ok(core)
+    }
+
+    /// Goes compact when a full key holds at most `to_small` entries, full
+    /// when a compact one holds more than `compact_max` (or too many bytes).
+    fn settle(&mut self, to_small: usize, compact_max: usize) {
+        match self {
+            // Once what the clock left behind is freed (piecewise, by upkeep
+            // and writes), so nothing big is dropped at once here.
+            Core::Full(full)
+                if compact_max > 0
+                    && full.stored_entries() <= to_small
+                    && full.holds_only_live() =>
+            {
+                let small = Small::from_events(full.key_shape(), &full.replay_events());
+                if small.bytes() <= COMPACT_BYTES_MAX {
+                    let full = std::mem::replace(self, Core::Small(small));
+                    // Its tables may still have the capacity of a big past.
+                    let bytes = full.mem_usage();
+                    dispose_value(full, bytes);
+                }
+            }
+            Core::Small(small) if small.len() > compact_max || small.bytes() > COMPACT_BYTES_MAX => {
+                // Through the encoding: it loads any content (an increment
+                // replay could pass the range of counts on the way).
+                let full = TopN::decode_at(&small.encode(), None).expect("a layout's own encoding");
+                *self = Core::Full(Box::new(full));
+            }
+            _ => {}
+        }
+    }
+
+    fn shape(&self) -> Shape {
+        match self {
+            Core::Small(s) => *s.shape(),
+            Core::Full(f) => f.key_shape(),
+        }
+    }
+
+    pub fn bucket_ms(&self) -> i64 {
+        self.shape().bucket_ms
+    }
+
+    pub fn align_ms(&self) -> i64 {
+        self.shape().align_ms
+    }
+
+    pub fn window(&self) -> u32 {
+        self.shape().window
+    }
+
+    #[cfg(test)]
+    pub fn is_compact(&self) -> bool {
+        matches!(self, Core::Small(_))
+    }
+
+    /// Whether an event at `at_ms` is older than the key's own window.
+    pub fn is_older_than_window(&self, at_ms: i64) -> bool {
+        self.shape().is_older_than_window(at_ms)
+    }
+
+    /// When the whole window has passed with no writes.
+    pub fn expire_at_ms(&self) -> Option<i64> {
+        self.shape().expire_at_ms()
+    }
+
+    /// Applies an increment, then settles the layout for `compact_max`.
+    pub fn incr(
+        &mut self,
+        member: &[u8],
+        by: i64,
+        at_ms: i64,
+        compact_max: usize,
+    ) -> Result<i64, Overflow> {
+        let count = match self {
+            Core::Small(s) => s.incr(member, by, at_ms)?,
+            Core::Full(f) => f.incr(member, by, at_ms)?,
+        };
+        self.settle(compact_max / 2, compact_max);
+        Ok(count)
+    }
+
+    pub fn count_at_clock(&self, member: &[u8]) -> i64 {
+        match self {
+            Core::Small(s) => s.count_at_clock(member),
+            Core::Full(f) => f.count_at_clock(member),
+        }
+    }
+
+    pub fn count_in(&self, member: &[u8], at_ms: i64, k: u32) -> i64 {
+        match self {
+            Core::Small(s) => s.count_in(member, at_ms, k),
+            Core::Full(f) => f.count_in(member, at_ms, k),
+        }
+    }
+
+    pub fn top_in(&self, n: usize, at_ms: i64, k: u32) -> Vec<(&[u8], i64)> {
+        match self {
+            Core::Small(s) => s.top_in(n, at_ms, k),
+            Core::Full(f) => f.top_in(n, at_ms, k),
+        }
+    }
+
+    pub fn members(&self) -> usize {
+        match self {
+            Core::Small(s) => s.members(),
+            Core::Full(f) => f.members(),
+        }
+    }
+
+    pub fn buckets_in_use(&self) -> usize {
+        match self {
+            Core::Small(s) => s.buckets_in_use(),
+            Core::Full(f) => f.buckets_in_use(),
+        }
+    }
+
+    pub fn mem_usage(&self) -> usize {
+        match self {
+            Core::Small(s) => s.mem_usage(),
+            Core::Full(f) => f.mem_usage(),
+        }
+    }
+
+    pub fn free_effort(&self) -> usize {
+        match self {
+            Core::Small(_) => 1,
+            Core::Full(f) => f.free_effort(),
+        }
+    }
+
+    pub fn encode(&self) -> Vec<u8> {
+        match self {
+            Core::Small(s) => s.encode(),
+            Core::Full(f) => f.encode(),
+        }
+    }
+
+    pub fn replay_events(&self) -> Vec<(&[u8], i64, i64)> {
+        match self {
+            Core::Small(s) => s.replay_events(),
+            Core::Full(f) => f.replay_events(),
+        }
+    }
+
+    /// Tells a full key the server's time (a compact one keeps no
+    /// aggregate to age); true if its window moved.
+    pub fn observe_time(&mut self, now_ms: i64) -> bool {
+        match self {
+            Core::Small(_) => false,
+            Core::Full(f) => f.observe_time(now_ms),
+        }
+    }
+
+    /// What upkeep's due time depends on (`TopN::shape`).
+    pub fn upkeep_shape(&self) -> (Option<i64>, usize, u64) {
+        match self {
+            Core::Small(s) => (s.shape().clock, 0, 0),
+            Core::Full(f) => f.shape(),
+        }
+    }
+
+    pub fn take_retired_buckets(&mut self) -> usize {
+        match self {
+            Core::Small(s) => s.take_retired_buckets(),
+            Core::Full(f) => f.take_retired_buckets(),
+        }
+    }
+
+    pub fn take_aged_buckets(&mut self) -> usize {
+        match self {
+            Core::Small(_) => 0,
+            Core::Full(f) => f.take_aged_buckets(),
+        }
+    }
+
+    /// When upkeep has work (never for a compact key).
+    pub fn upkeep_due_ms(&self) -> Option<i64> {
+        match self {
+            Core::Small(_) => None,
+            Core::Full(f) => f.upkeep_due_ms(),
+        }
+    }
+
+    /// Up to `budget` units of upkeep; a full key that shrank turns compact.
+    pub fn upkeep(&mut self, budget: usize, compact_max: usize) -> usize {
+        let done = match self {
+            Core::Small(_) => 0,
+            Core::Full(f) => f.upkeep(budget),
+        };
+        self.settle(compact_max / 2, compact_max);
+        done
+    }
+
+    pub fn defrag<M: Mover>(&mut self, pass: &mut Pass<M>) {
+        match self {
+            Core::Small(s) => pass.work(|m| m.vec(s.buf_mut())),
+            Core::Full(f) => {
+                pass.work(|m| m.boxed(f));
+                f.defrag(pass)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+
+    /// Random increments (late, negative, zero, overflowing, jumping the
+    /// clock) into a key that crosses the compact limit both ways, beside a
+    /// key that is always full: every reply, read and encoding agrees.
+    #[test]
+    fn both_layouts_answer_alike_across_conversions() {
+        let mut conversions = 0;
+        for seed in 0..40u64 {
+            let mut rng = StdRng::seed_from_u64(seed);
+            let (bucket, window) = (1000, rng.gen_range(1..6u32));
+            let align = rng.gen_range(0..2) * 300;
+            let limit = rng.gen_range(1..12);
+            let mut full = Core::new(bucket, window, align, 0);
+            let mut both = Core::new(bucket, window, align, limit);
+            let (mut t, mut was_compact) = (50_000i64, true);
+            for step in 0..400 {
+                let member = format!("m{}", rng.gen_range(0..(limit * 2 + 2)));
+                let by = match rng.gen_range(0..20) {
+                    0 => i64::MAX,
+                    1 => -rng.gen_range(0..5),
+                    2 => 0,
+                    _ => rng.gen_range(1..4),
+                };
+                t += match rng.gen_range(0..30) {
+                    0 => 7_000,
+                    1..=4 => 1_000,
+                    _ => rng.gen_range(0..50),
+                };
+                let at = t - rng.gen_range(0..(window as i64 + 1) * 1000);
+                let a = full.incr(member.as_bytes(), by, at, 0);
+                let b = both.incr(member.as_bytes(), by, at, limit);
+                assert_eq!(a, b, "seed {seed} step {step}: incr {member} {by} at {at}");
+                if rng.gen_bool(0.2) {
+                    full.observe_time(t);
+                    full.upkeep(50, 0);
+                    both.observe_time(t);
+                    both.upkeep(50, limit);
+                }
+                conversions += (both.is_compact() != was_compact) as usize;
+                was_compact = both.is_compact();
+                for k in 1..=window {
+                    let at = t - rng.gen_range(0..2000);
+                    assert_eq!(full.top_in(9, at, k), both.top_in(9, at, k), "seed {seed}");
+                    let m = format!("m{}", rng.gen_range(0..limit));
+                    assert_eq!(
+                        full.count_in(m.as_bytes(), at, k),
+                        both.count_in(m.as_bytes(), at, k)
+                    );
+                }
+                assert_eq!(full.encode(), both.encode(), "seed {seed} step {step}");
+                // Members and buckets stored are layout state (a full key
+                // holds zero counts and stale buckets until upkeep).
+                assert!(both.members() <= full.members());
+                assert_eq!(full.expire_at_ms(), both.expire_at_ms());
+                let mut a = full.replay_events();
+                let mut b = both.replay_events();
+                a.sort_unstable();
+                b.sort_unstable();
+                assert_eq!(a, b, "seed {seed} step {step}");
+            }
+            // A load picks the layout the size calls for.
+            let loaded = Core::decode_at(&both.encode(), t, limit).unwrap();
+            assert_eq!(loaded.encode(), full.encode());
+        }
+        assert!(conversions >= 80, "{conversions} conversions");
+    }
+
+    #[test]
+    fn a_new_key_is_compact_and_small() {
+        let mut core = Core::new(3_600_000, 24, 0, DEFAULT_COMPACT_MAX);
+        core.incr(b"page:1", 1, 1_700_000_000_000, DEFAULT_COMPACT_MAX)
+            .unwrap();
+        assert!(core.is_compact());
+        assert!(core.mem_usage() < 128, "{} bytes", core.mem_usage());
+        assert!(!Core::new(1000, 2, 0, 0).is_compact());
+    }
+}

@@ -1,0 +1,326 @@
+//! The compact layout of a small TOPN: every (bucket, member, count) of the
+//! window in one buffer, as Redis keeps a small zset in one listpack, found
+//! by a scan. `core.rs` turns a key full past `recipes.topn-compact-max`
+//! entries and compact again below half of it. Pure Rust, no FFI.
+//!
+//! Reads compute the window's counts from the entries (at most compact-max
+//! of them); the answers, the encoding and the replayed increments are those
+//! of the full layout (`window/`) for the same events: both follow the
+//! definitions, and `core.rs`'s model test checks them against each other.
+
+use super::select::clamp_i64;
+use super::window::Overflow;
+use crate::tuples::varint;
+use std::collections::BTreeMap;
+
+/// A key's shape and clock: what both layouts encode first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    pub bucket_ms: i64,
+    pub window: u32,
+    pub align_ms: i64,
+    /// The newest bucket ever written.
+    pub clock: Option<i64>,
+}
+
+impl Shape {
+    pub fn bucket_of(&self, at_ms: i64) -> i64 {
+        at_ms
+            .saturating_sub(self.align_ms)
+            .div_euclid(self.bucket_ms.max(1))
+    }
+
+    pub fn bucket_start(&self, idx: i64) -> i64 {
+        idx.saturating_mul(self.bucket_ms)
+            .saturating_add(self.align_ms)
+    }
+
+    /// The oldest bucket of the window ending at bucket `clock`.
+    fn live_lo(&self, clock: i64) -> i64 {
+        clock.saturating_sub(self.window as i64 - 1)
+    }
+
+    /// Whether an event at `at_ms` is older than the key's own window (the
+    /// window ending at its clock): a write ignores it.
+    pub fn is_older_than_window(&self, at_ms: i64) -> bool {
+        self.clock
+            .is_some_and(|c| self.bucket_of(at_ms) < self.live_lo(c))
+    }
+
+    /// When the whole window has passed with no writes: the start of bucket
+    /// `clock + window` (saturating); `None` before the first write.
+    pub fn expire_at_ms(&self) -> Option<i64> {
+        let c = self.clock?;
+        Some(self.bucket_start(c.saturating_add(self.window as i64)))
+    }
+}
+
+/// One stored count.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Entry<'a> {
+    bucket: i64,
+    member: &'a [u8],
+    count: i64,
+}
+
+#[derive(Clone, Debug)]
+pub struct Small {
+    shape: Shape,
+    /// The entries by (bucket, member), each `varint(clock - bucket),
+    /// varint(len), member, zigzag varint(count)`: never a zero count, never
+    /// a bucket outside the window ending at the clock.
+    buf: Vec<u8>,
+    /// Buckets dropped as the clock moved, since the last take.
+    retired: usize,
+}
+
+impl Small {
+    pub fn new(shape: Shape) -> Small {
+        Small {
+            shape,
+            buf: Vec::new(),
+            retired: 0,
+        }
+    }
+
+    /// The layout of a content given as `(member, by, at)` increments in
+    /// ascending bucket order (the full layout's `replay_events`), at most
+    /// one per (bucket, member), with the clock at `shape.clock`.
+    pub fn from_events(shape: Shape, events: &[(&[u8], i64, i64)]) -> Small {
+        let mut entries: Vec<Entry> = events
+            .iter()
+            .filter(|e| e.1 != 0)
+            .map(|&(member, count, at)| Entry {
+                bucket: shape.bucket_of(at),
+                member,
+                count,
+            })
+            .collect();
+        entries.sort_unstable_by(|a, b| (a.bucket, a.member).cmp(&(b.bucket, b.member)));
+        let mut small = Small::new(shape);
+        small.buf = pack(shape.clock.unwrap_or(0), &entries);
+        small
+    }
+
+    pub fn shape(&self) -> &Shape {
+        &self.shape
+    }
+
+    fn entries(&self) -> impl Iterator<Item = Entry<'_>> + '_ {
+        let clock = self.shape.clock.unwrap_or(0);
+        let mut rest = &self.buf[..];
+        std::iter::from_fn(move || {
+            let (back, n) = varint::get(rest)?;
+            let (len, m) = varint::get(&rest[n..])?;
+            let start = n + m;
+            let member = rest.get(start..start + len as usize)?;
+            let (count, k) = varint::get(&rest[start + len as usize..])?;
+            rest = &rest[start + len as usize + k..];
+            Some(Entry {
+                bucket: clock - back as i64,
+                member,
+                count: varint::unzigzag(count),
+            })
+        })
+    }
+
+    /// Stored entries.
+    pub fn len(&self) -> usize {
+        self.entries().count()
+    }
+
+    /// Bytes of entries stored.
+    pub fn bytes(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Each member's count over buckets `lo..=hi`, nonzero ones, by member.
+    fn counts(&self, lo: i64, hi: i64) -> BTreeMap<&[u8], i128> {
+        let mut out: BTreeMap<&[u8], i128> = BTreeMap::new();
+        for e in self.entries().filter(|e| e.bucket >= lo && e.bucket <= hi) {
+            *out.entry(e.member).or_default() += i128::from(e.count);
+        }
+        out.retain(|_, c| *c != 0);
+        out
+    }
+
+    /// The buckets `lo..=hi` a read at `at_ms` of the last `k` buckets covers.
+    fn read_range(&self, at_ms: i64, k: u32) -> Option<(i64, i64)> {
+        let clock = self.shape.clock?;
+        let hi = self.shape.bucket_of(at_ms);
+        let lo = hi
+            .saturating_sub(k as i64 - 1)
+            .max(self.shape.live_lo(clock));
+        Some((lo, hi))
+    }
+
+    fn count_of(&self, member: &[u8], lo: i64, hi: i64) -> i64 {
+        let sum: i128 = self
+            .entries()
+            .filter(|e| e.member == member && e.bucket >= lo && e.bucket <= hi)
+            .map(|e| i128::from(e.count))
+            .sum();
+        clamp_i64(sum)
+    }
+
+    /// A member's count over the window ending at the clock.
+    pub fn count_at_clock(&self, member: &[u8]) -> i64 {
+        self.shape.clock.map_or(0, |c| {
+            self.count_of(member, self.shape.live_lo(c), c)
+        })
+    }
+
+    /// A member's count over the last `k` buckets at `at_ms`.
+    pub fn count_in(&self, member: &[u8], at_ms: i64, k: u32) -> i64 {
+        self.read_range(at_ms, k)
+            .map_or(0, |(lo, hi)| self.count_of(member, lo, hi))
+    }
+
+    /// The `n` highest counts over the last `k` buckets at `at_ms`, by count
+    /// descending, then member.
+    pub fn top_in(&self, n: usize, at_ms: i64, k: u32) -> Vec<(&[u8], i64)> {
+        let Some((lo, hi)) = self.read_range(at_ms, k) else {
+            return Vec::new();
+        };
+        let mut rows: Vec<(&[u8], i64)> = self
+            .counts(lo, hi)
+            .into_iter()
+            .map(|(m, c)| (m, clamp_i64(c)))
+            .collect();
+        rows.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+        rows.truncate(n);
+        rows
+    }
+
+    /// Applies an increment at `at_ms`; returns the member's count over the
+    /// window ending at the clock (as the full layout's `incr`).
+    pub fn incr(&mut self, member: &[u8], by: i64, at_ms: i64) -> Result<i64, Overflow> {
+        let b = self.shape.bucket_of(at_ms);
+        if let Some(c) = self.shape.clock {
+            if b < self.shape.live_lo(c) {
+                return Ok(self.count_at_clock(member));
+            }
+        }
+        let clock = self.shape.clock.map_or(b, |c| c.max(b));
+        let lo = self.shape.live_lo(clock);
+        let mut entries: Vec<Entry> = self.entries().collect();
+        let stale = entries.partition_point(|e| e.bucket < lo);
+        let retired = distinct_buckets(&entries[..stale]);
+        entries.drain(..stale);
+        let live: i128 = entries
+            .iter()
+            .filter(|e| e.member == member)
+            .map(|e| i128::from(e.count))
+            .sum::<i128>()
+            + i128::from(by);
+        let live = i64::try_from(live).map_err(|_| Overflow)?;
+        let at = entries.partition_point(|e| (e.bucket, e.member) < (b, member));
+        match entries.get_mut(at) {
+            Some(e) if e.bucket == b && e.member == member => {
+                e.count = e.count.checked_add(by).ok_or(Overflow)?;
+                if e.count == 0 {
+                    entries.remove(at);
+                }
+            }
+            _ if by != 0 => entries.insert(
+                at,
+                Entry {
+                    bucket: b,
+                    member,
+                    count: by,
+                },
+            ),
+            _ => {}
+        }
+        let buf = pack(clock, &entries);
+        self.buf = buf;
+        self.shape.clock = Some(clock);
+        self.retired += retired;
+        Ok(live)
+    }
+
+    /// Buckets dropped as the clock moved since the last call.
+    pub fn take_retired_buckets(&mut self) -> usize {
+        std::mem::take(&mut self.retired)
+    }
+
+    /// Distinct members stored.
+    pub fn members(&self) -> usize {
+        let mut members: Vec<&[u8]> = self.entries().map(|e| e.member).collect();
+        members.sort_unstable();
+        members.dedup();
+        members.len()
+    }
+
+    /// Buckets holding an entry.
+    pub fn buckets_in_use(&self) -> usize {
+        distinct_buckets(&self.entries().collect::<Vec<_>>())
+    }
+
+    pub fn mem_usage(&self) -> usize {
+        std::mem::size_of::<Small>() + self.buf.capacity()
+    }
+
+    /// The content as the full layout replays it: `(member, by, at)` by
+    /// bucket, then a `(b"", 0, clock)` mark when the clock's bucket holds
+    /// nothing.
+    pub fn replay_events(&self) -> Vec<(&[u8], i64, i64)> {
+        let mut out: Vec<(&[u8], i64, i64)> = self
+            .entries()
+            .map(|e| (e.member, e.count, self.shape.bucket_start(e.bucket)))
+            .collect();
+        if let Some(c) = self.shape.clock {
+            if !self.entries().any(|e| e.bucket == c) {
+                out.push((b"", 0, self.shape.bucket_start(c)));
+            }
+        }
+        out
+    }
+
+    /// The encoding, byte for byte the full layout's for the same content.
+    pub fn encode(&self) -> Vec<u8> {
+        let entries: Vec<Entry> = self.entries().collect();
+        let mut names: Vec<&[u8]> = entries.iter().map(|e| e.member).collect();
+        names.sort_unstable();
+        names.dedup();
+        let mut buckets: Vec<(i64, Vec<(u32, i64)>)> = Vec::new();
+        for e in &entries {
+            let number = names.partition_point(|n| *n < e.member) as u32;
+            match buckets.last_mut() {
+                Some((idx, list)) if *idx == e.bucket => list.push((number, e.count)),
+                _ => buckets.push((e.bucket, vec![(number, e.count)])),
+            }
+        }
+        super::window::write_encoding(&self.shape, &names, &buckets)
+    }
+
+    /// The buffer, for defrag.
+    pub fn buf_mut(&mut self) -> &mut Vec<u8> {
+        &mut self.buf
+    }
+}
+
+fn distinct_buckets(entries: &[Entry]) -> usize {
+    let mut n = 0;
+    let mut last = None;
+    for e in entries {
+        if last != Some(e.bucket) {
+            n += 1;
+            last = Some(e.bucket);
+        }
+    }
+    n
+}
+
+/// The buffer of `entries` (sorted by bucket, then member) for `clock`.
+fn pack(clock: i64, entries: &[Entry]) -> Vec<u8> {
+    let mut buf = Vec::with_capacity(entries.iter().map(|e| e.member.len() + 4).sum());
+    for e in entries {
+        varint::put(&mut buf, (clock - e.bucket) as u64);
+        varint::put(&mut buf, e.member.len() as u64);
+        buf.extend_from_slice(e.member);
+        varint::put(&mut buf, varint::zigzag(e.count));
+    }
+    buf.shrink_to_fit();
+    buf
+}
