@@ -257,8 +257,9 @@ impl Small {
         distinct_buckets(&self.entries().collect::<Vec<_>>())
     }
 
+    /// Heap bytes held (the struct itself lives inline in the key's value).
     pub fn mem_usage(&self) -> usize {
-        std::mem::size_of::<Small>() + self.buf.capacity()
+        self.buf.capacity()
     }
 
     /// The content as the full layout replays it: `(member, by, at)` by
