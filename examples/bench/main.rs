@@ -71,6 +71,7 @@ mod server;
 mod settings;
 mod tl;
 mod topn;
+mod topn_small;
 mod ulist;
 mod ulist_small;
 
@@ -88,6 +89,7 @@ fn all_groups(s: &Settings) -> Vec<Group> {
         topn::last_group(s),
         topn::idle_group(s),
         topn::latency_group(s),
+        topn_small::group(s),
         ulist::write_group(s),
         ulist::gem_group(s),
         ulist::memory_group(s),

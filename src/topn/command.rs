@@ -1,9 +1,9 @@
 //! TOPN command handlers.
 
+use super::core::Core;
 use super::parse::{
     align_within, buckets_in_24h, count_args, create_options, incr_options, top_options,
 };
-use super::core::Core;
 use super::value::{TopnValue, TOPN_TYPE};
 use super::window::{Overflow, TopN};
 use super::{

@@ -61,7 +61,9 @@ impl Core {
                     dispose_value(full, bytes);
                 }
             }
-            Core::Small(small) if small.len() > compact_max || small.bytes() > COMPACT_BYTES_MAX => {
+            Core::Small(small)
+                if small.len() > compact_max || small.bytes() > COMPACT_BYTES_MAX =>
+            {
                 // Through the encoding: it loads any content (an increment
                 // replay could pass the range of counts on the way).
                 let full = TopN::decode_at(&small.encode(), None).expect("a layout's own encoding");

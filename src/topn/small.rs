@@ -165,9 +165,9 @@ impl Small {
 
     /// A member's count over the window ending at the clock.
     pub fn count_at_clock(&self, member: &[u8]) -> i64 {
-        self.shape.clock.map_or(0, |c| {
-            self.count_of(member, self.shape.live_lo(c), c)
-        })
+        self.shape
+            .clock
+            .map_or(0, |c| self.count_of(member, self.shape.live_lo(c), c))
     }
 
     /// A member's count over the last `k` buckets at `at_ms`.

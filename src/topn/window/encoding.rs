@@ -2,8 +2,8 @@
 //! content as increments (AOF rewrite).
 
 use super::bucket::{Bucket, Table};
-use crate::topn::small::Shape;
 use super::{DecodeError, TopN, EMPTY, ENCODING_VERSION, ENCODING_VERSION_ALIGNED};
+use crate::topn::small::Shape;
 
 impl TopN {
     /// Live buckets with their nonzero entries, ascending.
@@ -226,7 +226,11 @@ impl TopN {
 /// order) and the live buckets (ascending) with their nonzero entries, each
 /// `(name's number, count)` by number. Both layouts write through it, so
 /// their bytes agree.
-pub(in crate::topn) fn write(shape: &Shape, names: &[&[u8]], buckets: &[(i64, Vec<(u32, i64)>)]) -> Vec<u8> {
+pub(in crate::topn) fn write(
+    shape: &Shape,
+    names: &[&[u8]],
+    buckets: &[(i64, Vec<(u32, i64)>)],
+) -> Vec<u8> {
     let name_bytes: usize = names.iter().map(|n| 4 + n.len()).sum();
     let entries: usize = buckets.iter().map(|(_, e)| 12 + 12 * e.len()).sum();
     let mut out = Vec::with_capacity(42 + name_bytes + entries);

@@ -99,8 +99,8 @@ use std::fmt;
 use super::packed::Packer;
 use super::small::Shape;
 use bucket::Bucket;
-use members::{Members, MIGRATE_STEP};
 pub(super) use encoding::write as write_encoding;
+use members::{Members, MIGRATE_STEP};
 use retire::Graveyard;
 
 mod bucket;
