@@ -30,6 +30,10 @@ CARGO ?= cargo
 RUST_TEST_THREADS ?= 4
 export RUST_TEST_THREADS
 FAULTS_TEST_THREADS ?= 2
+# The clients' tests start their own servers from the release module.
+PYTHON ?= python3
+CLIENTS_VENV := target/clients-venv
+RECIPES_MODULE := $(CURDIR)/target/release/librecipes.so
 
 SUDO := $(shell if [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1; then echo sudo; fi)
 
@@ -86,10 +90,6 @@ test-compat: deps client-deps deb
 deb: build
 	packaging/build-deb.sh
 
-# The clients' tests start their own servers from the release module.
-PYTHON ?= python3
-CLIENTS_VENV := target/clients-venv
-RECIPES_MODULE := $(CURDIR)/target/release/librecipes.so
 
 # ruby, ruby-redis and python3-venv from Debian, only when missing.
 client-deps:
