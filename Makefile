@@ -19,8 +19,9 @@
 #               in a venv under target/)
 #   make docs   writes commands.json from the command table (a test that
 #               otherwise fails when the file is out of date)
-#   make test-clients  the Python package (pytest, in a venv under target/) and
-#               the Ruby redis_counters drop-in (minitest), on the release module
+#   make test-clients  the Python package (pytest, in a venv under target/),
+#               the Ruby redis_counters drop-in (minitest) and the Node.js
+#               package (make test-node: node --test), on the release module
 # Missing system packages (redis-server, redis-tools, libclang-dev) are installed
 # with apt-get, only when missing.
 
@@ -37,7 +38,7 @@ RECIPES_MODULE := $(CURDIR)/target/release/librecipes.so
 
 SUDO := $(shell if [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1; then echo sudo; fi)
 
-.PHONY: all deps build run test test-faults test-compat deb bench plots fmt clean client-deps test-clients
+.PHONY: all deps build run test test-faults test-compat deb bench plots fmt clean client-deps test-clients test-node
 
 all: build
 
@@ -91,10 +92,12 @@ deb: build
 	packaging/build-deb.sh
 
 
-# ruby, ruby-redis and python3-venv from Debian, only when missing.
+# ruby, ruby-redis, python3-venv, nodejs and npm from Debian, only when missing.
 client-deps:
 	@missing=""; \
 	command -v ruby >/dev/null 2>&1 || missing="$$missing ruby"; \
+	command -v node >/dev/null 2>&1 || missing="$$missing nodejs"; \
+	command -v npm >/dev/null 2>&1 || missing="$$missing npm"; \
 	ruby -e 'require "redis"' >/dev/null 2>&1 || missing="$$missing ruby-redis"; \
 	$(PYTHON) -c 'import ensurepip, venv' >/dev/null 2>&1 || missing="$$missing python3-venv"; \
 	if [ -n "$$missing" ]; then \
@@ -114,6 +117,14 @@ test-clients: build client-deps $(CLIENTS_VENV)/installed
 	RECIPES_MODULE=$(RECIPES_MODULE) $(CLIENTS_VENV)/bin/python -m pytest -p no:cacheprovider clients/python/tests
 	RECIPES_MODULE=$(RECIPES_MODULE) ruby -w -Iclients/ruby/lib -Iclients/ruby/test \
 		-e 'Dir["clients/ruby/test/*_test.rb"].sort.each { |f| require File.expand_path(f) }'
+	$(MAKE) --no-print-directory test-node
+
+# The Node.js package (clients/node): its dependencies from the committed
+# lockfile into clients/node/node_modules (nothing global), built with its
+# own TypeScript, tested with node --test.
+test-node: build client-deps
+	cd clients/node && npm ci --no-audit --no-fund && npm run build
+	cd clients/node && RECIPES_MODULE=$(RECIPES_MODULE) npm test
 
 bench: build
 	$(CARGO) run --release --example bench

@@ -1,0 +1,308 @@
+// Every public command of the five families, once: its name, whether it
+// only reads, the arguments after the key, and the parser of its reply.
+// `node-redis.ts` and `recipes.ts` (ioredis, and any client) are built from
+// this table, so both send the same arguments and return the same values.
+
+import * as reply from './replies';
+import type { Count, Page, Row } from './replies';
+
+export type Arg = string | number | Buffer;
+/** Names and values of a key's declaration (`{ company_id: 1, month: '2024-01' }`). */
+export type Names = Record<string, Arg>;
+
+export interface Spec<P extends unknown[], R> {
+  command: string;
+  readOnly: boolean;
+  /** A write the client repeats once after re-creating a lost key. */
+  recreates?: boolean;
+  args: (...params: P) => Arg[];
+  reply: (raw: unknown) => R;
+}
+
+function spec<P extends unknown[], R>(s: Spec<P, R>): Spec<P, R> {
+  return s;
+}
+
+/** `name value` when the value is given. */
+function opt(name: string, value: Arg | undefined): Arg[] {
+  return value === undefined ? [] : [name, value];
+}
+
+function flag(name: string, on: boolean | undefined): Arg[] {
+  return on ? [name] : [];
+}
+
+function flat(names: Names | undefined): Arg[] {
+  return Object.entries(names ?? {}).flatMap(([name, value]) => [name, value]);
+}
+
+function words(word: string, names: string | string[] | undefined): Arg[] {
+  const list = names === undefined ? [] : Array.isArray(names) ? names : [names];
+  return list.length ? [word, ...list] : [];
+}
+
+function cursor(c: string | undefined, count: number | undefined): Arg[] {
+  return ['CURSOR', c ?? '0', ...opt('COUNT', count)];
+}
+
+export interface Expiry {
+  /** Seconds, or */
+  ttl?: number;
+  /** an absolute time in Unix ms. */
+  pxat?: number;
+}
+
+function expiry(e: Expiry): Arg[] {
+  return [...opt('TTL', e.ttl), ...opt('PXAT', e.pxat)];
+}
+
+export interface Read {
+  /** Unix ms (default: the server's clock). */
+  at?: number;
+  /** The newest `last` buckets of the window. */
+  last?: number;
+}
+
+export interface Top extends Read {
+  /** How many (default 10). */
+  n?: number;
+}
+
+function top(o: Top, withCounts: boolean): Arg[] {
+  return [o.n ?? 10, ...opt('AT', o.at), ...opt('LAST', o.last), ...flag('WITHCOUNTS', withCounts)];
+}
+
+export interface ULDeclaration {
+  value: string | string[];
+  scope?: string | string[];
+  partition?: string | string[];
+  /** Default lifetime of a value, seconds. */
+  expire?: number;
+}
+
+export interface HCDeclaration {
+  partition?: string | string[];
+  group?: string | string[];
+  ttl?: number;
+  float?: boolean;
+  unique?: string | string[];
+  scope?: string | string[];
+}
+
+export const COMMANDS = {
+  rvAdd: spec({
+    command: 'RV.ADD',
+    readOnly: false,
+    args: (member: Arg, o: { at?: number; maxlen?: number } & Expiry = {}) => [
+      member,
+      ...opt('AT', o.at),
+      ...opt('MAXLEN', o.maxlen),
+      ...expiry(o),
+    ],
+    reply: reply.integer,
+  }),
+  rvGet: spec({
+    command: 'RV.GET',
+    readOnly: true,
+    args: (o: { limit?: number; since?: number } = {}) => [...opt('LIMIT', o.limit), ...opt('SINCE', o.since)],
+    reply: reply.strings,
+  }),
+  rvGetWithTimes: spec({
+    command: 'RV.GET',
+    readOnly: true,
+    args: (o: { limit?: number; since?: number } = {}) => [
+      ...opt('LIMIT', o.limit),
+      ...opt('SINCE', o.since),
+      'WITHSCORES',
+    ],
+    reply: reply.withNumbers('time'),
+  }),
+  rvRem: spec({ command: 'RV.REM', readOnly: false, args: (...members: Arg[]) => members, reply: reply.integer }),
+  rvLen: spec({ command: 'RV.LEN', readOnly: true, args: () => [], reply: reply.integer }),
+
+  tlPush: spec({
+    command: 'TL.PUSH',
+    readOnly: false,
+    args: (item: Arg, o: { maxlen?: number; slack?: number } & Expiry = {}) => [
+      item,
+      ...opt('MAXLEN', o.maxlen),
+      ...opt('SLACK', o.slack),
+      ...expiry(o),
+    ],
+    reply: reply.integer,
+  }),
+  tlRange: spec({
+    command: 'TL.RANGE',
+    readOnly: true,
+    args: (o: { offset?: number; count?: number } = {}) => [...opt('OFFSET', o.offset), ...opt('COUNT', o.count)],
+    reply: reply.strings,
+  }),
+  tlRem: spec({
+    command: 'TL.REM',
+    readOnly: false,
+    args: (item: Arg, o: { count?: number } = {}) => [item, ...opt('COUNT', o.count)],
+    reply: reply.integer,
+  }),
+  tlLen: spec({ command: 'TL.LEN', readOnly: true, args: () => [], reply: reply.integer }),
+
+  topnCreate: spec({
+    command: 'TOPN.CREATE',
+    readOnly: false,
+    args: (o: { bucket?: number; window?: number; align?: number } = {}) => [
+      ...opt('BUCKET', o.bucket),
+      ...opt('WINDOW', o.window),
+      ...opt('ALIGN', o.align),
+    ],
+    reply: reply.ok,
+  }),
+  topnIncr: spec({
+    command: 'TOPN.INCR',
+    readOnly: false,
+    args: (member: Arg, o: { by?: number; at?: number } = {}) => [member, ...opt('BY', o.by), ...opt('AT', o.at)],
+    reply: reply.integer,
+  }),
+  topnTop: spec({ command: 'TOPN.TOP', readOnly: true, args: (o: Top = {}) => top(o, false), reply: reply.strings }),
+  topnTopWithCounts: spec({
+    command: 'TOPN.TOP',
+    readOnly: true,
+    args: (o: Top = {}) => top(o, true),
+    reply: reply.withNumbers('count'),
+  }),
+  topnTop24: spec({
+    command: 'TOPN.TOP24',
+    readOnly: true,
+    args: (o: Omit<Top, 'last'> = {}) => top(o, false),
+    reply: reply.strings,
+  }),
+  topnTop24WithCounts: spec({
+    command: 'TOPN.TOP24',
+    readOnly: true,
+    args: (o: Omit<Top, 'last'> = {}) => top(o, true),
+    reply: reply.withNumbers('count'),
+  }),
+  topnCount: spec({
+    command: 'TOPN.COUNT',
+    readOnly: true,
+    args: (members: Arg[], o: Read = {}) => [...members, ...opt('AT', o.at), ...opt('LAST', o.last)],
+    reply: reply.integers,
+  }),
+  topnInfo: spec({ command: 'TOPN.INFO', readOnly: true, args: () => [], reply: reply.info }),
+
+  ulistCreate: spec({
+    command: 'ULIST.CREATE',
+    readOnly: false,
+    args: (d: ULDeclaration) => [
+      ...words('VALUE', d.value),
+      ...words('SCOPE', d.scope),
+      ...words('PARTITION', d.partition),
+      ...opt('EXPIRE', d.expire),
+    ],
+    reply: reply.ok,
+  }),
+  ulistAdd: spec({
+    command: 'ULIST.ADD',
+    readOnly: false,
+    recreates: true,
+    args: (names: Names, o: { expire?: number; never?: boolean; pxat?: number; refresh?: boolean; at?: number } = {}) => [
+      ...opt('EXPIRE', o.expire),
+      ...flag('NEVER', o.never),
+      ...opt('PXAT', o.pxat),
+      ...flag('REFRESH', o.refresh),
+      ...opt('AT', o.at),
+      ...flat(names),
+    ],
+    reply: reply.boolean,
+  }),
+  ulistHas: spec({ command: 'ULIST.HAS', readOnly: true, args: (names: Names) => flat(names), reply: reply.boolean }),
+  ulistData: spec({ command: 'ULIST.DATA', readOnly: true, args: (where?: Names) => flat(where), reply: reply.rows }),
+  ulistDataPage: spec({
+    command: 'ULIST.DATA',
+    readOnly: true,
+    args: (c?: string, o: { count?: number; where?: Names } = {}) => [...flat(o.where), ...cursor(c, o.count)],
+    reply: reply.page,
+  }),
+  ulistCount: spec({ command: 'ULIST.COUNT', readOnly: true, args: (where?: Names) => flat(where), reply: reply.integer }),
+  ulistInfo: spec({ command: 'ULIST.INFO', readOnly: true, args: () => [], reply: reply.info }),
+  ulistPartitions: spec({
+    command: 'ULIST.PARTITIONS',
+    readOnly: true,
+    args: (where?: Names) => flat(where),
+    reply: reply.rows,
+  }),
+  ulistPartitionsPage: spec({
+    command: 'ULIST.PARTITIONS',
+    readOnly: true,
+    args: (c?: string, o: { count?: number; where?: Names } = {}) => [...flat(o.where), ...cursor(c, o.count)],
+    reply: reply.page,
+  }),
+  ulistDel: spec({ command: 'ULIST.DEL', readOnly: false, args: (where?: Names) => flat(where), reply: reply.integer }),
+
+  hcounterCreate: spec({
+    command: 'HCOUNTER.CREATE',
+    readOnly: false,
+    args: (d: HCDeclaration = {}) => [
+      ...words('PARTITION', d.partition),
+      ...words('GROUP', d.group),
+      ...opt('TTL', d.ttl),
+      ...flag('FLOAT', d.float),
+      ...words('UNIQUE', d.unique),
+      ...words('SCOPE', d.scope),
+    ],
+    reply: reply.ok,
+  }),
+  hcounterIncr: spec({
+    command: 'HCOUNTER.INCR',
+    readOnly: false,
+    recreates: true,
+    args: (names: Names, o: { at?: number } = {}) => [...opt('AT', o.at), ...flat(names)],
+    reply: reply.count,
+  }),
+  hcounterIncrBy: spec({
+    command: 'HCOUNTER.INCRBY',
+    readOnly: false,
+    recreates: true,
+    args: (by: number | string, names: Names, o: { at?: number } = {}) => [by, ...opt('AT', o.at), ...flat(names)],
+    reply: reply.count,
+  }),
+  hcounterGet: spec({ command: 'HCOUNTER.GET', readOnly: true, args: (names?: Names) => flat(names), reply: reply.count }),
+  hcounterData: spec({ command: 'HCOUNTER.DATA', readOnly: true, args: (where?: Names) => flat(where), reply: reply.rows }),
+  hcounterDataPage: spec({
+    command: 'HCOUNTER.DATA',
+    readOnly: true,
+    args: (c?: string, o: { count?: number; where?: Names } = {}) => [...flat(o.where), ...cursor(c, o.count)],
+    reply: reply.page,
+  }),
+  hcounterPartitions: spec({
+    command: 'HCOUNTER.PARTITIONS',
+    readOnly: true,
+    args: (where?: Names) => flat(where),
+    reply: reply.rows,
+  }),
+  hcounterPartitionsPage: spec({
+    command: 'HCOUNTER.PARTITIONS',
+    readOnly: true,
+    args: (c?: string, o: { count?: number; where?: Names } = {}) => [...flat(o.where), ...cursor(c, o.count)],
+    reply: reply.page,
+  }),
+  hcounterDel: spec({ command: 'HCOUNTER.DEL', readOnly: false, args: (where?: Names) => flat(where), reply: reply.integer }),
+  hcounterInfo: spec({ command: 'HCOUNTER.INFO', readOnly: true, args: () => [], reply: reply.info }),
+};
+
+export type Commands = typeof COMMANDS;
+export type Name = keyof Commands;
+export type Params<N extends Name> = Parameters<Commands[N]['args']>;
+export type Result<N extends Name> = ReturnType<Commands[N]['reply']>;
+export type { Count, Page, Row };
+
+/** The CREATE that declares a key again, for the writes that recreate it. */
+export const CREATES: Partial<Record<Name, Name>> = {
+  ulistAdd: 'ulistCreate',
+  hcounterIncr: 'hcounterCreate',
+  hcounterIncrBy: 'hcounterCreate',
+};
+
+/** The server's answer to a write on a ULIST or HCOUNTER key that is gone. */
+export function isLostKey(error: unknown): boolean {
+  const message = error instanceof Error ? error.message : String(error);
+  return /^(ERR )?no such (list|counter)/.test(message);
+}

@@ -1,0 +1,100 @@
+// Replies as plain JavaScript values, the same under RESP2 (flat arrays) and
+// RESP3 (maps), from node-redis and from ioredis.
+
+/** A count: a number, or a bigint past 2^53 when the client hands numbers
+ * over as strings (node-redis `typeMapping`, ioredis `stringNumbers`). */
+export type Count = number | bigint;
+
+/** A DATA or PARTITIONS row: each name of the key's declaration and its
+ * value; an HCOUNTER.DATA row's `value` is a count. */
+export type Row = Record<string, string | Count>;
+
+export interface Page<T> {
+  /** The next cursor: `"0"` when the rows are done. */
+  cursor: string;
+  rows: T[];
+}
+
+export function text(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value instanceof Uint8Array) return Buffer.from(value).toString('utf8');
+  return String(value);
+}
+
+/** An integer reply, or a count sent as a string (a FLOAT counter's). */
+export function count(value: unknown): Count {
+  if (typeof value === 'number' || typeof value === 'bigint') return value;
+  const s = text(value);
+  if (/^-?\d+$/.test(s)) {
+    const n = Number(s);
+    return Number.isSafeInteger(n) ? n : BigInt(s);
+  }
+  return Number(s);
+}
+
+export function integer(value: unknown): number {
+  return Number(count(value));
+}
+
+export function boolean(value: unknown): boolean {
+  return integer(value) === 1;
+}
+
+export function ok(value: unknown): true {
+  if (text(value) !== 'OK') throw new Error(`expected OK, got ${text(value)}`);
+  return true;
+}
+
+export function strings(value: unknown): string[] {
+  return (value as unknown[]).map(text);
+}
+
+export function integers(value: unknown): number[] {
+  return (value as unknown[]).map(integer);
+}
+
+/** A RESP3 map (an object or a Map) or a RESP2 name/value array as pairs. */
+export function pairs(value: unknown): Array<[string, unknown]> {
+  if (value instanceof Map) return [...value.entries()].map(([k, v]) => [text(k), v]);
+  if (Array.isArray(value)) {
+    const out: Array<[string, unknown]> = [];
+    for (let i = 0; i + 1 < value.length; i += 2) out.push([text(value[i]), value[i + 1]]);
+    return out;
+  }
+  return Object.entries(value as Record<string, unknown>);
+}
+
+/** A row; `value` (an HCOUNTER count) as a count, the rest as strings. */
+export function row(value: unknown): Row {
+  const out: Row = {};
+  for (const [name, v] of pairs(value)) out[name] = name === 'value' ? count(v) : text(v);
+  return out;
+}
+
+export function rows(value: unknown): Row[] {
+  return (value as unknown[]).map(row);
+}
+
+export function page(value: unknown): Page<Row> {
+  const [cursor, found] = value as [unknown, unknown];
+  return { cursor: text(cursor), rows: rows(found) };
+}
+
+/** INFO replies: numbers as numbers, the declaration as its words. */
+export function info(value: unknown): Record<string, number | string[]> {
+  const out: Record<string, number | string[]> = {};
+  for (const [name, v] of pairs(value)) out[name] = Array.isArray(v) ? strings(v) : integer(v);
+  return out;
+}
+
+/** A flat `member, number, ...` array as objects. */
+export function withNumbers<K extends string>(name: K) {
+  return (value: unknown): Array<{ member: string } & Record<K, number>> => {
+    const flat = value as unknown[];
+    const out = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) {
+      out.push({ member: text(flat[i]), [name]: integer(flat[i + 1]) } as { member: string } & Record<K, number>);
+    }
+    return out;
+  };
+}

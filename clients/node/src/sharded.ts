@@ -1,0 +1,129 @@
+// ShardedTopN: an exact top-N spread over K TOPN keys by a hash of the
+// member (CRC-32 of its bytes, modulo K), as the Python package has it, so a
+// top-N too hot for one node spreads over a cluster's nodes.
+//
+// - incr is one command on one key.
+// - top(n) asks every shard for its n highest WITHCOUNTS at one AT and
+//   merges them by (count descending, member ascending), TOPN's own order.
+//   That is exact: a member's count is whole in its shard, and a member of
+//   the global top n has at most n-1 members above it in its shard (each of
+//   them above it globally too), so it is in its shard's top n.
+//
+// Keys are `name:{tag}`, one hash tag per shard, chosen so that shard i of K
+// sits in the middle of the i-th of K equal ranges of the 16384 slots: with
+// K the number of masters of a `redis-cli --cluster create` cluster, each
+// shard is on its own node. The same tags as the Python package, so both
+// clients share one top-N.
+
+import type { Arg } from './commands';
+import { Recipes } from './recipes';
+
+const SLOTS = 16384;
+export const MAX_SHARDS = 256;
+
+function crcTable(poly: number, reflected: boolean): Uint32Array {
+  const table = new Uint32Array(256);
+  for (let i = 0; i < 256; i++) {
+    let c = reflected ? i : i << 8;
+    for (let k = 0; k < 8; k++) {
+      c = reflected ? (c & 1 ? poly ^ (c >>> 1) : c >>> 1) : c & 0x8000 ? ((c << 1) ^ poly) & 0xffff : (c << 1) & 0xffff;
+    }
+    table[i] = c >>> 0;
+  }
+  return table;
+}
+
+const CRC32 = crcTable(0xedb88320, true);
+const CRC16 = crcTable(0x1021, false);
+
+export function crc32(bytes: Uint8Array): number {
+  let c = 0xffffffff;
+  for (const b of bytes) c = CRC32[(c ^ b) & 0xff] ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+}
+
+/** The cluster slot of a key (with its hash tag, as Redis finds it). */
+export function keySlot(key: string): number {
+  const open = key.indexOf('{');
+  const close = open >= 0 ? key.indexOf('}', open + 1) : -1;
+  const hashed = close > open + 1 ? key.slice(open + 1, close) : key;
+  let c = 0;
+  for (const b of Buffer.from(hashed)) c = ((c << 8) & 0xffff) ^ CRC16[((c >> 8) ^ b) & 0xff];
+  return c % SLOTS;
+}
+
+/** The hash tag of each of `shards` shards: `i`, else the first `i.j`
+ * whose slot is within an eighth of a range of the i-th range's middle. */
+export function shardTags(shards: number): string[] {
+  if (!Number.isInteger(shards) || shards < 1 || shards > MAX_SHARDS) {
+    throw new RangeError(`shards must be 1..${MAX_SHARDS}, got ${shards}`);
+  }
+  const width = SLOTS / shards;
+  return Array.from({ length: shards }, (_, i) => {
+    const middle = (i + 0.5) * width;
+    for (let j = 0; ; j++) {
+      const tag = j === 0 ? String(i) : `${i}.${j}`;
+      if (Math.abs(keySlot(`{${tag}}`) - middle) <= width / 8) return tag;
+    }
+  });
+}
+
+function memberBytes(member: Arg): Uint8Array {
+  return typeof member === 'string' || typeof member === 'number' ? Buffer.from(String(member)) : member;
+}
+
+export class ShardedTopN {
+  readonly recipes: Recipes;
+  readonly keys: string[];
+
+  /** `client`: any client `Recipes` takes (a cluster client for a cluster). */
+  constructor(client: any, readonly name: string, shards: number) {
+    this.recipes = client instanceof Recipes ? client : new Recipes(client);
+    this.keys = shardTags(shards).map((tag) => `${name}:{${tag}}`);
+  }
+
+  /** The key holding `member`. */
+  keyOf(member: Arg): string {
+    return this.keys[crc32(memberBytes(member)) % this.keys.length];
+  }
+
+  /** TOPN.CREATE on every shard, with the same shape. */
+  async create(options: { bucket?: number; window?: number; align?: number } = {}): Promise<void> {
+    await Promise.all(this.keys.map((key) => this.recipes.topnCreate(key, options)));
+  }
+
+  /** TOPN.INCR on the member's shard: its count over the window. */
+  incr(member: Arg, options: { by?: number; at?: number } = {}): Promise<number> {
+    return this.recipes.topnIncr(this.keyOf(member), member, options);
+  }
+
+  /** The exact n highest over all shards at `at` (default: this client's
+   * clock, the same for every shard). */
+  async top(options: { n?: number; at?: number; last?: number } = {}): Promise<Array<{ member: string; count: number }>> {
+    const n = options.n ?? 10;
+    const at = options.at ?? Date.now();
+    const replies = await Promise.all(this.keys.map((key) => this.recipes.topnTopWithCounts(key, { n, at, last: options.last })));
+    return replies
+      .flat()
+      .sort((a, b) => b.count - a.count || (a.member < b.member ? -1 : a.member > b.member ? 1 : 0))
+      .slice(0, n);
+  }
+
+  /** TOPN.COUNT on each member's shard: counts in the order asked. */
+  async count(members: Arg[], options: { at?: number; last?: number } = {}): Promise<number[]> {
+    const at = options.at ?? Date.now();
+    const byShard = new Map<string, number[]>();
+    members.forEach((m, i) => {
+      const key = this.keyOf(m);
+      byShard.set(key, [...(byShard.get(key) ?? []), i]);
+    });
+    const out = new Array<number>(members.length).fill(0);
+    await Promise.all(
+      [...byShard].map(async ([key, positions]) => {
+        const counts = await this.recipes.topnCount(key, positions.map((i) => members[i]), { at, last: options.last });
+        positions.forEach((p, j) => (out[p] = counts[j]));
+      }),
+    );
+    return out;
+  }
+}

@@ -1,0 +1,114 @@
+// ioredis through Recipes: the typed commands on a client and a Cluster,
+// pipelines and MULTI, and writers that survive a lost key.
+'use strict';
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { default: Redis, Cluster, ReplyError } = require('ioredis');
+const { createClient } = require('redis');
+const { Recipes } = require('..');
+const servers = require('./servers');
+
+let server;
+test.before(async () => (server = await servers.start()));
+test.after(() => server.stop());
+
+test('typed commands, pipelines and MULTI', async () => {
+  const redis = new Redis(server.port, '127.0.0.1');
+  const rec = new Recipes(redis);
+  try {
+    await redis.flushall();
+    assert.equal(await rec.topnCreate('t', { window: 12 }), true);
+    assert.equal(await rec.topnIncr('t', 'a', { by: 3 }), 3);
+    assert.deepEqual(await rec.topnTopWithCounts('t'), [{ member: 'a', count: 3 }]);
+    assert.equal(await rec.rvAdd('v', 'x'), 1);
+    assert.deepEqual(await rec.rvGet('v'), ['x']);
+    assert.equal(await rec.tlPush('tl', 'p', { maxlen: 2, slack: 1 }), 1);
+    assert.equal(await rec.hcounterCreate('h', { group: 'g' }), true);
+    assert.equal(await rec.hcounterIncr('h', { g: 'x' }), 1);
+    assert.deepEqual(await rec.hcounterData('h'), [{ g: 'x', value: 1 }]);
+    const piped = await rec.pipeline().topnIncr('t', 'b').topnCount('t', ['a', 'b']).topnTop('t', { last: 0 }).exec();
+    assert.equal(piped[0], 1);
+    assert.deepEqual(piped[1], [3, 1]);
+    assert.ok(piped[2] instanceof ReplyError);
+    const multi = await rec.pipeline(true).rvAdd('v', 'y').rvLen('v').exec();
+    assert.deepEqual(multi, [2, 2]);
+    await assert.rejects(rec.topnIncr('t', 'a', { at: 1795564511 }), (e) => {
+      assert.ok(e instanceof ReplyError);
+      assert.match(e.message, /^ERR AT is Unix time in milliseconds/);
+      return true;
+    });
+  } finally {
+    redis.disconnect();
+  }
+});
+
+test('a write recreates its declared key after DEL, FLUSHDB and eviction', async () => {
+  for (const [name, client] of [
+    ['ioredis', new Redis(server.port, '127.0.0.1')],
+    ['node-redis', await createClient({ url: server.url }).connect()],
+  ]) {
+    const rec = new Recipes(client);
+    const admin = new Redis(server.port, '127.0.0.1');
+    try {
+      await admin.flushall();
+      await rec.ulistCreate('sessions', { value: 'sid', expire: 600 });
+      await rec.hcounterCreate('hits', { partition: 'day', group: 'page' });
+      const write = async () => {
+        assert.equal(await rec.ulistAdd('sessions', { sid: 's1' }), true, name);
+        assert.equal(await rec.hcounterIncr('hits', { day: 'd1', page: 'p' }), 1, name);
+      };
+      await write();
+      await admin.del('sessions', 'hits');
+      await write();
+      await admin.flushdb();
+      await write();
+      await admin.config('SET', 'maxmemory-policy', 'allkeys-random');
+      await admin.config('SET', 'maxmemory', '1');
+      await assert.rejects(admin.set('trigger', 'x'));
+      await admin.config('SET', 'maxmemory', '0');
+      await admin.config('SET', 'maxmemory-policy', 'noeviction');
+      assert.equal(await admin.exists('sessions', 'hits'), 0);
+      await write();
+      // An undeclared key's loss is the caller's to handle.
+      await admin.del('sessions');
+      await assert.rejects(new Recipes(client).ulistAdd('sessions', { sid: 's1' }), /no such list/);
+    } finally {
+      admin.disconnect();
+      if (name === 'ioredis') client.disconnect();
+      else await client.close();
+    }
+  }
+});
+
+test('paged reads see every row once', async () => {
+  const redis = new Redis(server.port, '127.0.0.1');
+  const rec = new Recipes(redis);
+  try {
+    await redis.flushall();
+    await rec.ulistCreate('big', { value: 'v', scope: 's' });
+    const pipe = rec.pipeline();
+    for (let i = 0; i < 700; i++) pipe.ulistAdd('big', { v: i, s: i % 3 });
+    await pipe.exec();
+    const seen = [];
+    for await (const row of rec.pages('ulistDataPage', 'big', { count: 50 })) seen.push(`${row.s}/${row.v}`);
+    assert.equal(seen.length, 700);
+    assert.equal(new Set(seen).size, 700);
+  } finally {
+    redis.disconnect();
+  }
+});
+
+test('an ioredis Cluster sends each command to its key\'s node', async () => {
+  const c = await servers.cluster();
+  const cluster = new Cluster([{ host: '127.0.0.1', port: c.nodes[0].port }]);
+  const rec = new Recipes(cluster);
+  try {
+    for (let i = 0; i < 30; i++) assert.equal(await rec.topnIncr(`board:${i}`, 'm', { by: i + 1 }), i + 1);
+    for (let i = 0; i < 30; i++) assert.deepEqual(await rec.topnCount(`board:${i}`, ['m']), [i + 1]);
+    const moved = c.nodes.map((n) => n.cli('INFO', 'errorstats').match(/errorstat_MOVED:count=(\d+)/));
+    assert.deepEqual(moved, [null, null, null], 'no MOVED redirections');
+  } finally {
+    cluster.disconnect();
+    c.stop();
+  }
+});

@@ -1,0 +1,102 @@
+// Real servers for the tests: redis-server processes with the release module
+// on free loopback ports, each with a startup deadline, stopped by pid.
+'use strict';
+const { spawn, execFileSync } = require('node:child_process');
+const net = require('node:net');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+
+const MODULE = process.env.RECIPES_MODULE || path.resolve(__dirname, '../../../target/release/librecipes.so');
+const SERVER = process.env.REDIS_SERVER || 'redis-server';
+const CLI = process.env.REDIS_CLI || 'redis-cli';
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.unref();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function ping(port) {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.on('connect', () => socket.write('PING\r\n'));
+    socket.on('data', (d) => {
+      socket.destroy();
+      resolve(d.toString().startsWith('+PONG'));
+    });
+    socket.on('error', () => resolve(false));
+  });
+}
+
+/** A redis-server with the module; `args` are more config lines. */
+async function start(args = []) {
+  if (!fs.existsSync(MODULE)) throw new Error(`no module at ${MODULE} (make build)`);
+  const port = await freePort();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'recipes-node-'));
+  const proc = spawn(
+    SERVER,
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir,
+      '--loadmodule', MODULE, ...args],
+    { stdio: ['ignore', 'ignore', 'inherit'] },
+  );
+  const deadline = Date.now() + 10_000;
+  while (!(await ping(port))) {
+    if (proc.exitCode !== null || Date.now() > deadline) {
+      proc.kill('SIGKILL');
+      throw new Error(`redis-server on ${port} did not start`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    port,
+    pid: proc.pid,
+    url: `redis://127.0.0.1:${port}`,
+    cli: (...a) => execFileSync(CLI, ['-p', String(port), ...a]).toString().trim(),
+    stop() {
+      try {
+        process.kill(proc.pid, 'SIGKILL');
+      } catch {}
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A replica of `master`, once it is in sync. */
+async function replicaOf(master) {
+  const replica = await start(['--replicaof', '127.0.0.1', String(master.port)]);
+  const deadline = Date.now() + 10_000;
+  while (!replica.cli('INFO', 'replication').includes('master_link_status:up')) {
+    if (Date.now() > deadline) throw new Error('the replica did not sync');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return replica;
+}
+
+/** A real 3-master cluster made with `redis-cli --cluster create`. */
+async function cluster() {
+  const nodes = [];
+  for (let i = 0; i < 3; i++) {
+    nodes.push(await start(['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${i}.conf`]));
+  }
+  execFileSync(CLI, ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-yes'], {
+    stdio: 'ignore',
+  });
+  const deadline = Date.now() + 20_000;
+  while (!nodes.every((n) => n.cli('CLUSTER', 'INFO').includes('cluster_state:ok'))) {
+    if (Date.now() > deadline) throw new Error('the cluster did not form');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    nodes,
+    stop: () => nodes.forEach((n) => n.stop()),
+  };
+}
+
+module.exports = { start, replicaOf, cluster };

@@ -1,0 +1,55 @@
+// ShardedTopN on a real 3-node cluster, against exact counts kept here,
+// through node-redis and ioredis alike.
+'use strict';
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { createCluster } = require('redis');
+const { Cluster } = require('ioredis');
+const { ShardedTopN, shardTags, keySlot } = require('..');
+const servers = require('./servers');
+
+test('tags put each shard on its own node, as the Python package does', () => {
+  // The Python package's tags (redis_recipes.sharded.shard_tags).
+  assert.deepEqual(shardTags(3), ['0.62', '1.4', '2.41']);
+  assert.deepEqual(shardTags(5), ['0.1', '1.7', '2.53', '3.32', '4.3']);
+  const slots = shardTags(3).map((t) => keySlot(`{${t}}`));
+  slots.forEach((s, i) => assert.ok(Math.abs(s - (i + 0.5) * (16384 / 3)) <= 16384 / 24, `${s}`));
+  assert.equal(keySlot('foo'), 12182);
+  assert.equal(keySlot('{user1000}.following'), keySlot('{user1000}.followers'));
+  assert.throws(() => shardTags(0), RangeError);
+});
+
+test('a sharded top-N is exact on a cluster', async () => {
+  const c = await servers.cluster();
+  const nodeRedis = await createCluster({ rootNodes: [{ url: c.nodes[0].url }] }).connect();
+  const ioredis = new Cluster([{ host: '127.0.0.1', port: c.nodes[1].port }]);
+  try {
+    const clients = [new ShardedTopN(nodeRedis, 'hot', 3), new ShardedTopN(ioredis, 'hot', 3)];
+    await clients[0].create({ bucket: 60, window: 5 });
+    const exact = new Map();
+    let seed = 7;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const base = Math.floor(Date.now() / 60000) * 60000 - 4 * 60000;
+    for (let i = 0; i < 600; i++) {
+      const member = `m${Math.floor(random() ** 3 * 80)}`;
+      const by = 1 + Math.floor(random() * 5);
+      const at = base + Math.floor(random() * 5) * 60000;
+      await clients[i % 2].incr(member, { by, at });
+      exact.set(member, (exact.get(member) ?? 0) + by);
+    }
+    const expected = [...exact]
+      .map(([member, count]) => ({ member, count }))
+      .sort((a, b) => b.count - a.count || (a.member < b.member ? -1 : 1));
+    for (const sharded of clients) {
+      for (const n of [1, 5, 20]) assert.deepEqual(await sharded.top({ n }), expected.slice(0, n));
+      const asked = ['m0', 'm1', 'nope', 'm79'];
+      assert.deepEqual(await sharded.count(asked), asked.map((m) => exact.get(m) ?? 0));
+    }
+    const perNode = c.nodes.map((n) => Number(n.cli('DBSIZE')));
+    assert.deepEqual(perNode, [1, 1, 1], 'one shard on each node');
+  } finally {
+    await nodeRedis.close();
+    ioredis.disconnect();
+    c.stop();
+  }
+});
