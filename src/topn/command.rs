@@ -330,7 +330,10 @@ pub fn info(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
         (b"align", core.align_ms() / 1000),
         (b"members", core.members() as i64),
         (b"buckets", core.buckets_in_use() as i64),
-        (b"memory", (std::mem::size_of::<TopnValue>() + core.mem_usage()) as i64),
+        (
+            b"memory",
+            (std::mem::size_of::<TopnValue>() + core.mem_usage()) as i64,
+        ),
     ];
     ctx.reply_map(fields.len());
     for (name, n) in fields {

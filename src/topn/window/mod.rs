@@ -254,6 +254,8 @@ pub struct TopN {
     /// No packing before this server time: a write just dropped a packed copy, and more late
     /// writes into that bucket may follow (each would throw a new packing away).
     pack_after_ms: i64,
+    /// What recent reads learnt about their fast plans (`read::PlanHints`).
+    hints: read::PlanHints,
 }
 
 impl Clone for TopN {
@@ -283,6 +285,7 @@ impl Clone for TopN {
             packs_dropped: 0,
             seen_ms: self.seen_ms,
             pack_after_ms: self.pack_after_ms,
+            hints: self.hints.clone(),
         }
     }
 }
@@ -330,6 +333,7 @@ impl TopN {
             pack_min: DEFAULT_PACK_MIN,
             packs_dropped: 0,
             seen_ms: i64::MIN,
+            hints: read::PlanHints::default(),
             pack_after_ms: i64::MIN,
         }
     }

@@ -4,6 +4,7 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use super::super::select::{clamp_i64, top_positive, top_rows, Rows};
 use super::super::storage::Key;
@@ -109,6 +110,52 @@ const WALK_SHARE: usize = 8;
 /// A threshold merge goes before the walk when the walk corrects each candidate with at least
 /// this many times as many lookups as the merge counts a member with.
 const MERGE_FIRST_RATIO: usize = 4;
+
+/// Reads of one `LAST k` whose fast plans (walk, merge) both gave up: on flat counts (many
+/// members of near counts, weighted events) they spend their caps and then sum anyway. A
+/// key remembers, per `k`, how many reads in a row did; the next reads of that `k` go
+/// straight to the sum, trying the fast plans again every `RETRY_EVERY`th read, so a
+/// dashboard repeating a read pays the sum, not 1 + 2/WALK_SHARE times it. Internal state
+/// (answers never depend on it); atomics so a read stays `&self`.
+#[derive(Default)]
+pub(super) struct PlanHints([AtomicU8; PlanHints::SLOTS]);
+
+impl PlanHints {
+    const SLOTS: usize = 32;
+    const RETRY_EVERY: u8 = 8;
+
+    fn slot(&self, k: u32) -> &AtomicU8 {
+        &self.0[(k as usize).min(Self::SLOTS - 1)]
+    }
+
+    /// Whether a read of `LAST k` should skip the fast plans.
+    fn skip(&self, k: u32) -> bool {
+        let misses = self.slot(k).load(Ordering::Relaxed);
+        misses > 0 && !misses.is_multiple_of(Self::RETRY_EVERY)
+    }
+
+    /// A read of `LAST k` summed (after trying the fast plans, or not).
+    fn missed(&self, k: u32) {
+        let slot = self.slot(k);
+        slot.store(
+            slot.load(Ordering::Relaxed).wrapping_add(1).max(1),
+            Ordering::Relaxed,
+        );
+    }
+
+    /// A fast plan answered a read of `LAST k`.
+    fn hit(&self, k: u32) {
+        self.slot(k).store(0, Ordering::Relaxed);
+    }
+}
+
+impl Clone for PlanHints {
+    fn clone(&self) -> Self {
+        PlanHints(std::array::from_fn(|i| {
+            AtomicU8::new(self.0[i].load(Ordering::Relaxed))
+        }))
+    }
+}
 
 /// The best `want` candidates offered, by count then name: a max-heap on "worseness", whose
 /// root is the current n-th best.
@@ -386,23 +433,29 @@ impl TopN {
         };
         let merge_first = merge_setup == Some(0)
             || (merge_setup.is_some() && (sp.i1 - sp.i0) * MERGE_FIRST_RATIO <= walk_fixes.len());
-        if merge_first {
-            if let Some(rows) = merge() {
-                return rows;
+        if !self.hints.skip(k) {
+            if merge_first {
+                if let Some(rows) = merge() {
+                    self.hints.hit(k);
+                    return rows;
+                }
+            }
+            let step = INDEX_STEP_COST + LOOKUP_COST * walk_fixes.len();
+            if want.saturating_mul(step) <= cap {
+                note_path(if clock_walk { 11 } else { 1 });
+                if let Some(rows) = self.walk(walk_base, walk_fixes, want, cap, incl_has_neg) {
+                    self.hints.hit(k);
+                    return rows;
+                }
+            }
+            if merge_setup.is_some() && !merge_first {
+                if let Some(rows) = merge() {
+                    self.hints.hit(k);
+                    return rows;
+                }
             }
         }
-        let step = INDEX_STEP_COST + LOOKUP_COST * walk_fixes.len();
-        if want.saturating_mul(step) <= cap {
-            note_path(if clock_walk { 11 } else { 1 });
-            if let Some(rows) = self.walk(walk_base, walk_fixes, want, cap, incl_has_neg) {
-                return rows;
-            }
-        }
-        if merge_setup.is_some() && !merge_first {
-            if let Some(rows) = merge() {
-                return rows;
-            }
-        }
+        self.hints.missed(k);
         note_path(2);
         if totals < direct {
             if let Some(rows) = self.top_through_totals(n, totals_base, totals_fixes) {

@@ -935,3 +935,52 @@ fn clock_index_follows_aging_and_the_clock() {
     assert!(!t.m.names.has_clock_index());
     reads_exact(&t, 5_000);
 }
+
+/// Flat weighted counts (every member near every other): the fast plans of a `LAST k` read
+/// give up and the read sums. The key remembers: the next reads of that `k` sum at once,
+/// trying the fast plans again every eighth read; every answer stays exact.
+#[test]
+fn reads_that_had_to_sum_sum_at_once() {
+    let mut t = TopN::new(1_000, 12);
+    let mut rng = StdRng::seed_from_u64(5);
+    let mut exact: HashMap<(String, i64), i64> = HashMap::new();
+    for b in 0..12i64 {
+        for _ in 0..6_000 {
+            let m = format!("m{}", rng.gen_range(0..20_000));
+            let by = rng.gen_range(1..100);
+            t.incr(m.as_bytes(), by, b * 1_000).unwrap();
+            *exact.entry((m, b)).or_default() += by;
+        }
+    }
+    while !t.is_settled() {
+        t.upkeep(1_000);
+    }
+    let mut expected: HashMap<&str, i64> = HashMap::new();
+    for ((m, b), c) in &exact {
+        if *b >= 6 {
+            *expected.entry(m).or_default() += c;
+        }
+    }
+    let mut expected: Vec<(Vec<u8>, i64)> = expected
+        .into_iter()
+        .map(|(m, c)| (m.as_bytes().to_vec(), c))
+        .collect();
+    expected.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    expected.truncate(10);
+    let tried = |t: &TopN| {
+        PATHS.with(|p| p.set([0; 13]));
+        let rows: Vec<(Vec<u8>, i64)> = t
+            .top_in(10, 11_999, 6)
+            .into_iter()
+            .map(|(m, c)| (m.to_vec(), c))
+            .collect();
+        assert_eq!(rows, expected);
+        let p = PATHS.with(|p| p.get());
+        (p[1] + p[12] > 0, p[2] > 0)
+    };
+    assert_eq!(tried(&t), (true, true), "the first read tries, then sums");
+    for _ in 1..8 {
+        assert_eq!(tried(&t), (false, true), "then it sums at once");
+    }
+    assert_eq!(tried(&t), (true, true), "and tries again on the eighth");
+}
