@@ -97,7 +97,10 @@ pub(crate) fn group(_s: &Settings) -> Group {
     let topn = Measure::new(
         "TOPN ingest",
         Role::Module,
-        format!("TOPN.INCR ... BY n AT ms, {} events, exact", HOURS * PER_HOUR),
+        format!(
+            "TOPN.INCR ... BY n AT ms, {} events, exact",
+            HOURS * PER_HOUR
+        ),
         Unit::Millis,
         |c| {
             ingest(
@@ -107,7 +110,18 @@ pub(crate) fn group(_s: &Settings) -> Group {
                 |key, (m, by, back), hour, out| {
                     let (m, by) = (format!("m{m}"), by.to_string());
                     let at = (hour - back * HOUR_MS + 1).to_string();
-                    enc(out, &[A::S("TOPN.INCR"), A::S(key), A::S(&m), A::S("BY"), A::S(&by), A::S("AT"), A::S(&at)]);
+                    enc(
+                        out,
+                        &[
+                            A::S("TOPN.INCR"),
+                            A::S(key),
+                            A::S(&m),
+                            A::S("BY"),
+                            A::S(&by),
+                            A::S("AT"),
+                            A::S(&at),
+                        ],
+                    );
                 },
                 "TOPN.TOP vs:topn 10",
             )
@@ -118,7 +132,10 @@ pub(crate) fn group(_s: &Settings) -> Group {
     let topk = Measure::new(
         "TOPK ingest",
         Role::Recipe,
-        format!("TOPK.INCRBY (k 10, width 2000, depth 7), {} events", HOURS * PER_HOUR),
+        format!(
+            "TOPK.INCRBY (k 10, width 2000, depth 7), {} events",
+            HOURS * PER_HOUR
+        ),
         Unit::Millis,
         |c| {
             ingest(

@@ -53,7 +53,7 @@ impl Core {
                     && full.stored_entries() <= to_small
                     && full.holds_only_live() =>
             {
-                let small = Small::from_events(full.key_shape(), &full.replay_events());
+                let small = Small::from_entries(full.key_shape(), &full.live_entries());
                 if small.bytes() <= COMPACT_BYTES_MAX {
                     let full = std::mem::replace(self, Core::Small(small));
                     // Its tables may still have the capacity of a big past.
@@ -316,6 +316,29 @@ mod tests {
             assert_eq!(loaded.encode(), full.encode());
         }
         assert!(conversions >= 80, "{conversions} conversions");
+    }
+
+    /// A loaded key whose buckets start past the range of times (a clock no
+    /// write can set, as a damaged file may hold) keeps its content compact:
+    /// its bytes come back unchanged.
+    #[test]
+    fn extreme_buckets_round_trip_compact() {
+        for clock in [i64::MAX / 2, i64::MAX - 1, -(i64::MAX / 2)] {
+            let shape = Shape {
+                bucket_ms: 3_600_000,
+                window: 24,
+                align_ms: 0,
+                clock: Some(clock),
+            };
+            let names: [&[u8]; 2] = [b"a", b"b"];
+            let buckets = vec![(clock - 3, vec![(0, 5), (1, -2)]), (clock, vec![(1, 7)])];
+            let bytes = super::super::window::write_encoding(&shape, &names, &buckets);
+            let core = Core::decode_at(&bytes, 0, DEFAULT_COMPACT_MAX).unwrap();
+            assert!(core.is_compact());
+            assert_eq!(core.encode(), bytes, "clock {clock}");
+            let full = Core::decode_at(&bytes, 0, 0).unwrap();
+            assert_eq!(full.top_in(5, i64::MAX, 24), core.top_in(5, i64::MAX, 24));
+        }
     }
 
     #[test]

@@ -83,15 +83,15 @@ impl Small {
         }
     }
 
-    /// The layout of a content given as `(member, by, at)` increments in
-    /// ascending bucket order (the full layout's `replay_events`), at most
-    /// one per (bucket, member), with the clock at `shape.clock`.
-    pub fn from_events(shape: Shape, events: &[(&[u8], i64, i64)]) -> Small {
-        let mut entries: Vec<Entry> = events
+    /// The layout of a content given as `(bucket, member, count)` entries of
+    /// the window ending at `shape.clock`, at most one per (bucket, member)
+    /// (bucket indexes, not times: a time saturates where an index does not).
+    pub fn from_entries(shape: Shape, entries: &[(i64, &[u8], i64)]) -> Small {
+        let mut entries: Vec<Entry> = entries
             .iter()
-            .filter(|e| e.1 != 0)
-            .map(|&(member, count, at)| Entry {
-                bucket: shape.bucket_of(at),
+            .filter(|e| e.2 != 0)
+            .map(|&(bucket, member, count)| Entry {
+                bucket,
                 member,
                 count,
             })

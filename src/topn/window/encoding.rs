@@ -197,6 +197,17 @@ impl TopN {
         Ok(t)
     }
 
+    /// Every nonzero count of the live buckets as `(bucket, member, count)`, by bucket.
+    pub fn live_entries(&self) -> Vec<(i64, &[u8], i64)> {
+        self.live_buckets()
+            .flat_map(|b| {
+                b.iter()
+                    .filter(|&(_, v)| v != 0)
+                    .map(move |(id, v)| (b.idx, self.m.name(id), v))
+            })
+            .collect()
+    }
+
     /// Increments that rebuild an equal structure when replayed with `incr` in order (on a
     /// fresh `TopN::new(bucket_ms, window)`): `(member, by, at_ms)` in ascending bucket order.
     /// A final `(b"", 0, clock_ms)` restores the clock when the newest live bucket holds no
