@@ -97,7 +97,7 @@ impl Fix<'_> {
 /// of the index walk (one key, its name nearby) costs this many.
 const INDEX_STEP_COST: usize = 8;
 /// A lookup of a member in a bucket table (a random probe, usually a cache miss).
-pub(super) const LOOKUP_COST: usize = 24;
+pub(super) const LOOKUP_COST: usize = 40;
 /// A member slot in a sum: its accumulator zeroed, then two selection passes over it.
 const SLOT_COST: usize = 1;
 /// An entry summed into a hash map (sums over few of many members): a random probe and an
