@@ -111,6 +111,27 @@ test('MULTI and pipelines parse each reply; errors carry the server text', async
   }
 });
 
+test('counts past 2^53 come as bigint when numbers come as strings', async () => {
+  const { RESP_TYPES } = require('redis');
+  const { default: Redis } = require('ioredis');
+  const { Recipes } = require('..');
+  const big = 2n ** 53n + 1n;
+  const client = await createClient({ url: server.url, modules: { recipes } }).connect();
+  const strings = client.withTypeMapping({ [RESP_TYPES.NUMBER]: String });
+  const ioredis = new Redis(server.port, '127.0.0.1', { stringNumbers: true });
+  try {
+    await client.recipes.hcounterCreate('big', { group: 'g' });
+    assert.equal(await strings.recipes.hcounterIncrBy('big', big.toString(), { g: 'x' }), big);
+    assert.equal(await new Recipes(ioredis).hcounterGet('big', { g: 'x' }), big);
+    assert.deepEqual(await strings.recipes.hcounterData('big'), [{ g: 'x', value: big }]);
+    // Without the mapping, a number as JavaScript has it.
+    assert.equal(await client.recipes.hcounterGet('big', { g: 'x' }), Number(big));
+  } finally {
+    await client.close();
+    ioredis.disconnect();
+  }
+});
+
 test('writes replicate; a replica answers the reads', async () => {
   const replica = await servers.replicaOf(server);
   const master = await createClient({ url: server.url, modules: { recipes } }).connect();
