@@ -5,7 +5,7 @@
 // and the write is tried once more. `pipeline()` queues the same typed
 // commands on an ioredis pipeline (node-redis has its module's `multi()`).
 
-import { COMMANDS, CREATES, Arg, Name, Params, Result, isLostKey } from './commands';
+import { COMMANDS, CREATES, Arg, Name, Params, Result, isLostKey, wire } from './commands';
 
 /** Sends one command (`args` after its name) about `key`. */
 type Send = (command: string, key: Arg, args: Arg[], readOnly: boolean) => Promise<unknown>;
@@ -19,8 +19,9 @@ function ioredisCommand(command: string, key: Arg, args: Arg[], readOnly: boolea
   // ioredis knows no module command's keys: name the key, so a Cluster
   // sends the command to the key's node at once.
   const { Command } = require('ioredis');
-  const cmd = new Command(command, [key, ...args], { replyEncoding: 'utf8', readOnly });
-  cmd.keys = [key];
+  const argv = wire([key, ...args]);
+  const cmd = new Command(command, argv, { replyEncoding: 'utf8', readOnly });
+  cmd.keys = [argv[0]];
   return cmd;
 }
 
@@ -32,13 +33,12 @@ function senderOf(client: any): Send {
       return cmd.promise;
     };
   }
-  const strings = (command: string, key: Arg, args: Arg[]) =>
-    [command, key, ...args].map((a) => (typeof a === 'number' ? String(a) : a));
+  const argv = (command: string, key: Arg, args: Arg[]) => [command, ...wire([key, ...args])];
   if ('masters' in client) {
     // node-redis cluster: sendCommand(firstKey, isReadonly, args)
-    return (command, key, args, readOnly) => client.sendCommand(key, readOnly, strings(command, key, args));
+    return (command, key, args, readOnly) => client.sendCommand(wire([key])[0], readOnly, argv(command, key, args));
   }
-  return (command, key, args) => client.sendCommand(strings(command, key, args));
+  return (command, key, args) => client.sendCommand(argv(command, key, args));
 }
 
 type Methods = { [N in Name]: (key: Arg, ...params: Params<N>) => Promise<Result<N>> };
@@ -105,6 +105,13 @@ export class Recipes {
     const queue = transaction ? this.client.multi() : this.client.pipeline();
     return new RecipesPipeline(queue);
   }
+}
+
+/** The typed commands on `client` itself, as `client.recipes` (as a
+ * node-redis module has them): for an ioredis `Redis` or `Cluster`,
+ * `addRecipes(new Redis()).recipes.topnIncr('k', 'm')`. */
+export function addRecipes<T extends object>(client: T): T & { recipes: Recipes } {
+  return Object.assign(client, { recipes: new Recipes(client) });
 }
 
 type Queued = { [N in Name]: (key: Arg, ...params: Params<N>) => RecipesPipeline };
