@@ -15,20 +15,28 @@ interface IORedisLike {
   pipeline(): unknown;
 }
 
-function ioredisCommand(command: string, key: Arg, args: Arg[], readOnly: boolean): any {
-  // ioredis knows no module command's keys: name the key, so a Cluster
-  // sends the command to the key's node at once.
+type KeyPrefix = string | Buffer | undefined;
+
+function ioredisCommand(command: string, key: Arg, args: Arg[], readOnly: boolean, prefix: KeyPrefix): any {
+  // ioredis knows no module command's keys: put the client's keyPrefix on
+  // the key and name it, so a Cluster sends the command to its node at once.
   const { Command } = require('ioredis');
-  const argv = wire([key, ...args]);
-  const cmd = new Command(command, argv, { replyEncoding: 'utf8', readOnly });
-  cmd.keys = [argv[0]];
+  const [bare, ...rest] = wire([key, ...args]);
+  const prefixed =
+    prefix === undefined || prefix === ''
+      ? bare
+      : typeof prefix === 'string' && typeof bare === 'string'
+        ? prefix + bare
+        : Buffer.concat([Buffer.from(prefix), Buffer.from(bare)]);
+  const cmd = new Command(command, [prefixed, ...rest], { replyEncoding: 'utf8', readOnly });
+  cmd.keys = [prefixed];
   return cmd;
 }
 
 function senderOf(client: any): Send {
   if (typeof client.pipeline === 'function' && 'status' in client) {
     return (command, key, args, readOnly) => {
-      const cmd = ioredisCommand(command, key, args, readOnly);
+      const cmd = ioredisCommand(command, key, args, readOnly, client.options.keyPrefix);
       (client as IORedisLike).sendCommand(cmd);
       return cmd.promise;
     };
@@ -103,7 +111,7 @@ export class Recipes {
    * `transaction: true`); `exec()` gives each reply parsed, or its Error. */
   pipeline(transaction = false): RecipesPipeline {
     const queue = transaction ? this.client.multi() : this.client.pipeline();
-    return new RecipesPipeline(queue);
+    return new RecipesPipeline(queue, this.client.options.keyPrefix);
   }
 }
 
@@ -121,11 +129,15 @@ export interface RecipesPipeline extends Queued {}
 export class RecipesPipeline {
   private readonly parsers: Array<(raw: unknown) => unknown> = [];
 
-  constructor(private readonly queue: any) {
+  constructor(
+    private readonly queue: any,
+    keyPrefix: KeyPrefix,
+  ) {
     for (const name of Object.keys(COMMANDS) as Name[]) {
       const spec = COMMANDS[name];
       (this as any)[name] = (key: Arg, ...params: unknown[]) => {
-        this.queue.sendCommand(ioredisCommand(spec.command, key, (spec.args as any)(...params), spec.readOnly));
+        const args = (spec.args as any)(...params);
+        this.queue.sendCommand(ioredisCommand(spec.command, key, args, spec.readOnly, keyPrefix));
         this.parsers.push(spec.reply);
         return this;
       };

@@ -46,6 +46,20 @@ test('pipelines and MULTI parse each reply; errors are ReplyErrors', async () =>
   }
 });
 
+test('commands and pipelines take the client\'s keyPrefix', async () => {
+  const redis = addRecipes(new Redis(server.port, '127.0.0.1', { keyPrefix: 'app:' }));
+  const admin = new Redis(server.port, '127.0.0.1');
+  try {
+    await admin.flushall();
+    assert.equal(await redis.recipes.rvAdd('seen', 'x'), 1);
+    assert.deepEqual(await redis.recipes.pipeline().tlPush('feed', 'a').rvLen('seen').exec(), [1, 1]);
+    assert.deepEqual((await admin.keys('*')).sort(), ['app:feed', 'app:seen']);
+  } finally {
+    redis.disconnect();
+    admin.disconnect();
+  }
+});
+
 test('a write recreates its declared key after DEL, FLUSHDB and eviction', async () => {
   for (const [name, client] of [
     ['ioredis', new Redis(server.port, '127.0.0.1')],
@@ -110,14 +124,18 @@ test('paged reads see every row once', async () => {
 test('an ioredis Cluster sends each command to its key\'s node', async () => {
   const c = await servers.cluster();
   const cluster = new Cluster([{ host: '127.0.0.1', port: c.nodes[0].port }]);
+  const prefixed = new Cluster([{ host: '127.0.0.1', port: c.nodes[1].port }], { keyPrefix: 'app:' });
   const rec = new Recipes(cluster);
   try {
     for (let i = 0; i < 30; i++) assert.equal(await rec.topnIncr(`board:${i}`, 'm', { by: i + 1 }), i + 1);
     for (let i = 0; i < 30; i++) assert.deepEqual(await rec.topnCount(`board:${i}`, ['m']), [i + 1]);
+    for (let i = 0; i < 30; i++) assert.equal(await new Recipes(prefixed).rvAdd(`seen:${i}`, 'x'), 1);
+    for (let i = 0; i < 30; i++) assert.equal(await rec.rvLen(`app:seen:${i}`), 1);
     const moved = c.nodes.map((n) => n.cli('INFO', 'errorstats').match(/errorstat_MOVED:count=(\d+)/));
     assert.deepEqual(moved, [null, null, null], 'no MOVED redirections');
   } finally {
     cluster.disconnect();
+    prefixed.disconnect();
     c.stop();
   }
 });
