@@ -43,6 +43,10 @@ function ping(port) {
       resolve(d.toString().startsWith('+PONG'));
     });
     socket.on('error', () => resolve(false));
+    socket.setTimeout(1000, () => {
+      socket.destroy();
+      resolve(false);
+    });
   });
 }
 
@@ -60,14 +64,18 @@ async function start(args = []) {
         '--repl-diskless-sync-delay', '0', '--loadmodule', MODULE, ...args],
       { stdio: ['ignore', 'ignore', 'inherit'] },
     );
-    const deadline = Date.now() + STARTUP_DEADLINE_MS;
-    while (proc.exitCode === null && Date.now() < deadline && !(await ping(port))) {
-      await new Promise((r) => setTimeout(r, 50));
-    }
     const server = running(proc, port, dir);
-    if (proc.exitCode === null && (await ping(port))) {
-      // the server answering is the one we started
-      if (server.cli('INFO', 'server').includes(`process_id:${proc.pid}\r`)) return server;
+    try {
+      const deadline = Date.now() + STARTUP_DEADLINE_MS;
+      while (proc.exitCode === null && Date.now() < deadline && !(await ping(port))) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      // the server answering must be the one we started
+      const up = proc.exitCode === null && (await ping(port));
+      if (up && server.cli('INFO', 'server').includes(`process_id:${proc.pid}\r`)) return server;
+    } catch (error) {
+      server.stop();
+      throw error;
     }
     const exited = proc.exitCode !== null;
     server.stop();
@@ -75,19 +83,30 @@ async function start(args = []) {
   }
 }
 
+/** Servers not stopped yet: killed when the test process exits whatever
+ * way it ends (a failed hook, an uncaught error), so none outlives it. */
+const live = new Set();
+process.on('exit', () => live.forEach((server) => server.stop()));
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, () => process.exit(128 + os.constants.signals[signal]));
+}
+
 function running(proc, port, dir) {
-  return {
+  const server = {
     port,
     pid: proc.pid,
     url: `redis://127.0.0.1:${port}`,
     cli: (...a) => execFileSync(CLI, ['-p', String(port), ...a]).toString().trim(),
     stop() {
+      live.delete(server);
       try {
         process.kill(proc.pid, 'SIGKILL');
       } catch {}
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };
+  live.add(server);
+  return server;
 }
 
 /** A replica of `master`, once it is in sync. */
