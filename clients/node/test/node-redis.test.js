@@ -83,10 +83,11 @@ test('writes replicate; a replica answers the reads', async () => {
   }
 });
 
-test('a cluster routes each command by its key', async () => {
+test('a cluster routes each command, and a MULTI, by its key (RESP3)', async () => {
   const c = await servers.cluster();
   const cluster = await createCluster({
     rootNodes: [{ url: c.nodes[0].url }],
+    RESP: 3,
     modules: { recipes },
   }).connect();
   try {
@@ -99,6 +100,17 @@ test('a cluster routes each command by its key', async () => {
     }
     const keys = c.nodes.map((n) => Number(n.cli('DBSIZE')));
     assert.ok(keys.every((k) => k > 0), `keys per node ${keys}`);
+    for (const user of ['ann', 'bob', 'cy']) {
+      const replies = await cluster
+        .multi()
+        .recipes.hcounterCreate(`{${user}}:views`, { group: 'page' })
+        .recipes.hcounterIncr(`{${user}}:views`, { page: 'home' })
+        .recipes.hcounterData(`{${user}}:views`)
+        .exec();
+      assert.deepEqual(replies, [true, 1, [{ page: 'home', value: 1 }]]);
+    }
+    const moved = c.nodes.map((n) => n.cli('INFO', 'errorstats').match(/errorstat_MOVED:count=(\d+)/));
+    assert.deepEqual(moved, [null, null, null], 'no MOVED redirections');
   } finally {
     await cluster.close();
     c.stop();
