@@ -6,15 +6,13 @@
 import * as reply from './replies';
 import type { Count, Page, Row } from './replies';
 
-export type Arg = string | number | Buffer;
+export type Arg = string | number | bigint | Buffer;
 /** Names and values of a key's declaration (`{ company_id: 1, month: '2024-01' }`). */
 export type Names = Record<string, Arg>;
 
 export interface Spec<P extends unknown[], R> {
   command: string;
   readOnly: boolean;
-  /** A write the client repeats once after re-creating a lost key. */
-  recreates?: boolean;
   args: (...params: P) => Arg[];
   reply: (raw: unknown) => R;
 }
@@ -115,7 +113,7 @@ export const COMMANDS = {
       ...opt('SINCE', o.since),
       'WITHSCORES',
     ],
-    reply: reply.withNumbers('time'),
+    reply: reply.withTimes,
   }),
   rvRem: spec({ command: 'RV.REM', readOnly: false, args: (...members: Arg[]) => members, reply: reply.integer }),
   rvLen: spec({ command: 'RV.LEN', readOnly: true, args: () => [], reply: reply.integer }),
@@ -158,15 +156,15 @@ export const COMMANDS = {
   topnIncr: spec({
     command: 'TOPN.INCR',
     readOnly: false,
-    args: (member: Arg, o: { by?: number; at?: number } = {}) => [member, ...opt('BY', o.by), ...opt('AT', o.at)],
-    reply: reply.integer,
+    args: (member: Arg, o: { by?: number | bigint; at?: number } = {}) => [member, ...opt('BY', o.by), ...opt('AT', o.at)],
+    reply: reply.count,
   }),
   topnTop: spec({ command: 'TOPN.TOP', readOnly: true, args: (o: Top = {}) => top(o, false), reply: reply.strings }),
   topnTopWithCounts: spec({
     command: 'TOPN.TOP',
     readOnly: true,
     args: (o: Top = {}) => top(o, true),
-    reply: reply.withNumbers('count'),
+    reply: reply.withCounts,
   }),
   topnTop24: spec({
     command: 'TOPN.TOP24',
@@ -178,13 +176,13 @@ export const COMMANDS = {
     command: 'TOPN.TOP24',
     readOnly: true,
     args: (o: Omit<Top, 'last'> = {}) => top(o, true),
-    reply: reply.withNumbers('count'),
+    reply: reply.withCounts,
   }),
   topnCount: spec({
     command: 'TOPN.COUNT',
     readOnly: true,
     args: (members: Arg[], o: Read = {}) => [...members, ...opt('AT', o.at), ...opt('LAST', o.last)],
-    reply: reply.integers,
+    reply: reply.counts,
   }),
   topnInfo: spec({ command: 'TOPN.INFO', readOnly: true, args: () => [], reply: reply.info }),
 
@@ -202,7 +200,6 @@ export const COMMANDS = {
   ulistAdd: spec({
     command: 'ULIST.ADD',
     readOnly: false,
-    recreates: true,
     args: (names: Names, o: { expire?: number; never?: boolean; pxat?: number; refresh?: boolean; at?: number } = {}) => [
       ...opt('EXPIRE', o.expire),
       ...flag('NEVER', o.never),
@@ -253,15 +250,13 @@ export const COMMANDS = {
   hcounterIncr: spec({
     command: 'HCOUNTER.INCR',
     readOnly: false,
-    recreates: true,
     args: (names: Names, o: { at?: number } = {}) => [...opt('AT', o.at), ...flat(names)],
     reply: reply.count,
   }),
   hcounterIncrBy: spec({
     command: 'HCOUNTER.INCRBY',
     readOnly: false,
-    recreates: true,
-    args: (by: number | string, names: Names, o: { at?: number } = {}) => [by, ...opt('AT', o.at), ...flat(names)],
+    args: (by: number | bigint | string, names: Names, o: { at?: number } = {}) => [by, ...opt('AT', o.at), ...flat(names)],
     reply: reply.count,
   }),
   hcounterGet: spec({ command: 'HCOUNTER.GET', readOnly: true, args: (names?: Names) => flat(names), reply: reply.count }),
@@ -287,6 +282,11 @@ export const COMMANDS = {
   hcounterDel: spec({ command: 'HCOUNTER.DEL', readOnly: false, args: (where?: Names) => flat(where), reply: reply.integer }),
   hcounterInfo: spec({ command: 'HCOUNTER.INFO', readOnly: true, args: () => [], reply: reply.info }),
 };
+
+/** The arguments as sent: numbers in decimal, strings and Buffers as given. */
+export function wire(args: Arg[]): Array<string | Buffer> {
+  return args.map((a) => (typeof a === 'number' || typeof a === 'bigint' ? String(a) : a));
+}
 
 export type Commands = typeof COMMANDS;
 export type Name = keyof Commands;

@@ -4,7 +4,7 @@
 // createCluster (routed by the key), under RESP2 and RESP3 alike.
 
 import type { CommandParser } from '@redis/client';
-import { COMMANDS, Name, Params, Result } from './commands';
+import { COMMANDS, Arg, Name, Params, Result, wire } from './commands';
 
 type RedisArgument = string | Buffer;
 
@@ -18,14 +18,14 @@ export type RecipesModule = { [N in Name]: NodeRedisCommand<N> };
 
 function command<N extends Name>(name: N): NodeRedisCommand<N> {
   const spec = COMMANDS[name];
-  const args = spec.args as (...p: Params<N>) => Array<string | number | Buffer>;
+  const args = spec.args as (...p: Params<N>) => Arg[];
   const reply = spec.reply as (raw: unknown) => Result<N>;
   return {
     IS_READ_ONLY: spec.readOnly,
     parseCommand(parser, key, ...params) {
       parser.push(spec.command);
       parser.pushKey(key);
-      for (const a of args(...params)) parser.push(typeof a === 'number' ? String(a) : a);
+      parser.push(...wire(args(...params)));
     },
     transformReply: { 2: reply, 3: reply },
   };

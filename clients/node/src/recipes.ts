@@ -5,7 +5,7 @@
 // and the write is tried once more. `pipeline()` queues the same typed
 // commands on an ioredis pipeline (node-redis has its module's `multi()`).
 
-import { COMMANDS, CREATES, Arg, Name, Params, Result, isLostKey } from './commands';
+import { COMMANDS, CREATES, Arg, Name, Params, Result, isLostKey, wire } from './commands';
 
 /** Sends one command (`args` after its name) about `key`. */
 type Send = (command: string, key: Arg, args: Arg[], readOnly: boolean) => Promise<unknown>;
@@ -15,30 +15,38 @@ interface IORedisLike {
   pipeline(): unknown;
 }
 
-function ioredisCommand(command: string, key: Arg, args: Arg[], readOnly: boolean): any {
-  // ioredis knows no module command's keys: name the key, so a Cluster
-  // sends the command to the key's node at once.
+type KeyPrefix = string | Buffer | undefined;
+
+function ioredisCommand(command: string, key: Arg, args: Arg[], readOnly: boolean, prefix: KeyPrefix): any {
+  // ioredis knows no module command's keys: put the client's keyPrefix on
+  // the key and name it, so a Cluster sends the command to its node at once.
   const { Command } = require('ioredis');
-  const cmd = new Command(command, [key, ...args], { replyEncoding: 'utf8', readOnly });
-  cmd.keys = [key];
+  const [bare, ...rest] = wire([key, ...args]);
+  const prefixed =
+    prefix === undefined || prefix === ''
+      ? bare
+      : typeof prefix === 'string' && typeof bare === 'string'
+        ? prefix + bare
+        : Buffer.concat([Buffer.from(prefix), Buffer.from(bare)]);
+  const cmd = new Command(command, [prefixed, ...rest], { replyEncoding: 'utf8', readOnly });
+  cmd.keys = [prefixed];
   return cmd;
 }
 
 function senderOf(client: any): Send {
   if (typeof client.pipeline === 'function' && 'status' in client) {
     return (command, key, args, readOnly) => {
-      const cmd = ioredisCommand(command, key, args, readOnly);
+      const cmd = ioredisCommand(command, key, args, readOnly, client.options.keyPrefix);
       (client as IORedisLike).sendCommand(cmd);
       return cmd.promise;
     };
   }
-  const strings = (command: string, key: Arg, args: Arg[]) =>
-    [command, key, ...args].map((a) => (typeof a === 'number' ? String(a) : a));
+  const argv = (command: string, key: Arg, args: Arg[]) => [command, ...wire([key, ...args])];
   if ('masters' in client) {
     // node-redis cluster: sendCommand(firstKey, isReadonly, args)
-    return (command, key, args, readOnly) => client.sendCommand(key, readOnly, strings(command, key, args));
+    return (command, key, args, readOnly) => client.sendCommand(wire([key])[0], readOnly, argv(command, key, args));
   }
-  return (command, key, args) => client.sendCommand(strings(command, key, args));
+  return (command, key, args) => client.sendCommand(argv(command, key, args));
 }
 
 type Methods = { [N in Name]: (key: Arg, ...params: Params<N>) => Promise<Result<N>> };
@@ -103,8 +111,15 @@ export class Recipes {
    * `transaction: true`); `exec()` gives each reply parsed, or its Error. */
   pipeline(transaction = false): RecipesPipeline {
     const queue = transaction ? this.client.multi() : this.client.pipeline();
-    return new RecipesPipeline(queue);
+    return new RecipesPipeline(queue, this.client.options.keyPrefix);
   }
+}
+
+/** The typed commands on `client` itself, as `client.recipes` (as a
+ * node-redis module has them): for an ioredis `Redis` or `Cluster`,
+ * `addRecipes(new Redis()).recipes.topnIncr('k', 'm')`. */
+export function addRecipes<T extends object>(client: T): T & { recipes: Recipes } {
+  return Object.assign(client, { recipes: new Recipes(client) });
 }
 
 type Queued = { [N in Name]: (key: Arg, ...params: Params<N>) => RecipesPipeline };
@@ -114,11 +129,15 @@ export interface RecipesPipeline extends Queued {}
 export class RecipesPipeline {
   private readonly parsers: Array<(raw: unknown) => unknown> = [];
 
-  constructor(private readonly queue: any) {
+  constructor(
+    private readonly queue: any,
+    keyPrefix: KeyPrefix,
+  ) {
     for (const name of Object.keys(COMMANDS) as Name[]) {
       const spec = COMMANDS[name];
       (this as any)[name] = (key: Arg, ...params: unknown[]) => {
-        this.queue.sendCommand(ioredisCommand(spec.command, key, (spec.args as any)(...params), spec.readOnly));
+        const args = (spec.args as any)(...params);
+        this.queue.sendCommand(ioredisCommand(spec.command, key, args, spec.readOnly, keyPrefix));
         this.parsers.push(spec.reply);
         return this;
       };

@@ -49,8 +49,8 @@ export function strings(value: unknown): string[] {
   return (value as unknown[]).map(text);
 }
 
-export function integers(value: unknown): number[] {
-  return (value as unknown[]).map(integer);
+export function counts(value: unknown): Count[] {
+  return (value as unknown[]).map(count);
 }
 
 /** A RESP3 map (an object or a Map) or a RESP2 name/value array as pairs. */
@@ -87,14 +87,20 @@ export function info(value: unknown): Record<string, number | string[]> {
   return out;
 }
 
-/** A flat `member, number, ...` array as objects. */
-export function withNumbers<K extends string>(name: K) {
-  return (value: unknown): Array<{ member: string } & Record<K, number>> => {
+/** A flat `member, number, ...` array as `{ member, [name]: number }`. */
+function members<K extends string, V>(name: K, parse: (raw: unknown) => V) {
+  return (value: unknown): Array<{ member: string } & Record<K, V>> => {
     const flat = value as unknown[];
     const out = [];
     for (let i = 0; i + 1 < flat.length; i += 2) {
-      out.push({ member: text(flat[i]), [name]: integer(flat[i + 1]) } as { member: string } & Record<K, number>);
+      out.push({ member: text(flat[i]), [name]: parse(flat[i + 1]) } as { member: string } & Record<K, V>);
     }
     return out;
   };
 }
+
+/** TOPN's `member, count, ...` (WITHCOUNTS). */
+export const withCounts = members('count', count);
+
+/** RV's `member, time, ...` (WITHSCORES): times in Unix ms. */
+export const withTimes = members('time', integer);

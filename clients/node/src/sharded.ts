@@ -16,6 +16,7 @@
 // clients share one top-N.
 
 import type { Arg } from './commands';
+import type { Count } from './replies';
 import { Recipes } from './recipes';
 
 const SLOTS = 16384;
@@ -68,8 +69,15 @@ export function shardTags(shards: number): string[] {
   });
 }
 
-function memberBytes(member: Arg): Uint8Array {
-  return typeof member === 'string' || typeof member === 'number' ? Buffer.from(String(member)) : member;
+function memberBytes(member: Arg): Buffer {
+  return Buffer.isBuffer(member) ? member : Buffer.from(String(member));
+}
+
+/** TOPN's order: count descending (a bigint past 2^53 too), then member
+ * bytes ascending. */
+function ranked(a: { member: string; count: Count }, b: { member: string; count: Count }): number {
+  if (a.count !== b.count) return a.count > b.count ? -1 : 1;
+  return Buffer.compare(Buffer.from(a.member), Buffer.from(b.member));
 }
 
 export class ShardedTopN {
@@ -93,31 +101,28 @@ export class ShardedTopN {
   }
 
   /** TOPN.INCR on the member's shard: its count over the window. */
-  incr(member: Arg, options: { by?: number; at?: number } = {}): Promise<number> {
+  incr(member: Arg, options: { by?: number | bigint; at?: number } = {}): Promise<Count> {
     return this.recipes.topnIncr(this.keyOf(member), member, options);
   }
 
   /** The exact n highest over all shards at `at` (default: this client's
    * clock, the same for every shard). */
-  async top(options: { n?: number; at?: number; last?: number } = {}): Promise<Array<{ member: string; count: number }>> {
+  async top(options: { n?: number; at?: number; last?: number } = {}): Promise<Array<{ member: string; count: Count }>> {
     const n = options.n ?? 10;
     const at = options.at ?? Date.now();
     const replies = await Promise.all(this.keys.map((key) => this.recipes.topnTopWithCounts(key, { n, at, last: options.last })));
-    return replies
-      .flat()
-      .sort((a, b) => b.count - a.count || (a.member < b.member ? -1 : a.member > b.member ? 1 : 0))
-      .slice(0, n);
+    return replies.flat().sort(ranked).slice(0, n);
   }
 
   /** TOPN.COUNT on each member's shard: counts in the order asked. */
-  async count(members: Arg[], options: { at?: number; last?: number } = {}): Promise<number[]> {
+  async count(members: Arg[], options: { at?: number; last?: number } = {}): Promise<Count[]> {
     const at = options.at ?? Date.now();
     const byShard = new Map<string, number[]>();
     members.forEach((m, i) => {
       const key = this.keyOf(m);
       byShard.set(key, [...(byShard.get(key) ?? []), i]);
     });
-    const out = new Array<number>(members.length).fill(0);
+    const out = new Array<Count>(members.length).fill(0);
     await Promise.all(
       [...byShard].map(async ([key, positions]) => {
         const counts = await this.recipes.topnCount(key, positions.map((i) => members[i]), { at, last: options.last });

@@ -5,33 +5,37 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const { default: Redis, Cluster, ReplyError } = require('ioredis');
 const { createClient } = require('redis');
-const { Recipes } = require('..');
+const { Recipes, addRecipes } = require('..');
 const servers = require('./servers');
+const everyFamily = require('./families');
 
 let server;
 test.before(async () => (server = await servers.start()));
 test.after(() => server.stop());
 
-test('typed commands, pipelines and MULTI', async () => {
+test('every family', async () => {
+  const redis = addRecipes(new Redis(server.port, '127.0.0.1'));
+  try {
+    await redis.flushall();
+    await everyFamily(redis.recipes);
+  } finally {
+    redis.disconnect();
+  }
+});
+
+test('pipelines and MULTI parse each reply; errors are ReplyErrors', async () => {
   const redis = new Redis(server.port, '127.0.0.1');
   const rec = new Recipes(redis);
   try {
     await redis.flushall();
-    assert.equal(await rec.topnCreate('t', { window: 12 }), true);
-    assert.equal(await rec.topnIncr('t', 'a', { by: 3 }), 3);
-    assert.deepEqual(await rec.topnTopWithCounts('t'), [{ member: 'a', count: 3 }]);
-    assert.equal(await rec.rvAdd('v', 'x'), 1);
-    assert.deepEqual(await rec.rvGet('v'), ['x']);
-    assert.equal(await rec.tlPush('tl', 'p', { maxlen: 2, slack: 1 }), 1);
-    assert.equal(await rec.hcounterCreate('h', { group: 'g' }), true);
-    assert.equal(await rec.hcounterIncr('h', { g: 'x' }), 1);
-    assert.deepEqual(await rec.hcounterData('h'), [{ g: 'x', value: 1 }]);
+    await rec.topnCreate('t', { window: 12 });
+    await rec.topnIncr('t', 'a', { by: 3 });
     const piped = await rec.pipeline().topnIncr('t', 'b').topnCount('t', ['a', 'b']).topnTop('t', { last: 0 }).exec();
     assert.equal(piped[0], 1);
     assert.deepEqual(piped[1], [3, 1]);
     assert.ok(piped[2] instanceof ReplyError);
-    const multi = await rec.pipeline(true).rvAdd('v', 'y').rvLen('v').exec();
-    assert.deepEqual(multi, [2, 2]);
+    const multi = await rec.pipeline(true).rvAdd('v', 'y').rvLen('v').hcounterData('none').exec();
+    assert.deepEqual(multi, [1, 1, []]);
     await assert.rejects(rec.topnIncr('t', 'a', { at: 1795564511 }), (e) => {
       assert.ok(e instanceof ReplyError);
       assert.match(e.message, /^ERR AT is Unix time in milliseconds/);
@@ -39,6 +43,20 @@ test('typed commands, pipelines and MULTI', async () => {
     });
   } finally {
     redis.disconnect();
+  }
+});
+
+test('commands and pipelines take the client\'s keyPrefix', async () => {
+  const redis = addRecipes(new Redis(server.port, '127.0.0.1', { keyPrefix: 'app:' }));
+  const admin = new Redis(server.port, '127.0.0.1');
+  try {
+    await admin.flushall();
+    assert.equal(await redis.recipes.rvAdd('seen', 'x'), 1);
+    assert.deepEqual(await redis.recipes.pipeline().tlPush('feed', 'a').rvLen('seen').exec(), [1, 1]);
+    assert.deepEqual((await admin.keys('*')).sort(), ['app:feed', 'app:seen']);
+  } finally {
+    redis.disconnect();
+    admin.disconnect();
   }
 });
 
@@ -72,6 +90,11 @@ test('a write recreates its declared key after DEL, FLUSHDB and eviction', async
       // An undeclared key's loss is the caller's to handle.
       await admin.del('sessions');
       await assert.rejects(new Recipes(client).ulistAdd('sessions', { sid: 's1' }), /no such list/);
+      // A key created elsewhere, declared to this client.
+      const other = new Recipes(client);
+      other.declare('ulist', 'sessions', { value: 'sid', expire: 600 });
+      assert.equal(await other.ulistAdd('sessions', { sid: 's1' }), true, name);
+      assert.deepEqual((await other.ulistInfo('sessions')).declaration, ['VALUE', 'sid', 'EXPIRE', '600']);
     } finally {
       admin.disconnect();
       if (name === 'ioredis') client.disconnect();
@@ -101,14 +124,18 @@ test('paged reads see every row once', async () => {
 test('an ioredis Cluster sends each command to its key\'s node', async () => {
   const c = await servers.cluster();
   const cluster = new Cluster([{ host: '127.0.0.1', port: c.nodes[0].port }]);
+  const prefixed = new Cluster([{ host: '127.0.0.1', port: c.nodes[1].port }], { keyPrefix: 'app:' });
   const rec = new Recipes(cluster);
   try {
     for (let i = 0; i < 30; i++) assert.equal(await rec.topnIncr(`board:${i}`, 'm', { by: i + 1 }), i + 1);
     for (let i = 0; i < 30; i++) assert.deepEqual(await rec.topnCount(`board:${i}`, ['m']), [i + 1]);
+    for (let i = 0; i < 30; i++) assert.equal(await new Recipes(prefixed).rvAdd(`seen:${i}`, 'x'), 1);
+    for (let i = 0; i < 30; i++) assert.equal(await rec.rvLen(`app:seen:${i}`), 1);
     const moved = c.nodes.map((n) => n.cli('INFO', 'errorstats').match(/errorstat_MOVED:count=(\d+)/));
     assert.deepEqual(moved, [null, null, null], 'no MOVED redirections');
   } finally {
     cluster.disconnect();
+    prefixed.disconnect();
     c.stop();
   }
 });
