@@ -233,7 +233,8 @@ fn command_docs_lists_the_arguments() {
             "count",
             "AT time",
             "LAST buckets",
-            "WITHCOUNTS withcounts"
+            "WITHCOUNTS withcounts",
+            "WITHERRORS witherrors"
         ]
     );
     assert_eq!(top[1]["flags"], json!(["optional"]));
@@ -257,6 +258,7 @@ fn command_docs_lists_the_arguments() {
         "HCOUNTER.SET",
         "HCOUNTER.SEEN",
         "HCOUNTER.RECLAIM",
+        "TOPN.SETCOUNTER",
     ] {
         let docs = query(c, &["COMMAND", "DOCS", internal]);
         let summary = docs[internal.to_lowercase().as_str()]["summary"].clone();

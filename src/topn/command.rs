@@ -7,10 +7,10 @@ use super::parse::{
 use super::value::{TopnValue, TOPN_TYPE};
 use super::window::{Overflow, TopN};
 use super::{
-    AGED_BUCKETS, ALIGN, BUCKET, BY, COMPACT_MAX, DEFAULT_BUCKET, DEFAULT_WINDOW, EXPIRED_BUCKETS,
-    LATE_EVENTS, WINDOW,
+    AGED_BUCKETS, ALIGN, BUCKET, BY, CAPACITY, COMPACT_MAX, DEFAULT_BUCKET, DEFAULT_WINDOW,
+    EXPIRED_BUCKETS, LATE_EVENTS, WINDOW,
 };
-use crate::args::CmdError;
+use crate::args::{int_in, CmdError};
 use crate::server::command::Args;
 use crate::server::{reclaim, Arg, Class, Ctx, Key, RStr, AT};
 
@@ -22,17 +22,20 @@ fn open(ctx: Ctx, args: &Args, write: bool) -> Key {
 /// do not depend on their own default configs. ALIGN is named only when not 0,
 /// so a key without it replicates as before ALIGN existed.
 fn replicate_create(ctx: Ctx, name: RStr, core: &Core) {
-    let shape = [
+    let mut shape = vec![
         Arg::Str(name),
         BUCKET.arg(),
         Arg::Int(core.bucket_ms() / 1000),
         WINDOW.arg(),
         Arg::Int(core.window() as i64),
-        ALIGN.arg(),
-        Arg::Int(core.align_ms() / 1000),
     ];
-    let n = if core.align_ms() == 0 { 5 } else { 7 };
-    ctx.replicate(c"TOPN.CREATE", &shape[..n]);
+    if core.align_ms() != 0 {
+        shape.extend([ALIGN.arg(), Arg::Int(core.align_ms() / 1000)]);
+    }
+    if let Some(capacity) = core.capacity() {
+        shape.extend([CAPACITY.arg(), Arg::Int(capacity.into())]);
+    }
+    ctx.replicate(c"TOPN.CREATE", &shape);
 }
 
 /// `TOPN.CREATE key [BUCKET s] [WINDOW buckets] [ALIGN s]` -> OK, also when
@@ -40,34 +43,41 @@ fn replicate_create(ctx: Ctx, name: RStr, core: &Core) {
 /// the difference when it exists with another. Deterministic once defaults are
 /// filled in, so replicated with them (not when nothing changed).
 pub fn create(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
-    let (bucket_s, window, align_s) = create_options(&args.bytes[2..])?;
+    let (bucket_s, window, align_s, capacity) = create_options(&args.bytes[2..])?;
     let bucket_s = bucket_s.unwrap_or_else(|| DEFAULT_BUCKET.get());
     let align_s = align_within(align_s, bucket_s)?;
     let window = window.unwrap_or_else(|| DEFAULT_WINDOW.get());
     let mut key = open(ctx, args, true);
     if let Some(value) = key.value::<TopnValue>(&TOPN_TYPE)? {
         let core = value.get();
-        let has = (
+        let shape_of = |b: i64, w: i64, a: i64, c: Option<i64>| {
+            let capacity = c.map_or(String::new(), |c| format!(" CAPACITY {c}"));
+            format!("BUCKET {b} WINDOW {w} ALIGN {a}{capacity}")
+        };
+        let has = shape_of(
             core.bucket_ms() / 1000,
             i64::from(core.window()),
             core.align_ms() / 1000,
+            core.capacity().map(i64::from),
         );
-        if has != (bucket_s, window, align_s) {
+        let asked = shape_of(bucket_s, window, align_s, capacity);
+        if has != asked {
             return Err(CmdError::invalid(format!(
-                "the key exists with another shape: BUCKET {} WINDOW {} ALIGN {} \
-                 (asked: BUCKET {bucket_s} WINDOW {window} ALIGN {align_s})",
-                has.0, has.1, has.2
+                "the key exists with another shape: {has} (asked: {asked})"
             )));
         }
         ctx.reply_ok();
         return Ok(());
     }
-    let core = Core::new(
-        bucket_s * 1000,
-        window as u32,
-        align_s * 1000,
-        COMPACT_MAX.count(),
-    );
+    let core = match capacity {
+        Some(m) => Core::capped(bucket_s * 1000, window as u32, align_s * 1000, m as u32),
+        None => Core::new(
+            bucket_s * 1000,
+            window as u32,
+            align_s * 1000,
+            COMPACT_MAX.count(),
+        ),
+    };
     let name = args.raw(1);
     replicate_create(ctx, name, &core);
     key.set_value(&TOPN_TYPE, TopnValue::new(core));
@@ -135,6 +145,11 @@ pub fn incr(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let value = key
         .value_mut::<TopnValue>(&TOPN_TYPE)?
         .ok_or_else(|| CmdError::invalid("could not create the key"))?;
+    if by < 1 && value.get().capacity().is_some() {
+        return Err(CmdError::invalid(
+            "BY must be a positive integer on a key with CAPACITY",
+        ));
+    }
     let outcome = value.update(|core| -> Result<_, Overflow> {
         let moved = core.observe_time(now);
         let shape = core.upkeep_shape();
@@ -261,23 +276,24 @@ fn reply_top(
     let core = value.get();
     let window = last_of(core, opts.last, window_of(core)?)?;
     let at = opts.at.unwrap_or_else(|| ctx.now_ms());
-    let rows = core.top_in(opts.n.min(core.members()), at, window);
-    ctx.reply_array(if opts.with_counts {
-        rows.len() * 2
-    } else {
-        rows.len()
-    });
-    for (member, count) in rows {
+    let rows = core.top_with_errors(opts.n.min(core.members()), at, window);
+    let per_row = 1 + opts.with_counts as usize + opts.with_errors as usize;
+    ctx.reply_array(rows.len() * per_row);
+    for (member, count, error) in rows {
         ctx.reply_bytes(member);
         if opts.with_counts {
             ctx.reply_int(count);
+        }
+        if opts.with_errors {
+            ctx.reply_int(error);
         }
     }
     Ok(())
 }
 
-/// `TOPN.TOP key [N] [AT ms] [LAST k] [WITHCOUNTS]` -> the N highest over the
-/// window (its k newest buckets with LAST).
+/// `TOPN.TOP key [N] [AT ms] [LAST k] [WITHCOUNTS] [WITHERRORS]` -> the N
+/// highest over the window (its k newest buckets with LAST); WITHERRORS adds
+/// each count's most over-counting (0 on an exact key).
 pub fn top(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     reply_top(ctx, args, true, |core| Ok(core.window()))
 }
@@ -317,14 +333,16 @@ pub fn count(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     Ok(())
 }
 
-/// `TOPN.INFO key` -> map: bucket (s), window, align (s), members, buckets in use, memory.
+/// `TOPN.INFO key` -> map: bucket (s), window, align (s), members, buckets in use, memory;
+/// with CAPACITY also capacity, counters, bound (the most a count of the window
+/// over-counts) and exact (1 while the bound is 0).
 pub fn info(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let key = open(ctx, args, false);
     let value = key
         .value::<TopnValue>(&TOPN_TYPE)?
         .ok_or_else(|| CmdError::invalid("no such key"))?;
     let core = value.get();
-    let fields: [(&[u8], i64); 6] = [
+    let mut fields: Vec<(&[u8], i64)> = vec![
         (b"bucket", core.bucket_ms() / 1000),
         (b"window", core.window() as i64),
         (b"align", core.align_ms() / 1000),
@@ -335,10 +353,51 @@ pub fn info(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
             (std::mem::size_of::<TopnValue>() + core.mem_usage()) as i64,
         ),
     ];
+    if let (Some(capacity), Some((bound, counters))) = (core.capacity(), core.capped_state()) {
+        fields.extend([
+            (&b"capacity"[..], i64::from(capacity)),
+            (b"counters", counters as i64),
+            (b"bound", bound),
+            (b"exact", (bound == 0) as i64),
+        ]);
+    }
     ctx.reply_map(fields.len());
     for (name, n) in fields {
         ctx.reply_bytes(name);
         ctx.reply_int(n);
     }
+    Ok(())
+}
+
+/// `TOPN.SETCOUNTER key bucket member count error EVICTED|KEPT`: a capped key's
+/// counter as an AOF rewrite writes it (`bucket` is a bucket index; EVICTED: the
+/// bucket has evicted, its floor is its smallest count). Only from an AOF or the
+/// replication stream: clients write with TOPN.INCR.
+pub fn set_counter(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
+    if !ctx.is_replicated_or_loading() {
+        return Err(CmdError::invalid(
+            "TOPN.SETCOUNTER only replays an AOF; write with TOPN.INCR",
+        ));
+    }
+    let [_, _, bucket, member, count, error, kept] = args.bytes[..] else {
+        return Err(CmdError::Arity);
+    };
+    let bucket = int_in("bucket", bucket, i64::MIN, i64::MAX)?;
+    let count = int_in("count", count, 1, i64::MAX)?;
+    let error = int_in("error", error, 0, count)?;
+    let evicted = match kept {
+        k if k.eq_ignore_ascii_case(b"EVICTED") => true,
+        k if k.eq_ignore_ascii_case(b"KEPT") => false,
+        _ => return Err(CmdError::invalid("the last argument is EVICTED or KEPT")),
+    };
+    let mut key = open(ctx, args, true);
+    let value = key
+        .value_mut::<TopnValue>(&TOPN_TYPE)?
+        .ok_or_else(|| CmdError::invalid("no such key"))?;
+    value
+        .update(|core| core.set_counter(bucket, member, count, error, evicted))
+        .map_err(CmdError::invalid)?;
+    ctx.replicate_verbatim();
+    ctx.reply_ok();
     Ok(())
 }

@@ -6,6 +6,7 @@
 //! and forth). Answers, replicated effects and encoded bytes do not depend
 //! on the layout. Pure Rust, no FFI.
 
+use super::capped::{BucketCounters, Capped, ENCODING_VERSION_CAPPED};
 use super::small::{Shape, Small};
 use super::storage::dispose_value;
 use super::window::{DecodeError, Overflow, TopN};
@@ -22,7 +23,12 @@ const COMPACT_BYTES_MAX: usize = 8 << 10;
 pub enum Core {
     Small(Small),
     Full(Box<TopN>),
+    /// A key with CAPACITY (`capped.rs`): bounded, every count with its error.
+    Capped(Box<Capped>),
 }
+
+/// A count and its most over-counting (0 on an exact key).
+pub type Counted<'a> = (&'a [u8], i64, i64);
 
 impl Core {
     /// An empty key: compact unless `compact_max` is 0.
@@ -34,8 +40,35 @@ impl Core {
         }
     }
 
+    /// An empty key with CAPACITY `capacity`.
+    pub fn capped(bucket_ms: i64, window: u32, align_ms: i64, capacity: u32) -> Core {
+        let shape = TopN::new(bucket_ms, window)
+            .with_align(align_ms)
+            .key_shape();
+        Core::Capped(Box::new(Capped::new(shape, capacity)))
+    }
+
+    /// The key's CAPACITY, if it has one.
+    pub fn capacity(&self) -> Option<u32> {
+        match self {
+            Core::Capped(c) => Some(c.capacity()),
+            _ => None,
+        }
+    }
+
+    /// A capped key's bound over its window and its counters (`TOPN.INFO`).
+    pub fn capped_state(&self) -> Option<(i64, usize)> {
+        match self {
+            Core::Capped(c) => Some((c.bound(), c.counters())),
+            _ => None,
+        }
+    }
+
     /// A key loaded from its encoding, in the layout its size calls for.
     pub fn decode_at(bytes: &[u8], now_ms: i64, compact_max: usize) -> Result<Core, DecodeError> {
+        if bytes.first() == Some(&ENCODING_VERSION_CAPPED) {
+            return Ok(Core::Capped(Box::new(Capped::decode(bytes)?)));
+        }
         let full = TopN::decode_at(bytes, Some(now_ms))?;
         let mut core = Core::Full(Box::new(full));
         core.settle(compact_max, compact_max);
@@ -77,6 +110,7 @@ impl Core {
         match self {
             Core::Small(s) => *s.shape(),
             Core::Full(f) => f.key_shape(),
+            Core::Capped(c) => *c.shape(),
         }
     }
 
@@ -118,6 +152,7 @@ impl Core {
         let count = match self {
             Core::Small(s) => s.incr(member, by, at_ms)?,
             Core::Full(f) => f.incr(member, by, at_ms)?,
+            Core::Capped(c) => c.incr(member, by, at_ms)?,
         };
         self.settle(compact_max / 2, compact_max);
         Ok(count)
@@ -127,6 +162,7 @@ impl Core {
         match self {
             Core::Small(s) => s.count_at_clock(member),
             Core::Full(f) => f.count_at_clock(member),
+            Core::Capped(c) => c.count_at_clock(member).count,
         }
     }
 
@@ -134,6 +170,7 @@ impl Core {
         match self {
             Core::Small(s) => s.count_in(member, at_ms, k),
             Core::Full(f) => f.count_in(member, at_ms, k),
+            Core::Capped(c) => c.count_in(member, at_ms, k).count,
         }
     }
 
@@ -141,6 +178,11 @@ impl Core {
         match self {
             Core::Small(s) => s.top_in(n, at_ms, k),
             Core::Full(f) => f.top_in(n, at_ms, k),
+            Core::Capped(c) => c
+                .top_in(n, at_ms, k)
+                .into_iter()
+                .map(|(m, b)| (m, b.count))
+                .collect(),
         }
     }
 
@@ -148,6 +190,7 @@ impl Core {
         match self {
             Core::Small(s) => s.members(),
             Core::Full(f) => f.members(),
+            Core::Capped(c) => c.members(),
         }
     }
 
@@ -155,6 +198,7 @@ impl Core {
         match self {
             Core::Small(s) => s.buckets_in_use(),
             Core::Full(f) => f.buckets_in_use(),
+            Core::Capped(c) => c.buckets_in_use(),
         }
     }
 
@@ -162,6 +206,7 @@ impl Core {
         match self {
             Core::Small(s) => s.mem_usage(),
             Core::Full(f) => f.mem_usage(),
+            Core::Capped(c) => c.mem_usage(),
         }
     }
 
@@ -169,6 +214,7 @@ impl Core {
         match self {
             Core::Small(_) => 1,
             Core::Full(f) => f.free_effort(),
+            Core::Capped(c) => 1 + c.counters(),
         }
     }
 
@@ -176,13 +222,64 @@ impl Core {
         match self {
             Core::Small(s) => s.encode(),
             Core::Full(f) => f.encode(),
+            Core::Capped(c) => c.encode(),
         }
     }
 
+    /// An exact key's content as increments (the AOF rewrite); a capped key
+    /// rewrites as its counters ([`Core::counters_by_bucket`]).
     pub fn replay_events(&self) -> Vec<(&[u8], i64, i64)> {
         match self {
             Core::Small(s) => s.replay_events(),
             Core::Full(f) => f.replay_events(),
+            Core::Capped(_) => Vec::new(),
+        }
+    }
+
+    /// A capped key's counters by bucket: `(bucket, evicted, [(member,
+    /// count, error)])`.
+    pub fn counters_by_bucket(&self) -> Vec<BucketCounters<'_>> {
+        match self {
+            Core::Capped(c) => c.counters_by_bucket(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Sets a capped key's counter (`TOPN.SETCOUNTER`, an AOF rewrite's), the
+    /// clock moving to its bucket when that is newer.
+    pub fn set_counter(
+        &mut self,
+        bucket: i64,
+        member: &[u8],
+        count: i64,
+        error: i64,
+        evicted: bool,
+    ) -> Result<(), &'static str> {
+        let Core::Capped(c) = self else {
+            return Err("the key has no CAPACITY");
+        };
+        let clock = c.shape().clock.map_or(bucket, |k| k.max(bucket));
+        let mut next = (**c).clone();
+        next.set_clock(Some(clock));
+        next.set_counter(bucket, member, count, error, evicted)?;
+        **c = next;
+        Ok(())
+    }
+
+    /// The `n` highest over the last `k` buckets at `at_ms`, each count with
+    /// its error (0 on an exact key).
+    pub fn top_with_errors(&self, n: usize, at_ms: i64, k: u32) -> Vec<Counted<'_>> {
+        match self {
+            Core::Capped(c) => c
+                .top_in(n, at_ms, k)
+                .into_iter()
+                .map(|(m, b)| (m, b.count, b.error))
+                .collect(),
+            _ => self
+                .top_in(n, at_ms, k)
+                .into_iter()
+                .map(|(m, c)| (m, c, 0))
+                .collect(),
         }
     }
 
@@ -192,6 +289,7 @@ impl Core {
         match self {
             Core::Small(_) => false,
             Core::Full(f) => f.observe_time(now_ms),
+            Core::Capped(_) => false,
         }
     }
 
@@ -200,6 +298,7 @@ impl Core {
         match self {
             Core::Small(s) => (s.shape().clock, 0, 0),
             Core::Full(f) => f.shape(),
+            Core::Capped(c) => (c.shape().clock, 0, 0),
         }
     }
 
@@ -207,6 +306,7 @@ impl Core {
         match self {
             Core::Small(s) => s.take_retired_buckets(),
             Core::Full(f) => f.take_retired_buckets(),
+            Core::Capped(c) => c.take_retired_buckets(),
         }
     }
 
@@ -214,6 +314,7 @@ impl Core {
         match self {
             Core::Small(_) => 0,
             Core::Full(f) => f.take_aged_buckets(),
+            Core::Capped(_) => 0,
         }
     }
 
@@ -222,13 +323,14 @@ impl Core {
         match self {
             Core::Small(_) => None,
             Core::Full(f) => f.upkeep_due_ms(),
+            Core::Capped(_) => None,
         }
     }
 
     /// Up to `budget` units of upkeep; a full key that shrank turns compact.
     pub fn upkeep(&mut self, budget: usize, compact_max: usize) -> usize {
         let done = match self {
-            Core::Small(_) => 0,
+            Core::Small(_) | Core::Capped(_) => 0,
             Core::Full(f) => f.upkeep(budget),
         };
         self.settle(compact_max / 2, compact_max);
@@ -242,6 +344,7 @@ impl Core {
                 pass.work(|m| m.boxed(f));
                 f.defrag(pass)
             }
+            Core::Capped(c) => pass.work(|m| m.boxed(c)),
         }
     }
 }

@@ -4,7 +4,7 @@
 
 use crate::docs::{integer, key, pure_token, string, Arg, AT};
 
-/// `TOPN.CREATE key [BUCKET seconds] [WINDOW buckets] [ALIGN seconds]`
+/// `TOPN.CREATE key [BUCKET seconds] [WINDOW buckets] [ALIGN seconds] [CAPACITY counters]`
 pub const CREATE: &[Arg] = &[
     key("key"),
     integer("seconds")
@@ -17,6 +17,9 @@ pub const CREATE: &[Arg] = &[
         .summary("buckets in the window (default recipes.topn-default-window)"),
     integer("offset").token("ALIGN").optional().summary(
         "bucket boundaries this many seconds after the epoch's multiples of BUCKET (default 0)",
+    ),
+    integer("counters").token("CAPACITY").optional().summary(
+        "at most this many counters a bucket (1..10000): bounded memory, each count with its error (default: exact)",
     ),
 ];
 
@@ -36,18 +39,34 @@ const LAST: Arg = integer("buckets")
     .optional()
     .summary("only the newest buckets of the window");
 const WITHCOUNTS: Arg = pure_token("withcounts", "WITHCOUNTS").optional();
+const WITHERRORS: Arg = pure_token("witherrors", "WITHERRORS")
+    .optional()
+    .summary("each count, then its most over-counting (0 on an exact key)");
 
-/// `TOPN.TOP key [count] [AT time] [LAST buckets] [WITHCOUNTS]`
-pub const TOP: &[Arg] = &[key("key"), COUNT, AT, LAST, WITHCOUNTS];
+/// `TOPN.TOP key [count] [AT time] [LAST buckets] [WITHCOUNTS] [WITHERRORS]`
+pub const TOP: &[Arg] = &[key("key"), COUNT, AT, LAST, WITHCOUNTS, WITHERRORS];
 
-/// `TOPN.TOP24 key [count] [AT time] [WITHCOUNTS]`
-pub const TOP24: &[Arg] = &[key("key"), COUNT, AT, WITHCOUNTS];
+/// `TOPN.TOP24 key [count] [AT time] [WITHCOUNTS] [WITHERRORS]`
+pub const TOP24: &[Arg] = &[key("key"), COUNT, AT, WITHCOUNTS, WITHERRORS];
 
 /// `TOPN.COUNT key member [member ...] [AT time] [LAST buckets]`
 pub const COUNT_MEMBERS: &[Arg] = &[key("key"), string("member").multiple(), AT, LAST];
 
 /// `TOPN.INFO key`
 pub const INFO: &[Arg] = &[key("key")];
+
+/// `TOPN.SETCOUNTER key bucket member count error <EVICTED | KEPT>`
+pub const SETCOUNTER: &[Arg] = &[
+    key("key"),
+    integer("bucket").summary("a bucket index: (time - ALIGN) div BUCKET"),
+    string("member"),
+    integer("count"),
+    integer("error"),
+    crate::docs::one_of(
+        "evicted",
+        &[pure_token("evicted", "EVICTED"), pure_token("kept", "KEPT")],
+    ),
+];
 
 #[cfg(test)]
 mod tests {
@@ -76,7 +95,12 @@ mod tests {
             for call in calls(args, &value) {
                 let got = parse::top_options(&as_tokens(&call[1..]), last)
                     .unwrap_or_else(|e| panic!("{call:?}: {e}"));
-                assert_eq!(got.with_counts, call.contains(&"WITHCOUNTS".into()));
+                let errors = call.contains(&"WITHERRORS".into());
+                assert_eq!(
+                    got.with_counts,
+                    errors || call.contains(&"WITHCOUNTS".into())
+                );
+                assert_eq!(got.with_errors, errors);
             }
         }
         for call in calls(super::COUNT_MEMBERS, &value) {

@@ -14,6 +14,7 @@
 //! - `TOPN.TOP key [N] [AT ms] [LAST k] [WITHCOUNTS]`, `TOPN.TOP24 ...` (trailing 24 h)
 //! - `TOPN.COUNT key member [member ...] [AT ms] [LAST k]`, `TOPN.INFO key`
 
+mod capped;
 mod command;
 mod core;
 mod packed;
@@ -118,6 +119,22 @@ pub static FAMILY: Family = Family {
             }
         ),
         command!(
+            c"topn.setcounter",
+            c"write deny-oom",
+            7,
+            KEY_INSERT,
+            command::set_counter,
+            SETCOUNTER_CALLS,
+            ERRORS,
+            Docs {
+                summary: "Internal: a counter of a key with CAPACITY, as an AOF rewrite writes it",
+                complexity: "O(log C) for C counters in the bucket",
+                acl: &["dangerous"],
+                args: docs::SETCOUNTER,
+                ..Docs::DEFAULT
+            }
+        ),
+        command!(
             c"topn.info",
             c"readonly",
             2,
@@ -140,6 +157,7 @@ pub static FAMILY: Family = Family {
         &TOP24_CALLS,
         &COUNT_CALLS,
         &INFO_CALLS,
+        &SETCOUNTER_CALLS,
         &EXPIRED_BUCKETS,
         &LATE_EVENTS,
         &AGED_BUCKETS,
@@ -173,6 +191,7 @@ static TOP24_CALLS: Stat = Stat::new("topn_top24_calls");
 static LATE_EVENTS: Stat = Stat::new("topn_late_events");
 static COUNT_CALLS: Stat = Stat::new("topn_count_calls");
 static INFO_CALLS: Stat = Stat::new("topn_info_calls");
+static SETCOUNTER_CALLS: Stat = Stat::new("topn_setcounter_calls");
 static EXPIRED_BUCKETS: Stat = Stat::new("topn_expired_buckets");
 /// Buckets that left the window at the server's time and were taken out of a
 /// key's running aggregate (their data stays for reads at earlier times until
@@ -206,3 +225,4 @@ static BY: Word = Word::new(c"BY");
 static BUCKET: Word = Word::new(c"BUCKET");
 static WINDOW: Word = Word::new(c"WINDOW");
 static ALIGN: Word = Word::new(c"ALIGN");
+static CAPACITY: Word = Word::new(c"CAPACITY");

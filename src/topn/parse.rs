@@ -1,5 +1,6 @@
 //! Parsing of TOPN arguments (pure).
 
+use super::capped::MAX_CAPACITY;
 use crate::args::{int_in, opt_int_in, parse_options, CmdError, Takes, MAX_TIME_MS};
 
 /// Bucket width limits, in seconds (up to a year).
@@ -7,24 +8,27 @@ pub const MAX_BUCKET_S: i64 = 31_536_000;
 /// Window length limit, in buckets.
 pub const MAX_WINDOW: i64 = 100_000;
 
-/// What `create_options` finds: (BUCKET s, WINDOW, ALIGN s), `None` = default.
-pub type CreateOptions = (Option<i64>, Option<i64>, Option<i64>);
+/// What `create_options` finds: (BUCKET s, WINDOW, ALIGN s, CAPACITY), `None` = default
+/// (CAPACITY: none, exact).
+pub type CreateOptions = (Option<i64>, Option<i64>, Option<i64>, Option<i64>);
 
-/// `TOPN.CREATE key [BUCKET s] [WINDOW buckets] [ALIGN s]`. ALIGN is checked against the
-/// bucket by `align_within`.
+/// `TOPN.CREATE key [BUCKET s] [WINDOW buckets] [ALIGN s] [CAPACITY m]`. ALIGN is checked
+/// against the bucket by `align_within`.
 pub fn create_options(tokens: &[&[u8]]) -> Result<CreateOptions, CmdError> {
-    let [bucket, window, align] = parse_options(
+    let [bucket, window, align, capacity] = parse_options(
         tokens,
         &[
             ("BUCKET", Takes::Value),
             ("WINDOW", Takes::Value),
             ("ALIGN", Takes::Value),
+            ("CAPACITY", Takes::Value),
         ],
     )?;
     Ok((
         opt_int_in("BUCKET", bucket, 1, MAX_BUCKET_S)?,
         opt_int_in("WINDOW", window, 1, MAX_WINDOW)?,
         opt_int_in("ALIGN", align, 0, MAX_BUCKET_S - 1)?,
+        opt_int_in("CAPACITY", capacity, 1, i64::from(MAX_CAPACITY))?,
     ))
 }
 
@@ -47,19 +51,21 @@ pub fn incr_options(tokens: &[&[u8]]) -> Result<(i64, Option<i64>), CmdError> {
     ))
 }
 
-/// `TOPN.TOP key [N] [AT ms] [LAST k] [WITHCOUNTS]` (TOP24: no LAST): N is positional when
-/// present. LAST is checked against the key's WINDOW by the command.
+/// `TOPN.TOP key [N] [AT ms] [LAST k] [WITHCOUNTS] [WITHERRORS]` (TOP24: no LAST): N is
+/// positional when present. LAST is checked against the key's WINDOW by the command.
+/// WITHERRORS gives each count and its error (and so implies WITHCOUNTS).
 #[derive(Debug, PartialEq, Eq)]
 pub struct TopOptions {
     pub n: usize,
     pub at: Option<i64>,
     pub last: Option<i64>,
     pub with_counts: bool,
+    pub with_errors: bool,
 }
 
 pub fn top_options(tokens: &[&[u8]], allow_last: bool) -> Result<TopOptions, CmdError> {
     let is_keyword = |t: &[u8]| {
-        [&b"AT"[..], b"LAST", b"WITHCOUNTS"]
+        [&b"AT"[..], b"LAST", b"WITHCOUNTS", b"WITHERRORS"]
             .iter()
             .any(|k| t.eq_ignore_ascii_case(k))
     };
@@ -69,28 +75,24 @@ pub fn top_options(tokens: &[&[u8]], allow_last: bool) -> Result<TopOptions, Cmd
         }
         _ => (10, tokens),
     };
-    let (at, last, with_counts) = if allow_last {
-        let [at, last, with_counts] = parse_options(
-            rest,
-            &[
-                ("AT", Takes::Value),
-                ("LAST", Takes::Value),
-                ("WITHCOUNTS", Takes::Nothing),
-            ],
-        )?;
-        (at, last, with_counts)
-    } else {
-        let [at, with_counts] = parse_options(
-            rest,
-            &[("AT", Takes::Value), ("WITHCOUNTS", Takes::Nothing)],
-        )?;
-        (at, None, with_counts)
-    };
+    let [at, last, with_counts, with_errors] = parse_options(
+        rest,
+        &[
+            ("AT", Takes::Value),
+            ("LAST", Takes::Value),
+            ("WITHCOUNTS", Takes::Nothing),
+            ("WITHERRORS", Takes::Nothing),
+        ],
+    )?;
+    if last.is_some() && !allow_last {
+        return Err(CmdError::invalid("unknown option 'LAST'"));
+    }
     Ok(TopOptions {
         n,
         at: opt_int_in("AT", at, 0, MAX_TIME_MS)?,
         last: last.map(last_in).transpose()?,
-        with_counts: with_counts.is_some(),
+        with_counts: with_counts.is_some() || with_errors.is_some(),
+        with_errors: with_errors.is_some(),
     })
 }
 
@@ -148,7 +150,8 @@ mod tests {
                 n: 10,
                 at: None,
                 last: None,
-                with_counts: false
+                with_counts: false,
+                with_errors: false
             }
         );
         assert_eq!(
@@ -157,7 +160,8 @@ mod tests {
                 n: 3,
                 at: Some(5),
                 last: None,
-                with_counts: true
+                with_counts: true,
+                with_errors: false
             }
         );
         assert_eq!(
@@ -166,7 +170,8 @@ mod tests {
                 n: 10,
                 at: Some(7),
                 last: None,
-                with_counts: false
+                with_counts: false,
+                with_errors: false
             }
         );
         assert_eq!(
@@ -182,7 +187,8 @@ mod tests {
                 n: 5,
                 at: Some(9),
                 last: Some(1),
-                with_counts: false
+                with_counts: false,
+                with_errors: false
             }
         );
         for bad in [
@@ -252,11 +258,23 @@ mod tests {
     fn create_and_incr_options() {
         assert_eq!(
             create_options(&toks(&["WINDOW", "6", "BUCKET", "60"])).unwrap(),
-            (Some(60), Some(6), None)
+            (Some(60), Some(6), None, None)
         );
         assert_eq!(
+            create_options(&toks(&["CAPACITY", "100"])).unwrap(),
+            (None, None, None, Some(100))
+        );
+        for bad in [
+            &["CAPACITY", "0"][..],
+            &["CAPACITY", "10001"],
+            &["CAPACITY"],
+        ] {
+            let err = create_options(&toks(bad)).unwrap_err().to_string();
+            assert!(err.contains("CAPACITY"), "{bad:?}: {err}");
+        }
+        assert_eq!(
             create_options(&toks(&["ALIGN", "3600", "BUCKET", "86400"])).unwrap(),
-            (Some(86400), None, Some(3600))
+            (Some(86400), None, Some(3600), None)
         );
         for bad in [&["ALIGN", "-1"][..], &["ALIGN", "x"], &["ALIGN"]] {
             let err = create_options(&toks(bad)).unwrap_err().to_string();

@@ -93,29 +93,47 @@ impl ModuleValue for TopnValue {
     }
 
     /// `TOPN.CREATE` with the key's shape (ALIGN only when not 0, as before
-    /// ALIGN existed), then one `TOPN.INCR ... AT` per live (bucket, member)
-    /// count, oldest bucket first.
+    /// ALIGN existed; CAPACITY when it has one), then one `TOPN.INCR ... AT`
+    /// per live (bucket, member) count, oldest bucket first; a capped key's
+    /// counters as `TOPN.SETCOUNTER` (increments cannot rebuild the errors).
     fn rewrite(&self, aof: &AofWriter) {
         let core = &self.0;
         let bucket_s = (core.bucket_ms() / 1000).to_string();
         let window = core.window().to_string();
         let align_s = (core.align_ms() / 1000).to_string();
-        let shape: [&[u8]; 6] = [
-            b"BUCKET",
-            bucket_s.as_bytes(),
-            b"WINDOW",
-            window.as_bytes(),
-            b"ALIGN",
-            align_s.as_bytes(),
-        ];
-        let n = if core.align_ms() == 0 { 4 } else { 6 };
-        aof.emit(c"TOPN.CREATE", &shape[..n]);
+        let capacity = core.capacity().map(|c| c.to_string());
+        let mut shape: Vec<&[u8]> =
+            vec![b"BUCKET", bucket_s.as_bytes(), b"WINDOW", window.as_bytes()];
+        if core.align_ms() != 0 {
+            shape.extend([&b"ALIGN"[..], align_s.as_bytes()]);
+        }
+        if let Some(capacity) = &capacity {
+            shape.extend([&b"CAPACITY"[..], capacity.as_bytes()]);
+        }
+        aof.emit(c"TOPN.CREATE", &shape);
         for (member, by, at) in core.replay_events() {
             let (by, at) = (by.to_string(), at.to_string());
             aof.emit(
                 c"TOPN.INCR",
                 &[member, b"BY", by.as_bytes(), b"AT", at.as_bytes()],
             );
+        }
+        for (bucket, evicted, counters) in core.counters_by_bucket() {
+            let bucket = bucket.to_string();
+            let kept: &[u8] = if evicted { b"EVICTED" } else { b"KEPT" };
+            for (member, count, error) in counters {
+                let (count, error) = (count.to_string(), error.to_string());
+                aof.emit(
+                    c"TOPN.SETCOUNTER",
+                    &[
+                        bucket.as_bytes(),
+                        member,
+                        count.as_bytes(),
+                        error.as_bytes(),
+                        kept,
+                    ],
+                );
+            }
         }
     }
 }

@@ -8,6 +8,7 @@ mod common;
 mod align;
 mod basics;
 mod boundary;
+mod capacity;
 mod errors;
 mod events;
 mod keys;

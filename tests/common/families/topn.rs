@@ -17,14 +17,17 @@ pub const FAMILY: Family = Family {
         "TOPN.TOP24",
         "TOPN.COUNT",
         "TOPN.INFO",
+        "TOPN.SETCOUNTER",
     ],
     keywords: &[
         "AT",
         "BUCKET",
         "WINDOW",
         "ALIGN",
+        "CAPACITY",
         "BY",
         "WITHCOUNTS",
+        "WITHERRORS",
         "LAST",
     ],
     configs: &[

@@ -1,0 +1,563 @@
+//! A TOPN key with `CAPACITY m`: each bucket keeps at most m counters, a
+//! Space-Saving summary (Metwally et al.) with deterministic eviction, so the
+//! memory of a key is bounded by `WINDOW x m` counters whatever the number of
+//! distinct members, and every count comes with its bound. Pure Rust, no FFI.
+//!
+//! - A bucket's counter is `(count, error)`: the member's true count in the
+//!   bucket lies in `[count - error, count]`. A member new to a bucket with
+//!   room gets `(by, 0)`; at a full bucket it takes the place of the smallest
+//!   counter (the smallest count, ties by the smallest member, so every
+//!   server evicts the same one and replicas need no effects) with
+//!   `(min + by, min)`: what the evicted counter may have held.
+//! - A member absent from a bucket counted at most that bucket's *floor*: its
+//!   smallest count once it is full (and has evicted), 0 before.
+//! - A read sums over its buckets: `count = sum(present ? count : floor)`,
+//!   `error = sum(present ? error : floor)`, so the true count over the read
+//!   lies in `[count - error, count]` (the summaries merge, the bounds add).
+//!   While no bucket of the read has evicted, every error is 0: exact.
+//! - Counts only grow: `BY` must be positive (Space-Saving's bounds need it).
+
+use std::collections::{BTreeSet, HashMap, VecDeque};
+
+use super::small::Shape;
+use super::window::{DecodeError, Overflow};
+
+/// Counters a bucket keeps at most, whatever CAPACITY asks.
+pub const MAX_CAPACITY: u32 = 10_000;
+
+/// The first byte of a capped key's encoding (an exact key's are 1 and 2).
+pub const ENCODING_VERSION_CAPPED: u8 = 3;
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Summary {
+    /// Member -> (count, error).
+    counters: HashMap<Box<[u8]>, (i64, i64)>,
+    /// `(count, member)` of every counter, for the smallest.
+    order: BTreeSet<(i64, Box<[u8]>)>,
+    /// Whether the bucket ever evicted: its floor is then its smallest count.
+    evicted: bool,
+}
+
+impl Summary {
+    fn floor(&self) -> i64 {
+        match (self.evicted, self.order.first()) {
+            (true, Some((count, _))) => *count,
+            _ => 0,
+        }
+    }
+
+    /// Adds `by` (>= 1) to `member`; at a full summary of `capacity`, the
+    /// member takes the smallest counter's place.
+    fn add(&mut self, member: &[u8], by: i64, capacity: usize) -> Result<(), Overflow> {
+        if let Some(&(count, error)) = self.counters.get(member) {
+            let new = count.checked_add(by).ok_or(Overflow)?;
+            self.order.remove(&(count, member.into()));
+            self.order.insert((new, member.into()));
+            self.counters.insert(member.into(), (new, error));
+            return Ok(());
+        }
+        if self.counters.len() < capacity {
+            self.order.insert((by, member.into()));
+            self.counters.insert(member.into(), (by, 0));
+            return Ok(());
+        }
+        let Some((min, _)) = self.order.first().cloned() else {
+            return Ok(());
+        };
+        let new = min.checked_add(by).ok_or(Overflow)?;
+        if let Some((_, gone)) = self.order.pop_first() {
+            self.counters.remove(&gone);
+        }
+        self.evicted = true;
+        self.order.insert((new, member.into()));
+        self.counters.insert(member.into(), (new, min));
+        Ok(())
+    }
+
+    fn heap_bytes(&self) -> usize {
+        let names: usize = self.counters.keys().map(|k| k.len()).sum();
+        // A map slot (key box, two counts, control byte) and a tree entry,
+        // plus each name twice.
+        self.counters.capacity() * 41 + self.order.len() * 40 + 2 * names
+    }
+}
+
+/// A bucket's counters as written: `(bucket, evicted, [(member, count, error)])`.
+pub type BucketCounters<'a> = (i64, bool, Vec<(&'a [u8], i64, i64)>);
+
+/// A count over a read window and its most over-counting: the true count
+/// lies in `[count - error, count]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bounded {
+    pub count: i64,
+    pub error: i64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Capped {
+    shape: Shape,
+    capacity: u32,
+    /// The window's buckets, ascending.
+    buckets: VecDeque<(i64, Summary)>,
+    /// Buckets dropped as the clock moved, since the last take.
+    retired: usize,
+}
+
+impl Capped {
+    pub fn new(shape: Shape, capacity: u32) -> Capped {
+        Capped {
+            shape,
+            capacity: capacity.clamp(1, MAX_CAPACITY),
+            buckets: VecDeque::new(),
+            retired: 0,
+        }
+    }
+
+    pub fn shape(&self) -> &Shape {
+        &self.shape
+    }
+
+    pub fn capacity(&self) -> u32 {
+        self.capacity
+    }
+
+    fn live_lo(&self, clock: i64) -> i64 {
+        clock.saturating_sub(self.shape.window as i64 - 1)
+    }
+
+    /// Adds `by` (>= 1) at `at_ms`; returns the member's count over the
+    /// window ending at the clock. An event older than that window changes
+    /// nothing; buckets leave as the clock moves (at most WINDOW x CAPACITY
+    /// counters freed at once).
+    pub fn incr(&mut self, member: &[u8], by: i64, at_ms: i64) -> Result<i64, Overflow> {
+        let b = self.shape.bucket_of(at_ms);
+        if self.shape.is_older_than_window(at_ms) {
+            return Ok(self.count_at_clock(member).count);
+        }
+        let clock = self.shape.clock.map_or(b, |c| c.max(b));
+        // Checked before anything changes: the bucket's counter and the window's sum.
+        let pos = self.buckets.partition_point(|(idx, _)| *idx < b);
+        if let Some((idx, summary)) = self.buckets.get(pos) {
+            if *idx == b {
+                let mut probe = summary.clone();
+                probe.add(member, by, self.capacity as usize)?;
+            }
+        }
+        let lo = self.live_lo(clock);
+        let window: i128 = self
+            .buckets
+            .iter()
+            .filter(|(idx, _)| *idx >= lo)
+            .map(|(_, s)| i128::from(s.counters.get(member).map_or(s.floor(), |c| c.0)))
+            .sum();
+        i64::try_from(window + i128::from(by)).map_err(|_| Overflow)?;
+        let pos = match self.buckets.get(pos) {
+            Some((idx, _)) if *idx == b => pos,
+            _ => {
+                self.buckets.insert(pos, (b, Summary::default()));
+                pos
+            }
+        };
+        self.buckets[pos]
+            .1
+            .add(member, by, self.capacity as usize)?;
+        self.shape.clock = Some(clock);
+        let stale = self.buckets.partition_point(|(idx, _)| *idx < lo);
+        self.buckets.drain(..stale);
+        self.retired += stale;
+        Ok(self.count_at_clock(member).count)
+    }
+
+    /// Buckets dropped as the clock moved since the last call.
+    pub fn take_retired_buckets(&mut self) -> usize {
+        std::mem::take(&mut self.retired)
+    }
+
+    /// The buckets `lo..=hi` of a read at `at_ms` of the last `k` buckets.
+    fn read_range(&self, at_ms: i64, k: u32) -> Option<(i64, i64)> {
+        let clock = self.shape.clock?;
+        let hi = self.shape.bucket_of(at_ms);
+        let lo = hi.saturating_sub(k as i64 - 1).max(self.live_lo(clock));
+        Some((lo, hi))
+    }
+
+    fn read(&self, lo: i64, hi: i64) -> impl Iterator<Item = &Summary> + '_ {
+        self.buckets
+            .iter()
+            .filter(move |(idx, _)| *idx >= lo && *idx <= hi)
+            .map(|(_, s)| s)
+    }
+
+    fn count_in_range(&self, member: &[u8], lo: i64, hi: i64) -> Bounded {
+        let (mut count, mut error) = (0i128, 0i128);
+        for s in self.read(lo, hi) {
+            let (c, e) = s
+                .counters
+                .get(member)
+                .copied()
+                .unwrap_or((s.floor(), s.floor()));
+            count += i128::from(c);
+            error += i128::from(e);
+        }
+        Bounded {
+            count: clamp(count),
+            error: clamp(error),
+        }
+    }
+
+    pub fn count_at_clock(&self, member: &[u8]) -> Bounded {
+        let Some(clock) = self.shape.clock else {
+            return Bounded { count: 0, error: 0 };
+        };
+        self.count_in_range(member, self.live_lo(clock), clock)
+    }
+
+    pub fn count_in(&self, member: &[u8], at_ms: i64, k: u32) -> Bounded {
+        self.read_range(at_ms, k)
+            .map_or(Bounded { count: 0, error: 0 }, |(lo, hi)| {
+                self.count_in_range(member, lo, hi)
+            })
+    }
+
+    /// The `n` highest counts over the last `k` buckets at `at_ms` (count
+    /// descending, then member), each with its error. Only members some
+    /// bucket of the read holds are candidates: any other counted at most
+    /// the floors' sum, which is every listed member's count at least.
+    pub fn top_in(&self, n: usize, at_ms: i64, k: u32) -> Vec<(&[u8], Bounded)> {
+        let Some((lo, hi)) = self.read_range(at_ms, k) else {
+            return Vec::new();
+        };
+        let mut members: Vec<&[u8]> = self
+            .read(lo, hi)
+            .flat_map(|s| s.counters.keys().map(|k| &**k))
+            .collect();
+        members.sort_unstable();
+        members.dedup();
+        let mut rows: Vec<(&[u8], Bounded)> = members
+            .into_iter()
+            .map(|m| (m, self.count_in_range(m, lo, hi)))
+            .collect();
+        rows.sort_by(|a, b| b.1.count.cmp(&a.1.count).then_with(|| a.0.cmp(b.0)));
+        rows.truncate(n);
+        rows
+    }
+
+    /// The most any count of the window at the clock over-counts (the sum
+    /// of the floors): 0 while the key is exact.
+    pub fn bound(&self) -> i64 {
+        let Some(clock) = self.shape.clock else {
+            return 0;
+        };
+        clamp(
+            self.read(self.live_lo(clock), clock)
+                .map(|s| i128::from(s.floor()))
+                .sum(),
+        )
+    }
+
+    pub fn members(&self) -> usize {
+        let mut all: Vec<&[u8]> = self
+            .buckets
+            .iter()
+            .flat_map(|(_, s)| s.counters.keys().map(|k| &**k))
+            .collect();
+        all.sort_unstable();
+        all.dedup();
+        all.len()
+    }
+
+    pub fn buckets_in_use(&self) -> usize {
+        self.buckets.len()
+    }
+
+    pub fn counters(&self) -> usize {
+        self.buckets.iter().map(|(_, s)| s.counters.len()).sum()
+    }
+
+    pub fn mem_usage(&self) -> usize {
+        std::mem::size_of::<Capped>()
+            + self.buckets.capacity() * std::mem::size_of::<(i64, Summary)>()
+            + self
+                .buckets
+                .iter()
+                .map(|(_, s)| s.heap_bytes())
+                .sum::<usize>()
+    }
+
+    /// Every counter as `(bucket, member, count, error)`, by bucket then
+    /// member, and whether each bucket evicted: what the encoding writes and
+    /// the AOF rewrite replays.
+    pub fn counters_by_bucket(&self) -> Vec<BucketCounters<'_>> {
+        self.buckets
+            .iter()
+            .map(|(idx, s)| {
+                let mut list: Vec<(&[u8], i64, i64)> =
+                    s.counters.iter().map(|(m, &(c, e))| (&**m, c, e)).collect();
+                list.sort_unstable();
+                (*idx, s.evicted, list)
+            })
+            .collect()
+    }
+
+    /// Sets a counter as an encoding or a rewrite holds it (`evicted`: the
+    /// bucket's floor is its smallest count). Refused past the capacity or
+    /// outside the window ending at the clock.
+    pub fn set_counter(
+        &mut self,
+        bucket: i64,
+        member: &[u8],
+        count: i64,
+        error: i64,
+        evicted: bool,
+    ) -> Result<(), &'static str> {
+        if count < 1 || error < 0 || error > count {
+            return Err("a counter's count must be positive and its error within it");
+        }
+        let clock = self.shape.clock.ok_or("a counter before the clock")?;
+        if bucket > clock || bucket < self.live_lo(clock) {
+            return Err("a counter outside the window");
+        }
+        let pos = self.buckets.partition_point(|(idx, _)| *idx < bucket);
+        if self.buckets.get(pos).is_none_or(|(idx, _)| *idx != bucket) {
+            self.buckets.insert(pos, (bucket, Summary::default()));
+        }
+        let s = &mut self.buckets[pos].1;
+        if let Some((old, _)) = s.counters.insert(member.into(), (count, error)) {
+            s.order.remove(&(old, member.into()));
+        } else if s.counters.len() > self.capacity as usize {
+            s.counters.remove(member);
+            return Err("more counters than the capacity");
+        }
+        s.order.insert((count, member.into()));
+        s.evicted |= evicted;
+        Ok(())
+    }
+
+    /// Moves the clock (a decoded key's, or a rewrite's).
+    pub fn set_clock(&mut self, clock: Option<i64>) {
+        self.shape.clock = clock;
+    }
+}
+
+impl Capped {
+    /// `u8 3, i64 bucket_ms, u32 window, i64 align_ms, u8 has_clock, i64 clock,
+    /// u32 capacity, u32 nbuckets, nbuckets x (i64 bucket, u8 evicted, u32 n,
+    /// n x (u32 len, bytes, i64 count, i64 error))`, little endian, buckets
+    /// ascending, counters by member: a function of the content, so replicas
+    /// encode what their master does.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = vec![ENCODING_VERSION_CAPPED];
+        out.extend_from_slice(&self.shape.bucket_ms.to_le_bytes());
+        out.extend_from_slice(&self.shape.window.to_le_bytes());
+        out.extend_from_slice(&self.shape.align_ms.to_le_bytes());
+        out.push(self.shape.clock.is_some() as u8);
+        out.extend_from_slice(&self.shape.clock.unwrap_or(0).to_le_bytes());
+        out.extend_from_slice(&self.capacity.to_le_bytes());
+        let buckets = self.counters_by_bucket();
+        out.extend_from_slice(&(buckets.len() as u32).to_le_bytes());
+        for (idx, evicted, counters) in buckets {
+            out.extend_from_slice(&idx.to_le_bytes());
+            out.push(evicted as u8);
+            out.extend_from_slice(&(counters.len() as u32).to_le_bytes());
+            for (member, count, error) in counters {
+                out.extend_from_slice(&(member.len() as u32).to_le_bytes());
+                out.extend_from_slice(member);
+                out.extend_from_slice(&count.to_le_bytes());
+                out.extend_from_slice(&error.to_le_bytes());
+            }
+        }
+        out
+    }
+
+    /// Rebuilds a key from [`Capped::encode`]'s bytes; refuses anything else.
+    pub fn decode(bytes: &[u8]) -> Result<Capped, DecodeError> {
+        let mut r = Reader(bytes);
+        if r.take::<1>()? != [ENCODING_VERSION_CAPPED] {
+            return Err(DecodeError::Invalid("not a capped TOPN"));
+        }
+        let bucket_ms = i64::from_le_bytes(r.take()?);
+        let window = u32::from_le_bytes(r.take()?);
+        let align_ms = i64::from_le_bytes(r.take()?);
+        let has_clock = r.take::<1>()?[0];
+        let clock = i64::from_le_bytes(r.take()?);
+        let capacity = u32::from_le_bytes(r.take()?);
+        if bucket_ms < 1 || !(1..=100_000).contains(&window) || !(0..bucket_ms).contains(&align_ms)
+        {
+            return Err(DecodeError::Invalid("shape"));
+        }
+        if has_clock > 1 || !(1..=MAX_CAPACITY).contains(&capacity) {
+            return Err(DecodeError::Invalid("clock or capacity"));
+        }
+        let shape = Shape {
+            bucket_ms,
+            window,
+            align_ms,
+            clock: (has_clock == 1).then_some(clock),
+        };
+        let mut key = Capped::new(shape, capacity);
+        let nbuckets = u32::from_le_bytes(r.take()?);
+        let mut last = None;
+        for _ in 0..nbuckets {
+            let idx = i64::from_le_bytes(r.take()?);
+            let evicted = r.take::<1>()?[0];
+            let n = u32::from_le_bytes(r.take()?);
+            if last.is_some_and(|l| idx <= l) || evicted > 1 || n == 0 || n > capacity {
+                return Err(DecodeError::Invalid("bucket"));
+            }
+            last = Some(idx);
+            for _ in 0..n {
+                let len = u32::from_le_bytes(r.take()?) as usize;
+                let member = r.bytes(len)?;
+                let count = i64::from_le_bytes(r.take()?);
+                let error = i64::from_le_bytes(r.take()?);
+                key.set_counter(idx, member, count, error, evicted == 1)
+                    .map_err(DecodeError::Invalid)?;
+            }
+        }
+        if !r.0.is_empty() {
+            return Err(DecodeError::Invalid("trailing bytes"));
+        }
+        Ok(key)
+    }
+}
+
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn bytes(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
+        if self.0.len() < n {
+            return Err(DecodeError::Truncated);
+        }
+        let (head, rest) = self.0.split_at(n);
+        self.0 = rest;
+        Ok(head)
+    }
+
+    fn take<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
+        let mut out = [0; N];
+        out.copy_from_slice(self.bytes(N)?);
+        Ok(out)
+    }
+}
+
+fn clamp(v: i128) -> i64 {
+    v.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+
+    fn shape(window: u32) -> Shape {
+        Shape {
+            bucket_ms: 1000,
+            window,
+            align_ms: 0,
+            clock: None,
+        }
+    }
+
+    /// Random skewed streams against the exact counts: every read's every
+    /// member lies within its bound, the exact members are listed while the
+    /// key is exact, and the true leaders are listed once they beat the
+    /// bound.
+    #[test]
+    fn every_bound_holds() {
+        for seed in 0..30u64 {
+            let mut rng = StdRng::seed_from_u64(seed);
+            let window = rng.gen_range(1..6);
+            let capacity = rng.gen_range(1..40);
+            let mut key = Capped::new(shape(window), capacity);
+            let mut events: Vec<(String, i64, i64)> = Vec::new();
+            let mut t = 10_000i64;
+            for _ in 0..1_500 {
+                t += rng.gen_range(0..40);
+                let x: f64 = rng.gen();
+                let m = format!("m{}", (x * x * x * 120.0) as u32);
+                let by = rng.gen_range(1..5);
+                let at = t - rng.gen_range(0..2_000);
+                let before = key.clone();
+                key.incr(m.as_bytes(), by, at).unwrap();
+                key.retired = 0;
+                if before.shape.is_older_than_window(at) {
+                    assert_eq!(before, key, "a late event changed the key");
+                } else {
+                    events.push((m, by, key.shape.bucket_of(at)));
+                }
+            }
+            let clock = key.shape.clock.unwrap();
+            for k in 1..=window {
+                let at = clock * 1000 + 999;
+                let (lo, hi) = key.read_range(at, k).unwrap();
+                let mut exact: HashMap<&str, i64> = HashMap::new();
+                for (m, by, b) in &events {
+                    if *b >= lo && *b <= hi {
+                        *exact.entry(m).or_default() += by;
+                    }
+                }
+                for m in (0..125).map(|i| format!("m{i}")) {
+                    let truth = exact.get(m.as_str()).copied().unwrap_or(0);
+                    let got = key.count_in(m.as_bytes(), at, k);
+                    assert!(
+                        got.count - got.error <= truth && truth <= got.count,
+                        "seed {seed} k {k} {m}: true {truth}, got {got:?}"
+                    );
+                }
+                let top = key.top_in(5, at, k);
+                let floors: i64 = key.read(lo, hi).map(|s| s.floor()).sum();
+                if floors == 0 {
+                    let mut want: Vec<(&str, i64)> = exact.iter().map(|(m, c)| (*m, *c)).collect();
+                    want.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+                    want.truncate(5);
+                    let got: Vec<(&str, i64)> = top
+                        .iter()
+                        .map(|(m, b)| (std::str::from_utf8(m).unwrap(), b.count))
+                        .collect();
+                    assert_eq!(got, want, "seed {seed}: exact while no bucket evicted");
+                    assert!(top.iter().all(|r| r.1.error == 0));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn encodings_round_trip_and_refuse_damage() {
+        let mut key = Capped::new(shape(3), 3);
+        for (i, m) in ["a", "b", "c", "d", "e", "a"].iter().enumerate() {
+            key.incr(m.as_bytes(), 1 + i as i64, (i as i64 / 2) * 1000)
+                .unwrap();
+        }
+        let bytes = key.encode();
+        let back = Capped::decode(&bytes).unwrap();
+        assert_eq!(back.encode(), bytes);
+        assert_eq!(back.top_in(9, 2_999, 3), key.top_in(9, 2_999, 3));
+        for cut in 0..bytes.len() {
+            assert!(Capped::decode(&bytes[..cut]).is_err(), "cut at {cut}");
+        }
+        let mut flipped = bytes.clone();
+        flipped[1 + 8 + 4 + 8 + 1 + 8] = 0; // capacity 0
+        assert!(Capped::decode(&flipped).is_err());
+    }
+
+    #[test]
+    fn eviction_is_deterministic_and_bounded() {
+        let mut key = Capped::new(shape(2), 2);
+        for (m, by) in [("b", 3), ("a", 3), ("c", 1)] {
+            key.incr(m.as_bytes(), by, 0).unwrap();
+        }
+        // "a" and "b" tie at 3: "a", the smaller, made room for "c".
+        let top: Vec<(&[u8], Bounded)> = key.top_in(5, 0, 2);
+        assert_eq!(
+            top,
+            [
+                (&b"c"[..], Bounded { count: 4, error: 3 }),
+                (&b"b"[..], Bounded { count: 3, error: 0 })
+            ]
+        );
+        assert_eq!(key.bound(), 3);
+        assert_eq!(key.count_in(b"a", 0, 2), Bounded { count: 3, error: 3 });
+        assert_eq!(key.counters(), 2);
+    }
+}
