@@ -52,6 +52,14 @@ const GOLDEN: &[Golden] = &[
         check: topn_align_check,
     },
     Golden {
+        type_name: "recipesTN",
+        version: 1,
+        file: "topn-capacity.hex",
+        expire_at: TOPN_B + HOUR_MS + DAY_MS,
+        make: topn_capacity_make,
+        check: topn_capacity_check,
+    },
+    Golden {
         type_name: "recipesUL",
         version: 1,
         file: "ulist-v1.hex",
@@ -140,6 +148,43 @@ fn topn_align_make(c: &mut Connection, key: &str) {
     ] {
         incr(c, key, member, by, at);
     }
+}
+
+/// A key with CAPACITY 2: `b` evicted by `c` in the first bucket.
+fn topn_capacity_make(c: &mut Connection, key: &str) {
+    q_ok(
+        c,
+        &["TOPN.CREATE", key, "BUCKET", "3600", "WINDOW", "24", "CAPACITY", "2"],
+    );
+    for (member, by, at) in [
+        ("a", 5, TOPN_B),
+        ("b", 3, TOPN_B + 1),
+        ("c", 1, TOPN_B + 2),
+        ("a", 2, TOPN_B + HOUR_MS),
+    ] {
+        incr(c, key, member, by, at);
+    }
+}
+
+fn topn_capacity_check(c: &mut Connection, key: &str) {
+    assert_eq!(pexpiretime(c, key), TOPN_B + HOUR_MS + DAY_MS);
+    let at = (TOPN_B + HOUR_MS).to_string();
+    let rows: Vec<redis::Value> = q(
+        c,
+        &["TOPN.TOP", key, "10", "AT", &at, "WITHERRORS"],
+    );
+    let text: Vec<String> = rows.iter().map(|v| format!("{v:?}")).collect();
+    assert_eq!(
+        text.join(" "),
+        "bulk-string('\"a\"') int(7) int(0) bulk-string('\"c\"') int(4) int(3)",
+    );
+    let i = info(c, key);
+    assert_eq!(
+        (i["capacity"], i["counters"], i["bound"], i["exact"]),
+        (2, 3, 4, 0)
+    );
+    // "b" (3, evicted) counts at most the first bucket's smallest counter.
+    assert_eq!(count(c, key, &["b"], Some(TOPN_B + HOUR_MS)), [4]);
 }
 
 fn topn_align_check(c: &mut Connection, key: &str) {

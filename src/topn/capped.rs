@@ -46,6 +46,16 @@ impl Summary {
         }
     }
 
+    /// Whether [`Summary::add`] would pass the range of counts.
+    fn would_overflow(&self, member: &[u8], by: i64, capacity: usize) -> bool {
+        let base = match self.counters.get(member) {
+            Some(&(count, _)) => count,
+            None if self.counters.len() < capacity => 0,
+            None => self.order.first().map_or(0, |(min, _)| *min),
+        };
+        base.checked_add(by).is_none()
+    }
+
     /// Adds `by` (>= 1) to `member`; at a full summary of `capacity`, the
     /// member takes the smallest counter's place.
     fn add(&mut self, member: &[u8], by: i64, capacity: usize) -> Result<(), Overflow> {
@@ -138,9 +148,8 @@ impl Capped {
         // Checked before anything changes: the bucket's counter and the window's sum.
         let pos = self.buckets.partition_point(|(idx, _)| *idx < b);
         if let Some((idx, summary)) = self.buckets.get(pos) {
-            if *idx == b {
-                let mut probe = summary.clone();
-                probe.add(member, by, self.capacity as usize)?;
+            if *idx == b && summary.would_overflow(member, by, self.capacity as usize) {
+                return Err(Overflow);
             }
         }
         let lo = self.live_lo(clock);
@@ -227,17 +236,36 @@ impl Capped {
         let Some((lo, hi)) = self.read_range(at_ms, k) else {
             return Vec::new();
         };
-        let mut members: Vec<&[u8]> = self
-            .read(lo, hi)
-            .flat_map(|s| s.counters.keys().map(|k| &**k))
-            .collect();
-        members.sort_unstable();
-        members.dedup();
-        let mut rows: Vec<(&[u8], Bounded)> = members
+        // Every candidate starts at the floors' sum; a bucket holding it adds
+        // its counter less its floor. O(counters of the read).
+        let floors: i128 = self.read(lo, hi).map(|s| i128::from(s.floor())).sum();
+        let mut acc: HashMap<&[u8], (i128, i128)> = HashMap::new();
+        for s in self.read(lo, hi) {
+            let floor = i128::from(s.floor());
+            for (m, &(c, e)) in &s.counters {
+                let a = acc.entry(&**m).or_insert((floors, floors));
+                a.0 += i128::from(c) - floor;
+                a.1 += i128::from(e) - floor;
+            }
+        }
+        let mut rows: Vec<(&[u8], Bounded)> = acc
             .into_iter()
-            .map(|m| (m, self.count_in_range(m, lo, hi)))
+            .map(|(m, (c, e))| {
+                let b = Bounded {
+                    count: clamp(c),
+                    error: clamp(e),
+                };
+                (m, b)
+            })
             .collect();
-        rows.sort_by(|a, b| b.1.count.cmp(&a.1.count).then_with(|| a.0.cmp(b.0)));
+        let order = |a: &(&[u8], Bounded), b: &(&[u8], Bounded)| {
+            b.1.count.cmp(&a.1.count).then_with(|| a.0.cmp(b.0))
+        };
+        if rows.len() > n && n > 0 {
+            rows.select_nth_unstable_by(n - 1, order);
+            rows.truncate(n);
+        }
+        rows.sort_by(order);
         rows.truncate(n);
         rows
     }
@@ -255,15 +283,10 @@ impl Capped {
         )
     }
 
+    /// Members held, once per bucket that holds them (the counters: a count
+    /// of distinct members across buckets would cost a scan of them all).
     pub fn members(&self) -> usize {
-        let mut all: Vec<&[u8]> = self
-            .buckets
-            .iter()
-            .flat_map(|(_, s)| s.counters.keys().map(|k| &**k))
-            .collect();
-        all.sort_unstable();
-        all.dedup();
-        all.len()
+        self.counters()
     }
 
     pub fn buckets_in_use(&self) -> usize {

@@ -66,8 +66,14 @@ export interface Top extends Read {
   n?: number;
 }
 
-function top(o: Top, withCounts: boolean): Arg[] {
-  return [o.n ?? 10, ...opt('AT', o.at), ...opt('LAST', o.last), ...flag('WITHCOUNTS', withCounts)];
+function top(o: Top, withCounts: boolean, withErrors = false): Arg[] {
+  return [
+    o.n ?? 10,
+    ...opt('AT', o.at),
+    ...opt('LAST', o.last),
+    ...flag('WITHCOUNTS', withCounts),
+    ...flag('WITHERRORS', withErrors),
+  ];
 }
 
 export interface ULDeclaration {
@@ -146,10 +152,11 @@ export const COMMANDS = {
   topnCreate: spec({
     command: 'TOPN.CREATE',
     readOnly: false,
-    args: (o: { bucket?: number; window?: number; align?: number } = {}) => [
+    args: (o: { bucket?: number; window?: number; align?: number; capacity?: number } = {}) => [
       ...opt('BUCKET', o.bucket),
       ...opt('WINDOW', o.window),
       ...opt('ALIGN', o.align),
+      ...opt('CAPACITY', o.capacity),
     ],
     reply: reply.ok,
   }),
@@ -166,6 +173,12 @@ export const COMMANDS = {
     args: (o: Top = {}) => top(o, true),
     reply: reply.withCounts,
   }),
+  topnTopWithErrors: spec({
+    command: 'TOPN.TOP',
+    readOnly: true,
+    args: (o: Top = {}) => top(o, false, true),
+    reply: reply.withErrors,
+  }),
   topnTop24: spec({
     command: 'TOPN.TOP24',
     readOnly: true,
@@ -177,6 +190,12 @@ export const COMMANDS = {
     readOnly: true,
     args: (o: Omit<Top, 'last'> = {}) => top(o, true),
     reply: reply.withCounts,
+  }),
+  topnTop24WithErrors: spec({
+    command: 'TOPN.TOP24',
+    readOnly: true,
+    args: (o: Omit<Top, 'last'> = {}) => top(o, false, true),
+    reply: reply.withErrors,
   }),
   topnCount: spec({
     command: 'TOPN.COUNT',

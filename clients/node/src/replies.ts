@@ -102,5 +102,16 @@ function members<K extends string, V>(name: K, parse: (raw: unknown) => V) {
 /** TOPN's `member, count, ...` (WITHCOUNTS). */
 export const withCounts = members('count', count);
 
+/** TOPN's `member, count, error, ...` (WITHERRORS): the true count lies in
+ * `[count - error, count]`; error 0 on an exact key. */
+export function withErrors(value: unknown): Array<{ member: string; count: Count; error: Count }> {
+  const flat = value as unknown[];
+  const out = [];
+  for (let i = 0; i + 2 < flat.length; i += 3) {
+    out.push({ member: text(flat[i]), count: count(flat[i + 1]), error: count(flat[i + 2]) });
+  }
+  return out;
+}
+
 /** RV's `member, time, ...` (WITHSCORES): times in Unix ms. */
 export const withTimes = members('time', integer);

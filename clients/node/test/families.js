@@ -38,6 +38,15 @@ module.exports = async function everyFamily(r) {
     { member: 'valkey', count: 1 },
   ]);
   assert.deepEqual(await r.topnTop24('searches', { n: 1 }), ['redis']);
+  // CAPACITY: counts with errors ("c" took "b"'s place: at most 3 too high)
+  assert.equal(await r.topnCreate('capped', { capacity: 2 }), true);
+  for (const [m, by] of [['a', 5], ['b', 3], ['c', 1]]) await r.topnIncr('capped', m, { by });
+  assert.deepEqual(await r.topnTopWithErrors('capped'), [
+    { member: 'a', count: 5, error: 0 },
+    { member: 'c', count: 4, error: 3 },
+  ]);
+  assert.deepEqual(await r.topnTop24WithErrors('searches', { n: 1 }), [{ member: 'redis', count: 3, error: 0 }]);
+  assert.equal((await r.topnInfo('capped')).bound, 4);
   assert.deepEqual(await r.topnCount('searches', ['valkey', 'nope']), [1, 0]);
   const info = await r.topnInfo('searches');
   assert.equal(info.bucket, 3600);

@@ -69,3 +69,14 @@ def test_align_shifts_the_buckets(rec):
     rec.topn.incr("daily", "before", at=base - 1)
     rec.topn.incr("daily", "after", at=base)
     assert rec.topn.top("daily", 10, at=base, last=1) == [b"after"]
+
+
+def test_capacity_gives_counts_with_errors(rec):
+    assert rec.topn.create("capped", bucket=3600, capacity=2)
+    for member, by in (("a", 5), ("b", 3), ("c", 1)):
+        rec.topn.incr("capped", member, by=by)
+    assert rec.topn.top_with_errors("capped") == [(b"a", 5, 0), (b"c", 4, 3)]
+    assert rec.topn.info("capped").members == 2
+    rec.topn.create("exact")
+    rec.topn.incr("exact", "x")
+    assert rec.topn.top_with_errors("exact", 1) == [(b"x", 1, 0)]

@@ -34,6 +34,10 @@ def _info(reply: Any) -> TopNInfo:
 with_counts = members_with(int)
 
 
+def _with_errors(reply: Any) -> List[Tuple[Any, int, int]]:
+    return [(m, int(c), int(e)) for m, c, e in zip(reply[0::3], reply[1::3], reply[2::3])]
+
+
 def _options_read(tokens: List[Any]) -> int:
     """How many trailing AT/LAST pairs TOPN.COUNT reads as options (its own
     rule: final pairs, either order, once each, a member left over)."""
@@ -59,15 +63,35 @@ class TopN(Family):
         bucket: Optional[int] = None,
         window: Optional[int] = None,
         align: Optional[int] = None,
+        capacity: Optional[int] = None,
     ) -> bool:
         """``TOPN.CREATE``: ``bucket`` seconds per bucket, ``window`` buckets,
         boundaries ``align`` seconds after the epoch's (a day starting at a
-        local midnight). The same shape again is fine; another is an error."""
+        local midnight); ``capacity`` bounds each bucket to that many counters
+        (counts then come with errors: ``top_with_errors``). The same shape
+        again is fine; another is an error."""
         args: List[Any] = [CREATE, key]
         option(args, "BUCKET", bucket)
         option(args, "WINDOW", window)
         option(args, "ALIGN", align)
+        option(args, "CAPACITY", capacity)
         return self._send(ok, *args)
+
+    def top_with_errors(
+        self,
+        key: Any,
+        n: int = 10,
+        *,
+        at: Optional[int] = None,
+        last: Optional[int] = None,
+    ) -> List[Tuple[Any, int, int]]:
+        """``TOPN.TOP ... WITHERRORS``: ``(member, count, error)``, the true
+        count within ``[count - error, count]`` (error 0 on an exact key)."""
+        args: List[Any] = [TOP, key, n]
+        option(args, "AT", at)
+        option(args, "LAST", last)
+        args.append("WITHERRORS")
+        return self._send(_with_errors, *args)
 
     def incr(self, key: Any, member: Any, *, by: int = 1, at: Optional[int] = None) -> int:
         """``TOPN.INCR``: the member's count over the window after the add."""
