@@ -73,6 +73,7 @@ mod server;
 mod settings;
 mod tl;
 mod topn;
+mod topn_capacity;
 mod topn_small;
 mod topn_topk;
 mod ulist;
@@ -94,6 +95,7 @@ fn all_groups(s: &Settings) -> Vec<Group> {
         topn::latency_group(s),
         topn_small::group(s),
         topn_topk::group(s),
+        topn_capacity::group(s),
         ulist::write_group(s),
         ulist::gem_group(s),
         ulist::memory_group(s),

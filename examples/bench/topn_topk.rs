@@ -54,11 +54,11 @@ fn exact_top(events: &[(u64, u64, u64)]) -> Vec<String> {
     all.iter().take(10).map(|(m, _)| format!("m{m}")).collect()
 }
 
-fn recall(listed: &[String], exact: &[String]) -> f64 {
+pub(crate) fn recall(listed: &[String], exact: &[String]) -> f64 {
     exact.iter().filter(|m| listed.contains(m)).count() as f64 / exact.len() as f64
 }
 
-fn listed(c: &mut Conn, cmd: &str) -> Result<Vec<String>, String> {
+pub(crate) fn listed(c: &mut Conn, cmd: &str) -> Result<Vec<String>, String> {
     let words: Vec<&str> = cmd.split_whitespace().collect();
     c.query(redis::cmd(words[0]).arg(&words[1..]))
 }

@@ -17,7 +17,7 @@
 //!   While no bucket of the read has evicted, every error is 0: exact.
 //! - Counts only grow: `BY` must be positive (Space-Saving's bounds need it).
 
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
 use super::small::Shape;
 use super::window::{DecodeError, Overflow};
@@ -32,18 +32,39 @@ pub const ENCODING_VERSION_CAPPED: u8 = 3;
 struct Summary {
     /// Member -> (count, error).
     counters: HashMap<Box<[u8]>, (i64, i64)>,
-    /// `(count, member)` of every counter, for the smallest.
-    order: BTreeSet<(i64, Box<[u8]>)>,
+    /// The members of each count, in byte order: the smallest counter is
+    /// the first member of the first count. A member moves between counts
+    /// without a new allocation (its box moves).
+    order: BTreeMap<i64, BTreeSet<Box<[u8]>>>,
     /// Whether the bucket ever evicted: its floor is then its smallest count.
     evicted: bool,
 }
 
 impl Summary {
     fn floor(&self) -> i64 {
-        match (self.evicted, self.order.first()) {
+        match (self.evicted, self.order.first_key_value()) {
             (true, Some((count, _))) => *count,
             _ => 0,
         }
+    }
+
+    /// The smallest counter's count.
+    fn min(&self) -> Option<i64> {
+        self.order.first_key_value().map(|(count, _)| *count)
+    }
+
+    /// Takes `member`'s box out of the members of `count`.
+    fn unlink(&mut self, count: i64, member: &[u8]) -> Option<Box<[u8]>> {
+        let members = self.order.get_mut(&count)?;
+        let boxed = members.take(member);
+        if members.is_empty() {
+            self.order.remove(&count);
+        }
+        boxed
+    }
+
+    fn link(&mut self, count: i64, member: Box<[u8]>) {
+        self.order.entry(count).or_default().insert(member);
     }
 
     /// Whether [`Summary::add`] would pass the range of counts.
@@ -51,7 +72,7 @@ impl Summary {
         let base = match self.counters.get(member) {
             Some(&(count, _)) => count,
             None if self.counters.len() < capacity => 0,
-            None => self.order.first().map_or(0, |(min, _)| *min),
+            None => self.min().unwrap_or(0),
         };
         base.checked_add(by).is_none()
     }
@@ -61,26 +82,30 @@ impl Summary {
     fn add(&mut self, member: &[u8], by: i64, capacity: usize) -> Result<(), Overflow> {
         if let Some(&(count, error)) = self.counters.get(member) {
             let new = count.checked_add(by).ok_or(Overflow)?;
-            self.order.remove(&(count, member.into()));
-            self.order.insert((new, member.into()));
-            self.counters.insert(member.into(), (new, error));
+            let boxed = self.unlink(count, member).unwrap_or_else(|| member.into());
+            self.link(new, boxed);
+            if let Some(c) = self.counters.get_mut(member) {
+                *c = (new, error);
+            }
             return Ok(());
         }
-        if self.counters.len() < capacity {
-            self.order.insert((by, member.into()));
-            self.counters.insert(member.into(), (by, 0));
-            return Ok(());
-        }
-        let Some((min, _)) = self.order.first().cloned() else {
-            return Ok(());
+        let (count, error) = if self.counters.len() < capacity {
+            (by, 0)
+        } else {
+            let Some(min) = self.min() else {
+                return Ok(());
+            };
+            let new = min.checked_add(by).ok_or(Overflow)?;
+            let gone = self.order.get(&min).and_then(|m| m.first().cloned());
+            if let Some(gone) = gone {
+                self.unlink(min, &gone);
+                self.counters.remove(&gone);
+            }
+            self.evicted = true;
+            (new, min)
         };
-        let new = min.checked_add(by).ok_or(Overflow)?;
-        if let Some((_, gone)) = self.order.pop_first() {
-            self.counters.remove(&gone);
-        }
-        self.evicted = true;
-        self.order.insert((new, member.into()));
-        self.counters.insert(member.into(), (new, min));
+        self.link(count, member.into());
+        self.counters.insert(member.into(), (count, error));
         Ok(())
     }
 
@@ -88,7 +113,7 @@ impl Summary {
         let names: usize = self.counters.keys().map(|k| k.len()).sum();
         // A map slot (key box, two counts, control byte) and a tree entry,
         // plus each name twice.
-        self.counters.capacity() * 41 + self.order.len() * 40 + 2 * names
+        self.counters.capacity() * 41 + self.counters.len() * 40 + 2 * names
     }
 }
 
@@ -346,12 +371,12 @@ impl Capped {
         }
         let s = &mut self.buckets[pos].1;
         if let Some((old, _)) = s.counters.insert(member.into(), (count, error)) {
-            s.order.remove(&(old, member.into()));
+            s.unlink(old, member);
         } else if s.counters.len() > self.capacity as usize {
             s.counters.remove(member);
             return Err("more counters than the capacity");
         }
-        s.order.insert((count, member.into()));
+        s.link(count, member.into());
         s.evicted |= evicted;
         Ok(())
     }
