@@ -154,7 +154,16 @@ fn topn_align_make(c: &mut Connection, key: &str) {
 fn topn_capacity_make(c: &mut Connection, key: &str) {
     q_ok(
         c,
-        &["TOPN.CREATE", key, "BUCKET", "3600", "WINDOW", "24", "CAPACITY", "2"],
+        &[
+            "TOPN.CREATE",
+            key,
+            "BUCKET",
+            "3600",
+            "WINDOW",
+            "24",
+            "CAPACITY",
+            "2",
+        ],
     );
     for (member, by, at) in [
         ("a", 5, TOPN_B),
@@ -169,10 +178,7 @@ fn topn_capacity_make(c: &mut Connection, key: &str) {
 fn topn_capacity_check(c: &mut Connection, key: &str) {
     assert_eq!(pexpiretime(c, key), TOPN_B + HOUR_MS + DAY_MS);
     let at = (TOPN_B + HOUR_MS).to_string();
-    let rows: Vec<redis::Value> = q(
-        c,
-        &["TOPN.TOP", key, "10", "AT", &at, "WITHERRORS"],
-    );
+    let rows: Vec<redis::Value> = q(c, &["TOPN.TOP", key, "10", "AT", &at, "WITHERRORS"]);
     let text: Vec<String> = rows.iter().map(|v| format!("{v:?}")).collect();
     assert_eq!(
         text.join(" "),

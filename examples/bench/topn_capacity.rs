@@ -91,7 +91,11 @@ fn top10(counts: &HashMap<String, i64>) -> Vec<String> {
 
 /// `TOPN.TOP key 10 [LAST k] WITHERRORS` rows, checked against `truth`:
 /// returns the members and whether every bound held.
-fn capped_top(c: &mut Conn, last: Option<u64>, truth: &HashMap<String, i64>) -> Result<(Vec<String>, bool), String> {
+fn capped_top(
+    c: &mut Conn,
+    last: Option<u64>,
+    truth: &HashMap<String, i64>,
+) -> Result<(Vec<String>, bool), String> {
     let mut cmd = redis::cmd("TOPN.TOP");
     cmd.arg("cap:topn").arg(10);
     if let Some(k) = last {
@@ -125,8 +129,14 @@ fn measure(stream: Stream, topk: bool) -> Measure {
         (Stream::NewLeader, true) => "TOPK new-leader",
     };
     let (role, label) = match topk {
-        false => (Role::Module, format!("TOPN CAPACITY {CAPACITY}, {} stream", stream.name())),
-        true => (Role::Recipe, format!("TOPK (10, 2000, 7), {} stream", stream.name())),
+        false => (
+            Role::Module,
+            format!("TOPN CAPACITY {CAPACITY}, {} stream", stream.name()),
+        ),
+        true => (
+            Role::Recipe,
+            format!("TOPK (10, 2000, 7), {} stream", stream.name()),
+        ),
     };
     Measure::new(id, role, label, Unit::Millis, move |c| {
         let events = stream.events();

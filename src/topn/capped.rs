@@ -17,7 +17,8 @@
 //!   While no bucket of the read has evicted, every error is 0: exact.
 //! - Counts only grow: `BY` must be positive (Space-Saving's bounds need it).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use hashbrown::HashMap;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use super::small::Shape;
 use super::window::{DecodeError, Overflow};
@@ -177,14 +178,19 @@ impl Capped {
                 return Err(Overflow);
             }
         }
+        // The member's count over the new window, its bucket's part apart
+        // (one lookup a bucket: the reply is this plus the part after the add).
         let lo = self.live_lo(clock);
-        let window: i128 = self
-            .buckets
-            .iter()
-            .filter(|(idx, _)| *idx >= lo)
-            .map(|(_, s)| i128::from(s.counters.get(member).map_or(s.floor(), |c| c.0)))
-            .sum();
-        i64::try_from(window + i128::from(by)).map_err(|_| Overflow)?;
+        let (mut others, mut before) = (0i128, 0i128);
+        for (idx, s) in self.buckets.iter().filter(|(idx, _)| *idx >= lo) {
+            let part = i128::from(s.counters.get(member).map_or(s.floor(), |c| c.0));
+            if *idx == b {
+                before = part;
+            } else {
+                others += part;
+            }
+        }
+        i64::try_from(others + before + i128::from(by)).map_err(|_| Overflow)?;
         let pos = match self.buckets.get(pos) {
             Some((idx, _)) if *idx == b => pos,
             _ => {
@@ -192,14 +198,14 @@ impl Capped {
                 pos
             }
         };
-        self.buckets[pos]
-            .1
-            .add(member, by, self.capacity as usize)?;
+        let summary = &mut self.buckets[pos].1;
+        summary.add(member, by, self.capacity as usize)?;
+        let after = summary.counters.get(member).map_or(0, |c| c.0);
         self.shape.clock = Some(clock);
         let stale = self.buckets.partition_point(|(idx, _)| *idx < lo);
         self.buckets.drain(..stale);
         self.retired += stale;
-        Ok(self.count_at_clock(member).count)
+        Ok(clamp(others + i128::from(after)))
     }
 
     /// Buckets dropped as the clock moved since the last call.
@@ -527,7 +533,8 @@ mod tests {
                 let by = rng.gen_range(1..5);
                 let at = t - rng.gen_range(0..2_000);
                 let before = key.clone();
-                key.incr(m.as_bytes(), by, at).unwrap();
+                let reply = key.incr(m.as_bytes(), by, at).unwrap();
+                assert_eq!(reply, key.count_at_clock(m.as_bytes()).count, "seed {seed}");
                 key.retired = 0;
                 if before.shape.is_older_than_window(at) {
                     assert_eq!(before, key, "a late event changed the key");
