@@ -307,10 +307,12 @@ pub fn top24(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     })
 }
 
-/// `TOPN.COUNT key member [member ...] [AT ms] [LAST k]` -> each member's count
-/// over the window (its k newest buckets with LAST).
+/// `TOPN.COUNT key member [member ...] [AT ms] [LAST k] [WITHERRORS]` -> each
+/// member's count over the window (its k newest buckets with LAST); with
+/// WITHERRORS, each as `[count, error]` (on a key with CAPACITY the true count
+/// lies in `[count - error, count]`; the error is 0 on an exact key).
 pub fn count(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
-    let (members, at, last) = count_args(&args.bytes[2..])?;
+    let (members, at, last, with_errors) = count_args(&args.bytes[2..])?;
     if members.is_empty() {
         return Err(CmdError::Arity);
     }
@@ -324,11 +326,16 @@ pub fn count(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let at = at.unwrap_or_else(|| ctx.now_ms());
     ctx.reply_array(members.len());
     for member in members {
-        ctx.reply_int(
-            value
-                .as_ref()
-                .map_or(0, |v| v.get().count_in(member, at, k)),
-        );
+        let (count, error) = value
+            .as_ref()
+            .map_or((0, 0), |v| v.get().count_with_error(member, at, k));
+        if with_errors {
+            ctx.reply_array(2);
+            ctx.reply_int(count);
+            ctx.reply_int(error);
+        } else {
+            ctx.reply_int(count);
+        }
     }
     Ok(())
 }

@@ -266,6 +266,18 @@ impl Core {
         Ok(())
     }
 
+    /// A member's count over the last `k` buckets at `at_ms` and its error
+    /// (0 on an exact key).
+    pub fn count_with_error(&self, member: &[u8], at_ms: i64, k: u32) -> (i64, i64) {
+        match self {
+            Core::Capped(c) => {
+                let b = c.count_in(member, at_ms, k);
+                (b.count, b.error)
+            }
+            _ => (self.count_in(member, at_ms, k), 0),
+        }
+    }
+
     /// The `n` highest over the last `k` buckets at `at_ms`, each count with
     /// its error (0 on an exact key).
     pub fn top_with_errors(&self, n: usize, at_ms: i64, k: u32) -> Vec<Counted<'_>> {

@@ -49,8 +49,14 @@ pub const TOP: &[Arg] = &[key("key"), COUNT, AT, LAST, WITHCOUNTS, WITHERRORS];
 /// `TOPN.TOP24 key [count] [AT time] [WITHCOUNTS] [WITHERRORS]`
 pub const TOP24: &[Arg] = &[key("key"), COUNT, AT, WITHCOUNTS, WITHERRORS];
 
-/// `TOPN.COUNT key member [member ...] [AT time] [LAST buckets]`
-pub const COUNT_MEMBERS: &[Arg] = &[key("key"), string("member").multiple(), AT, LAST];
+/// `TOPN.COUNT key member [member ...] [AT time] [LAST buckets] [WITHERRORS]`
+pub const COUNT_MEMBERS: &[Arg] = &[
+    key("key"),
+    string("member").multiple(),
+    AT,
+    LAST,
+    WITHERRORS,
+];
 
 /// `TOPN.INFO key`
 pub const INFO: &[Arg] = &[key("key")];

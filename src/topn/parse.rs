@@ -102,14 +102,21 @@ fn last_in(k: &[u8]) -> Result<i64, CmdError> {
         .map_err(|_| CmdError::invalid("LAST must be an integer between 1 and the key's WINDOW"))
 }
 
-/// What `count_args` finds: (members, AT, LAST).
-pub type CountArgs<'a> = (&'a [&'a [u8]], Option<i64>, Option<i64>);
+/// What `count_args` finds: (members, AT, LAST, WITHERRORS).
+pub type CountArgs<'a> = (&'a [&'a [u8]], Option<i64>, Option<i64>, bool);
 
-/// `TOPN.COUNT key member [member ...] [AT ms] [LAST k]`: the members run to the end, except
-/// that final `AT ms` / `LAST k` pairs (in either order, each once) are options; at least one
-/// member stays a member.
+/// `TOPN.COUNT key member [member ...] [AT ms] [LAST k] [WITHERRORS]`: the members run to
+/// the end, except that a final `WITHERRORS`, then final `AT ms` / `LAST k` pairs (in either
+/// order, each once) are options; at least one member stays a member.
 pub fn count_args<'a>(tokens: &'a [&'a [u8]]) -> Result<CountArgs<'a>, CmdError> {
     let mut members = tokens;
+    let with_errors = members.len() >= 2
+        && members
+            .last()
+            .is_some_and(|t| t.eq_ignore_ascii_case(b"WITHERRORS"));
+    if with_errors {
+        members = &members[..members.len() - 1];
+    }
     let (mut at, mut last) = (None, None);
     while members.len() >= 3 {
         let n = members.len();
@@ -123,7 +130,7 @@ pub fn count_args<'a>(tokens: &'a [&'a [u8]]) -> Result<CountArgs<'a>, CmdError>
         }
         members = &members[..n - 2];
     }
-    Ok((members, at, last))
+    Ok((members, at, last, with_errors))
 }
 
 /// The number of buckets covering 24 hours, if 24 h is a whole number of
@@ -231,21 +238,29 @@ mod tests {
     #[test]
     fn count_takes_final_at_and_last_pairs_only() {
         let t = toks(&["a", "b", "AT", "5"]);
-        let (members, at, last) = count_args(&t).unwrap();
+        let (members, at, last, errors) = count_args(&t).unwrap();
         assert_eq!(members, &toks(&["a", "b"])[..]);
-        assert_eq!((at, last), (Some(5), None));
+        assert_eq!((at, last, errors), (Some(5), None, false));
+        let t = toks(&["a", "LAST", "2", "witherrors"]);
+        assert_eq!(
+            count_args(&t).unwrap(),
+            (&toks(&["a"])[..], None, Some(2), true)
+        );
+        // A lone member named WITHERRORS stays a member.
+        let t = toks(&["WITHERRORS"]);
+        assert_eq!(count_args(&t).unwrap(), (&t[..], None, None, false));
         let t = toks(&["a", "LAST", "2", "at", "5"]);
-        assert_eq!(count_args(&t).unwrap(), (&t[..1], Some(5), Some(2)));
+        assert_eq!(count_args(&t).unwrap(), (&t[..1], Some(5), Some(2), false));
         let t = toks(&["a", "at", "5", "last", "2"]);
-        assert_eq!(count_args(&t).unwrap(), (&t[..1], Some(5), Some(2)));
+        assert_eq!(count_args(&t).unwrap(), (&t[..1], Some(5), Some(2), false));
         // A second pair of the same option is made of members.
         let t = toks(&["a", "AT", "4", "AT", "5"]);
-        assert_eq!(count_args(&t).unwrap(), (&t[..3], Some(5), None));
+        assert_eq!(count_args(&t).unwrap(), (&t[..3], Some(5), None, false));
         // At least one member stays.
         let t = toks(&["AT", "b"]);
-        assert_eq!(count_args(&t).unwrap(), (&t[..], None, None));
+        assert_eq!(count_args(&t).unwrap(), (&t[..], None, None, false));
         let t = toks(&["LAST", "3", "AT", "5"]);
-        assert_eq!(count_args(&t).unwrap(), (&t[..2], Some(5), None));
+        assert_eq!(count_args(&t).unwrap(), (&t[..2], Some(5), None, false));
         let t = toks(&["a", "at", "x"]);
         assert!(count_args(&t).unwrap_err().to_string().contains("AT"));
         let t = toks(&["a", "LAST", "0"]);

@@ -31,7 +31,7 @@ pub const KEYWORDS: &[(&str, &str)] = &[
     ("VALUE", "ULIST.CREATE"),
     ("WINDOW", "TOPN.CREATE"),
     ("WITHCOUNTS", "TOPN.TOP, TOPN.TOP24"),
-    ("WITHERRORS", "TOPN.TOP, TOPN.TOP24"),
+    ("WITHERRORS", "TOPN.COUNT, TOPN.TOP, TOPN.TOP24"),
     ("WITHSCORES", "RV.GET"),
 ];
 

@@ -85,6 +85,19 @@ fn capped_reads_bound_every_count() {
             count - error
         );
     }
+    // COUNT WITHERRORS bounds every member, listed or not.
+    for (m, truth) in &exact {
+        let v: Vec<Vec<i64>> = q(
+            c,
+            &["TOPN.COUNT", "k", m, "AT", &at.to_string(), "WITHERRORS"],
+        );
+        let (count, error) = (v[0][0], v[0][1]);
+        assert!(
+            count - error <= *truth && *truth <= count,
+            "{m}: {truth} not in [{}, {count}]",
+            count - error
+        );
+    }
     // COUNT answers the upper end for any member, listed or not.
     for (m, truth) in &exact {
         let got = count(c, "k", &[m], Some(at))[0];

@@ -203,6 +203,17 @@ export const COMMANDS = {
     args: (members: Arg[], o: Read = {}) => [...members, ...opt('AT', o.at), ...opt('LAST', o.last)],
     reply: reply.counts,
   }),
+  topnCountWithErrors: spec({
+    command: 'TOPN.COUNT',
+    readOnly: true,
+    args: (members: Arg[], o: Read = {}) => [
+      ...members,
+      ...opt('AT', o.at),
+      ...opt('LAST', o.last),
+      'WITHERRORS',
+    ],
+    reply: reply.countsWithErrors,
+  }),
   topnInfo: spec({ command: 'TOPN.INFO', readOnly: true, args: () => [], reply: reply.info }),
 
   ulistCreate: spec({

@@ -113,5 +113,10 @@ export function withErrors(value: unknown): Array<{ member: string; count: Count
   return out;
 }
 
+/** TOPN.COUNT ... WITHERRORS: `[count, error]` per member asked. */
+export function countsWithErrors(value: unknown): Array<{ count: Count; error: Count }> {
+  return (value as unknown[][]).map(([c, e]) => ({ count: count(c), error: count(e) }));
+}
+
 /** RV's `member, time, ...` (WITHSCORES): times in Unix ms. */
 export const withTimes = members('time', integer);

@@ -47,6 +47,10 @@ module.exports = async function everyFamily(r) {
   ]);
   assert.deepEqual(await r.topnTop24WithErrors('searches', { n: 1 }), [{ member: 'redis', count: 3, error: 0 }]);
   assert.equal((await r.topnInfo('capped')).bound, 4);
+  assert.deepEqual(await r.topnCountWithErrors('capped', ['b', 'c']), [
+    { count: 4, error: 4 },
+    { count: 4, error: 3 },
+  ]);
   assert.deepEqual(await r.topnCount('searches', ['valkey', 'nope']), [1, 0]);
   const info = await r.topnInfo('searches');
   assert.equal(info.bucket, 3600);

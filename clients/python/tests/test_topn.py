@@ -80,3 +80,7 @@ def test_capacity_gives_counts_with_errors(rec):
     rec.topn.create("exact")
     rec.topn.incr("exact", "x")
     assert rec.topn.top_with_errors("exact", 1) == [(b"x", 1, 0)]
+    assert rec.topn.count_with_errors("capped", "b", "c") == [(4, 4), (4, 3)]
+    assert rec.topn.count_with_errors("exact", "x") == [(1, 0)]
+    with pytest.raises(ValueError):
+        rec.topn.count("exact", "x", "WITHERRORS")

@@ -38,6 +38,10 @@ def _with_errors(reply: Any) -> List[Tuple[Any, int, int]]:
     return [(m, int(c), int(e)) for m, c, e in zip(reply[0::3], reply[1::3], reply[2::3])]
 
 
+def _word(token: Any) -> str:
+    return (token.decode("latin-1") if isinstance(token, bytes) else str(token)).upper()
+
+
 def _options_read(tokens: List[Any]) -> int:
     """How many trailing AT/LAST pairs TOPN.COUNT reads as options (its own
     rule: final pairs, either order, once each, a member left over)."""
@@ -167,17 +171,36 @@ class TopN(Family):
     ) -> List[int]:
         """``TOPN.COUNT``: each member's count over the window (its ``last``
         newest buckets), in the order asked."""
+        return self._send(integers, *self._count_args(key, members, at, last, False))
+
+    def count_with_errors(
+        self, key: Any, *members: Any, at: Optional[int] = None, last: Optional[int] = None
+    ) -> List[Tuple[int, int]]:
+        """``TOPN.COUNT ... WITHERRORS``: each member's ``(count, error)``, the
+        true count within ``[count - error, count]`` (error 0 on an exact key)."""
+        args = self._count_args(key, members, at, last, True)
+        return self._send(lambda r: [(int(c), int(e)) for c, e in r], *args)
+
+    @staticmethod
+    def _count_args(
+        key: Any, members: Tuple[Any, ...], at: Optional[int], last: Optional[int], errors: bool
+    ) -> List[Any]:
         if not members:
             raise ValueError("TOPN.COUNT needs at least one member")
         args: List[Any] = [COUNT, key, *members]
         option(args, "AT", at)
         option(args, "LAST", last)
-        if _options_read(args[2:]) != (len(args) - 2 - len(members)) // 2:
+        options = (len(args) - 2 - len(members)) // 2
+        tail = args[2:]
+        flag = len(tail) >= 2 and _word(tail[-1]) == "WITHERRORS"
+        if flag or _options_read(tail) != options:
             raise ValueError(
                 f"TOPN.COUNT would read the members {members[-2:]!r} as an option; "
                 "ask for them in another order or in another call"
             )
-        return self._send(integers, *args)
+        if errors:
+            args.append("WITHERRORS")
+        return args
 
     def info(self, key: Any) -> TopNInfo:
         """``TOPN.INFO``; a missing key is an error."""
