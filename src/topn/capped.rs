@@ -21,6 +21,7 @@ use hashbrown::HashMap;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use super::small::Shape;
+use super::storage::dispose_value;
 use super::window::{DecodeError, Overflow};
 
 /// Counters a bucket keeps at most, whatever CAPACITY asks.
@@ -203,8 +204,7 @@ impl Capped {
         let after = summary.counters.get(member).map_or(0, |c| c.0);
         self.shape.clock = Some(clock);
         let stale = self.buckets.partition_point(|(idx, _)| *idx < lo);
-        self.buckets.drain(..stale);
-        self.retired += stale;
+        self.drop_buckets(stale);
         Ok(clamp(others + i128::from(after)))
     }
 
@@ -354,42 +354,59 @@ impl Capped {
     }
 
     /// Sets a counter as an encoding or a rewrite holds it (`evicted`: the
-    /// bucket's floor is its smallest count). Refused past the capacity or
-    /// outside the window ending at the clock.
+    /// bucket's floor is its smallest count), the key's clock then at
+    /// `clock` (a rewrite's counters move it; a decoded key's name its own).
+    /// Refused, changing nothing, past the capacity or outside the window
+    /// ending at `clock`, or with a clock going back.
     pub fn set_counter(
         &mut self,
+        clock: i64,
         bucket: i64,
         member: &[u8],
-        count: i64,
-        error: i64,
+        (count, error): (i64, i64),
         evicted: bool,
     ) -> Result<(), &'static str> {
         if count < 1 || error < 0 || error > count {
             return Err("a counter's count must be positive and its error within it");
         }
-        let clock = self.shape.clock.ok_or("a counter before the clock")?;
-        if bucket > clock || bucket < self.live_lo(clock) {
+        let lo = self.live_lo(clock);
+        if bucket > clock || bucket < lo || self.shape.clock.is_some_and(|c| c > clock) {
             return Err("a counter outside the window");
         }
         let pos = self.buckets.partition_point(|(idx, _)| *idx < bucket);
-        if self.buckets.get(pos).is_none_or(|(idx, _)| *idx != bucket) {
+        let held = self.buckets.get(pos).filter(|(idx, _)| *idx == bucket);
+        let full = held.is_some_and(|(_, s)| {
+            !s.counters.contains_key(member) && s.counters.len() >= self.capacity as usize
+        });
+        if full {
+            return Err("more counters than the capacity");
+        }
+        if held.is_none() {
             self.buckets.insert(pos, (bucket, Summary::default()));
         }
         let s = &mut self.buckets[pos].1;
         if let Some((old, _)) = s.counters.insert(member.into(), (count, error)) {
             s.unlink(old, member);
-        } else if s.counters.len() > self.capacity as usize {
-            s.counters.remove(member);
-            return Err("more counters than the capacity");
         }
         s.link(count, member.into());
         s.evicted |= evicted;
+        self.shape.clock = Some(clock);
+        let stale = self.buckets.partition_point(|(idx, _)| *idx < lo);
+        self.drop_buckets(stale);
         Ok(())
     }
 
-    /// Moves the clock (a decoded key's, or a rewrite's).
-    pub fn set_clock(&mut self, clock: Option<i64>) {
-        self.shape.clock = clock;
+    /// Drops the `n` oldest buckets; many counters are freed off the main
+    /// thread (as big values are), so a write that moves the clock far does
+    /// not free WINDOW x CAPACITY counters at once.
+    fn drop_buckets(&mut self, n: usize) {
+        if n == 0 {
+            return;
+        }
+        let gone: Vec<(i64, Summary)> = self.buckets.drain(..n).collect();
+        let bytes = gone.iter().map(|(_, s)| s.heap_bytes()).sum();
+        dispose_value(gone, bytes);
+        self.retired += n;
     }
 }
 
@@ -464,7 +481,10 @@ impl Capped {
                 let member = r.bytes(len)?;
                 let count = i64::from_le_bytes(r.take()?);
                 let error = i64::from_le_bytes(r.take()?);
-                key.set_counter(idx, member, count, error, evicted == 1)
+                let clock = shape
+                    .clock
+                    .ok_or(DecodeError::Invalid("counters without a clock"))?;
+                key.set_counter(clock, idx, member, (count, error), evicted == 1)
                     .map_err(DecodeError::Invalid)?;
             }
         }
@@ -594,6 +614,28 @@ mod tests {
         let mut flipped = bytes.clone();
         flipped[1 + 8 + 4 + 8 + 1 + 8] = 0; // capacity 0
         assert!(Capped::decode(&flipped).is_err());
+    }
+
+    /// A rewrite's counters rebuild a key; a refused one changes nothing.
+    #[test]
+    fn set_counters_rebuild_and_refusals_change_nothing() {
+        let mut key = Capped::new(shape(3), 1);
+        key.set_counter(5, 4, b"a", (3, 1), true).unwrap();
+        key.set_counter(6, 6, b"b", (2, 0), false).unwrap();
+        let before = key.clone();
+        for (clock, bucket, member, counted) in [
+            (6, 4, &b"c"[..], (1, 0)), // past the capacity
+            (9, 6, b"c", (1, 0)),      // outside the window of 9
+            (5, 5, b"c", (1, 0)),      // the clock going back
+            (6, 6, b"c", (1, 2)),      // an error past the count
+        ] {
+            assert!(key
+                .set_counter(clock, bucket, member, counted, false)
+                .is_err());
+            assert_eq!(key, before);
+        }
+        assert_eq!(key.count_in(b"a", 6_999, 3), Bounded { count: 3, error: 1 });
+        assert_eq!(key.bound(), 3);
     }
 
     #[test]

@@ -402,7 +402,7 @@ pub fn set_counter(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
         .value_mut::<TopnValue>(&TOPN_TYPE)?
         .ok_or_else(|| CmdError::invalid("no such key"))?;
     value
-        .update(|core| core.set_counter(bucket, member, count, error, evicted))
+        .update(|core| core.set_counter(bucket, member, (count, error), evicted))
         .map_err(CmdError::invalid)?;
     ctx.replicate_verbatim();
     ctx.reply_ok();

@@ -246,24 +246,20 @@ impl Core {
     }
 
     /// Sets a capped key's counter (`TOPN.SETCOUNTER`, an AOF rewrite's), the
-    /// clock moving to its bucket when that is newer.
+    /// clock moving to its bucket when that is newer; nothing changes on an
+    /// error.
     pub fn set_counter(
         &mut self,
         bucket: i64,
         member: &[u8],
-        count: i64,
-        error: i64,
+        counted: (i64, i64),
         evicted: bool,
     ) -> Result<(), &'static str> {
         let Core::Capped(c) = self else {
             return Err("the key has no CAPACITY");
         };
         let clock = c.shape().clock.map_or(bucket, |k| k.max(bucket));
-        let mut next = (**c).clone();
-        next.set_clock(Some(clock));
-        next.set_counter(bucket, member, count, error, evicted)?;
-        **c = next;
-        Ok(())
+        c.set_counter(clock, bucket, member, counted, evicted)
     }
 
     /// A member's count over the last `k` buckets at `at_ms` and its error

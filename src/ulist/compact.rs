@@ -448,14 +448,18 @@ impl Compact {
 
     /// How many values of the matching places are live at `now`.
     pub fn count(&self, filter: &Filter, now: i64) -> usize {
+        self.live_entries(filter, now).count()
+    }
+
+    /// The entries of the matching places live at `now`, in no order.
+    fn live_entries(&self, filter: &Filter, now: i64) -> impl Iterator<Item = Entry> + '_ {
         let wanted: Vec<bool> = self
             .places
             .iter()
             .map(|p| matches(&p.key, filter))
             .collect();
         self.entries()
-            .filter(|e| e.expire_at > now && wanted[e.place])
-            .count()
+            .filter(move |e| e.expire_at > now && wanted[e.place])
     }
 
     /// Values stored with an expiry.
@@ -466,13 +470,7 @@ impl Compact {
     /// (scope, value encoding, place) of each value of the matching places
     /// live at `now`, in no order.
     fn live(&self, filter: &Filter, now: i64) -> Vec<Live<'_>> {
-        let wanted: Vec<bool> = self
-            .places
-            .iter()
-            .map(|p| matches(&p.key, filter))
-            .collect();
-        self.entries()
-            .filter(|e| e.expire_at > now && wanted[e.place])
+        self.live_entries(filter, now)
             .map(|e| {
                 (
                     self.scope_of(e.place),

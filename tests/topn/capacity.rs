@@ -26,6 +26,24 @@ fn top_errors(c: &mut Conn, key: &str, n: usize, at: i64) -> Vec<(String, i64, i
         .collect()
 }
 
+/// `k`: buckets of a minute, a window of 5, `capacity` counters a bucket.
+fn create_minutely(c: &mut Conn, capacity: u32) {
+    let capacity = capacity.to_string();
+    q_ok(
+        c,
+        &[
+            "TOPN.CREATE",
+            "k",
+            "BUCKET",
+            "60",
+            "WINDOW",
+            "5",
+            "CAPACITY",
+            &capacity,
+        ],
+    );
+}
+
 /// A skewed stream over 60 members into buckets of one minute, `cap 5`.
 fn fill(c: &mut Conn, key: &str, base: i64) -> BTreeMap<String, i64> {
     let mut exact = BTreeMap::new();
@@ -46,19 +64,7 @@ fn capped_reads_bound_every_count() {
     let srv = Server::start();
     let c = &mut srv.conn();
     let base = (now_ms() / 60_000 - 3) * 60_000;
-    q_ok(
-        c,
-        &[
-            "TOPN.CREATE",
-            "k",
-            "BUCKET",
-            "60",
-            "WINDOW",
-            "5",
-            "CAPACITY",
-            "5",
-        ],
-    );
+    create_minutely(&mut *c, 5);
     // While no bucket is full the key is exact.
     incr(c, "k", "a", 3, base);
     incr(c, "k", "b", 1, base);
@@ -142,19 +148,7 @@ fn capped_keys_survive_replicas_reloads_and_rewrites() {
     wait_for_sync(&master, &replica);
     let mc = &mut master.conn();
     let base = (now_ms() / 60_000 - 3) * 60_000;
-    q_ok(
-        mc,
-        &[
-            "TOPN.CREATE",
-            "k",
-            "BUCKET",
-            "60",
-            "WINDOW",
-            "5",
-            "CAPACITY",
-            "4",
-        ],
-    );
+    create_minutely(&mut *mc, 4);
     fill(mc, "k", base);
     wait_for_sync(&master, &replica);
     let at = base + 3 * 60_000 - 1;
