@@ -672,8 +672,20 @@ pub(crate) fn group(_s: &Settings) -> Group {
         ),
         measure("hcounter control", Role::Plain, &[], controls::hincrby),
         measure("topn-reads", Role::Module, &["topn.top"], reads::scenario),
+        measure(
+            "topn-reads-weighted",
+            Role::Module,
+            &["topn.top"],
+            reads::weighted_scenario,
+        ),
     ];
-    let with_goals = ["topn", "ulist", "hcounter", "topn-reads"];
+    let with_goals = [
+        "topn",
+        "ulist",
+        "hcounter",
+        "topn-reads",
+        "topn-reads-weighted",
+    ];
     Group {
         measures,
         compares: with_goals

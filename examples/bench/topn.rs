@@ -652,11 +652,16 @@ fn last_cmd(newest: u64, k: u64) -> String {
 /// The recipe's read of the newest `k` hourly bucket zsets `topn:lz:<bucket>` (a union, or
 /// one zset).
 pub(crate) fn last_union(newest: u64, k: u64) -> Vec<String> {
+    last_union_of("topn:lz:", newest, k)
+}
+
+/// [`last_union`] of the bucket zsets `<prefix><bucket>`.
+pub(crate) fn last_union_of(prefix: &str, newest: u64, k: u64) -> Vec<String> {
     if k == 1 {
-        return vec![format!("ZREVRANGE topn:lz:{newest} 0 9 WITHSCORES")];
+        return vec![format!("ZREVRANGE {prefix}{newest} 0 9 WITHSCORES")];
     }
     let keys: Vec<String> = (newest + 1 - k..=newest)
-        .map(|b| format!("topn:lz:{b}"))
+        .map(|b| format!("{prefix}{b}"))
         .collect();
     vec![
         format!("ZUNIONSTORE topn:ltmp {k} {}", keys.join(" ")),

@@ -20,9 +20,9 @@ fn open_zset(ctx: Ctx, args: &Args, write: bool) -> Result<Key, CmdError> {
 /// depend on neither their clock nor their config.
 pub fn add(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let opts = add_options(&args.bytes[3..])?;
-    ctx.check_at(opts.at)?;
+    let now = ctx.check_at(opts.at)?.now;
     let mut key = open_zset(ctx, args, true)?;
-    let at = opts.at.unwrap_or_else(|| ctx.now_ms());
+    let at = opts.at.unwrap_or(now);
     let maxlen = opts.maxlen.unwrap_or_else(|| DEFAULT_MAXLEN.get());
     let (name, member) = (args.raw(1), args.raw(2));
 

@@ -63,6 +63,15 @@ pub fn clock_ms() -> i64 {
     api!(RedisModule_Milliseconds())
 }
 
+/// When a write runs: the server's clock (Unix ms) and whether the call
+/// replays the master's stream or a file (then it decides nothing by the
+/// clock).
+#[derive(Clone, Copy, Debug)]
+pub struct WriteTime {
+    pub now: i64,
+    pub replaying: bool,
+}
+
 /// The calling command's context.
 #[derive(Clone, Copy)]
 pub struct Ctx(pub(crate) *mut raw::RedisModuleCtx);
@@ -83,22 +92,27 @@ impl Ctx {
     /// Refuses a client's write `AT` that can only be seconds or is further
     /// ahead of the clock than `recipes.max-future-ms`
     /// (`args::check_client_time`); replicated and AOF-loaded calls replay as
-    /// written.
-    pub fn check_at(self, at: Option<i64>) -> Result<(), CmdError> {
-        self.check_time(at, MAX_FUTURE_MS.get())
+    /// written. Returns the clock and whether the call replays, each read
+    /// once: a write needs both.
+    pub fn check_at(self, at: Option<i64>) -> Result<WriteTime, CmdError> {
+        let time = WriteTime {
+            now: self.now_ms(),
+            replaying: self.is_replicated_or_loading(),
+        };
+        match at {
+            Some(at) if !time.replaying => {
+                check_client_time(at, time.now, MAX_FUTURE_MS.get())?;
+            }
+            _ => {}
+        }
+        Ok(time)
     }
 
     /// Refuses a client's read `AT` that can only be seconds. A read changes
     /// nothing, so it may look at any time ahead.
     pub fn check_read_at(self, at: Option<i64>) -> Result<(), CmdError> {
-        self.check_time(at, 0)
-    }
-
-    fn check_time(self, at: Option<i64>, max_future_ms: i64) -> Result<(), CmdError> {
         match at {
-            Some(at) if !self.is_replicated_or_loading() => {
-                check_client_time(at, self.now_ms(), max_future_ms)
-            }
+            Some(at) if !self.is_replicated_or_loading() => check_client_time(at, self.now_ms(), 0),
             _ => Ok(()),
         }
     }

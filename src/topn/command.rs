@@ -12,7 +12,7 @@ use super::{
 };
 use crate::args::{int_in, CmdError};
 use crate::server::command::Args;
-use crate::server::{reclaim, Arg, Class, Ctx, Key, RStr, AT};
+use crate::server::{reclaim, Arg, Class, Ctx, Key, RStr, WriteTime, AT};
 
 fn open(ctx: Ctx, args: &Args, write: bool) -> Key {
     ctx.open(args.raw(1), write)
@@ -104,13 +104,11 @@ pub fn create(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
 /// the server's time, so that expiry is never in the past on the master.
 pub fn incr(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let (by, opts_at) = incr_options(&args.bytes[3..])?;
-    ctx.check_at(opts_at)?;
+    let WriteTime { now, replaying } = ctx.check_at(opts_at)?;
     let mut key = open(ctx, args, true);
     let name = args.raw(1);
     let member = args.bytes[2];
-    let now = ctx.now_ms();
     let at = opts_at.unwrap_or(now);
-    let replaying = ctx.is_replicated_or_loading();
     let created = match key.value::<TopnValue>(&TOPN_TYPE)? {
         Some(value) => {
             let core = value.get();

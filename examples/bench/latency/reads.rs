@@ -1,8 +1,11 @@
-//! The `topn-reads` scenario of the latency group: a TOPN key of BUCKET 1
+//! The `topn-reads` scenarios of the latency group: a TOPN key of BUCKET 1
 //! WINDOW 24 (24 buckets of 50,000 events over 200,000 members, popularity
 //! reversing half-way) read at its newest bucket a few seconds after it, on a
 //! master and on a real replica, against the recipe's read of the same bucket
-//! zsets built in the same run (ZUNIONSTORE + ZREVRANGE).
+//! zsets built in the same run (ZUNIONSTORE + ZREVRANGE). Two shapes of
+//! counts: unit events with a skewed head (`topn-reads`), and weighted events
+//! (`BY` 1-100) spread evenly over the members (`topn-reads-weighted`: flat
+//! counts, where no pruning helps and reads sum).
 
 use std::time::Duration;
 
@@ -13,7 +16,7 @@ use crate::control::{replica_synced, reply_counts, sleep_checked, wait_for, Conn
 use crate::json::Figure;
 use crate::pipe::{enc, now_ms, Gen, A};
 use crate::report::fmt_ratio;
-use crate::topn::{last_union, member, slowlog_op_us};
+use crate::topn::{last_union_of, member, slowlog_op_us};
 
 /// Buckets, events per bucket, members, and the skewed head of each bucket
 /// (`HEAD_EVENTS` of its events fall on the `HEAD_RANKS` first members).
@@ -31,19 +34,48 @@ const READS: usize = 10;
 const RECIPE_READS: usize = 3;
 const LASTS: [u64; 5] = [1, 2, 6, 12, 24];
 
+/// The shape of the events' counts.
+#[derive(Clone, Copy)]
+enum Counts {
+    /// `BY 1`, `HEAD_EVENTS` of each bucket's events on a skewed head.
+    Unit,
+    /// `BY` 1-100, every member equally likely.
+    Weighted,
+}
+
+impl Counts {
+    fn id(self) -> &'static str {
+        match self {
+            Counts::Unit => "topn-reads",
+            Counts::Weighted => "topn-reads-weighted",
+        }
+    }
+
+    /// The TOPN key, and the prefix of the recipe's bucket zsets (the unit
+    /// ones are the topn-last group's names, on this scenario's own server).
+    fn keys(self) -> (&'static str, &'static str) {
+        match self {
+            Counts::Unit => ("lat:r", "topn:lz:"),
+            Counts::Weighted => ("lat:w", "topn:lw:"),
+        }
+    }
+}
+
 /// Per bucket, the (member, count) pairs of its events.
-fn bucket_events() -> Vec<Vec<(u64, u64)>> {
+fn bucket_events(shape: Counts) -> Vec<Vec<(u64, u64)>> {
     let mut g = Gen::new(24);
     let mut counts = vec![0u64; MEMBERS as usize];
     (0..BUCKETS)
         .map(|b| {
             counts.iter_mut().for_each(|x| *x = 0);
             for e in 0..EVENTS {
-                let rank = if e < HEAD_EVENTS {
-                    let u = g.below(1 << 53) as f64 / (1u64 << 53) as f64;
-                    (HEAD_RANKS * u * u * u) as u64
-                } else {
-                    g.below(MEMBERS)
+                let (rank, by) = match shape {
+                    Counts::Unit if e < HEAD_EVENTS => {
+                        let u = g.below(1 << 53) as f64 / (1u64 << 53) as f64;
+                        ((HEAD_RANKS * u * u * u) as u64, 1)
+                    }
+                    Counts::Unit => (g.below(MEMBERS), 1),
+                    Counts::Weighted => (g.below(MEMBERS), 1 + g.below(100)),
                 };
                 // Popularity reverses half-way through the window.
                 let m = if b < BUCKETS / 2 {
@@ -51,7 +83,7 @@ fn bucket_events() -> Vec<Vec<(u64, u64)>> {
                 } else {
                     MEMBERS - 1 - rank
                 };
-                counts[m as usize] += 1;
+                counts[m as usize] += by;
             }
             (0..MEMBERS)
                 .filter(|&m| counts[m as usize] > 0)
@@ -61,25 +93,29 @@ fn bucket_events() -> Vec<Vec<(u64, u64)>> {
         .collect()
 }
 
-/// The recipe's read of the newest `k` bucket zsets, `topn:lz:<0..24>`: the
-/// topn-last group's, whose key names this scenario uses on its own server.
-fn recipe_read(k: u64) -> Vec<String> {
-    last_union(BUCKETS - 1, k)
+/// The recipe's read of the newest `k` bucket zsets.
+fn recipe_read(shape: Counts, k: u64) -> Vec<String> {
+    last_union_of(shape.keys().1, BUCKETS - 1, k)
 }
 
 /// Times the recipe's read of the newest `k` buckets (a figure); returns its median (us)
 /// and the counts it answers.
-fn recipe_figure(c: &mut Conn, k: u64, figs: &mut Figures) -> Result<(f64, Vec<i64>), String> {
+fn recipe_figure(
+    c: &mut Conn,
+    shape: Counts,
+    k: u64,
+    figs: &mut Figures,
+) -> Result<(f64, Vec<i64>), String> {
     let mut answer = Value::Nil;
-    for line in recipe_read(k) {
+    for line in recipe_read(shape, k) {
         answer = c.cmd(&line)?;
     }
-    let mut us = slowlog_op_us(c, RECIPE_READS, Duration::ZERO, |_| recipe_read(k))?;
+    let mut us = slowlog_op_us(c, RECIPE_READS, Duration::ZERO, |_| recipe_read(shape, k))?;
     us.sort_unstable();
     let median = us[us.len() / 2] as f64;
     let label = format!(
         "recipe: `{}` (SLOWLOG, median of {RECIPE_READS})",
-        recipe_read(k).join("; ")
+        recipe_read(shape, k).join("; ")
     );
     let f = Figure::new(format!("recipe LAST {k}"), label, "us")
         .value(median)
@@ -152,17 +188,30 @@ fn ratio_text(r: f64) -> String {
 }
 
 pub(super) fn scenario() -> Result<Outcome, String> {
+    run(Counts::Unit)
+}
+
+pub(super) fn weighted_scenario() -> Result<Outcome, String> {
+    run(Counts::Weighted)
+}
+
+fn run(shape: Counts) -> Result<Outcome, String> {
+    let events_are = match shape {
+        Counts::Unit => "unit events, a tenth of them on a skewed head of 1,000",
+        Counts::Weighted => "events of BY 1-100 on members equally likely (flat counts)",
+    };
     let title = format!(
         "TOPN reads: TOPN.CREATE k BUCKET 1 WINDOW 24, {BUCKETS} buckets of {} events over {} \
-         members (popularity reverses half-way); TOPN.TOP k 10 AT <newest bucket> LAST k a few \
-         seconds after it, and the whole window once {AGED} buckets aged out, on the master \
-         and a replica; against ZUNIONSTORE + ZREVRANGE of the same bucket zsets",
+         members ({events_are}; popularity reverses half-way); TOPN.TOP k 10 AT <newest bucket> \
+         LAST k a few seconds after it, and the whole window once {AGED} buckets aged out, on \
+         the master and a replica; against ZUNIONSTORE + ZREVRANGE of the same bucket zsets",
         thousands(EVENTS as f64),
         thousands(MEMBERS as f64)
     );
-    run_scenario("topn-reads", None, title, |run| {
+    let (key, zsets) = shape.keys();
+    run_scenario(shape.id(), None, title, |run| {
         let (c, figs) = (&mut run.c, &mut run.figs);
-        let data = bucket_events();
+        let data = bucket_events(shape);
         let distinct = data.iter().map(|b| b.len()).sum::<usize>() as f64 / BUCKETS as f64;
         // The recipe's bucket zsets and its reads first, on the master alone: the TOPN part
         // is bound to the clock.
@@ -174,7 +223,7 @@ pub(super) fn scenario() -> Result<Outcome, String> {
         eprintln!("  filling {BUCKETS} bucket zsets, the recipe's reads ...");
         c.load("bucket zsets", chunks.len() as u64, |i, out| {
             let (b, s) = chunks[i as usize];
-            let mut args = vec![A::S("ZADD"), A::K("topn:lz:", b as u64)];
+            let mut args = vec![A::S("ZADD"), A::K(zsets, b as u64)];
             for &(m, n) in &data[b][s..(s + 1000).min(data[b].len())] {
                 args.push(A::U(n));
                 args.push(A::U(member(m)));
@@ -183,11 +232,11 @@ pub(super) fn scenario() -> Result<Outcome, String> {
         })?;
         let mut recipe = Vec::new();
         for k in LASTS {
-            recipe.push(recipe_figure(c, k, figs)?);
+            recipe.push(recipe_figure(c, shape, k, figs)?);
         }
         // Buckets oldest first; the newest one begins 1 s after the fill starts, so every
         // event is inside the window when written (for a fill of up to ~24 s).
-        c.cmd("TOPN.CREATE lat:r BUCKET 1 WINDOW 24")?;
+        c.cmd(&format!("TOPN.CREATE {key} BUCKET 1 WINDOW 24"))?;
         let newest = now_ms() / 1000 + 1;
         let first = newest + 1 - BUCKETS;
         let events: Vec<(u64, u64, u64)> = data
@@ -196,7 +245,7 @@ pub(super) fn scenario() -> Result<Outcome, String> {
             .flat_map(|(b, pairs)| pairs.iter().map(move |&(m, n)| (b as u64, m, n)))
             .collect();
         eprintln!(
-            "  filling lat:r: {} TOPN.INCR ...",
+            "  filling {key}: {} TOPN.INCR ...",
             thousands(events.len() as f64)
         );
         let secs = timed_load(c, "TOPN reads fill", events.len() as u64, |i, out| {
@@ -206,7 +255,7 @@ pub(super) fn scenario() -> Result<Outcome, String> {
                 out,
                 &[
                     A::S("TOPN.INCR"),
-                    A::S("lat:r"),
+                    A::S(key),
                     m,
                     A::S("BY"),
                     n,
@@ -257,7 +306,7 @@ pub(super) fn scenario() -> Result<Outcome, String> {
         for (k, recipe) in LASTS.into_iter().zip(&recipe) {
             let read = Read {
                 what: &format!("LAST {k}"),
-                command: &format!("TOPN.TOP lat:r 10 AT {at} LAST {k}"),
+                command: &format!("TOPN.TOP {key} 10 AT {at} LAST {k}"),
                 window: k,
                 aged: 0,
             };
@@ -285,7 +334,7 @@ pub(super) fn scenario() -> Result<Outcome, String> {
         let whole = &recipe[LASTS.len() - 1];
         let read = Read {
             what: &format!("aged {AGED}"),
-            command: &format!("TOPN.TOP lat:r 10 AT {at}"),
+            command: &format!("TOPN.TOP {key} 10 AT {at}"),
             window: BUCKETS,
             aged: AGED,
         };

@@ -318,6 +318,30 @@ impl Bucket {
         }
     }
 
+    /// Adds (subtracts) whole buckets into `acc[id]`: each `(bucket, negate, with_extra)` its
+    /// table, and its `extra` when asked. The packed copies go together
+    /// (`Packed::scan_many_into`), the other tables cell by cell. True on overflow.
+    pub(super) fn sum_into<'a>(
+        scans: impl Iterator<Item = (&'a Bucket, bool, bool)>,
+        acc: &mut [i64],
+    ) -> bool {
+        let mut overflow = false;
+        let mut copies: Vec<(&Packed, bool)> = Vec::new();
+        for (b, negate, with_extra) in scans {
+            match &b.packed {
+                Some(p) => {
+                    note_path(8);
+                    copies.push((p, negate));
+                }
+                None => overflow |= b.scan_cells(0, usize::MAX, negate, acc),
+            }
+            if with_extra {
+                overflow |= b.extra_into(negate, acc);
+            }
+        }
+        overflow | Packed::scan_many_into(&copies, acc)
+    }
+
     /// Adds (subtracts with `negate`) the table cells numbered `[lo, hi)` into `acc[id]`;
     /// see `table_scan`.
     #[inline]

@@ -411,3 +411,44 @@ fn bench_defrag() {
         at(1.0)
     );
 }
+
+/// The weighted case of issue 28: 24 buckets of 50,000 events over 200,000 members, `BY`
+/// 1-100, near-uniform, popularity reversing half-way; first reads (no plan hints) and
+/// repeated reads of each `LAST k` at the newest bucket.
+#[test]
+#[ignore]
+fn bench_reads_weighted() {
+    let (members, events) = (200_000u64, 50_000u64);
+    let mut rng = StdRng::seed_from_u64(11);
+    let mut t = TopN::new(1000, 24);
+    for b in 0..24i64 {
+        for e in 0..events {
+            let r = (members as f64 * rng.gen::<f64>()) as u64;
+            let m = if b < 12 { r } else { members - 1 - r };
+            let at = b * 1000 + e as i64 % 1000;
+            t.incr(format!("n{m}").as_bytes(), rng.gen_range(1..=100), at)
+                .unwrap();
+        }
+    }
+    let newest = 23 * 1000 + 999;
+    t.observe_time(23 * 1000 + 1);
+    while t.upkeep(128) == 128 {}
+    for k in [1u32, 2, 6, 12, 24] {
+        let sp = t.span(newest, k).unwrap();
+        t.hints = read::PlanHints::default();
+        PATHS.with(|p| p.set([0; 13]));
+        let s = std::time::Instant::now();
+        std::hint::black_box(t.top_in(10, newest, k));
+        let first = s.elapsed();
+        let paths = PATHS.with(|p| p.get());
+        let s = std::time::Instant::now();
+        std::hint::black_box(t.top_in(10, newest, k));
+        let second = s.elapsed();
+        let s = std::time::Instant::now();
+        for _ in 0..20 {
+            std::hint::black_box(t.top_direct(10, sp.i0, sp.i1));
+        }
+        let sums = s.elapsed() / 20;
+        eprintln!("LAST {k}: first {first:?} (paths {paths:?}), second {second:?}, sum {sums:?}");
+    }
+}
