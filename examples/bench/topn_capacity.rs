@@ -3,10 +3,12 @@
 //! (k 10, width 2,000, depth 7), on three streams of 24 hourly buckets of
 //! 50,000 events: Zipf (s = 1.5) over 1,000,000 members, Pareto whose leaders change
 //! twice, and a sudden new leader in the last two hours. For each: ingest
-//! time, MEMORY USAGE, recall@10 over the 24 hours and over the newest hour
+//! time, recall@10 over the 24 hours and over the newest hour
 //! (`LAST 1`; TOPK has no window: its list against the hour's leaders), and
 //! whether every bound listed held (the true count within `[count - error,
-//! count]`, checked against the exact counts kept here).
+//! count]`, checked against the exact counts kept here). Then each key's
+//! MEMORY USAGE against TOPK's (goal: at most), and a day of 5,000,000
+//! distinct members, one event each, in a CAPACITY key and in an exact one.
 
 use crate::control::Conn;
 use crate::group::{cmp, Goal, Group, Measure, Role, Unit};
@@ -21,8 +23,11 @@ use std::time::Instant;
 const HOURS: u64 = 24;
 const PER_HOUR: u64 = 50_000;
 const HOUR_MS: u64 = 3_600_000;
-/// Counters a bucket keeps: about TOPK's memory over 24 buckets.
-const CAPACITY: u64 = 28;
+/// Counters a bucket keeps: the most whose key stays within TOPK's memory
+/// (114,368 B) on the three streams.
+const CAPACITY: u64 = 117;
+/// Distinct members of the day of one event each.
+const DAY_MEMBERS: u64 = 5_000_000;
 
 #[derive(Clone, Copy)]
 enum Stream {
@@ -93,11 +98,12 @@ fn top10(counts: &HashMap<String, i64>) -> Vec<String> {
 /// returns the members and whether every bound held.
 fn capped_top(
     c: &mut Conn,
+    key: &str,
     last: Option<u64>,
     truth: &HashMap<String, i64>,
 ) -> Result<(Vec<String>, bool), String> {
     let mut cmd = redis::cmd("TOPN.TOP");
-    cmd.arg("cap:topn").arg(10);
+    cmd.arg(key).arg(10);
     if let Some(k) = last {
         cmd.arg("LAST").arg(k);
     }
@@ -119,29 +125,63 @@ fn capped_top(
     Ok((members, held))
 }
 
-fn measure(stream: Stream, topk: bool) -> Measure {
-    let id: &'static str = match (stream, topk) {
-        (Stream::Zipf, false) => "TOPN cap zipf",
-        (Stream::Zipf, true) => "TOPK zipf",
-        (Stream::Shifting, false) => "TOPN cap shifting",
-        (Stream::Shifting, true) => "TOPK shifting",
-        (Stream::NewLeader, false) => "TOPN cap new-leader",
-        (Stream::NewLeader, true) => "TOPK new-leader",
-    };
-    let (role, label) = match topk {
+/// The key a stream is fed into, kept for [`memory`].
+fn key(stream: Stream, topk: bool) -> String {
+    format!(
+        "cap:{}:{}",
+        if topk { "topk" } else { "topn" },
+        stream.name()
+    )
+}
+
+/// The ids of a stream's measures (ingest, memory) into TOPN or TOPK.
+fn ids(stream: Stream, topk: bool) -> (&'static str, &'static str) {
+    match (stream, topk) {
+        (Stream::Zipf, false) => ("TOPN cap zipf", "TOPN cap zipf memory"),
+        (Stream::Zipf, true) => ("TOPK zipf", "TOPK zipf memory"),
+        (Stream::Shifting, false) => ("TOPN cap shifting", "TOPN cap shifting memory"),
+        (Stream::Shifting, true) => ("TOPK shifting", "TOPK shifting memory"),
+        (Stream::NewLeader, false) => ("TOPN cap new-leader", "TOPN cap new-leader memory"),
+        (Stream::NewLeader, true) => ("TOPK new-leader", "TOPK new-leader memory"),
+    }
+}
+
+/// A measure's role and label: `what` of TOPN or TOPK on the stream.
+fn role_label(stream: Stream, topk: bool, what: &str) -> (Role, String) {
+    let name = stream.name();
+    match topk {
         false => (
             Role::Module,
-            format!("TOPN CAPACITY {CAPACITY}, {} stream", stream.name()),
+            format!("TOPN CAPACITY {CAPACITY}{what}, {name} stream"),
         ),
         true => (
             Role::Recipe,
-            format!("TOPK (10, 2000, 7), {} stream", stream.name()),
+            format!("TOPK (10, 2000, 7){what}, {name} stream"),
         ),
-    };
-    Measure::new(id, role, label, Unit::Millis, move |c| {
+    }
+}
+
+/// `TOPN.INCR key member AT at [BY by]`.
+fn topn_incr(out: &mut Vec<u8>, key: &str, member: &str, at: u64, by: Option<u64>) {
+    let by_arg = A::U(by.unwrap_or(1));
+    let args = [
+        A::S("TOPN.INCR"),
+        A::S(key),
+        A::S(member),
+        A::S("AT"),
+        A::U(at),
+        A::S("BY"),
+        by_arg,
+    ];
+    enc(out, &args[..if by.is_some() { 7 } else { 5 }]);
+}
+
+fn measure(stream: Stream, topk: bool) -> Measure {
+    let (role, label) = role_label(stream, topk, "");
+    Measure::new(ids(stream, topk).0, role, label, Unit::Millis, move |c| {
         let events = stream.events();
         let (day, hour) = (exact(&events, HOURS - 1), exact(&events, 0));
-        let key = if topk { "cap:topk" } else { "cap:topn" };
+        let key = &key(stream, topk);
         c.cmd(&format!("DEL {key}"))?;
         c.cmd(&match topk {
             true => format!("TOPK.RESERVE {key} 10 2000 7 0.925"),
@@ -151,61 +191,167 @@ fn measure(stream: Stream, topk: bool) -> Measure {
         let started = Instant::now();
         c.load("stream", events.len() as u64, |i, out| {
             let (m, by, back) = events[i as usize];
-            let (m, by) = (format!("m{m}"), by.to_string());
+            let m = format!("m{m}");
             if topk {
-                enc(out, &[A::S("TOPK.INCRBY"), A::S(key), A::S(&m), A::S(&by)]);
+                enc(out, &[A::S("TOPK.INCRBY"), A::S(key), A::S(&m), A::U(by)]);
             } else {
-                let at = (now_hour - back * HOUR_MS + 1).to_string();
-                enc(out, &[A::S("TOPN.INCR"), A::S(key), A::S(&m), A::S("BY"), A::S(&by), A::S("AT"), A::S(&at)]);
+                topn_incr(out, key, &m, now_hour - back * HOUR_MS + 1, Some(by));
             }
         })?;
         let secs = started.elapsed().as_secs_f64();
-        let memory = c.memory_usage(key)?;
         let note = if topk {
             let list = listed(c, &format!("TOPK.LIST {key}"))?;
             format!(
-                "{:.0} events/s; MEMORY USAGE {memory} B; recall@10 24 h {:.2}, newest hour {:.2} (no window)",
+                "{:.0} events/s; recall@10 24 h {:.2}, newest hour {:.2} (no window)",
                 events.len() as f64 / secs,
                 recall(&list, &top10(&day)),
                 recall(&list, &top10(&hour))
             )
         } else {
-            let (whole, held_day) = capped_top(c, None, &day)?;
-            let (newest, held_hour) = capped_top(c, Some(1), &hour)?;
+            let (whole, held_day) = capped_top(c, key, None, &day)?;
+            let (newest, held_hour) = capped_top(c, key, Some(1), &hour)?;
             format!(
-                "{:.0} events/s; MEMORY USAGE {memory} B; recall@10 24 h {:.2}, LAST 1 {:.2}; bounds held: {}",
+                "{:.0} events/s; recall@10 24 h {:.2}, LAST 1 {:.2}; bounds held: {}",
                 events.len() as f64 / secs,
                 recall(&whole, &top10(&day)),
                 recall(&newest, &top10(&hour)),
                 held_day && held_hour
             )
         };
-        c.cmd(&format!("DEL {key}"))?;
         Ok((secs * 1000.0, note).into())
     })
-    .requires(if topk { &["topk.incrby"] } else { &["topn.incr"] })
+    .requires(if topk {
+        &["topk.incrby"]
+    } else {
+        &["topn.incr"]
+    })
     .param("stream", stream.name())
+}
+
+/// MEMORY USAGE of the key [`measure`] fed (then deleted).
+fn memory(stream: Stream, topk: bool) -> Measure {
+    let (role, label) = role_label(stream, topk, " key");
+    Measure::new(ids(stream, topk).1, role, label, Unit::Bytes, move |c| {
+        let key = &key(stream, topk);
+        let memory = c.memory_usage(key)?;
+        let note = if topk {
+            "set by k, width and depth".to_string()
+        } else {
+            let counters = info_int(c, key, "counters")?;
+            format!(
+                "{counters} counters, {:.1} B a counter",
+                memory as f64 / counters as f64
+            )
+        };
+        c.cmd(&format!("DEL {key}"))?;
+        Ok((memory as f64, note).into())
+    })
+    .requires(if topk {
+        &["topk.incrby"]
+    } else {
+        &["topn.incr"]
+    })
+    .param("stream", stream.name())
+}
+
+/// A field of `TOPN.INFO key`.
+fn info_int(c: &mut Conn, key: &str, field: &str) -> Result<i64, String> {
+    let info: Vec<redis::Value> = c.query(redis::cmd("TOPN.INFO").arg(key))?;
+    info.chunks(2)
+        .find_map(|kv| match kv {
+            [redis::Value::BulkString(k), redis::Value::Int(v)] if k == field.as_bytes() => {
+                Some(*v)
+            }
+            _ => None,
+        })
+        .ok_or_else(|| format!("TOPN.INFO {key}: no {field}"))
+}
+
+/// A day of [`DAY_MEMBERS`] distinct members, one event each, spread over
+/// 24 hourly buckets, into a key with CAPACITY or an exact one: its MEMORY
+/// USAGE (the key deleted after).
+fn day(capped: bool) -> Measure {
+    let (id, label) = match capped {
+        true => (
+            "TOPN cap 5M day",
+            format!("TOPN CAPACITY {CAPACITY}, {DAY_MEMBERS} distinct members a day"),
+        ),
+        false => (
+            "TOPN exact 5M day",
+            format!("TOPN exact, {DAY_MEMBERS} distinct members a day"),
+        ),
+    };
+    let role = if capped {
+        Role::Module
+    } else {
+        Role::Reference
+    };
+    Measure::new(id, role, label, Unit::Bytes, move |c| {
+        let key = if capped {
+            "cap:day:capped"
+        } else {
+            "cap:day:exact"
+        };
+        c.cmd(&format!("DEL {key}"))?;
+        let capacity = if capped {
+            format!(" CAPACITY {CAPACITY}")
+        } else {
+            String::new()
+        };
+        c.cmd(&format!(
+            "TOPN.CREATE {key} BUCKET 3600 WINDOW {HOURS}{capacity}"
+        ))?;
+        let day_start = (now_ms() / HOUR_MS - (HOURS - 1)) * HOUR_MS;
+        let started = Instant::now();
+        c.load("day", DAY_MEMBERS, |i, out| {
+            let at = day_start + i * HOURS / DAY_MEMBERS * HOUR_MS + 1;
+            let m = format!("m{i}");
+            topn_incr(out, key, &m, at, None);
+        })?;
+        let secs = started.elapsed().as_secs_f64();
+        let memory = c.memory_usage(key)?;
+        let held = if capped { "counters" } else { "members" };
+        let n = info_int(c, key, held)?;
+        c.cmd(&format!("DEL {key}"))?;
+        let note = format!(
+            "{n} {held} held, {:.1} B each; fed in {secs:.1} s",
+            memory as f64 / n as f64
+        );
+        Ok((memory as f64, note).into())
+    })
+    .requires(&["topn.incr"])
 }
 
 pub(crate) fn group(_s: &Settings) -> Group {
     let streams = [Stream::Zipf, Stream::Shifting, Stream::NewLeader];
-    let measures = streams
+    let mut measures: Vec<Measure> = streams
         .iter()
         .flat_map(|&s| [measure(s, false), measure(s, true)])
         .collect();
+    measures.extend(
+        streams
+            .iter()
+            .flat_map(|&s| [memory(s, false), memory(s, true)]),
+    );
+    measures.extend([day(true), day(false)]);
     Group {
         measures,
         compares: vec![
             cmp("TOPN cap zipf", "TOPK zipf", Some(Goal::AtMost(1.0))),
             cmp("TOPN cap shifting", "TOPK shifting", Some(Goal::AtMost(1.0))),
             cmp("TOPN cap new-leader", "TOPK new-leader", Some(Goal::AtMost(1.0))),
+            cmp("TOPN cap zipf memory", "TOPK zipf memory", Some(Goal::AtMost(1.0))),
+            cmp("TOPN cap shifting memory", "TOPK shifting memory", Some(Goal::AtMost(1.0))),
+            cmp("TOPN cap new-leader memory", "TOPK new-leader memory", Some(Goal::AtMost(1.0))),
+            cmp("TOPN exact 5M day", "TOPN cap 5M day", None),
         ],
         ..Group::new(
             "topn-capacity",
             format!(
                 "TOPN CAPACITY {CAPACITY} against TOPK on three streams of {HOURS} hourly buckets of \
-                 {PER_HOUR} events: ingest time (lower is better), memory, recall@10 and bounds \
-                 in the notes"
+                 {PER_HOUR} events: ingest time (lower is better), recall@10 and bounds in the \
+                 notes; memory against TOPK's; a day of {DAY_MEMBERS} distinct members, capped \
+                 and exact"
             ),
         )
     }

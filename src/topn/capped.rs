@@ -18,106 +18,19 @@
 //! - Counts only grow: `BY` must be positive (Space-Saving's bounds need it).
 
 use hashbrown::HashMap;
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::VecDeque;
 
 use super::small::Shape;
 use super::storage::dispose_value;
+use super::summary::{self, hash, Summary};
 use super::window::{DecodeError, Overflow};
 
 /// Counters a bucket keeps at most, whatever CAPACITY asks.
 pub const MAX_CAPACITY: u32 = 10_000;
+const _: () = assert!(MAX_CAPACITY as usize <= summary::MAX_COUNTERS);
 
 /// The first byte of a capped key's encoding (an exact key's are 1 and 2).
 pub const ENCODING_VERSION_CAPPED: u8 = 3;
-
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-struct Summary {
-    /// Member -> (count, error).
-    counters: HashMap<Box<[u8]>, (i64, i64)>,
-    /// The members of each count, in byte order: the smallest counter is
-    /// the first member of the first count. A member moves between counts
-    /// without a new allocation (its box moves).
-    order: BTreeMap<i64, BTreeSet<Box<[u8]>>>,
-    /// Whether the bucket ever evicted: its floor is then its smallest count.
-    evicted: bool,
-}
-
-impl Summary {
-    fn floor(&self) -> i64 {
-        match (self.evicted, self.order.first_key_value()) {
-            (true, Some((count, _))) => *count,
-            _ => 0,
-        }
-    }
-
-    /// The smallest counter's count.
-    fn min(&self) -> Option<i64> {
-        self.order.first_key_value().map(|(count, _)| *count)
-    }
-
-    /// Takes `member`'s box out of the members of `count`.
-    fn unlink(&mut self, count: i64, member: &[u8]) -> Option<Box<[u8]>> {
-        let members = self.order.get_mut(&count)?;
-        let boxed = members.take(member);
-        if members.is_empty() {
-            self.order.remove(&count);
-        }
-        boxed
-    }
-
-    fn link(&mut self, count: i64, member: Box<[u8]>) {
-        self.order.entry(count).or_default().insert(member);
-    }
-
-    /// Whether [`Summary::add`] would pass the range of counts.
-    fn would_overflow(&self, member: &[u8], by: i64, capacity: usize) -> bool {
-        let base = match self.counters.get(member) {
-            Some(&(count, _)) => count,
-            None if self.counters.len() < capacity => 0,
-            None => self.min().unwrap_or(0),
-        };
-        base.checked_add(by).is_none()
-    }
-
-    /// Adds `by` (>= 1) to `member`; at a full summary of `capacity`, the
-    /// member takes the smallest counter's place.
-    fn add(&mut self, member: &[u8], by: i64, capacity: usize) -> Result<(), Overflow> {
-        if let Some(&(count, error)) = self.counters.get(member) {
-            let new = count.checked_add(by).ok_or(Overflow)?;
-            let boxed = self.unlink(count, member).unwrap_or_else(|| member.into());
-            self.link(new, boxed);
-            if let Some(c) = self.counters.get_mut(member) {
-                *c = (new, error);
-            }
-            return Ok(());
-        }
-        let (count, error) = if self.counters.len() < capacity {
-            (by, 0)
-        } else {
-            let Some(min) = self.min() else {
-                return Ok(());
-            };
-            let new = min.checked_add(by).ok_or(Overflow)?;
-            let gone = self.order.get(&min).and_then(|m| m.first().cloned());
-            if let Some(gone) = gone {
-                self.unlink(min, &gone);
-                self.counters.remove(&gone);
-            }
-            self.evicted = true;
-            (new, min)
-        };
-        self.link(count, member.into());
-        self.counters.insert(member.into(), (count, error));
-        Ok(())
-    }
-
-    fn heap_bytes(&self) -> usize {
-        let names: usize = self.counters.keys().map(|k| k.len()).sum();
-        // A map slot (key box, two counts, control byte) and a tree entry,
-        // plus each name twice.
-        self.counters.capacity() * 41 + self.counters.len() * 40 + 2 * names
-    }
-}
 
 /// A bucket's counters as written: `(bucket, evicted, [(member, count, error)])`.
 pub type BucketCounters<'a> = (i64, bool, Vec<(&'a [u8], i64, i64)>);
@@ -172,36 +85,34 @@ impl Capped {
             return Ok(self.count_at_clock(member).count);
         }
         let clock = self.shape.clock.map_or(b, |c| c.max(b));
-        // Checked before anything changes: the bucket's counter and the window's sum.
-        let pos = self.buckets.partition_point(|(idx, _)| *idx < b);
-        if let Some((idx, summary)) = self.buckets.get(pos) {
-            if *idx == b && summary.would_overflow(member, by, self.capacity as usize) {
-                return Err(Overflow);
-            }
-        }
         // The member's count over the new window, its bucket's part apart
-        // (one lookup a bucket: the reply is this plus the part after the add).
-        let lo = self.live_lo(clock);
-        let (mut others, mut before) = (0i128, 0i128);
+        // (one lookup a bucket, one hash: the reply is this plus the part
+        // after the add).
+        let (h, lo) = (hash(member), self.live_lo(clock));
+        let (mut others, mut before, mut found) = (0i128, 0i128, None);
         for (idx, s) in self.buckets.iter().filter(|(idx, _)| *idx >= lo) {
-            let part = i128::from(s.counters.get(member).map_or(s.floor(), |c| c.0));
+            let slot = s.find(member, h);
+            let part = i128::from(slot.map_or(s.floor(), |x| s.counter(x).0));
             if *idx == b {
-                before = part;
+                (before, found) = (part, slot);
             } else {
                 others += part;
             }
         }
+        // Checked before anything changes: the window's sum here, the
+        // bucket's counter by the add (a new bucket is kept once added to).
         i64::try_from(others + before + i128::from(by)).map_err(|_| Overflow)?;
-        let pos = match self.buckets.get(pos) {
-            Some((idx, _)) if *idx == b => pos,
+        let capacity = self.capacity as usize;
+        let pos = self.buckets.partition_point(|(idx, _)| *idx < b);
+        let after = match self.buckets.get_mut(pos) {
+            Some((idx, s)) if *idx == b => s.add(member, h, found, by, capacity)?,
             _ => {
-                self.buckets.insert(pos, (b, Summary::default()));
-                pos
+                let mut s = Summary::default();
+                let after = s.add(member, h, None, by, capacity)?;
+                self.buckets.insert(pos, (b, s));
+                after
             }
         };
-        let summary = &mut self.buckets[pos].1;
-        summary.add(member, by, self.capacity as usize)?;
-        let after = summary.counters.get(member).map_or(0, |c| c.0);
         self.shape.clock = Some(clock);
         let stale = self.buckets.partition_point(|(idx, _)| *idx < lo);
         self.drop_buckets(stale);
@@ -229,13 +140,9 @@ impl Capped {
     }
 
     fn count_in_range(&self, member: &[u8], lo: i64, hi: i64) -> Bounded {
-        let (mut count, mut error) = (0i128, 0i128);
+        let (mut count, mut error, h) = (0i128, 0i128, hash(member));
         for s in self.read(lo, hi) {
-            let (c, e) = s
-                .counters
-                .get(member)
-                .copied()
-                .unwrap_or((s.floor(), s.floor()));
+            let (c, e) = s.get(member, h).unwrap_or((s.floor(), s.floor()));
             count += i128::from(c);
             error += i128::from(e);
         }
@@ -273,8 +180,8 @@ impl Capped {
         let mut acc: HashMap<&[u8], (i128, i128)> = HashMap::new();
         for s in self.read(lo, hi) {
             let floor = i128::from(s.floor());
-            for (m, &(c, e)) in &s.counters {
-                let a = acc.entry(&**m).or_insert((floors, floors));
+            for (m, c, e) in s.iter() {
+                let a = acc.entry(m).or_insert((floors, floors));
                 a.0 += i128::from(c) - floor;
                 a.1 += i128::from(e) - floor;
             }
@@ -325,7 +232,7 @@ impl Capped {
     }
 
     pub fn counters(&self) -> usize {
-        self.buckets.iter().map(|(_, s)| s.counters.len()).sum()
+        self.buckets.iter().map(|(_, s)| s.len()).sum()
     }
 
     pub fn mem_usage(&self) -> usize {
@@ -345,8 +252,7 @@ impl Capped {
         self.buckets
             .iter()
             .map(|(idx, s)| {
-                let mut list: Vec<(&[u8], i64, i64)> =
-                    s.counters.iter().map(|(m, &(c, e))| (&**m, c, e)).collect();
+                let mut list: Vec<(&[u8], i64, i64)> = s.iter().collect();
                 list.sort_unstable();
                 (*idx, s.evicted, list)
             })
@@ -373,23 +279,16 @@ impl Capped {
         if bucket > clock || bucket < lo || self.shape.clock.is_some_and(|c| c > clock) {
             return Err("a counter outside the window");
         }
+        let (capacity, counter) = (self.capacity as usize, (count, error));
         let pos = self.buckets.partition_point(|(idx, _)| *idx < bucket);
-        let held = self.buckets.get(pos).filter(|(idx, _)| *idx == bucket);
-        let full = held.is_some_and(|(_, s)| {
-            !s.counters.contains_key(member) && s.counters.len() >= self.capacity as usize
-        });
-        if full {
-            return Err("more counters than the capacity");
+        match self.buckets.get_mut(pos) {
+            Some((idx, s)) if *idx == bucket => s.set(member, counter, evicted, capacity)?,
+            _ => {
+                let mut s = Summary::default();
+                s.set(member, counter, evicted, capacity)?;
+                self.buckets.insert(pos, (bucket, s));
+            }
         }
-        if held.is_none() {
-            self.buckets.insert(pos, (bucket, Summary::default()));
-        }
-        let s = &mut self.buckets[pos].1;
-        if let Some((old, _)) = s.counters.insert(member.into(), (count, error)) {
-            s.unlink(old, member);
-        }
-        s.link(count, member.into());
-        s.evicted |= evicted;
         self.shape.clock = Some(clock);
         let stale = self.buckets.partition_point(|(idx, _)| *idx < lo);
         self.drop_buckets(stale);

@@ -22,6 +22,7 @@ mod parse;
 mod select;
 mod small;
 mod storage;
+mod summary;
 mod value;
 mod window;
 

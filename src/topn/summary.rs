@@ -1,0 +1,605 @@
+//! A bucket's Space-Saving summary for a TOPN key with `CAPACITY m`
+//! (`capped.rs`): at most m counters `(count, error)`, and the counter to
+//! evict (the smallest count, ties by the smallest member) found in O(1).
+//! Compact: no allocation per counter, about 40 bytes a counter with an
+//! 8-byte member (a map and an ordered set of boxed names took about 130).
+//!
+//! - `slots`: one per counter, `{count, error, name offset, name length}`,
+//!   dense: a counter is never removed, only replaced by an eviction.
+//! - `names`: the members' bytes in one arena; an evicted member leaves a
+//!   hole, and the arena is rebuilt from the slots (O(m)) when its holes
+//!   outweigh its live bytes, or when it is full and a quarter is holes.
+//! - `links`: a binary min-heap of slot numbers keyed by (count, member),
+//!   and each slot's place in it: the root is the counter to evict, an
+//!   increment sifts in O(log m).
+//! - `table`: open addressing with linear probing over slot numbers, sized
+//!   about 1.5 x the counters (at most 3/4 full), hashed with the process's
+//!   hasher. It only finds a member: no reply, order or encoding depends on
+//!   it or on the arena's layout.
+//!
+//! Slot numbers are u16 (`MAX_COUNTERS`); a bucket's live member bytes stay
+//! within `MAX_NAME_BYTES`, so the arena (at most twice that and a name)
+//! keeps u32 offsets. Pure Rust, no FFI.
+
+use hashbrown::DefaultHashBuilder;
+use std::fmt;
+use std::hash::{BuildHasher, Hasher};
+use std::sync::OnceLock;
+
+use super::window::Overflow;
+
+/// An empty cell of the table.
+const EMPTY: u16 = u16::MAX;
+/// Counters a summary holds at most (slot numbers are u16 but `EMPTY`).
+pub const MAX_COUNTERS: usize = EMPTY as usize;
+/// A bucket's live member bytes at most: a write past it is refused (as an
+/// overflow), a function of the content like every refusal.
+pub const MAX_NAME_BYTES: usize = 1 << 30;
+
+/// A member's hash for [`Summary`]'s lookups: computed once for every
+/// bucket of a read (one hasher for the process).
+pub fn hash(member: &[u8]) -> u64 {
+    static HASHER: OnceLock<DefaultHashBuilder> = OnceLock::new();
+    let mut h = HASHER
+        .get_or_init(DefaultHashBuilder::default)
+        .build_hasher();
+    h.write(member);
+    h.finish()
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    count: i64,
+    error: i64,
+    off: u32,
+    len: u32,
+}
+
+/// `links[i].heap`: the slot at place i of the heap; `links[s].pos`: slot
+/// s's place in it (both vectors as long as the counters, so one).
+#[derive(Clone, Copy, Debug)]
+struct Link {
+    heap: u16,
+    pos: u16,
+}
+
+#[derive(Clone, Default)]
+pub struct Summary {
+    slots: Vec<Slot>,
+    links: Vec<Link>,
+    table: Box<[u16]>,
+    names: Vec<u8>,
+    /// Bytes of `names` no slot points to.
+    holes: u32,
+    /// Whether the bucket ever evicted: its floor is then its smallest count.
+    pub evicted: bool,
+}
+
+impl Summary {
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// What a member absent from the bucket counted at most: its smallest
+    /// count once it evicted, 0 before.
+    pub fn floor(&self) -> i64 {
+        match (self.evicted, self.min()) {
+            (true, Some(count)) => count,
+            _ => 0,
+        }
+    }
+
+    /// The smallest counter's count.
+    pub fn min(&self) -> Option<i64> {
+        self.links
+            .first()
+            .map(|l| self.slots[l.heap as usize].count)
+    }
+
+    /// `member`'s slot (`hash` is [`hash`]'s).
+    pub fn find(&self, member: &[u8], hash: u64) -> Option<usize> {
+        if self.table.is_empty() {
+            return None;
+        }
+        let mut i = self.home(hash);
+        loop {
+            let s = self.table[i];
+            if s == EMPTY {
+                return None;
+            }
+            if self.name(s as usize) == member {
+                return Some(s as usize);
+            }
+            i = self.next(i);
+        }
+    }
+
+    /// A slot's `(count, error)`.
+    pub fn counter(&self, slot: usize) -> (i64, i64) {
+        let s = &self.slots[slot];
+        (s.count, s.error)
+    }
+
+    pub fn get(&self, member: &[u8], hash: u64) -> Option<(i64, i64)> {
+        self.find(member, hash).map(|s| self.counter(s))
+    }
+
+    /// Every counter as `(member, count, error)`, in no set order.
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], i64, i64)> + '_ {
+        (0..self.slots.len()).map(|s| (self.name(s), self.slots[s].count, self.slots[s].error))
+    }
+
+    /// Adds `by` (>= 1) to `member` (`found`: its slot, [`Summary::find`]'s
+    /// answer on this summary as it is); at a full summary of `capacity` the
+    /// member takes the smallest counter's place with `(min + by, min)`.
+    /// Returns its count after; refused before anything changes.
+    pub fn add(
+        &mut self,
+        member: &[u8],
+        hash: u64,
+        found: Option<usize>,
+        by: i64,
+        capacity: usize,
+    ) -> Result<i64, Overflow> {
+        if let Some(s) = found {
+            let new = self.slots[s].count.checked_add(by).ok_or(Overflow)?;
+            self.slots[s].count = new;
+            self.resift(s);
+            return Ok(new);
+        }
+        if self.len() < capacity.min(MAX_COUNTERS) {
+            self.names_fit(member, 0).map_err(|_| Overflow)?;
+            self.push(member, hash, (by, 0), capacity);
+            return Ok(by);
+        }
+        let Some(root) = self.links.first().map(|l| l.heap as usize) else {
+            return Ok(0);
+        };
+        let min = self.slots[root].count;
+        let new = min.checked_add(by).ok_or(Overflow)?;
+        self.names_fit(member, self.slots[root].len as usize)
+            .map_err(|_| Overflow)?;
+        self.replace(root, member, hash, (new, min));
+        self.evicted = true;
+        Ok(new)
+    }
+
+    /// Sets `member`'s counter as an encoding or a rewrite holds it (`evicted`:
+    /// the bucket's floor is its smallest count). Refused, changing nothing,
+    /// for a new member past `capacity`.
+    pub fn set(
+        &mut self,
+        member: &[u8],
+        counter: (i64, i64),
+        evicted: bool,
+        capacity: usize,
+    ) -> Result<(), &'static str> {
+        let hash = hash(member);
+        match self.find(member, hash) {
+            Some(s) => {
+                (self.slots[s].count, self.slots[s].error) = counter;
+                self.resift(s);
+            }
+            None => {
+                if self.len() >= capacity.min(MAX_COUNTERS) {
+                    return Err("more counters than the capacity");
+                }
+                self.names_fit(member, 0)?;
+                self.push(member, hash, counter, capacity);
+            }
+        }
+        self.evicted |= evicted;
+        Ok(())
+    }
+
+    /// The heap bytes allocated (capacities, not lengths).
+    pub fn heap_bytes(&self) -> usize {
+        self.slots.capacity() * std::mem::size_of::<Slot>()
+            + self.links.capacity() * std::mem::size_of::<Link>()
+            + std::mem::size_of_val(&*self.table)
+            + self.names.capacity()
+    }
+
+    fn name(&self, slot: usize) -> &[u8] {
+        let s = &self.slots[slot];
+        &self.names[s.off as usize..][..s.len as usize]
+    }
+
+    /// Whether `member` fits in the bucket's member bytes, `freed` of them
+    /// leaving.
+    fn names_fit(&self, member: &[u8], freed: usize) -> Result<(), &'static str> {
+        let live = self.names.len() - self.holes as usize - freed;
+        if live + member.len() > MAX_NAME_BYTES {
+            return Err("a bucket's members past 1 GiB");
+        }
+        Ok(())
+    }
+
+    /// A new slot for `member` (the summary below its capacity).
+    fn push(&mut self, member: &[u8], hash: u64, (count, error): (i64, i64), capacity: usize) {
+        let s = self.slots.len();
+        if s == self.slots.capacity() {
+            // Doubling up to the capacity: a full bucket holds no spare slots.
+            let more = s.max(4).min(capacity.saturating_sub(s)).max(1);
+            self.slots.reserve_exact(more);
+            self.links.reserve_exact(more);
+        }
+        if 4 * (s + 1) > 3 * self.table.len() {
+            let cap = capacity.min(MAX_COUNTERS);
+            let size = (self.table.len() * 2).max(8).min(cap + cap / 2 + 2);
+            self.rebuild_table(size.max((s + 1) * 4 / 3 + 2));
+        }
+        let (off, len) = self.push_name(member);
+        self.slots.push(Slot {
+            count,
+            error,
+            off,
+            len,
+        });
+        let place = s as u16;
+        self.links.push(Link {
+            heap: place,
+            pos: place,
+        });
+        self.index(s, hash);
+        self.resift(s);
+    }
+
+    /// Slot `s` (the heap's root) taken by `member`.
+    fn replace(&mut self, s: usize, member: &[u8], hash: u64, (count, error): (i64, i64)) {
+        self.unindex(s);
+        let Slot { off, len, .. } = self.slots[s];
+        if off as usize + len as usize == self.names.len() {
+            self.names.truncate(off as usize);
+        } else {
+            self.holes += len;
+        }
+        (self.slots[s].off, self.slots[s].len) = (0, 0);
+        let (off, len) = self.push_name(member);
+        self.slots[s] = Slot {
+            count,
+            error,
+            off,
+            len,
+        };
+        self.index(s, hash);
+        self.resift(s);
+    }
+
+    /// Appends a name to the arena, rebuilt first (its live names only)
+    /// when its holes outweigh its live bytes, or when it is full and a
+    /// quarter of it is holes; grown by half otherwise.
+    /// An empty name is at 0 (so a truncation leaves no offset past the end).
+    fn push_name(&mut self, member: &[u8]) -> (u32, u32) {
+        let holes = self.holes as usize;
+        let live = self.names.len() - holes;
+        let full = self.names.capacity() - self.names.len() < member.len();
+        if holes > live || (full && holes > 0 && 4 * holes >= live) {
+            let want = live + member.len();
+            let mut names = Vec::with_capacity(want + want / 4);
+            for slot in &mut self.slots {
+                if slot.len > 0 {
+                    let start = slot.off as usize;
+                    slot.off = names.len() as u32;
+                    names.extend_from_slice(&self.names[start..][..slot.len as usize]);
+                }
+            }
+            self.names = names;
+            self.holes = 0;
+        } else if full {
+            self.names
+                .reserve_exact(member.len().max(self.names.len() / 2));
+        }
+        if member.is_empty() {
+            return (0, 0);
+        }
+        // Within u32: live bytes <= MAX_NAME_BYTES, holes <= live bytes.
+        let off = self.names.len() as u32;
+        self.names.extend_from_slice(member);
+        (off, member.len() as u32)
+    }
+
+    fn home(&self, hash: u64) -> usize {
+        ((u128::from(hash) * self.table.len() as u128) >> 64) as usize
+    }
+
+    fn next(&self, i: usize) -> usize {
+        if i + 1 == self.table.len() {
+            0
+        } else {
+            i + 1
+        }
+    }
+
+    /// Slot `s` into the table (not in it yet).
+    fn index(&mut self, s: usize, hash: u64) {
+        let mut i = self.home(hash);
+        while self.table[i] != EMPTY {
+            i = self.next(i);
+        }
+        self.table[i] = s as u16;
+    }
+
+    /// Slot `s` out of the table, the cells after it shifted back
+    /// (linear probing's deletion, no tombstones).
+    fn unindex(&mut self, s: usize) {
+        let mut i = self.home(hash(self.name(s)));
+        while self.table[i] != s as u16 {
+            i = self.next(i);
+        }
+        let mut j = i;
+        loop {
+            j = self.next(j);
+            let t = self.table[j];
+            if t == EMPTY {
+                break;
+            }
+            let k = self.home(hash(self.name(t as usize)));
+            // The entry at j stays unless its home lies cyclically in (i, j].
+            let stays = if i <= j {
+                i < k && k <= j
+            } else {
+                i < k || k <= j
+            };
+            if !stays {
+                self.table[i] = t;
+                i = j;
+            }
+        }
+        self.table[i] = EMPTY;
+    }
+
+    fn rebuild_table(&mut self, size: usize) {
+        self.table = vec![EMPTY; size].into_boxed_slice();
+        for s in 0..self.slots.len() {
+            self.index(s, hash(self.name(s)));
+        }
+    }
+
+    /// Whether slot a orders before slot b: (count, member) ascending.
+    fn less(&self, a: u16, b: u16) -> bool {
+        let (x, y) = (&self.slots[a as usize], &self.slots[b as usize]);
+        x.count < y.count || (x.count == y.count && self.name(a as usize) < self.name(b as usize))
+    }
+
+    fn place(&mut self, i: usize, s: u16) {
+        self.links[i].heap = s;
+        self.links[s as usize].pos = i as u16;
+    }
+
+    /// Slot `s` to its place in the heap after its count changed.
+    fn resift(&mut self, s: usize) {
+        let s = s as u16;
+        let mut i = self.links[s as usize].pos as usize;
+        while i > 0 {
+            let parent = (i - 1) / 2;
+            let p = self.links[parent].heap;
+            if !self.less(s, p) {
+                break;
+            }
+            self.place(i, p);
+            i = parent;
+        }
+        let n = self.links.len();
+        loop {
+            let l = 2 * i + 1;
+            if l >= n {
+                break;
+            }
+            let (lh, r) = (self.links[l].heap, l + 1);
+            let c = if r < n && self.less(self.links[r].heap, lh) {
+                r
+            } else {
+                l
+            };
+            let ch = self.links[c].heap;
+            if !self.less(ch, s) {
+                break;
+            }
+            self.place(i, ch);
+            i = c;
+        }
+        self.place(i, s);
+    }
+}
+
+/// Equal when they hold the same counters and eviction state, whatever
+/// their layouts.
+impl PartialEq for Summary {
+    fn eq(&self, other: &Summary) -> bool {
+        self.evicted == other.evicted
+            && self.len() == other.len()
+            && self
+                .iter()
+                .all(|(m, c, e)| other.get(m, hash(m)) == Some((c, e)))
+    }
+}
+
+impl Eq for Summary {}
+
+impl fmt::Debug for Summary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut counters: Vec<(&[u8], i64, i64)> = self.iter().collect();
+        counters.sort_unstable();
+        f.debug_struct("Summary")
+            .field("evicted", &self.evicted)
+            .field("counters", &counters)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+
+    /// Space-Saving at its plainest: a list, the smallest (count, member)
+    /// found by a scan.
+    #[derive(Default)]
+    struct Naive {
+        counters: Vec<(Vec<u8>, i64, i64)>,
+        evicted: bool,
+    }
+
+    impl Naive {
+        fn min(&self) -> Option<usize> {
+            (0..self.counters.len()).min_by(|&a, &b| {
+                let (x, y) = (&self.counters[a], &self.counters[b]);
+                x.1.cmp(&y.1).then_with(|| x.0.cmp(&y.0))
+            })
+        }
+
+        fn add(&mut self, member: &[u8], by: i64, capacity: usize) -> Result<i64, Overflow> {
+            if let Some(c) = self.counters.iter_mut().find(|c| c.0 == member) {
+                c.1 = c.1.checked_add(by).ok_or(Overflow)?;
+                return Ok(c.1);
+            }
+            if self.counters.len() < capacity {
+                self.counters.push((member.to_vec(), by, 0));
+                return Ok(by);
+            }
+            let i = self.min().unwrap();
+            let min = self.counters[i].1;
+            let new = min.checked_add(by).ok_or(Overflow)?;
+            self.counters[i] = (member.to_vec(), new, min);
+            self.evicted = true;
+            Ok(new)
+        }
+
+        fn set(
+            &mut self,
+            member: &[u8],
+            (count, error): (i64, i64),
+            evicted: bool,
+            capacity: usize,
+        ) -> bool {
+            let full = self.counters.len() >= capacity;
+            match self.counters.iter_mut().find(|c| c.0 == member) {
+                Some(c) => (c.1, c.2) = (count, error),
+                None if full => return false,
+                None => self.counters.push((member.to_vec(), count, error)),
+            }
+            self.evicted |= evicted;
+            true
+        }
+
+        fn sorted(&self) -> Vec<(&[u8], i64, i64)> {
+            let mut v: Vec<_> = self
+                .counters
+                .iter()
+                .map(|(m, c, e)| (&m[..], *c, *e))
+                .collect();
+            v.sort_unstable();
+            v
+        }
+    }
+
+    /// The layout's invariants: the heap's order and places, every slot
+    /// found through the table, the arena's holes.
+    fn check(s: &Summary) {
+        let n = s.len();
+        assert_eq!(s.links.len(), n);
+        for i in 0..n {
+            let h = s.links[i].heap;
+            assert_eq!(s.links[h as usize].pos as usize, i);
+            if i > 0 {
+                assert!(s.less(s.links[(i - 1) / 2].heap, h), "heap order");
+            }
+        }
+        assert_eq!(s.table.iter().filter(|&&c| c != EMPTY).count(), n);
+        assert!(n == 0 || 4 * n <= 3 * s.table.len());
+        for (i, (m, ..)) in s.iter().enumerate() {
+            assert_eq!(s.find(m, hash(m)), Some(i));
+        }
+        let live: usize = s.slots.iter().map(|x| x.len as usize).sum();
+        assert_eq!(s.names.len() - s.holes as usize, live);
+        assert!(s.holes as usize <= live, "holes {} live {live}", s.holes);
+    }
+
+    fn member(rng: &mut StdRng, distinct: u32) -> Vec<u8> {
+        let i = rng.gen_range(0..distinct);
+        match i % 7 {
+            0 => Vec::new(),
+            1 => format!("long-member-{i}-{}", "x".repeat((i % 40) as usize)).into_bytes(),
+            _ => format!("m{i}").into_bytes(),
+        }
+    }
+
+    /// Random streams (ties, overflows, rewrites' counters, refusals)
+    /// against the naive summary: the same counters, floor and replies.
+    #[test]
+    fn matches_a_naive_space_saving() {
+        for seed in 0..60u64 {
+            let mut rng = StdRng::seed_from_u64(seed);
+            let capacity = match seed % 4 {
+                0 => rng.gen_range(1..4),
+                1 | 2 => rng.gen_range(1..60),
+                _ => rng.gen_range(100..400),
+            };
+            let distinct = rng.gen_range(1..(capacity as u32) * 4 + 2);
+            let (mut s, mut naive) = (Summary::default(), Naive::default());
+            for step in 0..3_000 {
+                let m = member(&mut rng, distinct);
+                if rng.gen_ratio(1, 25) {
+                    let count = rng.gen_range(1..50);
+                    let counter = (count, rng.gen_range(0..=count));
+                    let evicted = rng.gen_ratio(1, 5);
+                    let before = s.clone();
+                    let done = s.set(&m, counter, evicted, capacity);
+                    assert_eq!(done.is_ok(), naive.set(&m, counter, evicted, capacity));
+                    if done.is_err() {
+                        assert_eq!(format!("{s:?}"), format!("{before:?}"));
+                    }
+                } else {
+                    let by = match rng.gen_range(0..40) {
+                        0 => i64::MAX - rng.gen_range(0..30),
+                        1..=10 => rng.gen_range(1..4),
+                        _ => 1,
+                    };
+                    let before = s.clone();
+                    let got = s.add(&m, hash(&m), s.find(&m, hash(&m)), by, capacity);
+                    assert_eq!(got, naive.add(&m, by, capacity), "seed {seed} step {step}");
+                    if got.is_err() {
+                        assert_eq!(s, before);
+                    }
+                }
+                assert_eq!(s.iter().count(), naive.counters.len());
+                let mut got: Vec<_> = s.iter().collect();
+                got.sort_unstable();
+                assert_eq!(got, naive.sorted(), "seed {seed} step {step}");
+                assert_eq!(s.min(), naive.min().map(|i| naive.counters[i].1));
+                assert_eq!(s.evicted, naive.evicted);
+                if step % 97 == 0 {
+                    check(&s);
+                    assert_eq!(s.clone(), s);
+                }
+            }
+            check(&s);
+        }
+    }
+
+    /// A full bucket of 8-byte members after many evictions: about 40
+    /// bytes a counter.
+    #[test]
+    fn a_counter_takes_about_40_bytes() {
+        let mut rng = StdRng::seed_from_u64(7);
+        for capacity in [28, 100, 1_000, 10_000] {
+            let mut s = Summary::default();
+            for _ in 0..capacity * 20 {
+                let m = format!("m{:07}", rng.gen_range(0..10_000_000));
+                s.add(
+                    m.as_bytes(),
+                    hash(m.as_bytes()),
+                    s.find(m.as_bytes(), hash(m.as_bytes())),
+                    1,
+                    capacity,
+                )
+                .unwrap();
+            }
+            check(&s);
+            let per = s.heap_bytes() as f64 / s.len() as f64;
+            assert!(per < 46.0, "capacity {capacity}: {per:.1} B a counter");
+        }
+    }
+}
