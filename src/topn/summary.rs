@@ -21,12 +21,11 @@
 //! within `MAX_NAME_BYTES`, so the arena (at most twice that and a name)
 //! keeps u32 offsets. Pure Rust, no FFI.
 
-use hashbrown::DefaultHashBuilder;
 use std::fmt;
 use std::hash::{BuildHasher, Hasher};
-use std::sync::OnceLock;
 
 use super::window::Overflow;
+use crate::tuples::table::process_hasher;
 
 /// An empty cell of the table.
 const EMPTY: u16 = u16::MAX;
@@ -37,12 +36,9 @@ pub const MAX_COUNTERS: usize = EMPTY as usize;
 pub const MAX_NAME_BYTES: usize = 1 << 30;
 
 /// A member's hash for [`Summary`]'s lookups: computed once for every
-/// bucket of a read (one hasher for the process).
+/// bucket of a read (the process's hasher).
 pub fn hash(member: &[u8]) -> u64 {
-    static HASHER: OnceLock<DefaultHashBuilder> = OnceLock::new();
-    let mut h = HASHER
-        .get_or_init(DefaultHashBuilder::default)
-        .build_hasher();
+    let mut h = process_hasher().build_hasher();
     h.write(member);
     h.finish()
 }
