@@ -1000,3 +1000,23 @@ fn reads_that_had_to_sum_sum_at_once() {
     last5.truncate(10);
     assert_eq!(rows, last5);
 }
+
+/// A load packs the sealed buckets at once (a replica's first reads sum packed copies).
+#[test]
+fn a_load_packs_sealed_buckets() {
+    let mut t = TopN::new(1_000, 4);
+    for b in 0..3i64 {
+        for i in 0..5_000 {
+            t.incr(format!("m{i}").as_bytes(), 1 + i % 7, b * 1_000)
+                .unwrap();
+        }
+    }
+    let d = TopN::decode_at(&t.encode(), Some(2_500)).unwrap();
+    let packed: Vec<bool> = d.buckets.iter().map(|b| b.packed.is_some()).collect();
+    assert_eq!(
+        packed,
+        [true, true, false],
+        "the two sealed buckets, not the newest"
+    );
+    assert_eq!(d.top_in(5, 2_999, 2), t.top_in(5, 2_999, 2));
+}
