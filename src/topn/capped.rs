@@ -24,6 +24,7 @@ use super::small::Shape;
 use super::storage::dispose_value;
 use super::summary::{self, hash, Summary};
 use super::window::{DecodeError, Overflow};
+use crate::tuples::defrag::{Mover, Pass};
 
 /// Counters a bucket keeps at most, whatever CAPACITY asks.
 pub const MAX_CAPACITY: u32 = 10_000;
@@ -295,6 +296,14 @@ impl Capped {
         Ok(())
     }
 
+    /// Offers every bucket's blocks to a defrag pass, a bucket a unit of work (at most
+    /// `MAX_CAPACITY` counters).
+    pub fn defrag<M: Mover>(&mut self, pass: &mut Pass<M>) {
+        for (_, summary) in self.buckets.iter_mut() {
+            pass.work(|m| summary.defrag(m));
+        }
+    }
+
     /// Drops the `n` oldest buckets; many counters are freed off the main
     /// thread (as big values are), so a write that moves the clock far does
     /// not free WINDOW x CAPACITY counters at once.
@@ -555,5 +564,38 @@ mod tests {
         assert_eq!(key.bound(), 3);
         assert_eq!(key.count_in(b"a", 0, 2), Bounded { count: 3, error: 3 });
         assert_eq!(key.counters(), 2);
+    }
+
+    /// A defrag pass, in calls stopped after every check, moves every
+    /// bucket's blocks and changes no answer.
+    #[test]
+    fn defrag_moves_every_bucket_and_changes_nothing() {
+        use crate::tuples::defrag::model::MoveAll;
+        use crate::tuples::defrag::Resume;
+        let mut key = Capped::new(shape(6), 20);
+        let mut rng = StdRng::seed_from_u64(8);
+        for i in 0..3_000 {
+            let m = format!("m{}", rng.gen_range(0..200));
+            key.incr(m.as_bytes(), rng.gen_range(1..5), (i / 500) * 1_000)
+                .unwrap();
+        }
+        let before = key.clone();
+        let (mut resume, mut moved, mut calls) = (Resume::new(), 0, 0);
+        loop {
+            calls += 1;
+            let mut mover = MoveAll::stopping_after(1);
+            let mut pass = Pass::new(&mut mover, std::mem::take(&mut resume));
+            key.defrag(&mut pass);
+            let stopped = pass.finish();
+            moved += mover.moved.len();
+            match stopped {
+                Some(at) => resume = at,
+                None => break,
+            }
+            assert!(calls < 100, "the pass never ends");
+        }
+        assert_eq!(key, before);
+        assert_eq!(moved, 6 * 4, "four blocks a bucket");
+        assert_eq!(key.encode(), before.encode());
     }
 }

@@ -352,7 +352,10 @@ impl Core {
                 pass.work(|m| m.boxed(f));
                 f.defrag(pass)
             }
-            Core::Capped(c) => pass.work(|m| m.boxed(c)),
+            Core::Capped(c) => {
+                pass.work(|m| m.boxed(c));
+                c.defrag(pass)
+            }
         }
     }
 }

@@ -25,6 +25,7 @@ use std::fmt;
 use std::hash::{BuildHasher, Hasher};
 
 use super::window::Overflow;
+use crate::tuples::defrag::Mover;
 use crate::tuples::table::process_hasher;
 
 /// An empty cell of the table.
@@ -72,6 +73,14 @@ pub struct Summary {
 }
 
 impl Summary {
+    /// Offers its four blocks to a defrag pass.
+    pub fn defrag(&mut self, m: &mut impl Mover) {
+        m.vec(&mut self.slots);
+        m.vec(&mut self.links);
+        m.slice(&mut self.table);
+        m.vec(&mut self.names);
+    }
+
     pub fn len(&self) -> usize {
         self.slots.len()
     }

@@ -161,7 +161,7 @@ impl PlanHints {
     /// How a read of `LAST k` treats the fast plans.
     fn attempt(&self, k: u32) -> Attempt {
         match self.slot(k).load(Ordering::Relaxed) {
-            0 if self.last_missed.load(Ordering::Relaxed) => Attempt::Skip,
+            0 if self.last_missed.load(Ordering::Relaxed) => Attempt::Retry,
             0 => Attempt::Full,
             misses if misses.is_multiple_of(Self::RETRY_EVERY) => Attempt::Retry,
             _ => Attempt::Skip,
@@ -497,8 +497,9 @@ impl TopN {
             note_path(12);
             self.top_by_merge(want, &sp, cap)
         };
-        let merge_first = merge_setup == Some(0)
-            || (merge_setup.is_some() && (sp.i1 - sp.i0) * MERGE_FIRST_RATIO <= walk_fixes.len());
+        // The walk looks up MERGE_FIRST_RATIO times as many buckets a candidate as a merge.
+        let walk_dearer = (sp.i1 - sp.i0) * MERGE_FIRST_RATIO <= walk_fixes.len();
+        let merge_first = merge_setup == Some(0) || (merge_setup.is_some() && walk_dearer);
         let mut tried = false;
         if attempt != Attempt::Skip {
             if merge_first {
@@ -509,7 +510,10 @@ impl TopN {
                 }
             }
             let step = INDEX_STEP_COST + LOOKUP_COST * walk_fixes.len();
-            if want.saturating_mul(step) <= sum_cost / WALK_SHARE {
+            // Counts a merge gave up on (it reads the buckets' highest first) do not prune a
+            // walk that looks up many more buckets a candidate either.
+            let walk_hopeless = merge_first && walk_dearer;
+            if !walk_hopeless && want.saturating_mul(step) <= sum_cost / WALK_SHARE {
                 tried = true;
                 note_path(if clock_walk { 11 } else { 1 });
                 if let Some(rows) = self.walk(walk_base, walk_fixes, want, cap, incl_has_neg) {
