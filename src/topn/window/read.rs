@@ -168,14 +168,15 @@ impl PlanHints {
         }
     }
 
-    /// A read of `LAST k` summed: after the fast plans gave up (`tried`), or without them.
-    fn missed(&self, k: u32, tried: bool) {
+    /// A read of `LAST k` summed: after the fast plans gave up (`evidence`: a sign the key's
+    /// counts are flat), or without them.
+    fn missed(&self, k: u32, evidence: bool) {
         let slot = self.slot(k);
         slot.store(
             slot.load(Ordering::Relaxed).wrapping_add(1).max(1),
             Ordering::Relaxed,
         );
-        if tried {
+        if evidence {
             self.last_missed.store(true, Ordering::Relaxed);
         }
     }
@@ -497,9 +498,8 @@ impl TopN {
             note_path(12);
             self.top_by_merge(want, &sp, cap)
         };
-        // The walk looks up MERGE_FIRST_RATIO times as many buckets a candidate as a merge.
-        let walk_dearer = (sp.i1 - sp.i0) * MERGE_FIRST_RATIO <= walk_fixes.len();
-        let merge_first = merge_setup == Some(0) || (merge_setup.is_some() && walk_dearer);
+        let merge_first = merge_setup == Some(0)
+            || (merge_setup.is_some() && (sp.i1 - sp.i0) * MERGE_FIRST_RATIO <= walk_fixes.len());
         let mut tried = false;
         if attempt != Attempt::Skip {
             if merge_first {
@@ -510,10 +510,7 @@ impl TopN {
                 }
             }
             let step = INDEX_STEP_COST + LOOKUP_COST * walk_fixes.len();
-            // Counts a merge gave up on (it reads the buckets' highest first) do not prune a
-            // walk that looks up many more buckets a candidate either.
-            let walk_hopeless = merge_first && walk_dearer;
-            if !walk_hopeless && want.saturating_mul(step) <= sum_cost / WALK_SHARE {
+            if want.saturating_mul(step) <= sum_cost / WALK_SHARE {
                 tried = true;
                 note_path(if clock_walk { 11 } else { 1 });
                 if let Some(rows) = self.walk(walk_base, walk_fixes, want, cap, incl_has_neg) {
@@ -529,7 +526,9 @@ impl TopN {
                 }
             }
         }
-        self.hints.missed(k, tried);
+        // A one-bucket read's sum is a selection, so its attempts get small caps: their giving
+        // up says little about the key's counts.
+        self.hints.missed(k, tried && sp.i1 - sp.i0 > 1);
         note_path(2);
         if totals < direct {
             if let Some(rows) = self.top_through_totals(n, totals_base, totals_fixes) {
