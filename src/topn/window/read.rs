@@ -128,8 +128,8 @@ const MERGE_FIRST_RATIO: usize = 4;
 enum Attempt {
     /// The fast plans, each with its whole cap.
     Full,
-    /// The fast plans with a quarter of their caps: a read that checks whether counts that
-    /// were flat still are costs the sum and a little.
+    /// The fast plans with a quarter of their caps, and a merge only of lists made already: a
+    /// read that checks whether counts that were flat still are costs the sum and a little.
     Retry,
     /// The sum at once.
     Skip,
@@ -483,11 +483,11 @@ impl TopN {
         let sum_cost = direct.min(totals);
         let attempt = self.hints.attempt(k);
         let (cap, setup_cap) = match attempt {
-            Attempt::Retry => (sum_cost / WALK_SHARE / 4, sum_cost / WALK_SHARE),
+            Attempt::Retry => (sum_cost / WALK_SHARE / 4, 0),
             Attempt::Full | Attempt::Skip => (sum_cost / WALK_SHARE, sum_cost / 2),
         };
         // A threshold merge of the read window's buckets, when making their lists costs at
-        // most half the sum (an eighth on a retry). It goes first when it needs no scan, or
+        // most half the sum (on a retry, only when they are made already). It goes first when it needs no scan, or
         // when the walk looks up at least MERGE_FIRST_RATIO times as many buckets per
         // candidate (a lookup in a big table is a cache miss, and a walk that fails has spent
         // its whole cap on them).
