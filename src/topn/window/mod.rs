@@ -79,7 +79,10 @@
 //!   50,000 events over 200,000 members, ~41,000 distinct a bucket, popularity reversing
 //!   half-way; reads at the newest bucket with 3 and 9 buckets aged): `LAST 1` 55-70 us (a
 //!   selection), `LAST 2` ~90 us (a merge), `LAST 6` 9-19 us, `LAST 12` 1-2.5 us (walks), the
-//!   whole window 0.5-0.7 us (a walk of the clock index). Memory: 8 bytes an entry of a
+//!   whole window 0.5-0.7 us (a walk of the clock index). On flat counts (weighted events
+//!   spread evenly: `timings::bench_reads_weighted`) walks and merges give up and reads sum
+//!   (`LAST 12` ~0.7 ms); the key's plan hints (`read::PlanHints`) then send its next reads
+//!   straight to the sum. A load packs every sealed bucket at once. Memory: 8 bytes an entry of a
 //!   sealed bucket and 8 KB a sealed bucket (packed copies), 8 bytes a member (clock totals),
 //!   ~36 bytes a member while the clock index exists.
 //! - The encoding is a function of the content (members in byte order, a bucket's entries by
