@@ -126,7 +126,7 @@ impl Packed {
 
     /// Adds (subtracts with `negate`) every count into `acc[id]` (wrapping); true if one
     /// overflowed.
-    pub(super) fn scan_into(&self, negate: bool, acc: &mut [i64]) -> bool {
+    pub(super) fn scan_into<A: Acc>(&self, negate: bool, acc: &mut [A]) -> bool {
         Packed::scan_many_into(&[(self, negate)], acc)
     }
 
@@ -138,7 +138,7 @@ impl Packed {
     /// the words are id-sorted, so a block of `acc` stays in cache while every copy adds its
     /// run to it, where copy after copy would each stream all of `acc` through the cache (a
     /// sum of 12 buckets over 200,000 members: ~10% faster).
-    pub(super) fn scan_many_into(copies: &[(&Packed, bool)], acc: &mut [i64]) -> bool {
+    pub(super) fn scan_many_into<A: Acc>(copies: &[(&Packed, bool)], acc: &mut [A]) -> bool {
         /// Ids a block: 64 KB of `acc`.
         const BLOCK: u64 = 8192;
         let mut rest: Vec<&[u64]> = copies.iter().map(|(p, _)| &p.words[..]).collect();
@@ -147,9 +147,9 @@ impl Packed {
         while rest.iter().any(|words| !words.is_empty()) {
             for (words, (_, negate)) in rest.iter_mut().zip(copies) {
                 let (run, o) = if *negate {
-                    scan::<true>(words, end, acc)
+                    scan::<true, A>(words, end, acc)
                 } else {
-                    scan::<false>(words, end, acc)
+                    scan::<false, A>(words, end, acc)
                 };
                 overflow |= o;
                 *words = &words[run..];
@@ -187,7 +187,7 @@ impl Packed {
 /// `Packed::scan_into`'s loop, one instance per sign so its state stays in registers: the
 /// words of ids below `end`; returns how many it read and whether a count overflowed.
 #[inline(never)]
-fn scan<const NEGATE: bool>(words: &[u64], end: u64, acc: &mut [i64]) -> (usize, bool) {
+fn scan<const NEGATE: bool, A: Acc>(words: &[u64], end: u64, acc: &mut [A]) -> (usize, bool) {
     let mut overflow = false;
     let mut read = 0;
     for &w in words {
@@ -197,15 +197,52 @@ fn scan<const NEGATE: bool>(words: &[u64], end: u64, acc: &mut [i64]) -> (usize,
         read += 1;
         let (id, c) = Packed::unpack(w);
         let a = &mut acc[id];
-        let (v, o) = if NEGATE {
-            a.overflowing_sub(c)
-        } else {
-            a.overflowing_add(c)
-        };
+        let (v, o) = a.apply::<NEGATE>(c);
         *a = v;
         overflow |= o;
     }
     (read, overflow)
+}
+
+/// A dense sum's accumulator: `i64`, whose additions report overflow, or `i32` for a sum
+/// whose bounds show no total can leave its range (half the bytes to stream through the
+/// cache on a big read; its additions never overflow, by that check).
+pub(super) trait Acc: Copy + Default + 'static {
+    /// `self + x` (`self - x` with `NEGATE`) and whether it overflowed.
+    fn apply<const NEGATE: bool>(self, x: i64) -> (Self, bool);
+    fn get(self) -> i64;
+}
+
+impl Acc for i64 {
+    #[inline(always)]
+    fn apply<const NEGATE: bool>(self, x: i64) -> (i64, bool) {
+        if NEGATE {
+            self.overflowing_sub(x)
+        } else {
+            self.overflowing_add(x)
+        }
+    }
+    #[inline(always)]
+    fn get(self) -> i64 {
+        self
+    }
+}
+
+impl Acc for i32 {
+    #[inline(always)]
+    fn apply<const NEGATE: bool>(self, x: i64) -> (i32, bool) {
+        let x = x as i32;
+        let v = if NEGATE {
+            self.wrapping_sub(x)
+        } else {
+            self.wrapping_add(x)
+        };
+        (v, false)
+    }
+    #[inline(always)]
+    fn get(self) -> i64 {
+        self as i64
+    }
 }
 
 /// Whether a bucket whose counts lie in `[min, max]` can be packed.

@@ -5,7 +5,7 @@
 //! (retirement walks its cells) never clusters another. Also the branch-free scans that sums
 //! are made of.
 
-use super::super::packed::Packed;
+use super::super::packed::{Acc, Packed};
 use super::super::storage::{dispose, dispose_value, Cells};
 use super::{mix, note_path, reduce, EMPTY, GOLDEN};
 
@@ -301,14 +301,14 @@ impl Bucket {
 
     /// Adds every entry (table and `extra`) into `acc[id]`; see `table_scan`.
     #[inline]
-    pub(super) fn add_into(&self, acc: &mut [i64]) -> bool {
+    pub(super) fn add_into<A: Acc>(&self, acc: &mut [A]) -> bool {
         self.table_into(false, acc) | self.extra_into(false, acc)
     }
 
     /// Adds (subtracts with `negate`) every table entry into `acc[id]`, from the packed copy
     /// when there is one; see `table_scan`.
     #[inline]
-    pub(super) fn table_into(&self, negate: bool, acc: &mut [i64]) -> bool {
+    pub(super) fn table_into<A: Acc>(&self, negate: bool, acc: &mut [A]) -> bool {
         match &self.packed {
             Some(p) => {
                 note_path(8);
@@ -321,9 +321,9 @@ impl Bucket {
     /// Adds (subtracts) whole buckets into `acc[id]`: each `(bucket, negate, with_extra)` its
     /// table, and its `extra` when asked. The packed copies go together
     /// (`Packed::scan_many_into`), the other tables cell by cell. True on overflow.
-    pub(super) fn sum_into<'a>(
+    pub(super) fn sum_into<'a, A: Acc>(
         scans: impl Iterator<Item = (&'a Bucket, bool, bool)>,
-        acc: &mut [i64],
+        acc: &mut [A],
     ) -> bool {
         let mut overflow = false;
         let mut copies: Vec<(&Packed, bool)> = Vec::new();
@@ -345,7 +345,13 @@ impl Bucket {
     /// Adds (subtracts with `negate`) the table cells numbered `[lo, hi)` into `acc[id]`;
     /// see `table_scan`.
     #[inline]
-    pub(super) fn scan_cells(&self, lo: usize, hi: usize, negate: bool, acc: &mut [i64]) -> bool {
+    pub(super) fn scan_cells<A: Acc>(
+        &self,
+        lo: usize,
+        hi: usize,
+        negate: bool,
+        acc: &mut [A],
+    ) -> bool {
         let oc = self.old_cap();
         let mut overflow = false;
         if let Some(o) = &self.old {
@@ -363,7 +369,7 @@ impl Bucket {
 
     /// Adds (subtracts with `negate`) the entries of `extra` into `acc[id]`.
     #[inline]
-    pub(super) fn extra_into(&self, negate: bool, acc: &mut [i64]) -> bool {
+    pub(super) fn extra_into<A: Acc>(&self, negate: bool, acc: &mut [A]) -> bool {
         self.extra
             .as_ref()
             .is_some_and(|x| x.scan_cells(0, usize::MAX, negate, acc))
@@ -454,7 +460,13 @@ impl Bucket {
 /// moved cells add 0 there. Branch-free on purpose: whether a cell is occupied is a coin toss at
 /// the tables' load, and a branch on it costs more than the whole scan.
 #[inline]
-pub(super) fn table_scan(t: &Table, lo: usize, hi: usize, negate: bool, acc: &mut [i64]) -> bool {
+pub(super) fn table_scan<A: Acc>(
+    t: &Table,
+    lo: usize,
+    hi: usize,
+    negate: bool,
+    acc: &mut [A],
+) -> bool {
     let hi = hi.min(t.cap());
     if lo >= hi {
         return false;
@@ -475,9 +487,9 @@ pub(super) fn table_scan(t: &Table, lo: usize, hi: usize, negate: bool, acc: &mu
         };
         let (keys, v) = (&keys[a - run..b - run], &v[a - run..b - run]);
         overflow |= if negate {
-            apply_run::<true>(keys, v, acc, dummy)
+            apply_run::<true, A>(keys, v, acc, dummy)
         } else {
-            apply_run::<false>(keys, v, acc, dummy)
+            apply_run::<false, A>(keys, v, acc, dummy)
         };
     }
     overflow
@@ -486,10 +498,10 @@ pub(super) fn table_scan(t: &Table, lo: usize, hi: usize, negate: bool, acc: &mu
 /// `table_scan`'s loop over one run, adding or (`NEGATE`) subtracting; each
 /// instance kept apart so its state stays in registers.
 #[inline(never)]
-pub(super) fn apply_run<const NEGATE: bool>(
+pub(super) fn apply_run<const NEGATE: bool, A: Acc>(
     keys: &[u32],
     vals: &[i64],
-    acc: &mut [i64],
+    acc: &mut [A],
     dummy: u32,
 ) -> bool {
     let mut overflow = false;
@@ -497,11 +509,7 @@ pub(super) fn apply_run<const NEGATE: bool>(
         // Empty and moved cells hold 0: only where it goes depends on the key.
         let i = if *k < MOVED { *k } else { dummy };
         let a = &mut acc[i as usize];
-        let (v, o) = if NEGATE {
-            a.overflowing_sub(*x)
-        } else {
-            a.overflowing_add(*x)
-        };
+        let (v, o) = a.apply::<NEGATE>(*x);
         *a = v;
         overflow |= o;
     }

@@ -81,7 +81,7 @@
 //!   selection), `LAST 2` ~90 us (a merge), `LAST 6` 9-19 us, `LAST 12` 1-2.5 us (walks), the
 //!   whole window 0.5-0.7 us (a walk of the clock index). On flat counts (weighted events
 //!   spread evenly: `timings::bench_reads_weighted`) walks and merges give up and reads sum
-//!   (`LAST 12` ~0.7 ms); the key's plan hints (`read::PlanHints`) then send its next reads
+//!   (`LAST 12` ~0.5 ms, in 32-bit accumulators when the value bounds allow); the key's plan hints (`read::PlanHints`) then send its next reads
 //!   straight to the sum. A load packs every sealed bucket at once. Memory: 8 bytes an entry of a
 //!   sealed bucket and 8 KB a sealed bucket (packed copies), 8 bytes a member (clock totals),
 //!   ~36 bytes a member while the clock index exists.

@@ -7,6 +7,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
+use super::super::packed::Acc;
 use super::super::select::{clamp_i64, top_positive, top_rows, Rows};
 use super::super::storage::Key;
 use super::bucket::Bucket;
@@ -197,25 +198,43 @@ impl Clone for PlanHints {
     }
 }
 
-/// The most slots of the dense sums' accumulator kept between reads (32 MB).
+/// The most slots of the dense sums' accumulators kept between reads (32 MB of `i64`).
 const KEPT_ACCUMULATOR: usize = 1 << 22;
 
 thread_local! {
-    /// The dense sums' accumulator, kept between reads (reads run on the server's thread): a
+    /// The dense sums' accumulators, kept between reads (reads run on the server's thread): a
     /// fresh one is megabytes of new pages for a big key, whose page faults cost more than
     /// the sum itself (measured: ~0.6 ms of a 1 ms read over 200,000 members).
     static ACCUMULATOR: RefCell<Vec<i64>> = const { RefCell::new(Vec::new()) };
+    static ACCUMULATOR_32: RefCell<Vec<i32>> = const { RefCell::new(Vec::new()) };
+}
+
+/// An accumulator type with its kept vector.
+trait Kept: Acc {
+    fn kept() -> &'static std::thread::LocalKey<RefCell<Vec<Self>>>;
+}
+
+impl Kept for i64 {
+    fn kept() -> &'static std::thread::LocalKey<RefCell<Vec<i64>>> {
+        &ACCUMULATOR
+    }
+}
+
+impl Kept for i32 {
+    fn kept() -> &'static std::thread::LocalKey<RefCell<Vec<i32>>> {
+        &ACCUMULATOR_32
+    }
 }
 
 /// Runs `f` on `len` zeroed accumulators: the kept ones when free and small enough.
-fn with_accumulator<R>(len: usize, f: impl FnOnce(&mut [i64]) -> R) -> R {
-    ACCUMULATOR.with(|kept| match kept.try_borrow_mut() {
+fn with_accumulator<A: Kept, R>(len: usize, f: impl FnOnce(&mut [A]) -> R) -> R {
+    A::kept().with(|kept| match kept.try_borrow_mut() {
         Ok(mut acc) if len <= KEPT_ACCUMULATOR => {
             acc.clear();
-            acc.resize(len, 0);
+            acc.resize(len, A::default());
             f(&mut acc)
         }
-        _ => f(&mut vec![0; len]),
+        _ => f(&mut vec![A::default(); len]),
     })
 }
 
@@ -647,9 +666,9 @@ impl TopN {
     }
 
     /// The top `n` of dense sums (`acc[id]`).
-    pub(super) fn select_dense(&self, n: usize, acc: &[i64]) -> Rows<'_> {
+    pub(super) fn select_dense<A: Acc>(&self, n: usize, acc: &[A]) -> Rows<'_> {
         let name = |id: u32| self.m.name(id);
-        let all = || acc.iter().enumerate().map(|(id, v)| (*v, id as u32));
+        let all = || acc.iter().enumerate().map(|(id, v)| (v.get(), id as u32));
         top_positive(n, all, name).unwrap_or_else(|| {
             top_rows(
                 n,
@@ -679,6 +698,17 @@ impl TopN {
         }
     }
 
+    /// Top `n` of the buckets at deque positions `[i0, i1)` summed into dense accumulators
+    /// of type `A`; `None` if a sum overflows.
+    fn dense_top<A: Kept>(&self, n: usize, i0: usize, i1: usize) -> Option<Rows<'_>> {
+        let slots = self.m.nslots;
+        with_accumulator::<A, _>(slots + 1, |acc| {
+            let overflow =
+                Bucket::sum_into(self.buckets.range(i0..i1).map(|b| (b, false, true)), acc);
+            (!overflow).then(|| self.select_dense(n, &acc[..slots]))
+        })
+    }
+
     /// Top `n` by summing the buckets at deque positions `[i0, i1)` directly.
     pub(super) fn top_direct(&self, n: usize, i0: usize, i1: usize) -> Rows<'_> {
         if i1 - i0 == 1 {
@@ -688,12 +718,17 @@ impl TopN {
         let entries: usize = range().map(Bucket::entries).sum();
         let slots = self.m.nslots;
         if self.dense_sum(entries) {
-            // Dense accumulators indexed by member id (plus the scan's dummy slot); i64 unless a
-            // sum overflows.
-            let summed = with_accumulator(slots + 1, |acc| {
-                let overflow = Bucket::sum_into(range().map(|b| (b, false, true)), acc);
-                (!overflow).then(|| self.select_dense(n, &acc[..slots]))
-            });
+            // Dense accumulators indexed by member id (plus the scan's dummy slot): i32 when the
+            // buckets' value bounds keep every sum in its range (half the bytes), else i64
+            // unless a sum overflows.
+            let bound: i128 = range()
+                .map(|b| (b.min_val as i128).abs().max(b.max_val as i128))
+                .sum();
+            let summed = if bound <= i32::MAX as i128 {
+                self.dense_top::<i32>(n, i0, i1)
+            } else {
+                self.dense_top::<i64>(n, i0, i1)
+            };
             if let Some(rows) = summed {
                 return rows;
             }
