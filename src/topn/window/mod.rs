@@ -77,8 +77,8 @@
 //!   Selection reads names only for the rows returned and for ties at the n-th count.
 //!   Measured in-process (`timings::bench_reads`: the bench's `topn-reads` key, 24 buckets x
 //!   50,000 events over 200,000 members, ~41,000 distinct a bucket, popularity reversing
-//!   half-way; reads at the newest bucket with 3 and 9 buckets aged): `LAST 1` 55-70 us (a
-//!   selection), `LAST 2` ~90 us (a merge), `LAST 6` 9-19 us, `LAST 12` 1-2.5 us (walks), the
+//!   half-way; reads at the newest bucket with 3 and 9 buckets aged): `LAST 1` ~110 us (a
+//!   selection), `LAST 2` 160-230 us (a merge), `LAST 6` 12-29 us, `LAST 12` 1-2.6 us (walks), the
 //!   whole window 0.5-0.7 us (a walk of the clock index). On flat counts (weighted events
 //!   spread evenly: `timings::bench_reads_weighted`) walks and merges give up and reads sum
 //!   (`LAST 12` ~0.5 ms, in 32-bit accumulators when the value bounds allow); the key's plan hints (`read::PlanHints`) then send its next reads
