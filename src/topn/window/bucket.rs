@@ -299,25 +299,6 @@ impl Bucket {
             .chain(self.extra.iter().flat_map(|x| x.table_iter()))
     }
 
-    /// Adds every entry (table and `extra`) into `acc[id]`; see `table_scan`.
-    #[inline]
-    pub(super) fn add_into<A: Acc>(&self, acc: &mut [A]) -> bool {
-        self.table_into(false, acc) | self.extra_into(false, acc)
-    }
-
-    /// Adds (subtracts with `negate`) every table entry into `acc[id]`, from the packed copy
-    /// when there is one; see `table_scan`.
-    #[inline]
-    pub(super) fn table_into<A: Acc>(&self, negate: bool, acc: &mut [A]) -> bool {
-        match &self.packed {
-            Some(p) => {
-                note_path(8);
-                p.scan_into(negate, acc)
-            }
-            None => self.scan_cells(0, usize::MAX, negate, acc),
-        }
-    }
-
     /// Adds (subtracts) whole buckets into `acc[id]`: each `(bucket, negate, with_extra)` its
     /// table, and its `extra` when asked. The packed copies go together
     /// (`Packed::scan_many_into`), the other tables cell by cell. True on overflow.

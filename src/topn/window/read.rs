@@ -84,15 +84,14 @@ impl<'a> Fix<'a> {
     }
 
     /// Applies this correction to every member's running total in `acc` (by id), scanning the
-    /// bucket; true on overflow.
+    /// bucket's cells; true on overflow. (A whole bucket's goes through `Bucket::sum_into`
+    /// instead, which reads its packed copy: see `whole`.)
     fn scan_into(self, acc: &mut [i64]) -> bool {
         match self {
-            Fix::Sub(b, 0) => b.table_into(true, acc),
-            Fix::SubAll(b) => b.table_into(true, acc) | b.extra_into(true, acc),
             Fix::Sub(b, from) => b.scan_cells(from, usize::MAX, true, acc),
-            Fix::Add(b, None) => b.add_into(acc),
-            Fix::Add(b, Some(below)) => {
-                b.scan_cells(0, below, false, acc) | b.extra_into(false, acc)
+            Fix::SubAll(b) => b.scan_cells(0, usize::MAX, true, acc) | b.extra_into(true, acc),
+            Fix::Add(b, below) => {
+                b.scan_cells(0, below.unwrap_or(usize::MAX), false, acc) | b.extra_into(false, acc)
             }
         }
     }
@@ -140,9 +139,10 @@ enum Attempt {
 /// members of near counts, weighted events) they spend their caps and then sum anyway. A
 /// key remembers, per `k`, how many reads in a row did; the next reads of that `k` go
 /// straight to the sum, trying the fast plans again (with smaller caps) every `RETRY_EVERY`th
-/// read, so a dashboard repeating a read pays the sum, not the sum and the attempts. A `k` not read yet
-/// follows the key's last attempt (of any `k`): flat counts are flat for every window, so a
-/// dashboard's first read of each of its windows does not pay the attempts again either.
+/// read, so a dashboard repeating a read pays the sum, not the sum and the attempts. A `k`
+/// not read yet follows the key's last attempt of another `k`: after one that gave up it tries
+/// with a retry's smaller caps (flat counts are flat for every window, while another window
+/// of skewed counts may still prune).
 /// Internal state (answers never depend on it); atomics so a read stays `&self`.
 #[derive(Default)]
 pub(super) struct PlanHints {
@@ -506,10 +506,10 @@ impl TopN {
             Attempt::Full | Attempt::Skip => (sum_cost / WALK_SHARE, sum_cost / 2),
         };
         // A threshold merge of the read window's buckets, when making their lists costs at
-        // most half the sum (on a retry, only when they are made already). It goes first when it needs no scan, or
-        // when the walk looks up at least MERGE_FIRST_RATIO times as many buckets per
-        // candidate (a lookup in a big table is a cache miss, and a walk that fails has spent
-        // its whole cap on them).
+        // most half the sum (on a retry, only when they are made already). It goes first when
+        // it needs no scan, or when the walk looks up at least MERGE_FIRST_RATIO times as many
+        // buckets per candidate (a lookup in a big table is a cache miss, and a walk that
+        // fails has spent its whole cap on them).
         let merge_setup = self
             .merge_setup_cost(&sp)
             .filter(|&setup| setup <= setup_cap);
@@ -655,10 +655,8 @@ impl TopN {
             self.m
                 .names
                 .totals_into(base == Base::Clock, &mut acc[..slots]);
-            let (whole, partial): (Vec<&Fix<'_>>, Vec<&Fix<'_>>) =
-                fixes.iter().partition(|f| f.whole().is_some());
-            let mut overflow = Bucket::sum_into(whole.iter().filter_map(|f| f.whole()), acc);
-            for f in partial {
+            let mut overflow = Bucket::sum_into(fixes.iter().filter_map(|f| f.whole()), acc);
+            for f in fixes.iter().filter(|f| f.whole().is_none()) {
                 overflow |= f.scan_into(acc);
             }
             (!overflow).then(|| self.select_dense(n, &acc[..slots]))

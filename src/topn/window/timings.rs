@@ -207,9 +207,10 @@ fn bench_adverse() {
         });
         time(&format!("adverse: scan only LAST {k}"), 20, || {
             let mut acc = vec![0i64; t.m.nslots + 1];
-            for b in t.buckets.range(sp.i0..sp.i1) {
-                b.add_into(&mut acc);
-            }
+            Bucket::sum_into(
+                t.buckets.range(sp.i0..sp.i1).map(|b| (b, false, true)),
+                &mut acc,
+            );
             acc.len()
         });
     }
