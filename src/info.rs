@@ -18,6 +18,12 @@ pub fn register(ctx: *mut raw::RedisModuleCtx, families: &'static [&'static Fami
 
 extern "C" fn info(ctx: *mut raw::RedisModuleInfoCtx, _for_crash_report: c_int) {
     api!(RedisModule_InfoAddSection(ctx, c"".as_ptr()));
+    // `recipes_version`: the release, beside `MODULE LIST`'s number.
+    api!(RedisModule_InfoAddFieldCString(
+        ctx,
+        c"version".as_ptr(),
+        crate::RELEASE.as_ptr()
+    ));
     let families = FAMILIES.get().copied().unwrap_or_default();
     let module_wide = crate::server::defrag::STATS;
     let counters = families

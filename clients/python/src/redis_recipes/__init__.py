@@ -13,4 +13,4 @@ from .sharded import AsyncShardedTopN, ShardedTopN, shard_tags
 from .topn import TopNInfo
 
 __all__ = ["Recipes", "ShardedTopN", "AsyncShardedTopN", "TopNInfo", "shard_tags"]
-__version__ = "0.1.0"
+__version__ = "0.2.0"
