@@ -65,58 +65,67 @@ impl Writer {
     }
 }
 
-struct GoldenAof {
-    /// Folder under `tests/golden/aof/`: `appendonlydir/` as the server left
-    /// it, and (for a sequence checked by its reads) `reads.txt`.
-    dir: &'static str,
-    writer: Writer,
-    /// The sequence, on a server with `appendonly yes`.
-    write: fn(&Server),
-    /// Exact answers to check instead of `reads.txt` (which then is absent).
-    answers: Option<fn() -> Vec<Step>>,
+/// What a golden AOF holds.
+#[derive(Clone, Copy)]
+enum Sequence {
+    /// [`family_sequence`] of the family so named; checked by `reads.txt`.
+    Family(&'static str),
+    /// [`KEYWORD_NAMES`]; checked by [`keyword_name_reads`].
+    KeywordNames,
 }
 
-const GOLDEN_AOFS: &[GoldenAof] = &[
-    GoldenAof {
-        dir: "0.1.0-rv",
-        writer: Writer::PreviousRelease,
-        write: |srv| family_sequence(srv, "RV"),
-        answers: None,
-    },
-    GoldenAof {
-        dir: "0.1.0-tl",
-        writer: Writer::PreviousRelease,
-        write: |srv| family_sequence(srv, "TL"),
-        answers: None,
-    },
-    GoldenAof {
-        dir: "0.1.0-topn",
-        writer: Writer::PreviousRelease,
-        write: |srv| family_sequence(srv, "TOPN"),
-        answers: None,
-    },
-    GoldenAof {
-        dir: "0.1.0-ulist",
-        writer: Writer::PreviousRelease,
-        write: |srv| family_sequence(srv, "ULIST"),
-        answers: None,
-    },
-    GoldenAof {
-        dir: "0.1.0-hcounter",
-        writer: Writer::PreviousRelease,
-        write: |srv| family_sequence(srv, "HCOUNTER"),
-        answers: None,
-    },
-    GoldenAof {
-        dir: "7a559f0-keyword-names",
-        writer: Writer::Commit7a559f0,
-        write: |srv| {
-            for args in KEYWORD_NAMES {
-                let _: Value = q(&mut srv.conn(), args);
+struct GoldenAof {
+    /// Folder under `tests/golden/aof/`: `appendonlydir/` as the server left
+    /// it, and for a family's sequence `reads.txt`.
+    dir: &'static str,
+    writer: Writer,
+    sequence: Sequence,
+}
+
+impl GoldenAof {
+    /// Writes the sequence on a server with `appendonly yes`.
+    fn write(&self, srv: &Server) {
+        match self.sequence {
+            Sequence::Family(name) => family_sequence(srv, name),
+            Sequence::KeywordNames => {
+                for args in KEYWORD_NAMES {
+                    let _: Value = q(&mut srv.conn(), args);
+                }
             }
-        },
-        answers: Some(keyword_name_reads),
-    },
+        }
+    }
+
+    /// Exact answers to check instead of `reads.txt` (which then is absent).
+    fn answers(&self) -> Option<Vec<Step>> {
+        match self.sequence {
+            Sequence::Family(_) => None,
+            Sequence::KeywordNames => Some(keyword_name_reads()),
+        }
+    }
+}
+
+/// The previous release's AOF of one family's sequence.
+const fn previous_release_aof(dir: &'static str, family: &'static str) -> GoldenAof {
+    GoldenAof {
+        dir,
+        writer: Writer::PreviousRelease,
+        sequence: Sequence::Family(family),
+    }
+}
+
+const KEYWORD_NAMES_AOF: GoldenAof = GoldenAof {
+    dir: "7a559f0-keyword-names",
+    writer: Writer::Commit7a559f0,
+    sequence: Sequence::KeywordNames,
+};
+
+const GOLDEN_AOFS: &[GoldenAof] = &[
+    previous_release_aof("0.1.0-rv", "RV"),
+    previous_release_aof("0.1.0-tl", "TL"),
+    previous_release_aof("0.1.0-topn", "TOPN"),
+    previous_release_aof("0.1.0-ulist", "ULIST"),
+    previous_release_aof("0.1.0-hcounter", "HCOUNTER"),
+    KEYWORD_NAMES_AOF,
 ];
 
 /// A family's golden sequence: its sample on `<family>:sample` (into the
@@ -179,8 +188,8 @@ fn golden_aofs_load_with_the_answers_of_the_build_that_wrote_them() {
         let what = format!("tests/golden/aof/{}", golden.dir);
         assert_no_critical(&srv, &what);
         let c = &mut srv.conn();
-        match golden.answers {
-            Some(answers) => run_steps(c, &answers(), &what),
+        match golden.answers() {
+            Some(answers) => run_steps(c, &answers, &what),
             None => {
                 let want = std::fs::read_to_string(dir.join("reads.txt")).expect("reads.txt");
                 let got = reads_text(c);
@@ -205,7 +214,7 @@ fn keyword_names_from_an_older_master_reach_this_builds_replica() {
         &["REPLICAOF", "127.0.0.1", &master.port.to_string()],
     );
     wait_for_sync(&master, &replica);
-    (GOLDEN_AOFS.last().unwrap().write)(&master);
+    KEYWORD_NAMES_AOF.write(&master);
     wait_for_sync(&master, &replica);
     assert_no_critical(&replica, "this build's replica of 7a559f0");
     run_steps(&mut replica.conn(), &keyword_name_reads(), "the replica");
@@ -235,10 +244,10 @@ fn write_missing_golden_aofs() {
             builder = builder.module_args(AHEAD_OF_THE_CLOCK);
         }
         let mut srv = builder.start();
-        (golden.write)(&srv);
-        let reads = match golden.answers {
+        golden.write(&srv);
+        let reads = match golden.answers() {
             Some(answers) => {
-                run_steps(&mut srv.conn(), &answers(), golden.dir);
+                run_steps(&mut srv.conn(), &answers, golden.dir);
                 None
             }
             None => Some(reads_text(&mut srv.conn())),
