@@ -148,6 +148,14 @@ fn key_reads(c: &mut Connection, key: &str, base: i64) -> Vec<String> {
     if let Some(fam) = family_of_type(&kind) {
         lines.extend((fam.read)(c, key, base));
     }
+    if kind == "recipesTN" {
+        // With errors (CAPACITY keys), which the family's reads leave out.
+        for at in [base, base + 3_600_000] {
+            let at = at.to_string();
+            let args = ["TOPN.TOP", key, "1000", "AT", &at, "WITHCOUNTS", "WITHERRORS"];
+            lines.push(common::families::read_line(c, &args));
+        }
+    }
     if matches!(kind.as_str(), "recipesUL" | "recipesHC") {
         let family = if kind == "recipesUL" {
             "ULIST"
