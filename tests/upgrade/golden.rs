@@ -60,7 +60,10 @@ impl Writer {
     fn module(self) -> std::path::PathBuf {
         match self {
             Writer::PreviousRelease => previous_module(),
-            Writer::Commit7a559f0 => module_from_env("RECIPES_7A559F0_MODULE", "7a559f0"),
+            Writer::Commit7a559f0 => module_from_env(
+                "RECIPES_7A559F0_MODULE",
+                "scripts/previous-release.sh 7a559f0",
+            ),
         }
     }
 }

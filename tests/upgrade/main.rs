@@ -33,13 +33,11 @@ use redis::{Connection, Value};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-/// The module .so named by `var`, panicking with how to get it when unset.
-fn module_from_env(var: &str, commit: &str) -> PathBuf {
+/// The module .so named by `var`, panicking with how to get it when unset
+/// (`build` is the command that builds it).
+fn module_from_env(var: &str, build: &str) -> PathBuf {
     let path = std::env::var(var).unwrap_or_else(|_| {
-        panic!(
-            "{var} is not set: `make test-upgrade` sets it (scripts/previous-release.sh {commit} \
-             builds it)"
-        )
+        panic!("{var} is not set: `make test-upgrade` sets it (`{build}` builds it)")
     });
     let path = PathBuf::from(path);
     assert!(path.is_file(), "{var}={} does not exist", path.display());
@@ -48,7 +46,7 @@ fn module_from_env(var: &str, commit: &str) -> PathBuf {
 
 /// The previous release's module (`$RECIPES_PREVIOUS_MODULE`).
 fn previous_module() -> PathBuf {
-    module_from_env("RECIPES_PREVIOUS_MODULE", "")
+    module_from_env("RECIPES_PREVIOUS_MODULE", "scripts/previous-release.sh")
 }
 
 /// A server on the previous release's module.
@@ -152,7 +150,15 @@ fn key_reads(c: &mut Connection, key: &str, base: i64) -> Vec<String> {
         // With errors (CAPACITY keys), which the family's reads leave out.
         for at in [base, base + 3_600_000] {
             let at = at.to_string();
-            let args = ["TOPN.TOP", key, "1000", "AT", &at, "WITHCOUNTS", "WITHERRORS"];
+            let args = [
+                "TOPN.TOP",
+                key,
+                "1000",
+                "AT",
+                &at,
+                "WITHCOUNTS",
+                "WITHERRORS",
+            ];
             lines.push(common::families::read_line(c, &args));
         }
     }

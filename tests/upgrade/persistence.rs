@@ -80,6 +80,7 @@ fn aof_and_rdb_of_the_previous_release_load_the_same() {
     assert_no_critical(&srv, "the previous build's RDB on this build");
     let c = &mut srv.conn();
     assert_same_key_reads(&old_reads, &all_key_reads(c, base), "RDB");
+    assert_same_dumps(&old_dumps, &comparable_dumps(c), "RDB");
     eprintln!(
         "{} keys written by the previous build: the same reads from its AOF and its RDB",
         old_reads.len()
