@@ -202,14 +202,12 @@ impl TopN {
     }
 
     /// Every nonzero count of the live buckets as `(bucket, member, count)`, by bucket.
-    pub fn live_entries(&self) -> Vec<(i64, &[u8], i64)> {
-        self.live_buckets()
-            .flat_map(|b| {
-                b.iter()
-                    .filter(|&(_, v)| v != 0)
-                    .map(move |(id, v)| (b.idx, self.m.name(id), v))
-            })
-            .collect()
+    pub fn live_entries(&self) -> impl Iterator<Item = (i64, &[u8], i64)> + '_ {
+        self.live_buckets().flat_map(move |b| {
+            b.iter()
+                .filter(|&(_, v)| v != 0)
+                .map(move |(id, v)| (b.idx, self.m.name(id), v))
+        })
     }
 
     /// Increments that rebuild an equal structure when replayed with `incr` in order (on a
