@@ -521,6 +521,8 @@ pub enum DecodeError {
     Count(&'static str, u64),
     /// A field that `encode` never writes (the text says which).
     Invalid(&'static str),
+    /// An encoding version this release does not know: a newer one wrote it.
+    UnknownVersion(i64),
 }
 
 impl std::fmt::Display for DecodeError {
@@ -529,8 +531,20 @@ impl std::fmt::Display for DecodeError {
             DecodeError::Truncated => f.write_str("the payload ends early"),
             DecodeError::Count(what, n) => write!(f, "{what} count {n} exceeds the payload"),
             DecodeError::Invalid(what) => f.write_str(what),
+            DecodeError::UnknownVersion(v) => f.write_str(&newer_release(*v)),
         }
     }
+}
+
+/// Why a payload of encoding version `version` is refused: no release
+/// before this one wrote it, so a newer one did (`docs/upgrading.md` lists
+/// which release writes what).
+pub fn newer_release(version: i64) -> String {
+    format!(
+        "encoding version {version} is unknown to recipes {}: it was written by a newer \
+         release; load it with that release or a later one (docs/upgrading.md)",
+        crate::RELEASE.to_string_lossy()
+    )
 }
 
 /// Reads little-endian fields from encoded bytes; `Truncated` past the end.
