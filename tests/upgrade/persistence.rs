@@ -11,13 +11,30 @@ use rand::SeedableRng;
 /// compared). A release that changes an encoding names its type here.
 const ENCODINGS_CHANGED: &[&str] = &[];
 
-/// `DUMP` of every module-type key but those of a type in [`ENCODINGS_CHANGED`].
+/// `DUMP` of every module-type key but those of a type in
+/// [`ENCODINGS_CHANGED`], once two reads 100 ms apart agree: items that
+/// expired before the load are reclaimed in the background after it, at a
+/// moment of each process's own.
 fn comparable_dumps(c: &mut Connection) -> BTreeMap<Vec<u8>, Vec<u8>> {
-    dump_all(c)
-        .into_iter()
-        .filter(|(_, d)| is_module_type(&d.kind) && !ENCODINGS_CHANGED.contains(&d.kind.as_str()))
-        .map(|(k, d)| (k, d.value.into_iter().next().unwrap_or_default()))
-        .collect()
+    let read = |c: &mut Connection| -> BTreeMap<Vec<u8>, Vec<u8>> {
+        dump_all(c)
+            .into_iter()
+            .filter(|(_, d)| {
+                is_module_type(&d.kind) && !ENCODINGS_CHANGED.contains(&d.kind.as_str())
+            })
+            .map(|(k, d)| (k, d.value.into_iter().next().unwrap_or_default()))
+            .collect()
+    };
+    let mut last = read(c);
+    for _ in 0..50 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let now = read(c);
+        if now == last {
+            return now;
+        }
+        last = now;
+    }
+    panic!("the module keys' DUMPs never held still for 100 ms");
 }
 
 /// Panics naming the keys whose `DUMP` differs (or that one side lacks).
