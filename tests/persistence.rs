@@ -13,6 +13,7 @@ use common::*;
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -259,18 +260,6 @@ fn migrate_moves_keys_with_their_content() {
     }
 }
 
-/// RESP of `commands`, as an AOF holds them.
-fn aof_of(commands: &[&[&str]]) -> String {
-    let mut out = String::from("*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n");
-    for args in commands {
-        out += &format!("*{}\r\n", args.len());
-        for a in *args {
-            out += &format!("${}\r\n{a}\r\n", a.len());
-        }
-    }
-    out
-}
-
 /// An AOF written by a release that let declarations use words that are
 /// keywords now (`group`, `count`) loads whole: the CREATEs are not refused
 /// (no CRITICAL line), and the names stay names in every command, also where
@@ -279,38 +268,18 @@ fn aof_of(commands: &[&[&str]]) -> String {
 fn an_aof_with_names_that_became_keywords_loads_and_reads() {
     let mut srv = Server::start();
     srv.stop();
-    let aof = aof_of(&[
-        &["ULIST.CREATE", "teams", "VALUE", "user", "SCOPE", "group"],
-        &[
-            "ULIST.ADD",
-            "teams",
-            "user",
-            "1",
-            "group",
-            "a",
-            "AT",
-            "1000",
-        ],
-        &[
-            "HCOUNTER.CREATE",
-            "hits",
-            "PARTITION",
-            "count",
-            "GROUP",
-            "page",
-        ],
-        &[
-            "HCOUNTER.INCR",
-            "hits",
-            "count",
-            "x",
-            "page",
-            "p1",
-            "AT",
-            "1000",
-        ],
-    ]);
-    std::fs::write(srv.dir.join("appendonly.aof"), aof).unwrap();
+    // What 7a559f0 wrote for `ULIST.CREATE teams VALUE user SCOPE group`,
+    // `ULIST.ADD teams user 1 group a`, `HCOUNTER.CREATE hits PARTITION count
+    // GROUP page` and `HCOUNTER.INCR hits count x page p1`.
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden/aof/7a559f0-keyword-names/appendonlydir");
+    let copied = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(&golden)
+        .arg(&srv.dir)
+        .status()
+        .unwrap();
+    assert!(copied.success());
     srv.try_restart_with(&[("appendonly", "yes")]).unwrap();
     assert!(!srv.log().contains("CRITICAL"), "{}", srv.log());
     let c = &mut srv.conn();
