@@ -140,6 +140,8 @@ fn info_section_is_the_same_on_every_server() {
     let info: String = redis::cmd("INFO").arg("recipes").query(c).unwrap();
     let mut lines = info.lines().filter(|l| !l.trim().is_empty());
     assert_eq!(lines.next(), Some("# recipes"), "{info}");
+    let version = format!("recipes_version:{}", env!("CARGO_PKG_VERSION"));
+    assert_eq!(lines.next().map(str::trim_end), Some(&*version), "{info}");
     let mut names = std::collections::BTreeSet::new();
     let mut families = std::collections::BTreeSet::new();
     for line in lines {
@@ -193,7 +195,13 @@ fn module_list_is_the_same_on_every_server() {
         let m = &ours[0];
         let names: Vec<&str> = m.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(names, ["name", "ver", "path", "args"], "{list:?}");
-        assert_eq!(field(m, "ver"), &Value::Int(1));
+        // major*10000 + minor*100 + patch of Cargo.toml's version.
+        let release: Vec<i64> = env!("CARGO_PKG_VERSION")
+            .split('.')
+            .map(|p| p.parse().unwrap())
+            .collect();
+        let ver = release[0] * 10_000 + release[1] * 100 + release[2];
+        assert_eq!(field(m, "ver"), &Value::Int(ver));
         assert_eq!(
             PathBuf::from(text(field(m, "path"))),
             module_path(),
