@@ -278,3 +278,193 @@ fn big_groups_page_in_bounded_steps() {
     let short = scan_with_writes(c, &["ULIST.DATA", "big", "p", "rare"], &mut rng, write);
     assert!(short > 0, "no step came back short");
 }
+
+/// What a step may look at (`paged_looked` in `INFO recipes`): its budget,
+/// `max(4 x COUNT, 1024)` entries, and the rest of the shard it was in
+/// when the budget ran out (a shard holds up to about 3 x 512 entries).
+fn step_bound(count: usize) -> i64 {
+    ((4 * count).max(1024) + 3 * 512 + 2) as i64
+}
+
+/// Pages through `read` with `count` rows a step, `write` between the
+/// steps (none: the rows must be exactly the whole read's); checks what
+/// each step looked at against [`step_bound`] and every lasting row once.
+/// Returns the steps taken.
+fn bounded_scan(
+    c: &mut Connection,
+    read: &[&str],
+    count: usize,
+    mut write: Option<&mut dyn FnMut(&mut Connection)>,
+) -> usize {
+    let whole = all(c, read);
+    let mut throughout = whole.clone();
+    let mut seen: BTreeMap<Row, usize> = BTreeMap::new();
+    let (mut cursor, mut steps) = ("0".to_string(), 0);
+    loop {
+        let before = recipes_info(c, "paged_looked");
+        let (rows, next) = step(c, read, &cursor, count);
+        let looked = recipes_info(c, "paged_looked") - before;
+        assert!(
+            looked <= step_bound(count),
+            "{read:?} step {steps}: looked at {looked}"
+        );
+        assert!(rows.len() <= count);
+        for row in rows {
+            *seen.entry(row).or_default() += 1;
+        }
+        steps += 1;
+        if next == "0" {
+            break;
+        }
+        cursor = next;
+        if let Some(write) = write.as_mut() {
+            write(c);
+            throughout = throughout.intersection(&all(c, read)).cloned().collect();
+        }
+    }
+    for (row, n) in &seen {
+        assert_eq!(*n, 1, "{read:?}: {row:?} returned {n} times");
+    }
+    for row in &throughout {
+        assert!(seen.contains_key(row), "{read:?}: {row:?} never returned");
+    }
+    if write.is_none() {
+        assert_eq!(seen.len(), whole.len(), "{read:?}: rows that are not there");
+    }
+    steps
+}
+
+/// Thousands of scopes (partitions) the filter leaves out, each with many
+/// values (cells): a step passes over one at the cost of one entry,
+/// whatever it holds, for every filter shape (leading names, trailing
+/// names, both, none, PARTITION names), while a writer grows and shrinks
+/// the table being read; the rows are right.
+#[test]
+fn passed_over_groups_cost_one_entry_each() {
+    let srv = Server::start();
+    let c = &mut srv.conn();
+    q_ok(
+        c,
+        &"ULIST.CREATE ul VALUE v SCOPE month company PARTITION p"
+            .split(' ')
+            .collect::<Vec<_>>(),
+    );
+    q_ok(
+        c,
+        &"HCOUNTER.CREATE hc PARTITION day company GROUP city"
+            .split(' ')
+            .collect::<Vec<_>>(),
+    );
+    const COMPANIES: usize = 1500;
+    let mut pipe = redis::pipe();
+    for company in 0..COMPANIES {
+        let company = format!("c{company}");
+        for v in 0..40 {
+            let (v, month, p) = (v.to_string(), format!("m{}", v % 2), format!("p{}", v % 4));
+            pipe.cmd("ULIST.ADD")
+                .arg(&["ul", "v", &v, "month", &month, "company", &company, "p", &p]);
+        }
+        for city in 0..8 {
+            let (day, city) = (format!("d{}", city % 2), city.to_string());
+            pipe.cmd("HCOUNTER.INCR")
+                .arg(&["hc", "day", &day, "company", &company, "city", &city]);
+        }
+        let _: () = pipe.ignore().query(c).unwrap();
+        pipe.clear();
+    }
+    // One scope and one partition of thousands (tables of several shards).
+    for v in 0..3000 {
+        let (v, p) = (format!("t{v}"), format!("p{}", v % 10));
+        pipe.cmd("ULIST.ADD")
+            .arg(&["ul", "v", &v, "month", "m1", "company", "target", "p", &p]);
+        pipe.cmd("HCOUNTER.INCR")
+            .arg(&["hc", "day", "d1", "company", "target", "city", &v]);
+    }
+    let _: () = pipe.ignore().query(c).unwrap();
+    let mut rng = StdRng::seed_from_u64(seed_from_env("CURSOR_SEED", 30));
+    // Adds to the target scope and partition; now and then deletes a
+    // tenth of the scope, or the whole partition (which the adds refill).
+    let mut write = |c: &mut Connection| {
+        for _ in 0..40 {
+            let v = format!("t{}", rng.gen_range(0..6000));
+            let p = format!("p{}", rng.gen_range(0..10));
+            let _: i64 = q(
+                c,
+                &[
+                    "ULIST.ADD",
+                    "ul",
+                    "v",
+                    &v,
+                    "month",
+                    "m1",
+                    "company",
+                    "target",
+                    "p",
+                    &p,
+                ],
+            );
+            let _: i64 = q(
+                c,
+                &[
+                    "HCOUNTER.INCR",
+                    "hc",
+                    "day",
+                    "d1",
+                    "company",
+                    "target",
+                    "city",
+                    &v,
+                ],
+            );
+        }
+        if rng.gen_bool(0.05) {
+            let p = format!("p{}", rng.gen_range(0..10));
+            let del = [
+                "ULIST.DEL",
+                "ul",
+                "month",
+                "m1",
+                "company",
+                "target",
+                "p",
+                &p,
+            ];
+            let _: i64 = q(c, &del);
+        }
+        if rng.gen_bool(0.02) {
+            let del = ["HCOUNTER.DEL", "hc", "day", "d1", "company", "target"];
+            let _: i64 = q(c, &del);
+        }
+    };
+    let words = |s: &'static str| s.split(' ').collect::<Vec<_>>();
+    // Trailing names: every other scope or partition passed over.
+    for read in [
+        "ULIST.DATA ul company target",
+        "ULIST.DATA ul month m1 company target",
+        "ULIST.PARTITIONS ul company target",
+        "HCOUNTER.DATA hc company target",
+        "HCOUNTER.PARTITIONS hc company target",
+    ] {
+        bounded_scan(c, &words(read), 10, Some(&mut write));
+    }
+    // Nothing matches: some thousands of groups, about 1024 a step.
+    for read in [
+        "ULIST.DATA ul company nobody",
+        "ULIST.PARTITIONS ul company nobody",
+        "HCOUNTER.DATA hc company nobody",
+        "HCOUNTER.PARTITIONS hc company nobody",
+    ] {
+        let steps = bounded_scan(c, &words(read), 10, None);
+        assert!(steps >= 3, "{read}: {steps} steps over 3,000 groups");
+    }
+    // Leading names, PARTITION names, none: what they look at is theirs.
+    for read in [
+        "ULIST.DATA ul month m0",
+        "ULIST.DATA ul p p3",
+        "ULIST.DATA ul",
+        "HCOUNTER.DATA hc day d0",
+        "HCOUNTER.DATA hc",
+    ] {
+        bounded_scan(c, &words(read), 1000, None);
+    }
+}

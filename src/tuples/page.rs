@@ -10,10 +10,12 @@
 //! table (`table::place_of`), then by their bytes, so a step reads a table
 //! one shard at a time from the cursor's place; and it stops after looking
 //! at [`Step`]'s budget of entries, with fewer rows than COUNT if the ones
-//! it looked at were filtered out (as SCAN may).
+//! it looked at were filtered out (as SCAN may). A group or key passed
+//! over (one the filter leaves out) costs one entry, whatever it holds.
 
 use super::table::PLACES;
 use crate::args::CmdError;
+use crate::stats::{PAGED_LOOKED, PAGED_STEPS};
 use std::borrow::Cow;
 
 /// Rows a page holds when COUNT is not given, and at most.
@@ -140,8 +142,9 @@ impl<'p, R> Step<'p, R> {
 
     /// Offers a group keyed `group`: `shard_at(place)` gives the entries of
     /// the shard holding `place` and the end of its places (a small group is
-    /// one shard, ending at `PLACES`); `row` makes an entry's row from its
-    /// bytes and handle, or `None` when the read's filter leaves it out.
+    /// one shard, ending at `PLACES`; a group the filter leaves out, none
+    /// ending there: it costs one entry); `row` makes an entry's row from
+    /// its bytes and handle, or `None` when the read's filter leaves it out.
     pub fn group<'e, H>(
         &mut self,
         group: &[u8],
@@ -165,10 +168,11 @@ impl<'p, R> Step<'p, R> {
             }
         }
         let mut place = from.map_or(0, |(p, _)| u64::from(p));
-        self.looked += 1;
         while place < PLACES {
             let (mut entries, end) = shard_at(place as u32);
-            self.looked += entries.len();
+            // The shard itself counts: an empty one is not free.
+            self.looked += 1 + entries.len();
+            PAGED_LOOKED.add(1);
             if let Some((at, last)) = from {
                 entries.retain(|(p, bytes, _)| {
                     *p > at || (*p == at && last.is_some_and(|l| **bytes > *l))
@@ -197,6 +201,7 @@ impl<'p, R> Step<'p, R> {
 
     /// The rows taken, and the next cursor (`0` once the rows are done).
     pub fn finish(self) -> (Vec<R>, Vec<u8>) {
+        PAGED_STEPS.add(1);
         let next = self.next.map_or_else(|| b"0".to_vec(), |k| to_hex(&k));
         (self.rows, next)
     }
@@ -216,6 +221,7 @@ impl<'p, R> Step<'p, R> {
             return;
         }
         self.looked += 1;
+        PAGED_LOOKED.add(1);
         if let Some(r) = row {
             if self.rows.len() == self.page.count {
                 self.next = self.last.take();
