@@ -24,6 +24,7 @@ use crate::tuples::encoding;
 use crate::tuples::expiry::SecondQueue;
 use crate::tuples::index::{matches, Filter, PartitionIndex};
 use crate::tuples::page::{Page, Step};
+use crate::tuples::prefetch::read_ahead;
 use crate::tuples::sample::estimate;
 use crate::tuples::table::{place_of, process_hasher, IdMap, Table, PLACES};
 use hashbrown::DefaultHashBuilder;
@@ -435,10 +436,15 @@ impl Hashed {
                         return (Vec::new(), PLACES);
                     }
                     let (shard, end) = scope.values.shard_at(place);
-                    let entries = shard.map(|&n| {
-                        let value = records.get(n).value.as_slice();
-                        (place_of(hasher.hash_one(value)), value.into(), n)
-                    });
+                    let numbers = shard.copied().collect();
+                    let entries = read_ahead(
+                        numbers,
+                        |n| records.get(n),
+                        |n| {
+                            let value = records.get(n).value.as_slice();
+                            (place_of(hasher.hash_one(value)), value.into(), n)
+                        },
+                    );
                     (entries.collect(), end)
                 },
                 |_, n| {
