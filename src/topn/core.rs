@@ -7,7 +7,7 @@
 //! on the layout. Pure Rust, no FFI.
 
 use super::capped::{BucketCounters, Capped, ENCODING_VERSION_CAPPED};
-use super::small::{Shape, Small};
+use super::small::{packed_bytes, Shape, Small};
 use super::storage::dispose_value;
 use super::window::{DecodeError, Overflow, TopN};
 use crate::tuples::defrag::{Mover, Pass};
@@ -86,8 +86,13 @@ impl Core {
                     && full.stored_entries() <= to_small
                     && full.holds_only_live() =>
             {
-                let small = Small::from_entries(full.key_shape(), &full.live_entries());
-                if small.bytes() <= COMPACT_BYTES_MAX {
+                // Counted first: a key of few but long members would
+                // otherwise pack (and drop) a compact copy on every write.
+                let shape = full.key_shape();
+                let clock = shape.clock.unwrap_or(0);
+                if packed_bytes(clock, full.live_entries()) <= COMPACT_BYTES_MAX {
+                    let entries: Vec<_> = full.live_entries().collect();
+                    let small = Small::from_entries(shape, &entries);
                     let full = std::mem::replace(self, Core::Small(small));
                     // Its tables may still have the capacity of a big past.
                     let bytes = full.mem_usage();
@@ -453,6 +458,47 @@ mod tests {
             let full = Core::decode_at(&bytes, 0, 0).unwrap();
             assert_eq!(full.top_in(5, i64::MAX, 24), core.top_in(5, i64::MAX, 24));
         }
+    }
+
+    /// What a full key counts before packing is what the packing writes,
+    /// so a key of few long members (over the byte limit) stays full
+    /// without packing a copy a write, and goes compact once it fits.
+    #[test]
+    fn a_key_goes_compact_exactly_when_its_packed_bytes_fit() {
+        let mut core = Core::new(1000, 4, 0, DEFAULT_COMPACT_MAX);
+        let long = |i: usize| format!("{i:0>1000}");
+        for i in 0..10 {
+            core.incr(long(i).as_bytes(), 3, 10_000, DEFAULT_COMPACT_MAX)
+                .unwrap();
+        }
+        assert!(
+            !core.is_compact(),
+            "10 members of 1,000 bytes are over 8 KiB"
+        );
+        let Core::Full(full) = &core else {
+            unreachable!()
+        };
+        let shape = full.key_shape();
+        let entries: Vec<_> = full.live_entries().collect();
+        assert_eq!(
+            packed_bytes(shape.clock.unwrap_or(0), full.live_entries()),
+            Small::from_entries(shape, &entries).bytes()
+        );
+        for _ in 0..3 {
+            core.incr(long(0).as_bytes(), 1, 10_000, DEFAULT_COMPACT_MAX)
+                .unwrap();
+            assert!(!core.is_compact());
+        }
+        // Three members' counts cancelled: what is left fits.
+        for i in 3..10 {
+            core.incr(long(i).as_bytes(), -3, 10_000, DEFAULT_COMPACT_MAX)
+                .unwrap();
+        }
+        core.incr(b"short", 1, 10_000, DEFAULT_COMPACT_MAX).unwrap();
+        core.upkeep(1_000, DEFAULT_COMPACT_MAX);
+        core.incr(b"short", 1, 10_000, DEFAULT_COMPACT_MAX).unwrap();
+        assert!(core.is_compact());
+        assert_eq!(core.count_in(long(0).as_bytes(), 10_000, 4), 6);
     }
 
     #[test]

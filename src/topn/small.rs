@@ -314,6 +314,21 @@ fn distinct_buckets(entries: &[Entry]) -> usize {
 }
 
 /// The buffer of `entries` (sorted by bucket, then member) for `clock`.
+/// The bytes [`pack`] writes for `entries` (in any order), counted without
+/// writing them: a full key learns whether it would fit compact before it
+/// packs a copy.
+pub fn packed_bytes<'a>(clock: i64, entries: impl Iterator<Item = (i64, &'a [u8], i64)>) -> usize {
+    entries
+        .filter(|e| e.2 != 0)
+        .map(|(bucket, member, count)| {
+            varint::len((clock - bucket) as u64)
+                + varint::len(member.len() as u64)
+                + member.len()
+                + varint::len(varint::zigzag(count))
+        })
+        .sum()
+}
+
 fn pack(clock: i64, entries: &[Entry]) -> Vec<u8> {
     let mut buf = Vec::with_capacity(entries.iter().map(|e| e.member.len() + 4).sum());
     for e in entries {

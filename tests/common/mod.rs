@@ -35,6 +35,7 @@ pub mod families;
 mod query;
 mod server;
 mod tables;
+pub mod writers;
 pub use query::*;
 pub use server::*;
 #[allow(unused_imports)] // not every test binary has tables

@@ -154,6 +154,7 @@ pub struct ServerBuilder {
     extra: Vec<String>,
     env: Vec<(String, String)>,
     binary: Option<String>,
+    module: Option<PathBuf>,
     module_args: Vec<String>,
     load_module: bool,
     bound: bool,
@@ -187,6 +188,12 @@ impl ServerBuilder {
     /// server in particular, e.g. Valkey 9 for atomic slot migration).
     pub fn binary(mut self, path: &str) -> Self {
         self.binary = Some(path.to_string());
+        self
+    }
+    /// Another module .so than [`find_module`]'s (an older build of the
+    /// module, for upgrade tests).
+    pub fn module(mut self, path: &Path) -> Self {
+        self.module = Some(path.to_path_buf());
         self
     }
     /// Start without loading the module (plain Redis).
@@ -314,7 +321,8 @@ impl Server {
         ];
         if self.builder.load_module {
             a.push("--loadmodule".into());
-            a.push(module_path().display().to_string());
+            let module = self.builder.module.clone().unwrap_or_else(module_path);
+            a.push(module.display().to_string());
             a.extend(self.builder.module_args.iter().cloned());
         }
         a.extend(self.builder.extra.iter().cloned());
@@ -480,6 +488,13 @@ impl Server {
         let started = self.try_restart_with(extra);
         self.builder = configured;
         started
+    }
+
+    /// Changes the configuration of the next starts (e.g. another module
+    /// build, or `--replicaof`: an upgrade restarts a server on a newer
+    /// build as a replica); the running process is left alone.
+    pub fn reconfigure(&mut self, change: impl FnOnce(ServerBuilder) -> ServerBuilder) {
+        self.builder = change(std::mem::take(&mut self.builder));
     }
 
     /// SIGKILL, as a crash: nothing is flushed or saved. `restart()` brings it back.

@@ -9,6 +9,7 @@
 
 use super::*;
 use common::cluster::{key_slot, slot_owners, Cluster, ClusterClient};
+use common::writers::*;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -20,75 +21,6 @@ const KEYS: usize = 2;
 const RECLAIM_KEYS: usize = 2;
 const ITEMS: usize = 300;
 
-/// A counted key: writes sent, and those a replica acknowledged (`WAIT 1`).
-struct Counted {
-    fam: &'static Family,
-    key: String,
-    sent: u64,
-    acknowledged: u64,
-}
-
-fn counted_keys(prefix: &str) -> Vec<Counted> {
-    FAMILIES
-        .iter()
-        .flat_map(|fam| {
-            (0..KEYS).map(move |i| Counted {
-                fam,
-                key: format!("{prefix}{}{i}", fam.prefix()),
-                sent: 0,
-                acknowledged: 0,
-            })
-        })
-        .collect()
-}
-
-/// Where a writer sends: one server's connection, or a cluster client.
-trait Sink {
-    fn call(&mut self, k: &redis::Cmd, key: &str) -> redis::RedisResult<Value>;
-}
-
-impl Sink for Connection {
-    fn call(&mut self, k: &redis::Cmd, _key: &str) -> redis::RedisResult<Value> {
-        k.query(self)
-    }
-}
-
-impl Sink for ClusterClient {
-    fn call(&mut self, k: &redis::Cmd, key: &str) -> redis::RedisResult<Value> {
-        ClusterClient::call(self, k, key)
-    }
-}
-
-/// Counted writes round-robin, each followed by `WAIT <replicas> 200` on the
-/// same node (acknowledged once every replica has it, so whichever replica is
-/// promoted holds it), until `stop` or `max` writes; a refused or failed
-/// write stops the writer (a failover is under way): it was sent, maybe
-/// applied.
-fn write_until(
-    stop: &AtomicBool,
-    sink: &mut dyn Sink,
-    keys: &mut [Counted],
-    replicas: i64,
-    max: u64,
-) {
-    let mut total = 0;
-    while !stop.load(Ordering::SeqCst) && total < max {
-        for k in keys.iter_mut() {
-            let write = (k.fam.tally.write)(&k.key, k.sent);
-            k.sent += 1;
-            total += 1;
-            if sink.call(&write, &k.key).is_err() {
-                return;
-            }
-            match sink.call(&cmd(&["WAIT", &replicas.to_string(), "200"]), &k.key) {
-                Ok(Value::Int(n)) if n >= replicas => k.acknowledged += 1,
-                Ok(_) => {}
-                Err(_) => return,
-            }
-        }
-    }
-}
-
 /// On the master after a failover: every key holds at least its
 /// acknowledged writes and at most those sent, and every key with expiring
 /// items is reclaimed (its DUMP is its empty twin's). Returns the writes
@@ -99,19 +31,8 @@ fn assert_kept_and_reclaimed(
     reclaiming: &[(String, Vec<u8>)],
     what: &str,
 ) -> u64 {
+    let acknowledged = assert_kept(srv, keys, what);
     let c = &mut srv.conn();
-    let mut acknowledged = 0;
-    for k in keys {
-        let held = (k.fam.tally.count)(c, &k.key);
-        assert!(
-            (k.acknowledged as i64..=k.sent as i64).contains(&held),
-            "{what}: {} holds {held}, acknowledged {}, sent {}",
-            k.key,
-            k.acknowledged,
-            k.sent
-        );
-        acknowledged += k.acknowledged;
-    }
     for (key, empty) in reclaiming {
         let done = wait_until(Duration::from_secs(60), || {
             dump(c, key).as_ref() == Some(empty)
@@ -152,44 +73,6 @@ fn reclaiming_keys(
     out
 }
 
-fn role(srv: &Server) -> String {
-    info_field(&srv.info("replication"), "role").unwrap_or_default()
-}
-
-/// `DEBUG DIGEST` of two servers at one replication offset.
-fn assert_same_digest(master: &Server, replica: &Server) {
-    let offset = |srv: &Server, field: &str| info_field(&srv.info("replication"), field);
-    for _ in 0..200 {
-        let at = offset(master, "master_repl_offset");
-        let d: Vec<String> = [master, replica]
-            .iter()
-            .map(|s| q(&mut s.conn(), &["DEBUG", "DIGEST"]))
-            .collect();
-        if at == offset(master, "master_repl_offset") && at == offset(replica, "slave_repl_offset")
-        {
-            assert_eq!(d[0], d[1], "DEBUG DIGEST at offset {at:?}");
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    panic!("master and replica never held still at one offset");
-}
-
-/// Runs a writer thread on `sink` over `keys` until `stop`, its writes
-/// acknowledged by `replicas` replicas.
-fn spawn_writer<S: Sink + Send + 'static>(
-    stop: &Arc<AtomicBool>,
-    mut sink: S,
-    mut keys: Vec<Counted>,
-    replicas: i64,
-) -> std::thread::JoinHandle<Vec<Counted>> {
-    let stop = stop.clone();
-    std::thread::spawn(move || {
-        write_until(&stop, &mut sink, &mut keys, replicas, 2_000_000);
-        keys
-    })
-}
-
 #[test]
 fn failover_command_under_writers_with_reclaim_due() {
     let old = Server::builder()
@@ -203,7 +86,7 @@ fn failover_command_under_writers_with_reclaim_due() {
     );
     wait_for_sync(&old, &new);
     let m = &mut old.conn();
-    let keys = counted_keys("fo:");
+    let keys = counted_keys("fo:", KEYS);
     for k in &keys {
         run_all(m, &(k.fam.tally.setup)(&k.key));
     }
@@ -261,7 +144,7 @@ fn cluster_failover_under_writers_with_reclaim_due() {
     let replica = replica_of(&cluster.nodes, owner);
     let master = cluster.node(owner);
     let mut client = ClusterClient::connect(&cluster);
-    let keys = counted_keys(tag);
+    let keys = counted_keys(tag, KEYS);
     for k in &keys {
         for setup in (k.fam.tally.setup)(&k.key) {
             client.call(&setup, &k.key).expect("setup");
@@ -448,7 +331,7 @@ fn sentinel_failover_then_kill_9_of_the_new_master() {
         })
     };
     let m = &mut servers[0].conn();
-    let keys = counted_keys("sn:");
+    let keys = counted_keys("sn:", KEYS);
     for k in &keys {
         run_all(m, &(k.fam.tally.setup)(&k.key));
     }

@@ -75,7 +75,7 @@ impl TopN {
         let mut r = Reader { buf: bytes };
         let version = r.u8()?;
         if version != ENCODING_VERSION && version != ENCODING_VERSION_ALIGNED {
-            return Err(DecodeError::UnknownVersion(version));
+            return Err(DecodeError::UnknownVersion(version.into()));
         }
         let bucket_ms = r.i64()?;
         if bucket_ms < 1 {
@@ -202,14 +202,12 @@ impl TopN {
     }
 
     /// Every nonzero count of the live buckets as `(bucket, member, count)`, by bucket.
-    pub fn live_entries(&self) -> Vec<(i64, &[u8], i64)> {
-        self.live_buckets()
-            .flat_map(|b| {
-                b.iter()
-                    .filter(|&(_, v)| v != 0)
-                    .map(move |(id, v)| (b.idx, self.m.name(id), v))
-            })
-            .collect()
+    pub fn live_entries(&self) -> impl Iterator<Item = (i64, &[u8], i64)> + '_ {
+        self.live_buckets().flat_map(move |b| {
+            b.iter()
+                .filter(|&(_, v)| v != 0)
+                .map(move |(id, v)| (b.idx, self.m.name(id), v))
+        })
     }
 
     /// Increments that rebuild an equal structure when replayed with `incr` in order (on a

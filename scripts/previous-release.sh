@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Builds the module of an earlier commit once and prints the path of its .so.
+#
+#   scripts/previous-release.sh          the previous release: the newest
+#                                        "## X.Y.Z — commit <id>" line of CHANGELOG.md
+#   scripts/previous-release.sh COMMIT   any commit (e.g. 7a559f0)
+#
+# The commit's tree comes from `git archive` (the checkout is left alone) into
+# target/previous-release/<id>/src and is built in release mode with a target
+# dir of its own (target/previous-release/cargo-target, shared by every commit
+# built so, so their dependencies build once). The result is cached as
+# target/previous-release/<id>/librecipes.so: later runs only print its path.
+# Build output goes to stderr; stdout is the path alone.
+#
+# Env: CARGO (default cargo).
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cargo=${CARGO:-cargo}
+say() { echo "previous-release: $*" >&2; }
+
+if [ $# -gt 0 ]; then
+    wanted=$1
+else
+    wanted=$(sed -n 's/^## [0-9][0-9.]* — commit \([0-9a-f]\{40\}\)$/\1/p' "$repo/CHANGELOG.md" | head -n 1)
+    if [ -z "$wanted" ]; then
+        say "CHANGELOG.md names no release (a line '## X.Y.Z — commit <40 hex digits>')"
+        exit 1
+    fi
+fi
+
+if ! id=$(git -C "$repo" rev-parse --verify --quiet "$wanted^{commit}"); then
+    say "commit $wanted is not in this clone's history."
+    if [ "$(git -C "$repo" rev-parse --is-shallow-repository 2>/dev/null)" = true ]; then
+        say "this clone is shallow: fetch the whole history (git fetch --unshallow) and run again."
+    fi
+    exit 1
+fi
+
+base=$repo/target/previous-release
+out=$base/$id
+so=$out/librecipes.so
+mkdir -p "$base"
+# One build at a time (two test runs may ask at once).
+exec 9>"$base/.lock"
+flock 9
+
+if [ ! -f "$so" ]; then
+    say "building $id (once; cached as $so)"
+    rm -rf "$out/src"
+    mkdir -p "$out/src"
+    git -C "$repo" archive "$id" | tar -x -C "$out/src"
+    CARGO_TARGET_DIR=$base/cargo-target "$cargo" build --release --lib \
+        --manifest-path "$out/src/Cargo.toml" >&2
+    cp "$base/cargo-target/release/librecipes.so" "$so.tmp"
+    mv "$so.tmp" "$so"
+    rm -rf "$out/src"
+fi
+echo "$so"

@@ -1,0 +1,265 @@
+//! Golden AOFs: what older builds wrote, committed under `tests/golden/aof/`
+//! (see `tests/golden/README.md`), so the check holds where the old commits
+//! cannot be built. Each loads on this build with no `CRITICAL` line and
+//! answers as the build that wrote it did.
+//!
+//! Making the missing ones (never rewriting one):
+//!
+//!     RECIPES_PREVIOUS_MODULE=$(scripts/previous-release.sh) \
+//!     RECIPES_7A559F0_MODULE=$(scripts/previous-release.sh 7a559f0) \
+//!         cargo test --test upgrade -- --ignored write_missing_golden_aofs
+
+use super::*;
+use common::families::{run_steps, Step};
+use std::path::Path;
+
+/// 2100-01-01T00:00:00Z: every time in the golden sequences is after it, so
+/// nothing they write expires before then and reads made any day agree.
+const GOLDEN_BASE: i64 = 4_102_444_800_000;
+
+/// Declarations with names that are keywords now (`group`, `count`), as the
+/// build 7a559f0 accepted them from clients (0.1.0 refuses them).
+const KEYWORD_NAMES: &[&[&str]] = &[
+    &["ULIST.CREATE", "teams", "VALUE", "user", "SCOPE", "group"],
+    &["ULIST.ADD", "teams", "user", "1", "group", "a"],
+    &[
+        "HCOUNTER.CREATE",
+        "hits",
+        "PARTITION",
+        "count",
+        "GROUP",
+        "page",
+    ],
+    &["HCOUNTER.INCR", "hits", "count", "x", "page", "p1"],
+];
+
+/// What the keys of [`KEYWORD_NAMES`] must answer.
+fn keyword_name_reads() -> Vec<Step> {
+    vec![
+        Step::new(&["ULIST.HAS", "teams", "user", "1", "group", "a"], "1"),
+        Step::new(&["ULIST.DATA", "teams"], "[[user, 1, group, a]]"),
+        Step::new(&["HCOUNTER.GET", "hits", "count", "x", "page", "p1"], "1"),
+        Step::new(
+            &["HCOUNTER.DATA", "hits", "count", "x"],
+            "[[count, x, page, p1, value, 1]]",
+        ),
+        Step::new(&["DBSIZE"], "2"),
+    ]
+}
+
+/// Which build wrote a golden AOF.
+#[derive(Clone, Copy)]
+enum Writer {
+    /// The previous release (`$RECIPES_PREVIOUS_MODULE`).
+    PreviousRelease,
+    /// The build of commit 7a559f0 (`$RECIPES_7A559F0_MODULE`).
+    Commit7a559f0,
+}
+
+impl Writer {
+    fn module(self) -> std::path::PathBuf {
+        match self {
+            Writer::PreviousRelease => previous_module(),
+            Writer::Commit7a559f0 => module_from_env(
+                "RECIPES_7A559F0_MODULE",
+                "scripts/previous-release.sh 7a559f0",
+            ),
+        }
+    }
+}
+
+/// What a golden AOF holds.
+#[derive(Clone, Copy)]
+enum Sequence {
+    /// [`family_sequence`] of the family so named; checked by `reads.txt`.
+    Family(&'static str),
+    /// [`KEYWORD_NAMES`]; checked by [`keyword_name_reads`].
+    KeywordNames,
+}
+
+struct GoldenAof {
+    /// Folder under `tests/golden/aof/`: `appendonlydir/` as the server left
+    /// it, and for a family's sequence `reads.txt`.
+    dir: &'static str,
+    writer: Writer,
+    sequence: Sequence,
+}
+
+impl GoldenAof {
+    /// Writes the sequence on a server with `appendonly yes`.
+    fn write(&self, srv: &Server) {
+        match self.sequence {
+            Sequence::Family(name) => family_sequence(srv, name),
+            Sequence::KeywordNames => {
+                for args in KEYWORD_NAMES {
+                    let _: Value = q(&mut srv.conn(), args);
+                }
+            }
+        }
+    }
+
+    /// Exact answers to check instead of `reads.txt` (which then is absent).
+    fn answers(&self) -> Option<Vec<Step>> {
+        match self.sequence {
+            Sequence::Family(_) => None,
+            Sequence::KeywordNames => Some(keyword_name_reads()),
+        }
+    }
+}
+
+/// The previous release's AOF of one family's sequence.
+const fn previous_release_aof(dir: &'static str, family: &'static str) -> GoldenAof {
+    GoldenAof {
+        dir,
+        writer: Writer::PreviousRelease,
+        sequence: Sequence::Family(family),
+    }
+}
+
+const KEYWORD_NAMES_AOF: GoldenAof = GoldenAof {
+    dir: "7a559f0-keyword-names",
+    writer: Writer::Commit7a559f0,
+    sequence: Sequence::KeywordNames,
+};
+
+const GOLDEN_AOFS: &[GoldenAof] = &[
+    previous_release_aof("0.1.0-rv", "RV"),
+    previous_release_aof("0.1.0-tl", "TL"),
+    previous_release_aof("0.1.0-topn", "TOPN"),
+    previous_release_aof("0.1.0-ulist", "ULIST"),
+    previous_release_aof("0.1.0-hcounter", "HCOUNTER"),
+    KEYWORD_NAMES_AOF,
+];
+
+/// A family's golden sequence: its sample on `<family>:sample` (into the
+/// AOF's base after a `BGREWRITEAOF`), then its option commands (times from
+/// [`GOLDEN_BASE`]) and its sample again on `<family>:sample2` (into the
+/// incr file).
+fn family_sequence(srv: &Server, name: &str) {
+    let fam = FAMILIES.iter().find(|f| f.name == name).expect("family");
+    let c = &mut srv.conn();
+    let key = |s: &str| format!("{}{s}", fam.prefix());
+    run_steps(c, &(fam.sample)(&key("sample"), GOLDEN_BASE), name);
+    let _: Value = q(c, &["BGREWRITEAOF"]);
+    wait_for_bg_done(srv);
+    let options = option_commands(&fam.prefix(), GOLDEN_BASE);
+    run_commands(
+        c,
+        options
+            .into_iter()
+            .filter(|(f, _)| *f == name)
+            .map(|(_, k)| k),
+    );
+    run_steps(c, &(fam.sample)(&key("sample2"), GOLDEN_BASE), name);
+}
+
+fn golden_dir(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden/aof")
+        .join(name)
+}
+
+/// The AOF server config the golden files were written with: the base file
+/// as commands (what the build's AOF rewrite emits).
+fn aof_server() -> ServerBuilder {
+    Server::builder()
+        .config("appendonly", "yes")
+        .config("aof-use-rdb-preamble", "no")
+}
+
+/// [`key_reads`] of every key as `reads.txt` holds them: `key<TAB>line`.
+fn reads_text(c: &mut Connection) -> String {
+    let mut out = String::new();
+    for (key, lines) in all_key_reads(c, GOLDEN_BASE) {
+        for line in lines {
+            out += &format!("{key}\t{line}\n");
+        }
+    }
+    out
+}
+
+#[test]
+fn golden_aofs_load_with_the_answers_of_the_build_that_wrote_them() {
+    for golden in GOLDEN_AOFS {
+        let dir = golden_dir(golden.dir);
+        let mut srv = aof_server().start();
+        srv.stop();
+        let aof_dir = srv.dir.join("appendonlydir");
+        std::fs::remove_dir_all(&aof_dir).expect("remove the server's AOF dir");
+        copy_dir(&dir.join("appendonlydir"), &aof_dir);
+        srv.restart();
+        let what = format!("tests/golden/aof/{}", golden.dir);
+        assert_no_critical(&srv, &what);
+        let c = &mut srv.conn();
+        match golden.answers() {
+            Some(answers) => run_steps(c, &answers, &what),
+            None => {
+                let want = std::fs::read_to_string(dir.join("reads.txt")).expect("reads.txt");
+                let got = reads_text(c);
+                assert!(!want.is_empty(), "{what}: reads.txt is empty");
+                assert_eq!(got, want, "{what}: reads differ from reads.txt");
+            }
+        }
+    }
+}
+
+/// The 7a559f0 build as master (it accepts names that are keywords now from
+/// clients) and this build as its replica: the declarations reach the
+/// replica, which answers with them.
+#[test]
+fn keyword_names_from_an_older_master_reach_this_builds_replica() {
+    let master = Server::builder()
+        .module(&Writer::Commit7a559f0.module())
+        .start();
+    let replica = Server::start();
+    q_ok(
+        &mut replica.conn(),
+        &["REPLICAOF", "127.0.0.1", &master.port.to_string()],
+    );
+    wait_for_sync(&master, &replica);
+    KEYWORD_NAMES_AOF.write(&master);
+    wait_for_sync(&master, &replica);
+    assert_no_critical(&replica, "this build's replica of 7a559f0");
+    run_steps(&mut replica.conn(), &keyword_name_reads(), "the replica");
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create dir");
+    for entry in std::fs::read_dir(from).unwrap_or_else(|e| panic!("{}: {e}", from.display())) {
+        let entry = entry.expect("dir entry");
+        std::fs::copy(entry.path(), to.join(entry.file_name())).expect("copy");
+    }
+}
+
+/// Writes the golden AOFs that are missing, each with the build that its
+/// entry names.
+#[test]
+#[ignore]
+fn write_missing_golden_aofs() {
+    for golden in GOLDEN_AOFS {
+        let dir = golden_dir(golden.dir);
+        if dir.exists() {
+            continue;
+        }
+        let mut builder = aof_server().module(&golden.writer.module());
+        if let Writer::PreviousRelease = golden.writer {
+            // Times in 2100: the guard on clients' times lifted.
+            builder = builder.module_args(AHEAD_OF_THE_CLOCK);
+        }
+        let mut srv = builder.start();
+        golden.write(&srv);
+        let reads = match golden.answers() {
+            Some(answers) => {
+                run_steps(&mut srv.conn(), &answers, golden.dir);
+                None
+            }
+            None => Some(reads_text(&mut srv.conn())),
+        };
+        srv.stop();
+        copy_dir(&srv.dir.join("appendonlydir"), &dir.join("appendonlydir"));
+        if let Some(reads) = reads {
+            std::fs::write(dir.join("reads.txt"), reads).expect("write reads.txt");
+        }
+        eprintln!("wrote {}", dir.display());
+    }
+}

@@ -1,0 +1,350 @@
+//! Upgrades from the previous release (`make test-upgrade`): what an older
+//! build wrote or sent must load and answer the same on this one, on every
+//! path data arrives by.
+//!
+//! - `persistence`: a multi-part AOF (rewritten in the middle) and an RDB
+//!   written by the previous build under every family and option it knew,
+//!   loaded by this build;
+//! - `rolling`: a rolling upgrade under writers (previous-build master,
+//!   this-build replica, `FAILOVER`, the old master back on this build);
+//! - `restore`: `DUMP` of the previous build `RESTORE`d here, a key of every
+//!   encoding;
+//! - `golden`: the AOFs older builds wrote, committed under
+//!   `tests/golden/aof/` (so the check holds where the old commit cannot be
+//!   built), loaded here; and names that are keywords now, sent by an older
+//!   master.
+//!
+//! The previous release's module is `$RECIPES_PREVIOUS_MODULE`
+//! (`scripts/previous-release.sh` builds it from the commit CHANGELOG.md
+//! names); the replication case of `golden` also needs
+//! `$RECIPES_7A559F0_MODULE`. Not part of `cargo test --tests` (`test = false`
+//! in Cargo.toml): `make test-upgrade` runs it on Redis 7.0.15 and Valkey 9.1.2.
+#[path = "../common/mod.rs"]
+mod common;
+
+mod golden;
+mod persistence;
+mod restore;
+mod rolling;
+
+use common::families::{Family, FAMILIES};
+use common::*;
+use redis::{Connection, Value};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// The module .so named by `var`, panicking with how to get it when unset
+/// (`build` is the command that builds it).
+fn module_from_env(var: &str, build: &str) -> PathBuf {
+    let path = std::env::var(var).unwrap_or_else(|_| {
+        panic!("{var} is not set: `make test-upgrade` sets it (`{build}` builds it)")
+    });
+    let path = PathBuf::from(path);
+    assert!(path.is_file(), "{var}={} does not exist", path.display());
+    path
+}
+
+/// The previous release's module (`$RECIPES_PREVIOUS_MODULE`).
+fn previous_module() -> PathBuf {
+    module_from_env("RECIPES_PREVIOUS_MODULE", "scripts/previous-release.sh")
+}
+
+/// A server on the previous release's module.
+fn previous_build() -> ServerBuilder {
+    Server::builder().module(&previous_module())
+}
+
+/// This build's module: the one the test binary finds (`RECIPES_MODULE` or
+/// next to it).
+fn this_module() -> PathBuf {
+    module_path()
+}
+
+/// The module's `ver` in `MODULE LIST`.
+fn module_ver(srv: &Server) -> i64 {
+    let modules: Vec<BTreeMap<String, Value>> = q(&mut srv.conn(), &["MODULE", "LIST"]);
+    let recipes = modules
+        .iter()
+        .find(|m| m.get("name") == Some(&Value::BulkString(b"recipes".to_vec())))
+        .expect("the recipes module in MODULE LIST");
+    redis::from_redis_value(&recipes["ver"]).expect("ver")
+}
+
+/// Restarts `srv` on this build (same dir and config, so it loads what the
+/// older build left there), with `change` to its config too; checks that
+/// the module's version changed (an older build ran before).
+fn restart_on_this_build_with(
+    srv: &mut Server,
+    change: impl FnOnce(ServerBuilder) -> ServerBuilder,
+) {
+    let before = module_ver(srv);
+    srv.reconfigure(|b| change(b.module(&this_module())));
+    srv.restart();
+    let after = module_ver(srv);
+    assert_ne!(
+        before, after,
+        "the older build reports this build's version"
+    );
+}
+
+fn restart_on_this_build(srv: &mut Server) {
+    restart_on_this_build_with(srv, |b| b);
+}
+
+/// What says an AOF or a replication stream was refused: the server logs a
+/// `CRITICAL` line for each error its AOF-loading or master client gets.
+fn assert_no_critical(srv: &Server, what: &str) {
+    let log = srv.log();
+    let critical: Vec<&str> = log.lines().filter(|l| l.contains("CRITICAL")).collect();
+    assert!(
+        critical.is_empty(),
+        "{what}: the log (port {}) has CRITICAL lines:\n{}",
+        srv.port,
+        critical.join("\n")
+    );
+}
+
+/// The family whose keys have the type `kind` (`TYPE`).
+fn family_of_type(kind: &str) -> Option<&'static Family> {
+    let name = match kind {
+        "zset" => "RV",
+        "list" => "TL",
+        "recipesTN" => "TOPN",
+        "recipesUL" => "ULIST",
+        "recipesHC" => "HCOUNTER",
+        _ => return None,
+    };
+    FAMILIES.iter().find(|f| f.name == name)
+}
+
+fn is_module_type(kind: &str) -> bool {
+    kind.starts_with("recipes")
+}
+
+/// Every row of a paged read (`CURSOR 0 COUNT 3` until the cursor is 0),
+/// sorted: pages come in an order of the key's own.
+fn paged_rows(c: &mut Connection, command: &str, key: &str) -> Vec<String> {
+    let mut rows = Vec::new();
+    let mut cursor = "0".to_string();
+    loop {
+        let reply: (String, Vec<Value>) = q(c, &[command, key, "CURSOR", &cursor, "COUNT", "3"]);
+        rows.extend(reply.1.iter().map(reply_text));
+        cursor = reply.0;
+        if cursor == "0" {
+            break;
+        }
+    }
+    rows.sort();
+    rows
+}
+
+/// What a key answers: its type and absolute expiry, its family's reads,
+/// its paged reads, and for Redis' own types its value.
+fn key_reads(c: &mut Connection, key: &str, base: i64) -> Vec<String> {
+    let (kind, expire_at) = common::families::type_and_expiry(c, key);
+    let mut lines = vec![format!("TYPE {kind} PEXPIRETIME {expire_at}")];
+    if let Some(fam) = family_of_type(&kind) {
+        lines.extend((fam.read)(c, key, base));
+    }
+    if kind == "recipesTN" {
+        // With errors (CAPACITY keys), which the family's reads leave out.
+        for at in [base, base + 3_600_000] {
+            let at = at.to_string();
+            let args = [
+                "TOPN.TOP",
+                key,
+                "1000",
+                "AT",
+                &at,
+                "WITHCOUNTS",
+                "WITHERRORS",
+            ];
+            lines.push(common::families::read_line(c, &args));
+        }
+    }
+    if matches!(kind.as_str(), "recipesUL" | "recipesHC") {
+        let family = if kind == "recipesUL" {
+            "ULIST"
+        } else {
+            "HCOUNTER"
+        };
+        for read in ["DATA", "PARTITIONS"] {
+            let command = format!("{family}.{read}");
+            let rows = paged_rows(c, &command, key);
+            lines.push(format!("{command} in pages: {}", rows.join(", ")));
+        }
+    }
+    lines
+}
+
+/// [`key_reads`] of every key of db 0, by key.
+fn all_key_reads(c: &mut Connection, base: i64) -> BTreeMap<String, Vec<String>> {
+    let mut keys: Vec<String> = q(c, &["KEYS", "*"]);
+    keys.sort();
+    keys.into_iter()
+        .map(|k| {
+            let lines = key_reads(c, &k, base);
+            (k, lines)
+        })
+        .collect()
+}
+
+/// Panics naming each key whose reads differ (or that one side lacks).
+fn assert_same_key_reads(
+    before: &BTreeMap<String, Vec<String>>,
+    after: &BTreeMap<String, Vec<String>>,
+    what: &str,
+) {
+    assert!(!before.is_empty(), "{what}: no key to compare");
+    let mut diff = String::new();
+    for key in before.keys().chain(after.keys()) {
+        if before.get(key) != after.get(key) {
+            diff += &format!(
+                "key {key:?}:\n  before: {:?}\n  after:  {:?}\n",
+                before.get(key),
+                after.get(key)
+            );
+        }
+    }
+    assert!(diff.is_empty(), "{what}: reads differ:\n{diff}");
+}
+
+/// Commands with every option the previous release knew that the family
+/// workloads leave out (TOPN ALIGN, CAPACITY, a compact and a big key; ULIST
+/// REFRESH, NEVER, PXAT and a hashed list; a big HCOUNTER), each with its
+/// family's name, on keys under `prefix`; every time from `base`, so reads
+/// made later agree.
+fn option_commands(prefix: &str, base: i64) -> Vec<(&'static str, redis::Cmd)> {
+    let k = |s: &str| format!("{prefix}{s}");
+    let at = |ms: i64| (base + ms).to_string();
+    let mut out = Vec::new();
+    let mut add = |family: &'static str, args: &[&str]| out.push((family, cmd(args)));
+    let (align, capacity) = (k("topn:align"), k("topn:capacity"));
+    let (compact, big) = (k("topn:compact"), k("topn:big"));
+    add(
+        "TOPN",
+        &[
+            "TOPN.CREATE",
+            &align,
+            "BUCKET",
+            "3600",
+            "WINDOW",
+            "24",
+            "ALIGN",
+            "1800",
+        ],
+    );
+    add(
+        "TOPN",
+        &[
+            "TOPN.CREATE",
+            &capacity,
+            "BUCKET",
+            "60",
+            "WINDOW",
+            "10",
+            "CAPACITY",
+            "3",
+        ],
+    );
+    add(
+        "TOPN",
+        &["TOPN.CREATE", &compact, "BUCKET", "60", "WINDOW", "10"],
+    );
+    add(
+        "TOPN",
+        &["TOPN.CREATE", &big, "BUCKET", "60", "WINDOW", "10"],
+    );
+    for i in 0..150i64 {
+        let m = format!("m{}", i % 97);
+        let by = (1 + i % 5).to_string();
+        let t = at(i * 1_000);
+        add("TOPN", &["TOPN.INCR", &align, &m, "BY", &by, "AT", &t]);
+        add("TOPN", &["TOPN.INCR", &capacity, &m, "BY", &by, "AT", &t]);
+        add("TOPN", &["TOPN.INCR", &big, &format!("b{i}"), "AT", &t]);
+        if i < 20 {
+            add("TOPN", &["TOPN.INCR", &compact, &m, "AT", &t]);
+        }
+    }
+    let (refresh, hashed) = (k("ulist:refresh"), k("ulist:hashed"));
+    add(
+        "ULIST",
+        &[
+            "ULIST.CREATE",
+            &refresh,
+            "VALUE",
+            "session",
+            "EXPIRE",
+            "3600",
+        ],
+    );
+    add(
+        "ULIST",
+        &["ULIST.CREATE", &hashed, "VALUE", "user", "PARTITION", "day"],
+    );
+    for i in 0..700 {
+        let (v, day) = (i.to_string(), format!("d{}", i % 3));
+        add("ULIST", &["ULIST.ADD", &hashed, "user", &v, "day", &day]);
+    }
+    for i in 0..20i64 {
+        let v = (i % 7).to_string();
+        let t = at(i * 1_000);
+        add(
+            "ULIST",
+            &["ULIST.ADD", &refresh, "REFRESH", "AT", &t, "session", &v],
+        );
+    }
+    let later = at(2 * 3_600_000);
+    add("ULIST", &["ULIST.ADD", &refresh, "NEVER", "session", "n"]);
+    add(
+        "ULIST",
+        &["ULIST.ADD", &refresh, "PXAT", &later, "session", "p"],
+    );
+    let hc = k("hcounter:big");
+    add(
+        "HCOUNTER",
+        &[
+            "HCOUNTER.CREATE",
+            &hc,
+            "PARTITION",
+            "day",
+            "GROUP",
+            "page",
+            "TTL",
+            "86400",
+        ],
+    );
+    for i in 0..600 {
+        let (page, day) = (format!("/p{i}"), format!("d{}", i % 4));
+        add(
+            "HCOUNTER",
+            &[
+                "HCOUNTER.INCR",
+                &hc,
+                "AT",
+                &at(0),
+                "day",
+                &day,
+                "page",
+                &page,
+            ],
+        );
+    }
+    out
+}
+
+/// Runs [`option_commands`] of every family, panicking on an error reply.
+fn option_writes(c: &mut Connection, prefix: &str, base: i64) {
+    run_commands(c, option_commands(prefix, base).into_iter().map(|(_, k)| k));
+}
+
+/// Runs the commands in one pipeline, panicking on an error reply.
+fn run_commands(c: &mut Connection, cmds: impl IntoIterator<Item = redis::Cmd>) {
+    let mut p = redis::pipe();
+    for k in cmds {
+        p.add_command(k).ignore();
+    }
+    let _: () = p
+        .query(c)
+        .unwrap_or_else(|e| panic!("writes: {}", err_text(&e)));
+}
