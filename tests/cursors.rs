@@ -468,3 +468,78 @@ fn passed_over_groups_cost_one_entry_each() {
         bounded_scan(c, &words(read), 1000, None);
     }
 }
+
+/// A cursor is good in the server process that made it only: the same
+/// rows on a replica, or on the master after a restart, are in another
+/// order (each process seeds its own hashes), so a cursor carried there is
+/// refused (start again from 0) rather than read as if it were theirs.
+#[test]
+fn cursors_of_another_process_are_refused() {
+    let mut master = Server::start();
+    let replica = Server::start_replica_of(&master);
+    let c = &mut master.conn();
+    q_ok(
+        c,
+        &[
+            "ULIST.CREATE",
+            "l",
+            "VALUE",
+            "v",
+            "SCOPE",
+            "s",
+            "PARTITION",
+            "p",
+        ],
+    );
+    q_ok(c, &["HCOUNTER.CREATE", "h", "PARTITION", "day"]);
+    for v in 0..100 {
+        let (v, p) = (v.to_string(), (v % 10).to_string());
+        let _: i64 = q(c, &["ULIST.ADD", "l", "v", &v, "s", "1", "p", &p]);
+        let _: i64 = q(c, &["HCOUNTER.INCR", "h", "day", &v]);
+    }
+    wait_for_sync(&master, &replica);
+    let r = &mut replica.conn();
+    let refused = |c: &mut Connection, read: &[&str], cursor: &str| {
+        let mut args = read.to_vec();
+        args.extend(["CURSOR", cursor, "COUNT", "5"]);
+        let e = expect_err(c, &cmd(&args));
+        assert!(
+            e.starts_with("ERR invalid CURSOR: not one this server process returned")
+                && e.ends_with("start again from 0"),
+            "{args:?}: {e}"
+        );
+    };
+    let mut cursors = Vec::new();
+    for read in [
+        vec!["ULIST.DATA", "l"],
+        vec!["ULIST.PARTITIONS", "l"],
+        vec!["HCOUNTER.DATA", "h"],
+        vec!["HCOUNTER.PARTITIONS", "h"],
+    ] {
+        let (_, cursor) = step(c, &read, "0", 5);
+        assert_ne!(cursor, "0");
+        // Good where it was made, refused on the replica, which pages
+        // its own rows from 0.
+        step(c, &read, &cursor, 5);
+        refused(r, &read, &cursor);
+        let mut rows = BTreeSet::new();
+        let mut at = "0".to_string();
+        loop {
+            let (page, next) = step(r, &read, &at, 7);
+            rows.extend(page);
+            if next == "0" {
+                break;
+            }
+            at = next;
+        }
+        assert_eq!(rows, all(r, &read), "{read:?}");
+        cursors.push((read, cursor));
+    }
+    // Nor is a cursor good after a restart.
+    master.restart_with_save();
+    let c = &mut master.conn();
+    for (read, cursor) in &cursors {
+        refused(c, read, cursor);
+        assert!(!step(c, read, "0", 5).0.is_empty());
+    }
+}
