@@ -48,6 +48,11 @@ fn all(c: &mut Connection, read: &[&str]) -> BTreeSet<Row> {
     rows_of(&q::<Value>(c, read)).into_iter().collect()
 }
 
+/// A command line's words (no word holds a space).
+fn words(line: &str) -> Vec<&str> {
+    line.split(' ').collect()
+}
+
 /// One page: the rows and the next cursor.
 fn step(c: &mut Connection, read: &[&str], cursor: &str, count: usize) -> (Vec<Row>, String) {
     let mut args = read.to_vec();
@@ -345,40 +350,41 @@ fn passed_over_groups_cost_one_entry_each() {
     let c = &mut srv.conn();
     q_ok(
         c,
-        &"ULIST.CREATE ul VALUE v SCOPE month company PARTITION p"
-            .split(' ')
-            .collect::<Vec<_>>(),
+        &words("ULIST.CREATE ul VALUE v SCOPE month company PARTITION p"),
     );
     q_ok(
         c,
-        &"HCOUNTER.CREATE hc PARTITION day company GROUP city"
-            .split(' ')
-            .collect::<Vec<_>>(),
+        &words("HCOUNTER.CREATE hc PARTITION day company GROUP city"),
     );
     const COMPANIES: usize = 1500;
     let mut pipe = redis::pipe();
     for company in 0..COMPANIES {
-        let company = format!("c{company}");
         for v in 0..40 {
-            let (v, month, p) = (v.to_string(), format!("m{}", v % 2), format!("p{}", v % 4));
-            pipe.cmd("ULIST.ADD")
-                .arg(&["ul", "v", &v, "month", &month, "company", &company, "p", &p]);
+            let (month, p) = (v % 2, v % 4);
+            let add = format!("ULIST.ADD ul v {v} month m{month} company c{company} p p{p}");
+            pipe.cmd("ULIST.ADD").arg(&words(&add)[1..]);
         }
         for city in 0..8 {
-            let (day, city) = (format!("d{}", city % 2), city.to_string());
-            pipe.cmd("HCOUNTER.INCR")
-                .arg(&["hc", "day", &day, "company", &company, "city", &city]);
+            let incr = format!(
+                "HCOUNTER.INCR hc day d{} company c{company} city {city}",
+                city % 2
+            );
+            pipe.cmd("HCOUNTER.INCR").arg(&words(&incr)[1..]);
         }
         let _: () = pipe.ignore().query(c).unwrap();
         pipe.clear();
     }
     // One scope and one partition of thousands (tables of several shards).
+    let add_target = |v: &str, p: usize| {
+        let add = format!("ULIST.ADD ul v {v} month m1 company target p p{p}");
+        let incr = format!("HCOUNTER.INCR hc day d1 company target city {v}");
+        [add, incr]
+    };
     for v in 0..3000 {
-        let (v, p) = (format!("t{v}"), format!("p{}", v % 10));
-        pipe.cmd("ULIST.ADD")
-            .arg(&["ul", "v", &v, "month", "m1", "company", "target", "p", &p]);
-        pipe.cmd("HCOUNTER.INCR")
-            .arg(&["hc", "day", "d1", "company", "target", "city", &v]);
+        for write in add_target(&format!("t{v}"), v % 10) {
+            let args = words(&write);
+            pipe.cmd(args[0]).arg(&args[1..]);
+        }
     }
     let _: () = pipe.ignore().query(c).unwrap();
     let mut rng = StdRng::seed_from_u64(seed_from_env("CURSOR_SEED", 30));
@@ -387,56 +393,19 @@ fn passed_over_groups_cost_one_entry_each() {
     let mut write = |c: &mut Connection| {
         for _ in 0..40 {
             let v = format!("t{}", rng.gen_range(0..6000));
-            let p = format!("p{}", rng.gen_range(0..10));
-            let _: i64 = q(
-                c,
-                &[
-                    "ULIST.ADD",
-                    "ul",
-                    "v",
-                    &v,
-                    "month",
-                    "m1",
-                    "company",
-                    "target",
-                    "p",
-                    &p,
-                ],
-            );
-            let _: i64 = q(
-                c,
-                &[
-                    "HCOUNTER.INCR",
-                    "hc",
-                    "day",
-                    "d1",
-                    "company",
-                    "target",
-                    "city",
-                    &v,
-                ],
-            );
+            for write in add_target(&v, rng.gen_range(0..10)) {
+                let _: i64 = q(c, &words(&write));
+            }
         }
         if rng.gen_bool(0.05) {
-            let p = format!("p{}", rng.gen_range(0..10));
-            let del = [
-                "ULIST.DEL",
-                "ul",
-                "month",
-                "m1",
-                "company",
-                "target",
-                "p",
-                &p,
-            ];
-            let _: i64 = q(c, &del);
+            let p = rng.gen_range(0..10);
+            let del = format!("ULIST.DEL ul month m1 company target p p{p}");
+            let _: i64 = q(c, &words(&del));
         }
         if rng.gen_bool(0.02) {
-            let del = ["HCOUNTER.DEL", "hc", "day", "d1", "company", "target"];
-            let _: i64 = q(c, &del);
+            let _: i64 = q(c, &words("HCOUNTER.DEL hc day d1 company target"));
         }
     };
-    let words = |s: &'static str| s.split(' ').collect::<Vec<_>>();
     // Trailing names: every other scope or partition passed over.
     for read in [
         "ULIST.DATA ul company target",
@@ -478,20 +447,8 @@ fn cursors_of_another_process_are_refused() {
     let mut master = Server::start();
     let replica = Server::start_replica_of(&master);
     let c = &mut master.conn();
-    q_ok(
-        c,
-        &[
-            "ULIST.CREATE",
-            "l",
-            "VALUE",
-            "v",
-            "SCOPE",
-            "s",
-            "PARTITION",
-            "p",
-        ],
-    );
-    q_ok(c, &["HCOUNTER.CREATE", "h", "PARTITION", "day"]);
+    q_ok(c, &words("ULIST.CREATE l VALUE v SCOPE s PARTITION p"));
+    q_ok(c, &words("HCOUNTER.CREATE h PARTITION day"));
     for v in 0..100 {
         let (v, p) = (v.to_string(), (v % 10).to_string());
         let _: i64 = q(c, &["ULIST.ADD", "l", "v", &v, "s", "1", "p", &p]);
