@@ -84,29 +84,22 @@ fn create_once(c: &mut Connection, key: &str, shape: &[&str]) {
     }
 }
 
-/// `n` events on `key` at `base` and up to `span` buckets of `bm` ms after,
+/// Minutes, the unit of [`events`]' times.
+const MINUTE_MS: i64 = 60_000;
+
+/// 100 events a minute on `key` from `base` to `span` minutes after,
 /// members skewed over 300 (many more than a bucket keeps), BY 1 to 5 (a
-/// key with CAPACITY takes positive increments only); some older than the
-/// window of `window` buckets (ignored).
-#[allow(clippy::too_many_arguments)] // a test workload with every knob spelled out
-fn events(
-    c: &mut Connection,
-    rng: &mut StdRng,
-    key: &str,
-    base: i64,
-    bm: i64,
-    span: i64,
-    window: i64,
-    n: usize,
-) {
+/// key with CAPACITY takes positive increments only); some `late` minutes
+/// before `base` (older than the window: ignored).
+fn events(c: &mut Connection, rng: &mut StdRng, key: &str, base: i64, span: i64, late: i64) {
     let mut p = redis::pipe();
-    for i in 0..n {
+    for i in 0..span * 100 {
         let x: f64 = rng.gen();
         let member = format!("p{}", (x * x * 300.0) as usize);
         let at = if i > 0 && rng.gen_bool(0.05) {
-            base - (window + 1) * bm
+            base - late * MINUTE_MS
         } else {
-            base + rng.gen_range(0..span * bm)
+            base + rng.gen_range(0..span * MINUTE_MS)
         };
         p.add_command(incr_cmd(key, &member, rng.gen_range(1..6), at));
     }
@@ -118,25 +111,24 @@ fn events(
 /// (buckets retire), with ALIGN, and at the server's time.
 fn workload(c: &mut Connection, p: &str, base: i64, rng: &mut StdRng) {
     let k = |s: &str| format!("{p}{s}");
-    let bm = 60_000;
-    let b0 = base / bm * bm;
+    let b0 = base / MINUTE_MS * MINUTE_MS;
     create_once(
         c,
         &k("a"),
         &["BUCKET", "60", "WINDOW", "12", "CAPACITY", "8"],
     );
-    events(c, rng, &k("a"), b0, bm, 6, 12, 600);
+    events(c, rng, &k("a"), b0, 6, 13);
     create_once(
         c,
         &k("roll"),
         &["BUCKET", "60", "WINDOW", "5", "CAPACITY", "16"],
     );
-    events(c, rng, &k("roll"), b0, bm, 12, 5, 1500);
+    events(c, rng, &k("roll"), b0, 12, 6);
     let aligned = [
         "BUCKET", "3600", "WINDOW", "24", "ALIGN", "900", "CAPACITY", "4",
     ];
     create_once(c, &k("aligned"), &aligned);
-    events(c, rng, &k("aligned"), b0, bm, 90, 24 * 60, 200);
+    events(c, rng, &k("aligned"), b0, 3, 25 * 60);
     create_once(
         c,
         &k("srv"),
