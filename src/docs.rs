@@ -189,7 +189,7 @@ pub const PAGE: Arg = block(
 /// The cost of listing partitions in a partition index (`tuples::index`),
 /// as ULIST.PARTITIONS and HCOUNTER.PARTITIONS do.
 pub const PARTITIONS_COMPLEXITY: &str =
-    "O(log P + R) for P partitions, R rows returned, when the filter fixes leading names; O(P) otherwise; with CURSOR, O(log P + COUNT + 1024) a page";
+    "O(log P + R) for P partitions, R rows returned, when the filter fixes leading names; O(P) otherwise; with CURSOR, O(log P + COUNT + 1024) a page, whatever the filter: a step looks at up to max(4 x COUNT, 1024) partitions";
 
 /// The ACL categories of a command: `read` or `write` and `fast` or `slow`
 /// from its flags (as Redis derives them for its own commands), then `extra`,

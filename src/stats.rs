@@ -24,3 +24,11 @@ impl Stat {
         self.value.load(Ordering::Relaxed)
     }
 }
+
+/// What paged reads did (`tuples::page`): steps taken, and what they looked
+/// at: each group, key and shard offered, and each entry of the hash-table
+/// shards read (`Table::shard_at` counts those, where the walk happens), so
+/// a step's bound can be checked from outside.
+pub static PAGED_STEPS: Stat = Stat::new("paged_steps");
+pub static PAGED_LOOKED: Stat = Stat::new("paged_looked");
+pub static PAGING: &[&Stat] = &[&PAGED_STEPS, &PAGED_LOOKED];

@@ -5,6 +5,7 @@
 
 use crate::tuples::chunked::Chunked;
 use crate::tuples::defrag::{Mover, Pass};
+use crate::tuples::prefetch::read_ahead;
 use crate::tuples::sample::estimate;
 use crate::tuples::table::Table;
 use hashbrown::DefaultHashBuilder;
@@ -79,8 +80,9 @@ impl Hashed {
     /// and the end of its places (`Table::shard_at`).
     pub fn shard_at(&self, place: u32) -> (impl Iterator<Item = (&[u8], i64)> + '_, u64) {
         let (shard, end) = self.table.shard_at(place);
-        let cells = shard.map(|&i| {
-            let cell = self.cell(i as usize);
+        let at = |i: u32| self.cell(i as usize);
+        let cells = read_ahead(shard.copied().collect(), at, move |i| {
+            let cell = at(i);
             (cell.key.as_slice(), cell.count)
         });
         (cells, end)

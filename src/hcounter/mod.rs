@@ -110,7 +110,7 @@ pub static FAMILY: Family = Family {
             ERRORS,
             Docs {
                 summary: "Returns the cells of the matching partitions",
-                complexity: "O(log P + C log C) for P partitions, C cells in the matching ones; with CURSOR, O(log P + COUNT + 1024) a page",
+                complexity: "O(log P + P' + C log C) for P partitions, P' in the range the filter's leading names fix, C cells in the matching ones; with CURSOR, O(log P + COUNT + 1024) a page, whatever the filter: a step looks at up to max(4 x COUNT, 1024) cells and partitions, a partition the filter leaves out counting as one",
                 tips: NONDETERMINISTIC_OUTPUT,
                 args: docs::PAGED,
                 ..Docs::DEFAULT

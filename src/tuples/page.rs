@@ -10,11 +10,15 @@
 //! table (`table::place_of`), then by their bytes, so a step reads a table
 //! one shard at a time from the cursor's place; and it stops after looking
 //! at [`Step`]'s budget of entries, with fewer rows than COUNT if the ones
-//! it looked at were filtered out (as SCAN may).
+//! it looked at were filtered out (as SCAN may). A group or key passed
+//! over (one the filter leaves out) costs one entry, whatever it holds.
 
 use super::table::PLACES;
 use crate::args::CmdError;
+use crate::stats::{PAGED_LOOKED, PAGED_STEPS};
 use std::borrow::Cow;
+use std::hash::{BuildHasher, RandomState};
+use std::sync::OnceLock;
 
 /// Rows a page holds when COUNT is not given, and at most.
 pub const DEFAULT_COUNT: usize = 10;
@@ -39,8 +43,12 @@ impl Page {
         };
         let after = match cursor {
             b"0" => None,
-            hex => Some(from_hex(hex).ok_or_else(|| {
-                CmdError::invalid("invalid CURSOR (use 0, or a cursor a page returned)")
+            cursor => Some(checked(cursor, process_key()).ok_or_else(|| {
+                CmdError::invalid(
+                    "invalid CURSOR: not one this server process returned (another \
+                     server's, or from before a restart or failover); start again \
+                     from 0",
+                )
             })?),
         };
         let count = match count {
@@ -147,8 +155,9 @@ impl<'p, R> Step<'p, R> {
 
     /// Offers a group keyed `group`: `shard_at(place)` gives the entries of
     /// the shard holding `place` and the end of its places (a small group is
-    /// one shard, ending at `PLACES`); `row` makes an entry's row from its
-    /// bytes and handle, or `None` when the read's filter leaves it out.
+    /// one shard, ending at `PLACES`; a group the filter leaves out, none
+    /// ending there: it costs one entry); `row` makes an entry's row from
+    /// its bytes and handle, or `None` when the read's filter leaves it out.
     pub fn group<'e, H>(
         &mut self,
         group: &[u8],
@@ -172,10 +181,11 @@ impl<'p, R> Step<'p, R> {
             }
         }
         let mut place = from.map_or(0, |(p, _)| u64::from(p));
-        self.looked += 1;
         while place < PLACES {
             let (mut entries, end) = shard_at(place as u32);
-            self.looked += entries.len();
+            // The shard itself counts: an empty one is not free.
+            self.looked += 1 + entries.len();
+            PAGED_LOOKED.add(1);
             if let Some((at, last)) = from {
                 entries.retain(|(p, bytes, _)| {
                     *p > at || (*p == at && last.is_some_and(|l| **bytes > *l))
@@ -204,7 +214,10 @@ impl<'p, R> Step<'p, R> {
 
     /// The rows taken, and the next cursor (`0` once the rows are done).
     pub fn finish(self) -> (Vec<R>, Vec<u8>) {
-        let next = self.next.map_or_else(|| b"0".to_vec(), |k| to_hex(&k));
+        PAGED_STEPS.add(1);
+        let next = self
+            .next
+            .map_or_else(|| b"0".to_vec(), |k| cursor_of(&k, process_key()));
         (self.rows, next)
     }
 }
@@ -223,6 +236,7 @@ impl<'p, R> Step<'p, R> {
             return;
         }
         self.looked += 1;
+        PAGED_LOOKED.add(1);
         if let Some(r) = row {
             if self.rows.len() == self.page.count {
                 self.next = self.last.take();
@@ -235,6 +249,38 @@ impl<'p, R> Step<'p, R> {
             self.next = Some(key.to_vec());
         }
     }
+}
+
+/// The key of this process's cursors: drawn from the OS at the first page.
+/// Rows of a big group are in the order of a hash seeded per process
+/// (`table::process_hasher`), so a cursor means something only to the
+/// process that made it: one from another server or an earlier process,
+/// read as ours, would skip or repeat rows. A cursor carries a keyed hash
+/// of what it names ([`TAG`] bytes), and one that fails the check is
+/// refused (a changed one too).
+fn process_key() -> &'static RandomState {
+    static KEY: OnceLock<RandomState> = OnceLock::new();
+    KEY.get_or_init(RandomState::new)
+}
+
+/// Bytes of a cursor's check.
+const TAG: usize = 8;
+
+fn tag_of(key: &[u8], process: &RandomState) -> [u8; TAG] {
+    process.hash_one(key).to_be_bytes()
+}
+
+/// The cursor naming row key `key`: hex of the key, then its check.
+fn cursor_of(key: &[u8], process: &RandomState) -> Vec<u8> {
+    to_hex(&[key, &tag_of(key, process)].concat())
+}
+
+/// The row key a cursor names, if `process` made it.
+fn checked(cursor: &[u8], process: &RandomState) -> Option<Vec<u8>> {
+    let mut bytes = from_hex(cursor)?;
+    let key_len = bytes.len().checked_sub(TAG)?;
+    let tag = bytes.split_off(key_len);
+    (tag == tag_of(&bytes, process)).then_some(bytes)
 }
 
 fn to_hex(bytes: &[u8]) -> Vec<u8> {
@@ -276,7 +322,8 @@ mod tests {
             (rows, String::from_utf8(next).unwrap())
         };
         let (first, next) = walk("0", "2", &["a", "b", "c", "d", "e"]);
-        assert_eq!((first, next.as_str()), (vec!["a".into(), "b".into()], "62"));
+        assert_eq!(first, ["a", "b"]);
+        assert_eq!(page(&next, None).after.as_deref(), Some(&b"b"[..]));
         // "a" goes and "bb" comes meanwhile: "bb" is after the cursor.
         let changed = ["b", "bb", "c", "d", "e"];
         let (second, next) = walk(&next, "2", &changed);
@@ -391,6 +438,27 @@ mod tests {
         assert_eq!(Page::split(&toks, |t| t == b"count").unwrap().1, None);
     }
 
+    /// A cursor is good in the process that made it only: another
+    /// process's key (another server, or this one before a restart) or a
+    /// changed byte fails the check.
+    #[test]
+    fn cursors_of_another_process_are_refused() {
+        let key = b"\x01group\x00\x00\x12\x34\x56\x78\x01row".as_slice();
+        let ours = cursor_of(key, process_key());
+        assert_eq!(checked(&ours, process_key()).as_deref(), Some(key));
+        let theirs = cursor_of(key, &RandomState::new());
+        assert_ne!(theirs, ours);
+        assert_eq!(checked(&theirs, process_key()), None);
+        for i in 0..ours.len() {
+            let mut changed = ours.clone();
+            changed[i] = if changed[i] == b'0' { b'1' } else { b'0' };
+            assert_eq!(checked(&changed, process_key()), None, "byte {i}");
+        }
+        let err = Page::parse(Some(&theirs), None).unwrap_err().to_string();
+        assert!(err.starts_with("ERR invalid CURSOR: not one this server process"));
+        assert!(err.ends_with("start again from 0"), "{err}");
+    }
+
     #[test]
     fn bad_cursors_and_counts_are_refused() {
         let err = |c: Option<&str>, n: Option<&str>| {
@@ -400,6 +468,8 @@ mod tests {
         };
         assert!(err(Some("xyz"), None).contains("invalid CURSOR"));
         assert!(err(Some("abc"), None).contains("invalid CURSOR"));
+        // A key without its check (as cursors were before they had one).
+        assert!(err(Some("62"), None).contains("start again from 0"));
         assert!(err(Some("0"), Some("0")).contains("COUNT must be"));
         assert!(err(Some("0"), Some("10001")).contains("COUNT must be"));
         assert_eq!(err(None, Some("5")), "ERR COUNT needs CURSOR");

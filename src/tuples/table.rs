@@ -22,6 +22,7 @@
 //! entries.
 
 use super::defrag::{Mover, Pass, SLAB_MAX};
+use crate::stats::PAGED_LOOKED;
 use hashbrown::{DefaultHashBuilder, HashTable};
 use smallvec::SmallVec;
 use std::sync::OnceLock;
@@ -176,10 +177,11 @@ impl<T> Table<T> {
 
     /// The entries of the shard that holds the entries placed at `place`
     /// ([`place_of`]), and the end (exclusive) of that shard's range of
-    /// places.
+    /// places. How paged reads walk a table: counted as looked at.
     pub fn shard_at(&self, place: u32) -> (impl Iterator<Item = &T> + '_, u64) {
         let n = self.shards.len();
         let s = shard_of(u64::from(place.reverse_bits()) << 32, n);
+        PAGED_LOOKED.add(self.shards[s].len() as i64);
         let high = n.next_power_of_two();
         // Split shards, and the ones split off, use log2(high) bits; the
         // others one bit fewer.

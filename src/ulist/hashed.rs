@@ -24,8 +24,9 @@ use crate::tuples::encoding;
 use crate::tuples::expiry::SecondQueue;
 use crate::tuples::index::{matches, Filter, PartitionIndex};
 use crate::tuples::page::{Page, Step};
+use crate::tuples::prefetch::read_ahead;
 use crate::tuples::sample::estimate;
-use crate::tuples::table::{place_of, process_hasher, IdMap, Table};
+use crate::tuples::table::{place_of, process_hasher, IdMap, Table, PLACES};
 use hashbrown::DefaultHashBuilder;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::BuildHasher;
@@ -424,16 +425,26 @@ impl Hashed {
             if step.done() {
                 break;
             }
+            // A scope the filter leaves out is passed over whole: one entry
+            // of the step's budget, whatever it holds.
             let wanted = matches(scope_key, filter);
             let (records, hasher) = (&self.records, &self.hasher);
             step.group(
                 scope_key,
                 |place| {
+                    if !wanted {
+                        return (Vec::new(), PLACES);
+                    }
                     let (shard, end) = scope.values.shard_at(place);
-                    let entries = shard.filter(|_| wanted).map(|&n| {
-                        let value = records.get(n).value.as_slice();
-                        (place_of(hasher.hash_one(value)), value.into(), n)
-                    });
+                    let numbers = shard.copied().collect();
+                    let entries = read_ahead(
+                        numbers,
+                        |n| records.get(n),
+                        |n| {
+                            let value = records.get(n).value.as_slice();
+                            (place_of(hasher.hash_one(value)), value.into(), n)
+                        },
+                    );
                     (entries.collect(), end)
                 },
                 |_, n| {

@@ -91,7 +91,7 @@ pub static FAMILY: Family = Family {
             ERRORS,
             Docs {
                 summary: "Returns the live values of the matching scopes and partitions",
-                complexity: "O(V + R log R) for V values in the matching scopes, R rows returned; with CURSOR, O(log S + COUNT + 1024) a page for S scopes",
+                complexity: "O(P + V + R log R) for P partitions in the range the filter's leading names fix, V values in the matching scopes, R rows returned; with CURSOR, O(log S + COUNT + 1024) a page for S scopes, whatever the filter: a step looks at up to max(4 x COUNT, 1024) values and scopes, a scope the filter leaves out counting as one",
                 tips: NONDETERMINISTIC_OUTPUT,
                 args: docs::PAGED,
                 ..Docs::DEFAULT

@@ -21,6 +21,7 @@ pub mod hcounter;
 pub mod rv;
 pub mod tl;
 pub mod topn;
+pub mod topn_capacity;
 pub mod ulist;
 
 /// Every family, in the order the tests run them.
@@ -28,6 +29,7 @@ pub const FAMILIES: &[Family] = &[
     rv::FAMILY,
     tl::FAMILY,
     topn::FAMILY,
+    topn_capacity::FAMILY,
     ulist::FAMILY,
     hcounter::FAMILY,
 ];
@@ -62,7 +64,9 @@ impl Step {
 pub struct Family {
     /// Upper case, as the commands spell it: `"RV"`.
     pub name: &'static str,
-    /// Every command of the family, as registered (`"RV.ADD"`, ...).
+    /// Every command of the family, as registered (`"RV.ADD"`, ...); none
+    /// on a line for another shape of a family's keys (TOPN with CAPACITY):
+    /// the family's own line has them, and its keywords and configs.
     pub commands: &'static [&'static str],
     /// Every option keyword its commands take (for the fuzzer).
     pub keywords: &'static [&'static str],

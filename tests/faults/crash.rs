@@ -2,16 +2,18 @@
 //! of a pipelined writer over every family, restart, and every acknowledged
 //! write is there while none is there twice (each counted key holds between
 //! its acknowledged writes and those plus the ones in flight); the AOF checks
-//! valid. And an AOF whose tail is cut: refused with `aof-load-truncated no`,
-//! loaded without the cut command with `yes`.
+//! valid. AOF rewrites one after another under such a writer, then kill -9:
+//! the same. And an AOF whose tail is cut: refused with `aof-load-truncated
+//! no`, loaded without the cut command with `yes`.
 
 use super::*;
 use common::families::{assert_same_state, run_workloads, state};
+use common::writers::{assert_kept, counted_keys, spawn_writer};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -142,6 +144,57 @@ fn kill_9_loses_no_acknowledged_write_and_applies_none_twice() {
          {in_flight} in flight at the kills"
     );
     assert_no_crash(&srv.log(), "after the kills");
+}
+
+/// AOF rewrites under the writer, one after the other.
+const REWRITES: usize = 4;
+
+/// `BGREWRITEAOF` again and again while a writer's counted writes of every
+/// family go on (each rewrite hands the writes made meanwhile over to the new
+/// AOF), then kill -9 mid-writing: after the restart from the rewritten AOF
+/// every acknowledged write is there, none twice.
+#[test]
+fn aof_rewrites_under_a_writer_lose_no_acknowledged_write() {
+    let mut srv = aof_always();
+    let c = &mut srv.conn();
+    let keys = counted_keys("rewrite:", KEYS_PER_FAMILY);
+    for k in &keys {
+        run_all(c, &(k.fam.tally.setup)(&k.key));
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    // No replica: `WAIT 0` acknowledges each write once the server replied.
+    let writer = spawn_writer(&stop, srv.conn(), keys, 0);
+    let rewrites_before = rewrites(&srv);
+    for _ in 0..REWRITES {
+        std::thread::sleep(Duration::from_millis(300));
+        let _: String = q(c, &["BGREWRITEAOF"]);
+        wait_for_bg_done(&srv);
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(rewrites(&srv) - rewrites_before, REWRITES as i64);
+    srv.crash();
+    stop.store(true, Ordering::SeqCst);
+    let keys = writer.join().expect("writer thread");
+    srv.restart();
+    check_aof(&srv.dir);
+    let acknowledged = assert_kept(&srv, &keys, "after rewrites and a kill");
+    assert!(
+        acknowledged > 1_000,
+        "only {acknowledged} writes acknowledged"
+    );
+    eprintln!(
+        "{REWRITES} AOF rewrites under a writer, then kill -9: {acknowledged} acknowledged \
+         writes over {} keys, none lost or doubled",
+        keys.len()
+    );
+    assert_no_crash(&srv.log(), "after the rewrites");
+}
+
+/// AOF rewrites the server has done.
+fn rewrites(srv: &Server) -> i64 {
+    info_field(&srv.info("persistence"), "aof_rewrites")
+        .and_then(|n| n.parse().ok())
+        .expect("aof_rewrites")
 }
 
 /// `redis-check-aof` finds the AOF (its manifest and every file) valid.

@@ -289,7 +289,7 @@ fn workload(c: &mut Connection, p: &str, base: i64, rng: &mut StdRng) {
 /// The shape from TOPN.INFO, and TOPN.TOP / TOPN.COUNT of every member at
 /// each bucket from a window before to a window after the key's clock (taken
 /// from its expiry) and a few around `base`.
-fn read(c: &mut Connection, key: &str, base: i64) -> Vec<String> {
+pub fn read(c: &mut Connection, key: &str, base: i64) -> Vec<String> {
     if !exists(c, key) {
         return vec!["no key".into()];
     }
