@@ -154,6 +154,8 @@ pub(crate) enum Unit {
     BytesPerValue,
     Micros,
     Millis,
+    /// one figure over another (shown with three decimals)
+    Ratio,
 }
 
 impl Unit {
@@ -163,6 +165,7 @@ impl Unit {
             Unit::BytesPerValue => "B/value",
             Unit::Micros => "us",
             Unit::Millis => "ms",
+            Unit::Ratio => "x",
         }
     }
 }

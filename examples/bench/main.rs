@@ -40,7 +40,7 @@
 //! - `BENCH_ONLY`: comma-separated group ids or prefixes, e.g. `rv` or
 //!   `rv-write,topn-read`; the groups are listed in `all_groups` and described
 //!   in their family's file (`rv.rs`, `tl.rs`, `topn.rs`, `ulist.rs`,
-//!   `ulist_small.rs`, `hcounter.rs`, `latency.rs`).
+//!   `ulist_small.rs`, `hcounter.rs`, `latency.rs`, `plain_keys.rs`).
 //! - `RECIPES_MODULE`: the .so (default: `librecipes.so` of this build);
 //!   `REDIS_SERVER`: the server binary (default `redis-server`);
 //!   `BENCH_MODULES`: more modules to load (space-separated paths; `make
@@ -63,6 +63,7 @@ mod json;
 mod latency;
 mod memory;
 mod pipe;
+mod plain_keys;
 mod probe;
 mod report;
 mod run;
@@ -106,6 +107,7 @@ fn all_groups(s: &Settings) -> Vec<Group> {
         hcounter::list_group(s),
         hcounter::memory_group(s),
         latency::group(s),
+        plain_keys::group(s),
     ]
 }
 

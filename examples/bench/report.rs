@@ -70,6 +70,7 @@ fn fmt_value(v: f64, unit: Unit) -> String {
         Unit::BytesPerValue => format!("{v:.1} B/value"),
         Unit::Micros => format!("{} us", thousands(v)),
         Unit::Millis => format!("{} ms", thousands(v)),
+        Unit::Ratio => format!("{v:.3}x"),
     }
 }
 

@@ -13,6 +13,7 @@ pub mod config;
 pub mod defrag;
 pub mod key;
 pub mod module_type;
+pub mod moved;
 pub mod panics;
 pub mod reclaim;
 pub mod slot_migration;

@@ -1,5 +1,6 @@
 //! Rust values stored in module keys: the Redis type callbacks (RDB, AOF
-//! rewrite, DEBUG DIGEST, MEMORY USAGE, COPY, free, free effort (which lets
+//! rewrite, DEBUG DIGEST, MEMORY USAGE, COPY, unlink (which keeps the
+//! background schedules on the keys: `moved`), free, free effort (which lets
 //! Redis' lazyfree take big values), defrag (see `defrag`)) generated once for any
 //! type implementing [`ModuleValue`], so a family only writes pure encoding
 //! and rewrite logic.
@@ -119,7 +120,7 @@ pub const fn type_methods<T: ModuleValue>() -> raw::RedisModuleTypeMethods {
         defrag: Some(defrag::<T>),
         mem_usage2: Some(mem_usage2::<T>),
         free_effort2: None,
-        unlink2: None,
+        unlink2: Some(unlink2::<T>),
         copy2: Some(copy::<T>),
         aux_save2: None,
     }
@@ -321,15 +322,33 @@ extern "C" fn free_effort<T: ModuleValue>(_key: RStr, value: *const c_void) -> u
     guarded(1, || unsafe { value_ref::<T>(value) }.free_effort())
 }
 
-/// `COPY`: a clone. Notes the source db, which the schedules' `copy_to`
-/// handler needs on Valkey 8 (`reclaim::note_copy_from`).
+/// `COPY`: a clone, scheduled under the copy's name and db for what it owes.
 extern "C" fn copy<T: ModuleValue>(
     ctx: *mut raw::RedisModuleKeyOptCtx,
     value: *const c_void,
 ) -> *mut c_void {
     guarded(std::ptr::null_mut(), || {
-        super::reclaim::note_copy_from(api!(RedisModule_GetDbIdFromOptCtx(ctx)));
-        Box::into_raw(Box::new(unsafe { value_ref::<T>(value) }.clone())).cast()
+        let copy = unsafe { value_ref::<T>(value) }.clone();
+        super::reclaim::schedule_copy(
+            api!(RedisModule_GetToDbIdFromOptCtx(ctx)),
+            api!(RedisModule_GetToKeyNameFromOptCtx(ctx)).cast_mut(),
+            copy.next_due(),
+            copy.upkeep_due(),
+        );
+        Box::into_raw(Box::new(copy)).cast()
+    })
+}
+
+/// The value leaves its key (deleted, expired, evicted, overwritten,
+/// renamed or moved away): its schedule entries leave with it (`moved`).
+/// Called only for our values, so other keys pay nothing.
+extern "C" fn unlink2<T: ModuleValue>(ctx: *mut raw::RedisModuleKeyOptCtx, value: *const c_void) {
+    guarded((), || {
+        super::moved::unlinked(
+            api!(RedisModule_GetKeyNameFromOptCtx(ctx)).cast_mut(),
+            api!(RedisModule_GetDbIdFromOptCtx(ctx)),
+            value,
+        );
     })
 }
 
@@ -349,6 +368,7 @@ extern "C" fn defrag<T: ModuleValue>(
 /// the Redis API but the allocator, so either thread is fine.
 extern "C" fn free<T: ModuleValue>(value: *mut c_void) {
     guarded((), || {
+        super::moved::freed(value);
         // Sound: see the module doc; Redis calls free once per value.
         drop(unsafe { Box::from_raw(value.cast::<T>()) });
     })

@@ -16,26 +16,27 @@
 //!
 //! Which keys to visit: per db and kind, a schedule of key names by due time,
 //! fed by the writes that give a key due work, by RDB/RESTORE loading (the key
-//! name comes with the payload), and by the keyspace events that move a value
-//! to another name or db (`rename_to`, `move_to`, `copy_to`, `restore`).
-//! The schedules hold only keys that exist: a key leaves them when it is
-//! deleted, expires, is evicted, renamed or moved away (keyspace events), or
-//! flushed (FLUSHDB/FLUSHALL, a full sync's emptying); SWAPDB swaps two dbs'
-//! schedules. A key overwritten by another value keeps its entry until it is
-//! visited or deleted, so entries never outnumber keys.
+//! name comes with the payload) and by COPY (the type's `copy2` names the
+//! copy). The schedules hold only keys that exist: the type's `unlink2` takes
+//! a key out when its value leaves it (deleted, expired, evicted, overwritten,
+//! renamed or moved away), and `moved` finds a value that lives on under
+//! another name or db; a flush (FLUSHDB/FLUSHALL, a full sync's emptying)
+//! drops its dbs' schedules and SWAPDB swaps two dbs' (server events). These
+//! callbacks run only for our values: keys of other types pay nothing. A key
+//! whose value turned into another type's keeps no entry either (its old
+//! value was unlinked).
 //!
 //! A diskless `swapdb` load fills a temporary database beside the served one:
 //! what its keys owe is kept apart and replaces the served schedules when the
 //! load completes (dropped if it is aborted).
 
 use super::slot_migration::{self, Slots};
-use super::{api, background_free, copy_of, new_string, timer, Ctx, Key, KeyKind, RStr};
+use super::{api, background_free, copy_of, moved, new_string, timer, Ctx, Key, KeyKind, RStr};
 use crate::tuples::expiry::Schedule;
 use redis_module::native_types::RedisType;
 use redis_module::raw;
-use std::ffi::{c_void, CStr};
-use std::os::raw::{c_char, c_int};
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::ffi::c_void;
+use std::os::raw::c_int;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -194,6 +195,8 @@ const TICK_BUDGET: Duration = Duration::from_micros(500);
 const CHUNK: usize = 128;
 /// Upkeep still gets this much of a tick whose reclaim used the whole budget.
 const UPKEEP_MIN: Duration = Duration::from_micros(100);
+/// The share of a tick that finds where renamed and moved keys went.
+const FOLLOW_BUDGET: Duration = Duration::from_micros(200);
 
 /// Turns background reclaim on for `reclaimer`'s type (at module load).
 pub fn enable(ctx: Ctx, reclaimer: &'static Reclaimer) {
@@ -207,14 +210,6 @@ pub fn enable(ctx: Ctx, reclaimer: &'static Reclaimer) {
     if !first {
         return;
     }
-    let classes = raw::REDISMODULE_NOTIFY_GENERIC
-        | raw::REDISMODULE_NOTIFY_EXPIRED
-        | raw::REDISMODULE_NOTIFY_EVICTED;
-    api!(RedisModule_SubscribeToKeyspaceEvents(
-        ctx.0,
-        classes as c_int,
-        Some(on_keyspace_event)
-    ));
     let events: [(u64, raw::RedisModuleEventCallback); 3] = [
         (raw::REDISMODULE_EVENT_SWAPDB, Some(on_swapdb)),
         (raw::REDISMODULE_EVENT_FLUSHDB, Some(on_flush)),
@@ -283,80 +278,63 @@ fn reclaimer_of(key: &Key, everywhere: bool) -> Option<&'static Reclaimer> {
         .find(|r| r.everywhere == everywhere && key.holds(r.ty))
 }
 
-/// Keeps the schedules on the keys: a key that went away leaves them, a value
-/// that arrived under a new name or db joins them there.
-extern "C" fn on_keyspace_event(
-    ctx: *mut raw::RedisModuleCtx,
-    _type: c_int,
-    event: *const c_char,
-    name: RStr,
-) -> c_int {
-    let _ = std::panic::catch_unwind(|| {
-        // Sound: Redis passes a NUL-terminated event name.
-        let event = unsafe { CStr::from_ptr(event) }.to_bytes();
-        let ctx = Ctx(ctx);
-        match event {
-            b"move_from" => {
-                CLIENT_DB.store(api!(RedisModule_GetSelectedDb(ctx.0)), Ordering::Relaxed);
-                forget(ctx, name)
-            }
-            b"del" | b"expired" | b"evicted" | b"rename_from" => forget(ctx, name),
-            b"rename_to" | b"restore" => follow(ctx, name),
-            b"move_to" | b"copy_to" => {
-                follow(ctx, name);
-                // Valkey 8 runs this callback on the calling client after
-                // selecting the event's db, and leaves it there: MOVE and
-                // COPY ... DB would leave the client in the other db. Back to
-                // the source db where it is known (a COPY of another type's
-                // value gives none: Valkey 8 leaves that client where it is).
-                let db = CLIENT_DB.swap(NO_DB, Ordering::Relaxed);
-                if db != NO_DB {
-                    api!(RedisModule_SelectDb(ctx.0, db));
-                }
-            }
-            _ => {}
-        }
-    });
-    raw::REDISMODULE_OK as c_int
-}
-
-/// The db of the client running a MOVE or COPY: the source db, noted by the
-/// `move_from` event and by the type's copy callback, which come first.
-static CLIENT_DB: AtomicI32 = AtomicI32::new(NO_DB);
-const NO_DB: c_int = -1;
-
-/// A module value is being copied from db `db` (`COPY`).
-pub fn note_copy_from(db: c_int) {
-    CLIENT_DB.store(db, Ordering::Relaxed);
-}
-
-/// The key `name` of the event's db is gone.
-fn forget(ctx: Ctx, name: RStr) {
-    let db = api!(RedisModule_GetSelectedDb(ctx.0));
+/// `unlink2`: the key `name` of db `db` lost its value of ours. Takes the
+/// name out of the db's schedules; answers the name if it was there.
+pub fn forget(db: c_int, name: RStr) -> Option<Vec<u8>> {
     let mut st = state();
-    let Some(owed) = st.served.0.get_mut(db as usize) else {
-        return;
-    };
+    let owed = st.served.0.get_mut(usize::try_from(db).ok()?)?;
     if owed.is_empty() {
+        return None;
+    }
+    let name = copy_of(name);
+    let reclaim = owed.reclaim.remove(&name);
+    let upkeep = owed.upkeep.remove(&name);
+    (reclaim || upkeep).then_some(name)
+}
+
+/// `copy2`: a copy of one of our values, with work due at `reclaim_due` /
+/// `upkeep_due`, is being stored under `name` of db `db`.
+pub fn schedule_copy(db: c_int, name: RStr, reclaim_due: Option<i64>, upkeep_due: Option<i64>) {
+    if reclaim_due.is_none() && upkeep_due.is_none() {
         return;
     }
     let name = copy_of(name);
-    owed.reclaim.remove(&name);
-    owed.upkeep.remove(&name);
-}
-
-/// A value arrived under the name `name` of the event's db: schedule it there.
-fn follow(ctx: Ctx, name: RStr) {
-    let key = Key::open(ctx, name, false);
-    let due = |everywhere| reclaimer_of(&key, everywhere).and_then(|r| (r.next_due)(&key));
-    let (reclaim_due, upkeep_due) = (due(false), due(true));
-    drop(key);
+    let mut st = state();
+    let owed = st.served.db(db);
     if let Some(due) = reclaim_due {
-        schedule(ctx, name, due);
+        owed.reclaim.schedule(name.clone(), due);
     }
     if let Some(due) = upkeep_due {
-        schedule_upkeep(ctx, name, due);
+        owed.upkeep.schedule(name, due);
     }
+}
+
+/// Schedules what the key `name` of db `db` owes, if it holds a value of
+/// ours with background work; answers that value's address (`moved`).
+pub fn follow_at(ctx: Ctx, db: c_int, name: &[u8]) -> Option<usize> {
+    if api!(RedisModule_SelectDb(ctx.0, db)) != raw::REDISMODULE_OK as c_int {
+        return None;
+    }
+    let name = new_string(name);
+    let key = Key::open_quiet(ctx, name);
+    let due = |everywhere| reclaimer_of(&key, everywhere).map(|r| (r.next_due)(&key));
+    let (reclaim_due, upkeep_due) = (due(false), due(true));
+    let value = (reclaim_due.is_some() || upkeep_due.is_some())
+        .then(|| api!(RedisModule_ModuleTypeGetValue(key.raw())) as usize);
+    drop(key);
+    if reclaim_due.is_some() || upkeep_due.is_some() {
+        let bytes = copy_of(name);
+        let mut st = state();
+        let owed = st.served.db(db);
+        if let Some(due) = reclaim_due.flatten() {
+            owed.reclaim.schedule(bytes.clone(), due);
+        }
+        if let Some(due) = upkeep_due.flatten() {
+            owed.upkeep.schedule(bytes, due);
+        }
+    }
+    api!(RedisModule_FreeString(std::ptr::null_mut(), name));
+    value
 }
 
 /// An `extern "C"` server-event callback whose body (given the subevent and
@@ -383,6 +361,8 @@ server_event!(on_swapdb, |_subevent, data| {
     dbs.db(info.dbnum_first.max(info.dbnum_second));
     dbs.0
         .swap(info.dbnum_first as usize, info.dbnum_second as usize);
+    drop(st);
+    moved::swap_dbs(info.dbnum_first, info.dbnum_second);
 });
 
 // FLUSHDB, FLUSHALL, a replica's emptying before a full sync: the flushed
@@ -405,6 +385,7 @@ server_event!(on_flush, |subevent, data| {
         }
     };
     drop_where_flushed(flushed, info.sync != 0);
+    moved::flushed((info.dbnum >= 0).then_some(info.dbnum));
 });
 
 fn drop_where_flushed<T: Send + 'static>(garbage: T, sync: bool) {
@@ -478,10 +459,11 @@ fn tick(ctx: Ctx) -> i64 {
     if flags & raw::REDISMODULE_CTX_FLAGS_LOADING != 0 {
         return IDLE_MS;
     }
+    let started = Instant::now();
+    moved::step(ctx, started + FOLLOW_BUDGET);
     if trim_step() {
         return 0;
     }
-    let started = Instant::now();
     let now = ctx.now_ms();
     // Reclaim acts only on a master (replicas and AOF replays follow the
     // master's removals), and not while writes are paused: nothing may be
@@ -503,7 +485,7 @@ fn tick(ctx: Ctx) -> i64 {
         (reclaim, st.served.next_due(true))
     };
     let now = ctx.now_ms();
-    let mut delay = IDLE_MS;
+    let mut delay = if moved::busy() { 0 } else { IDLE_MS };
     if let Some(due) = reclaim_due {
         delay = (due - now).clamp(1, IDLE_MS);
     }
