@@ -15,6 +15,12 @@
 #               /usr/lib/redis/modules/, docs, a conf snippet)
 #   make bench  cargo run --release --example bench (BENCH_ONLY=<groups> for some);
 #               each group also writes target/bench/<group>.json
+#   make bench-compare [REF=<commit>]  the bench's write rows and latency
+#               group on REF's build (default: the previous release, from
+#               CHANGELOG.md; built once under target/bench-compare/) and on
+#               this tree's, interleaved; each row's ratio new/old with its
+#               spread (BENCH_COMPARE_ROUNDS, default 5), also as
+#               target/bench/compare.json; about 12 minutes
 #   make plots  docs/img/*.png from make bench's target/bench/*.json (matplotlib
 #               in a venv under target/)
 #   make docs   writes commands.json from the command table (a test that
@@ -38,7 +44,7 @@ RECIPES_MODULE := $(CURDIR)/target/release/librecipes.so
 
 SUDO := $(shell if [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1; then echo sudo; fi)
 
-.PHONY: all deps build run test test-faults test-compat deb bench plots fmt clean client-deps test-clients test-node
+.PHONY: all deps build run test test-faults test-compat deb bench bench-compare plots fmt clean client-deps test-clients test-node
 
 all: build
 
@@ -131,6 +137,13 @@ test-node: build client-deps
 bench: build
 	BENCH_MODULES="$$(scripts/compat-servers.sh path redisbloom-2.8.2 || true)" \
 		$(CARGO) run --release --example bench
+
+# scripts/bench-compare.py says how (one bench binary, this tree's, drives
+# both modules).
+REF ?=
+bench-compare: build
+	$(CARGO) build --release --example bench
+	CARGO=$(CARGO) $(PYTHON) scripts/bench-compare.py $(REF)
 
 PLOTS_VENV := target/plots-venv
 $(PLOTS_VENV)/installed: | client-deps
