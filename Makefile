@@ -129,7 +129,7 @@ test-clients: build client-deps $(CLIENTS_VENV)/installed
 # lockfile into clients/node/node_modules (nothing global), built with its
 # own TypeScript, tested with node --test.
 test-node: build client-deps
-	cd clients/node && npm ci --no-audit --no-fund && npm run build
+	cd clients/node && npm ci --no-audit --no-fund
 	cd clients/node && RECIPES_MODULE=$(RECIPES_MODULE) npm test
 
 # RedisBloom (TOPK, for the topn-vs-topk group) from its pinned registry

@@ -258,3 +258,100 @@ fn migrate_moves_keys_with_their_content() {
         }
     }
 }
+
+/// RESP of `commands`, as an AOF holds them.
+fn aof_of(commands: &[&[&str]]) -> String {
+    let mut out = String::from("*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n");
+    for args in commands {
+        out += &format!("*{}\r\n", args.len());
+        for a in *args {
+            out += &format!("${}\r\n{a}\r\n", a.len());
+        }
+    }
+    out
+}
+
+/// An AOF written by a release that let declarations use words that are
+/// keywords now (`group`, `count`) loads whole: the CREATEs are not refused
+/// (no CRITICAL line), and the names stay names in every command, also where
+/// the command takes the word as an option (`count` in a paged read).
+#[test]
+fn an_aof_with_names_that_became_keywords_loads_and_reads() {
+    let mut srv = Server::start();
+    srv.stop();
+    let aof = aof_of(&[
+        &["ULIST.CREATE", "teams", "VALUE", "user", "SCOPE", "group"],
+        &[
+            "ULIST.ADD",
+            "teams",
+            "user",
+            "1",
+            "group",
+            "a",
+            "AT",
+            "1000",
+        ],
+        &[
+            "HCOUNTER.CREATE",
+            "hits",
+            "PARTITION",
+            "count",
+            "GROUP",
+            "page",
+        ],
+        &[
+            "HCOUNTER.INCR",
+            "hits",
+            "count",
+            "x",
+            "page",
+            "p1",
+            "AT",
+            "1000",
+        ],
+    ]);
+    std::fs::write(srv.dir.join("appendonly.aof"), aof).unwrap();
+    srv.try_restart_with(&[("appendonly", "yes")]).unwrap();
+    assert!(!srv.log().contains("CRITICAL"), "{}", srv.log());
+    let c = &mut srv.conn();
+    let dbsize: i64 = q(c, &["DBSIZE"]);
+    assert_eq!(dbsize, 2);
+    let has: i64 = q(c, &["ULIST.HAS", "teams", "user", "1", "group", "a"]);
+    assert_eq!(has, 1);
+    let got: i64 = q(c, &["HCOUNTER.GET", "hits", "count", "x", "page", "p1"]);
+    assert_eq!(got, 1);
+    let rows: Vec<Vec<String>> = q(c, &["HCOUNTER.DATA", "hits", "count", "x"]);
+    assert_eq!(rows, [["count", "x", "page", "p1", "value", "1"]]);
+    let paged: (String, Vec<Vec<String>>) = q(
+        c,
+        &[
+            "HCOUNTER.DATA",
+            "hits",
+            "count",
+            "x",
+            "CURSOR",
+            "0",
+            "COUNT",
+            "5",
+        ],
+    );
+    assert_eq!(paged.1, rows);
+    let none: Vec<Vec<String>> = q(c, &["HCOUNTER.DATA", "hits", "count", "y"]);
+    assert!(none.is_empty());
+    let rows: Vec<Vec<String>> = q(c, &["ULIST.DATA", "teams", "group", "a"]);
+    assert_eq!(rows, [["user", "1", "group", "a"]]);
+    // A client's new declaration still refuses the keyword.
+    let e = expect_err(
+        c,
+        &cmd(&["ULIST.CREATE", "other", "VALUE", "user", "SCOPE", "group"]),
+    );
+    assert!(e.contains("'group' is a keyword"), "{e}");
+    // And the rewrite of such keys loads again.
+    let _: String = q(c, &["BGREWRITEAOF"]);
+    wait_for_bg_done(&srv);
+    srv.restart();
+    assert!(!srv.log().contains("CRITICAL"));
+    let c = &mut srv.conn();
+    let got: i64 = q(c, &["HCOUNTER.GET", "hits", "count", "x", "page", "p1"]);
+    assert_eq!(got, 1);
+}

@@ -38,7 +38,9 @@ fn no_such_counter() -> CmdError {
 /// the difference when it exists with another. Deterministic: replicated
 /// verbatim (not when nothing changed).
 pub fn create(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
-    let (schema, [ttl, float]) = Schema::parse(&args.bytes[2..], &DECLARATION, &CREATE_OPTIONS)?;
+    let declarer = ctx.declarer();
+    let (schema, [ttl, float]) =
+        Schema::parse(&args.bytes[2..], &DECLARATION, &CREATE_OPTIONS, declarer)?;
     if !schema.of(Role::Scope).is_empty() && schema.of(Role::Unique).is_empty() {
         return Err(CmdError::invalid("SCOPE needs UNIQUE names"));
     }
@@ -311,9 +313,12 @@ fn reply_row(ctx: Ctx, names: &[&[u8]], tuples: &[&[u8]], count: Option<Count>) 
 type FilteredReply = for<'c> fn(Ctx, &'c HCounter, &Filter, Vec<&'c [u8]>, Option<&Page>);
 
 fn read_filtered(ctx: Ctx, args: &Args, reply: FilteredReply) -> Result<(), CmdError> {
-    let (tokens, page) = Page::split(&args.bytes[2..])?;
     let key = ctx.open(args.raw(1), false);
-    let Some(counter) = key.value::<HCounter>(&HCOUNTER_TYPE)? else {
+    let counter = key.value::<HCounter>(&HCOUNTER_TYPE)?;
+    let (tokens, page) = Page::split(&args.bytes[2..], |t| {
+        counter.is_some_and(|c| c.schema().declares(t))
+    })?;
+    let Some(counter) = counter else {
         ctx.reply_rows(page.as_ref().map(|_| &b"0"[..]), 0);
         return Ok(());
     };

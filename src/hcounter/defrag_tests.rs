@@ -7,7 +7,7 @@ use super::counter::{Count, HCounter, Place, DECLARATION};
 use crate::args::OptionSpec;
 use crate::tuples::defrag::model::in_slices;
 use crate::tuples::encoding;
-use crate::tuples::schema::Schema;
+use crate::tuples::schema::{Declarer, Schema};
 
 /// A unique counter with a TTL: `partitions` small partitions and one of
 /// `big` cells (hashed past the compact size), unique tuples in each.
@@ -16,7 +16,13 @@ fn counter(partitions: usize, big: usize) -> HCounter {
         .iter()
         .map(|s| s.as_bytes())
         .collect();
-    let (schema, []) = Schema::parse::<0>(&decl, &DECLARATION, &[] as &[OptionSpec; 0]).unwrap();
+    let (schema, []) = Schema::parse::<0>(
+        &decl,
+        &DECLARATION,
+        &[] as &[OptionSpec; 0],
+        Declarer::Client,
+    )
+    .unwrap();
     let mut counter = HCounter::new(schema, Some(3_600), false);
     let mut incr = |date: &str, city: &str, user: &str| {
         let place = place(date, city, user);

@@ -112,7 +112,7 @@ mod tests {
     use super::super::command::{AT_OPTION, CREATE_OPTIONS};
     use super::super::counter::DECLARATION;
     use crate::docs::{as_tokens, calls, Arg};
-    use crate::tuples::schema::{Pairs, Schema};
+    use crate::tuples::schema::{Declarer, Pairs, Schema};
 
     fn value(a: &Arg, n: usize) -> String {
         match a.name {
@@ -127,11 +127,17 @@ mod tests {
     #[test]
     fn the_parser_takes_every_documented_call() {
         for call in calls(super::CREATE, &value) {
-            Schema::parse(&as_tokens(&call[1..]), &DECLARATION, &CREATE_OPTIONS)
-                .unwrap_or_else(|e| panic!("{call:?}: {e}"));
+            Schema::parse(
+                &as_tokens(&call[1..]),
+                &DECLARATION,
+                &CREATE_OPTIONS,
+                Declarer::Client,
+            )
+            .unwrap_or_else(|e| panic!("{call:?}: {e}"));
         }
         let declare = ["GROUP", "name0", "name2"].map(|t| t.as_bytes());
-        let (schema, _) = Schema::parse(&declare, &DECLARATION, &CREATE_OPTIONS).unwrap();
+        let (schema, _) =
+            Schema::parse(&declare, &DECLARATION, &CREATE_OPTIONS, Declarer::Client).unwrap();
         for (args, first) in [
             (super::INCR, 1),
             (super::INCRBY, 2),

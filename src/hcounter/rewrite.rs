@@ -65,7 +65,7 @@ mod tests {
     use super::*;
     use crate::args::OptionSpec;
     use crate::hcounter::counter::{Count, Place, DECLARATION};
-    use crate::tuples::schema::Schema;
+    use crate::tuples::schema::{Declarer, Schema};
 
     fn encoded(values: &[&str]) -> smallvec::SmallVec<[u8; 64]> {
         let mut out = smallvec::SmallVec::new();
@@ -81,8 +81,13 @@ mod tests {
             .iter()
             .map(|s| s.as_bytes())
             .collect();
-        let (schema, []) =
-            Schema::parse::<0>(&decl, &DECLARATION, &[] as &[OptionSpec; 0]).unwrap();
+        let (schema, []) = Schema::parse::<0>(
+            &decl,
+            &DECLARATION,
+            &[] as &[OptionSpec; 0],
+            Declarer::Client,
+        )
+        .unwrap();
         let mut counter = HCounter::new(schema, Some(60), false);
         let place = Place {
             partition: encoded(&["d1"]),

@@ -19,6 +19,7 @@ pub mod slot_migration;
 pub mod timer;
 
 use crate::args::{check_client_time, CmdError, MAX_TIME_MS};
+use crate::tuples::schema::Declarer;
 use config::Config;
 use redis_module::raw;
 use std::ffi::CStr;
@@ -87,6 +88,16 @@ impl Ctx {
     pub fn is_replicated_or_loading(self) -> bool {
         let flags = api!(RedisModule_GetContextFlags(self.0)) as u32;
         flags & (raw::REDISMODULE_CTX_FLAGS_REPLICATED | raw::REDISMODULE_CTX_FLAGS_LOADING) != 0
+    }
+
+    /// Who declares a CREATE's names: a replayed call was accepted by the
+    /// release that wrote it, so no newer keyword refuses it.
+    pub fn declarer(self) -> Declarer {
+        if self.is_replicated_or_loading() {
+            Declarer::Replay
+        } else {
+            Declarer::Client
+        }
     }
 
     /// Refuses a client's write `AT` that can only be seconds or is further

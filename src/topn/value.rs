@@ -70,7 +70,7 @@ impl ModuleValue for TopnValue {
                 let now = crate::server::clock_ms();
                 Core::decode_at(bytes, now, COMPACT_MAX.count()).map(TopnValue::new)
             }
-            _ => Err(DecodeError::Invalid("unknown encoding version")),
+            _ => Err(DecodeError::UnknownVersion(encver.into())),
         }
     }
 

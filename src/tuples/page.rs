@@ -58,13 +58,20 @@ impl Page {
         Ok(Some(Page { after, count }))
     }
 
-    /// Takes `CURSOR c` and `COUNT n` out of a read's `name value` tokens
-    /// (keywords are never names, so a pair is one or the other); returns
-    /// the rest, and the page when CURSOR was given.
-    pub fn split<'a>(tokens: &[&'a [u8]]) -> Result<(Vec<&'a [u8]>, Option<Page>), CmdError> {
+    /// Takes `CURSOR c` and `COUNT n` out of a read's `name value` tokens;
+    /// returns the rest, and the page when CURSOR was given. A token that
+    /// `is_name` (a name the key declares, exact bytes) stays a name: a key
+    /// declared before CURSOR or COUNT became keywords filters on them.
+    pub fn split<'a>(
+        tokens: &[&'a [u8]],
+        is_name: impl Fn(&[u8]) -> bool,
+    ) -> Result<(Vec<&'a [u8]>, Option<Page>), CmdError> {
         let (mut cursor, mut count, mut rest) = (None, None, Vec::new());
         for pair in tokens.chunks(2) {
-            let (slot, name) = if pair[0].eq_ignore_ascii_case(b"CURSOR") {
+            let (slot, name) = if is_name(pair[0]) {
+                rest.extend_from_slice(pair);
+                continue;
+            } else if pair[0].eq_ignore_ascii_case(b"CURSOR") {
                 (&mut cursor, "CURSOR")
             } else if pair[0].eq_ignore_ascii_case(b"COUNT") {
                 (&mut count, "COUNT")
@@ -351,7 +358,7 @@ mod tests {
     #[test]
     fn cursor_and_count_split_off_the_names() {
         let toks: Vec<&[u8]> = vec![b"day", b"d1", b"cursor", b"0", b"COUNT", b"3"];
-        let (rest, page) = Page::split(&toks).unwrap();
+        let (rest, page) = Page::split(&toks, |_| false).unwrap();
         assert_eq!(rest, [&b"day"[..], b"d1"]);
         assert_eq!(
             page,
@@ -361,17 +368,27 @@ mod tests {
             })
         );
         let toks: Vec<&[u8]> = vec![b"day", b"d1"];
-        assert_eq!(Page::split(&toks).unwrap().1, None);
+        assert_eq!(Page::split(&toks, |_| false).unwrap().1, None);
         let toks: Vec<&[u8]> = vec![b"CURSOR", b"0", b"CURSOR", b"0"];
-        assert!(Page::split(&toks)
+        assert!(Page::split(&toks, |_| false)
             .unwrap_err()
             .to_string()
             .contains("more than once"));
         let toks: Vec<&[u8]> = vec![b"CURSOR"];
-        assert!(Page::split(&toks)
+        assert!(Page::split(&toks, |_| false)
             .unwrap_err()
             .to_string()
             .contains("needs a value"));
+    }
+
+    #[test]
+    fn declared_names_are_never_cursor_or_count() {
+        let toks: Vec<&[u8]> = vec![b"count", b"x", b"CURSOR", b"0", b"COUNT", b"2"];
+        let (rest, page) = Page::split(&toks, |t| t == b"count").unwrap();
+        assert_eq!(rest, [&b"count"[..], b"x"]);
+        assert_eq!(page.map(|p| p.count), Some(2));
+        let toks: Vec<&[u8]> = vec![b"count", b"x"];
+        assert_eq!(Page::split(&toks, |t| t == b"count").unwrap().1, None);
     }
 
     #[test]

@@ -1,9 +1,10 @@
 //! Schemas: the names a list or counter declares at CREATE, each with its
 //! role(s), and the `name value` pairs its commands name. Pure, no FFI.
 //!
-//! Names are exact bytes (case-sensitive); keywords are case-insensitive, and
-//! no name may equal a keyword of its family, so a token is a keyword or a
-//! name, never both.
+//! Names are exact bytes (case-sensitive); keywords are case-insensitive. A
+//! client may not declare a keyword as a name; a declaration replayed from
+//! the AOF or a master may hold one (an older release allowed it), so in
+//! `name value` pairs a token equal to a declared name is that name first.
 
 use super::defrag::Mover;
 use super::keywords::keyword_of;
@@ -51,6 +52,17 @@ pub struct Schema {
     role_names: SmallVec<[u16; 8]>,
     /// Where each role's indices end in `role_names`.
     role_ends: [u16; ROLES],
+}
+
+/// Who declares a schema. A client's new declaration may not use a keyword
+/// of any recipes command as a name; one replayed from the AOF or sent by a
+/// master was accepted by the release that wrote it (older ones allowed
+/// words that are keywords now), so only the family's own reserved words
+/// limit it: refusing it would lose the key.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Declarer {
+    Client,
+    Replay,
 }
 
 /// How a family declares schemas at CREATE.
@@ -139,6 +151,12 @@ impl Schema {
         self.names().position(|n| n == name)
     }
 
+    /// Whether `name` is one of the schema's names (exact bytes): such a
+    /// token of a command is that name, never a keyword.
+    pub fn declares(&self, name: &[u8]) -> bool {
+        self.index_of(name).is_some()
+    }
+
     fn push_name(&mut self, name: &[u8]) {
         self.text.extend_from_slice(name);
         self.ends.push(self.text.len() as u32);
@@ -149,13 +167,15 @@ impl Schema {
     }
 
     /// Parses CREATE's arguments: name lists opened by `decl.lists` keywords,
-    /// and `options`, in any order. Refuses a keyword used as a name, a name
-    /// repeated (unless `decl.may_share` allows its two roles), an empty
-    /// list and a stray token, each with an error naming it.
+    /// and `options`, in any order. Refuses a keyword used as a name (a
+    /// [`Declarer::Replay`] only the family's own), a name repeated (unless
+    /// `decl.may_share` allows its two roles), an empty list and a stray
+    /// token, each with an error naming it.
     pub fn parse<'a, const N: usize>(
         tokens: &[&'a [u8]],
         decl: &Declaration,
         options: &[OptionSpec; N],
+        declarer: Declarer,
     ) -> Result<(Schema, Found<'a, N>), CmdError> {
         let mut schema = Schema {
             text: SmallVec::new(),
@@ -195,18 +215,25 @@ impl Schema {
                     printable(token)
                 )));
             };
-            schema.declare(token, role, decl)?;
+            schema.declare(token, role, decl, declarer)?;
             i += 1;
         }
         close_list(&schema, open)?;
         Ok((schema, found.finish()))
     }
 
-    fn declare(&mut self, name: &[u8], role: Role, decl: &Declaration) -> Result<(), CmdError> {
+    fn declare(
+        &mut self,
+        name: &[u8],
+        role: Role,
+        decl: &Declaration,
+        declarer: Declarer,
+    ) -> Result<(), CmdError> {
         if name.is_empty() {
             return Err(CmdError::invalid("a name cannot be empty"));
         }
-        if let Some((keyword, commands)) = keyword_of(name) {
+        if let Some((keyword, commands)) = keyword_of(name).filter(|_| declarer == Declarer::Client)
+        {
             return Err(CmdError::invalid(format!(
                 "'{}' is a keyword ({keyword} of {commands}) and cannot be a name",
                 printable(name)
@@ -374,8 +401,11 @@ pub struct Pairs<'a> {
 }
 
 impl<'a> Pairs<'a> {
-    /// Parses `name value` pairs and `options`, in any order. Refuses a name
-    /// outside the schema, a name given twice and a name without a value.
+    /// Parses `name value` pairs and `options`, in any order. A token equal
+    /// to a name of the schema is that name, also when it spells an option
+    /// (a key declared before the word became a keyword keeps working).
+    /// Refuses a name outside the schema, a name given twice and a name
+    /// without a value.
     #[inline] // into each command: its result is large, returned by copy otherwise
     pub fn parse<const N: usize>(
         schema: &Schema,
@@ -386,14 +416,17 @@ impl<'a> Pairs<'a> {
         let mut found = OptionSet::new(options);
         let mut i = 0;
         while i < tokens.len() {
-            if let Some(next) = found.take(tokens, i)? {
-                i = next;
-                continue;
-            }
             let name = tokens[i];
-            let index = schema
-                .index_of(name)
-                .ok_or_else(|| CmdError::invalid(format!("unknown name '{}'", printable(name))))?;
+            let Some(index) = schema.index_of(name) else {
+                match found.take(tokens, i)? {
+                    Some(next) => i = next,
+                    None => {
+                        let shown = printable(name);
+                        return Err(CmdError::invalid(format!("unknown name '{shown}'")));
+                    }
+                }
+                continue;
+            };
             if values[index].is_some() {
                 return Err(CmdError::invalid(format!(
                     "name '{}' given more than once",
@@ -488,6 +521,8 @@ pub enum DecodeError {
     Count(&'static str, u64),
     /// A field that `encode` never writes (the text says which).
     Invalid(&'static str),
+    /// An encoding version this release does not know: a newer one wrote it.
+    UnknownVersion(i64),
 }
 
 impl std::fmt::Display for DecodeError {
@@ -496,8 +531,20 @@ impl std::fmt::Display for DecodeError {
             DecodeError::Truncated => f.write_str("the payload ends early"),
             DecodeError::Count(what, n) => write!(f, "{what} count {n} exceeds the payload"),
             DecodeError::Invalid(what) => f.write_str(what),
+            DecodeError::UnknownVersion(v) => f.write_str(&newer_release(*v)),
         }
     }
+}
+
+/// Why a payload of encoding version `version` is refused: no release
+/// before this one wrote it, so a newer one did (`docs/upgrading.md` lists
+/// which release writes what).
+pub fn newer_release(version: i64) -> String {
+    format!(
+        "encoding version {version} is unknown to recipes {}: it was written by a newer \
+         release; load it with that release or a later one (docs/upgrading.md)",
+        crate::RELEASE.to_string_lossy()
+    )
 }
 
 /// Reads little-endian fields from encoded bytes; `Truncated` past the end.
@@ -587,7 +634,9 @@ mod tests {
     fn schemas_declared_alike_are_shared_and_swept_when_unused() {
         let parse = |names: &[&str]| {
             let tokens: Vec<&[u8]> = names.iter().map(|n| n.as_bytes()).collect();
-            Schema::parse(&tokens, &DECL, &[]).unwrap().0
+            Schema::parse(&tokens, &DECL, &[], Declarer::Client)
+                .unwrap()
+                .0
         };
         let a = parse(&["VALUE", "shared-probe-user"]).shared();
         let b = parse(&["VALUE", "shared-probe-user"]).shared();
@@ -646,14 +695,14 @@ mod tests {
             "SCOPE",
             "month",
         ]);
-        let (schema, [expire]) = Schema::parse(&t, &DECL, &OPTS).unwrap();
+        let (schema, [expire]) = Schema::parse(&t, &DECL, &OPTS, Declarer::Client).unwrap();
         assert_eq!(names(&schema, Role::Value), ["user", "device"]);
         assert_eq!(names(&schema, Role::Scope), ["month"]);
         assert_eq!(names(&schema, Role::Partition), ["date"]);
         assert_eq!(expire, Some(&b"60"[..]));
         let args = schema.create_args(&DECL);
         let args: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
-        let (again, _) = Schema::parse(&args, &DECL, &OPTS).unwrap();
+        let (again, _) = Schema::parse(&args, &DECL, &OPTS, Declarer::Client).unwrap();
         for role in [Role::Value, Role::Scope, Role::Partition] {
             assert_eq!(names(&again, role), names(&schema, role));
         }
@@ -662,7 +711,7 @@ mod tests {
     #[test]
     fn refusals_name_the_argument() {
         let err = |s: &[&str]| {
-            Schema::parse(&toks(s), &DECL, &OPTS)
+            Schema::parse(&toks(s), &DECL, &OPTS, Declarer::Client)
                 .unwrap_err()
                 .to_string()
         };
@@ -704,7 +753,7 @@ mod tests {
     #[test]
     fn schema_encoding_roundtrip() {
         let t = toks(&["VALUE", "a\x00b", "SCOPE", "s", "PARTITION", "p", "q"]);
-        let (schema, _) = Schema::parse(&t, &DECL, &OPTS).unwrap();
+        let (schema, _) = Schema::parse(&t, &DECL, &OPTS, Declarer::Client).unwrap();
         let mut out = Vec::new();
         schema.encode(&mut out);
         let mut r = Reader { buf: &out };
@@ -721,7 +770,7 @@ mod tests {
     #[test]
     fn pairs_are_checked_per_command() {
         let t = toks(&["VALUE", "user", "SCOPE", "month", "PARTITION", "day"]);
-        let (schema, _) = Schema::parse(&t, &DECL, &OPTS).unwrap();
+        let (schema, _) = Schema::parse(&t, &DECL, &OPTS, Declarer::Client).unwrap();
         let opts = [("AT", Takes::Value)];
         let t = toks(&["day", "d1", "AT", "5", "user", "u:1", "month", "m"]);
         let (pairs, [at]) = Pairs::parse(&schema, &t, &opts).unwrap();
@@ -766,5 +815,39 @@ mod tests {
         // A value may be anything, keywords included.
         let t = toks(&["user", "AT"]);
         assert!(Pairs::parse(&schema, &t, &opts).is_ok());
+    }
+
+    /// A declaration replayed from the AOF or a master was accepted by the
+    /// release that wrote it: a name that is a keyword of another command
+    /// now still declares (a client's is refused), and the family's own
+    /// grammar still holds.
+    #[test]
+    fn replayed_declarations_keep_names_that_became_keywords() {
+        let t = toks(&["VALUE", "user", "SCOPE", "group", "refresh"]);
+        assert!(Schema::parse(&t, &DECL, &OPTS, Declarer::Client)
+            .unwrap_err()
+            .to_string()
+            .contains("'group' is a keyword"));
+        let (schema, _) = Schema::parse(&t, &DECL, &OPTS, Declarer::Replay).unwrap();
+        assert_eq!(names(&schema, Role::Scope), ["group", "refresh"]);
+        let t = toks(&["VALUE", "user", "expire"]);
+        assert!(Schema::parse(&t, &DECL, &OPTS, Declarer::Replay).is_err());
+    }
+
+    /// A token equal to a declared name is that name, before any option of
+    /// the command: a key declared before a word became a keyword is still
+    /// written and read by it. Other spellings are the option.
+    #[test]
+    fn declared_names_win_over_option_keywords() {
+        let t = toks(&["VALUE", "user", "SCOPE", "refresh"]);
+        let (schema, _) = Schema::parse(&t, &DECL, &OPTS, Declarer::Replay).unwrap();
+        let opts = [("REFRESH", Takes::Nothing), ("AT", Takes::Value)];
+        let t = toks(&["refresh", "r1", "user", "u", "REFRESH", "AT", "5"]);
+        let (pairs, [refresh, at]) = Pairs::parse(&schema, &t, &opts).unwrap();
+        assert_eq!((refresh, at), (Some(&b""[..]), Some(&b"5"[..])));
+        assert_eq!(pairs.of(&schema, &[Role::Scope]), [Some(&b"r1"[..])]);
+        let t = toks(&["refresh", "r1", "user", "u"]);
+        let (_, [refresh, _]) = Pairs::parse(&schema, &t, &opts).unwrap();
+        assert_eq!(refresh, None);
     }
 }

@@ -37,7 +37,9 @@ fn no_such_list() -> CmdError {
 /// (then nothing changes); an error naming the difference when it exists
 /// with another. Deterministic: replicated verbatim (not when nothing changed).
 pub fn create(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
-    let (schema, [expire]) = Schema::parse(&args.bytes[2..], &DECLARATION, &CREATE_OPTIONS)?;
+    let declarer = ctx.declarer();
+    let (schema, [expire]) =
+        Schema::parse(&args.bytes[2..], &DECLARATION, &CREATE_OPTIONS, declarer)?;
     if schema.of(Role::Value).is_empty() {
         return Err(CmdError::invalid("VALUE needs at least one name"));
     }
@@ -231,9 +233,12 @@ struct Rows {
 /// `CURSOR c [COUNT n]`, one page of them under the next cursor
 /// (`tuples::page`).
 fn reply_filtered(ctx: Ctx, args: &Args, roles: &[Role], rows: Rows) -> Result<(), CmdError> {
-    let (tokens, page) = Page::split(&args.bytes[2..])?;
     let key = open(ctx, args, false);
-    let Some(list) = key.value::<UList>(&ULIST_TYPE)? else {
+    let list = key.value::<UList>(&ULIST_TYPE)?;
+    let (tokens, page) = Page::split(&args.bytes[2..], |t| {
+        list.is_some_and(|l| l.schema().declares(t))
+    })?;
+    let Some(list) = list else {
         ctx.reply_rows(page.as_ref().map(|_| &b"0"[..]), 0);
         return Ok(());
     };

@@ -6,7 +6,7 @@
 use super::list::{UList, ValueKeys, DECLARATION, NEVER};
 use crate::args::OptionSpec;
 use crate::tuples::defrag::model::in_slices;
-use crate::tuples::schema::Schema;
+use crate::tuples::schema::{Declarer, Schema};
 
 /// `n` values over 7 scopes and 13 partitions; every third value long
 /// enough to spill out of its record, every other one expiring.
@@ -15,7 +15,13 @@ fn list(n: usize) -> UList {
         .iter()
         .map(|s| s.as_bytes())
         .collect();
-    let (schema, []) = Schema::parse::<0>(&decl, &DECLARATION, &[] as &[OptionSpec; 0]).unwrap();
+    let (schema, []) = Schema::parse::<0>(
+        &decl,
+        &DECLARATION,
+        &[] as &[OptionSpec; 0],
+        Declarer::Client,
+    )
+    .unwrap();
     let mut list = UList::new(schema, None);
     for i in 0..n {
         let value = match i % 3 {

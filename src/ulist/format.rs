@@ -141,6 +141,7 @@ mod tests {
             &tokens,
             &DECLARATION,
             &[("EXPIRE", crate::args::Takes::Value)],
+            crate::tuples::schema::Declarer::Client,
         )
         .unwrap();
         let mut l = UList::new(schema, Some(60));

@@ -523,7 +523,13 @@ mod tests {
 
     fn list(decl: &[&str]) -> UList {
         let t: Vec<&[u8]> = decl.iter().map(|s| s.as_bytes()).collect();
-        let (schema, []) = Schema::parse::<0>(&t, &DECLARATION, &[] as &[OptionSpec; 0]).unwrap();
+        let (schema, []) = Schema::parse::<0>(
+            &t,
+            &DECLARATION,
+            &[] as &[OptionSpec; 0],
+            crate::tuples::schema::Declarer::Client,
+        )
+        .unwrap();
         UList::new(schema, None)
     }
 

@@ -41,7 +41,7 @@ pub fn commands(list: &UList, emit: &mut dyn FnMut(&CStr, &[&[u8]])) {
 mod tests {
     use super::*;
     use crate::args::OptionSpec;
-    use crate::tuples::schema::Schema;
+    use crate::tuples::schema::{Declarer, Schema};
     use crate::ulist::list::{ValueKeys, DECLARATION};
 
     fn rewritten(list: &UList) -> Vec<String> {
@@ -63,8 +63,13 @@ mod tests {
             .iter()
             .map(|s| s.as_bytes())
             .collect();
-        let (schema, []) =
-            Schema::parse::<0>(&decl, &DECLARATION, &[] as &[OptionSpec; 0]).unwrap();
+        let (schema, []) = Schema::parse::<0>(
+            &decl,
+            &DECLARATION,
+            &[] as &[OptionSpec; 0],
+            Declarer::Client,
+        )
+        .unwrap();
         let mut list = UList::new(schema, Some(60));
         let add = |list: &mut UList, user: &[u8], expire_at| {
             let keys = ValueKeys::new([&b"2024-05"[..]], [&b"d1"[..]], [user]);

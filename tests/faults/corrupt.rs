@@ -210,8 +210,13 @@ fn a_refused_restore_payload_logs_one_warning_that_says_why() {
         let longer = [&p.body[..], &[0]].concat();
         assert_refused(&srv, c, &p.build(p.module_id, &longer), kind, v, "");
         let next = p.module_id + 1;
-        let why = "unknown encoding version";
-        assert_refused(&srv, c, &p.build(next, &p.body), kind, v + 1, why);
+        // The refusal names what to do: the release that wrote it.
+        let why = format!(
+            "is unknown to recipes {}: it was written by a newer release; load it with that \
+             release or a later one (docs/upgrading.md)",
+            env!("CARGO_PKG_VERSION")
+        );
+        assert_refused(&srv, c, &p.build(next, &p.body), kind, v + 1, &why);
     }
 
     // A count larger than the payload: HCOUNTER v2 of one cell

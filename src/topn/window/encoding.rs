@@ -75,7 +75,7 @@ impl TopN {
         let mut r = Reader { buf: bytes };
         let version = r.u8()?;
         if version != ENCODING_VERSION && version != ENCODING_VERSION_ALIGNED {
-            return Err(DecodeError::UnknownVersion(version));
+            return Err(DecodeError::UnknownVersion(version.into()));
         }
         let bucket_ms = r.i64()?;
         if bucket_ms < 1 {

@@ -96,6 +96,7 @@
 //! sums), `merge.rs` (threshold merges), `encoding.rs` (persistence), `defrag.rs` (active
 //! defrag); tests in `tests.rs`, `model_tests.rs`, `defrag_tests.rs`, `timings.rs`.
 
+use crate::tuples::schema::newer_release;
 use std::collections::{BTreeSet, VecDeque};
 use std::fmt;
 
@@ -155,8 +156,9 @@ impl std::error::Error for Overflow {}
 pub enum DecodeError {
     /// The input ended early.
     Truncated,
-    /// The first byte is not a known encoding version.
-    UnknownVersion(u8),
+    /// The first byte (or the RDB's encoding version) is not a known
+    /// encoding version: a newer release wrote it.
+    UnknownVersion(i64),
     /// The input is structurally wrong (the text says how).
     Invalid(&'static str),
 }
@@ -165,7 +167,7 @@ impl fmt::Display for DecodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             DecodeError::Truncated => f.write_str("truncated TOPN encoding"),
-            DecodeError::UnknownVersion(v) => write!(f, "unknown TOPN encoding version {v}"),
+            DecodeError::UnknownVersion(v) => write!(f, "TOPN {}", newer_release(*v)),
             DecodeError::Invalid(why) => write!(f, "invalid TOPN encoding: {why}"),
         }
     }

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import inspect
 from typing import (
-    TYPE_CHECKING,
     Any,
     Callable,
     Dict,
@@ -23,14 +22,12 @@ from typing import (
     List,
     Mapping,
     Optional,
+    Protocol,
     Sequence,
     Tuple,
 )
 
 import redis
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .client import Recipes
 
 REPLY_OPTION = "recipes_reply"
 
@@ -47,6 +44,14 @@ def apply_reply_parser(response: Any, **options: Any) -> Any:
     return parse(response)
 
 
+class Host(Protocol):
+    """What a family needs of the :class:`~redis_recipes.Recipes` it is on
+    (so this module, below every family, imports none of them)."""
+
+    client: Any
+    schemas: "Dict[Tuple[str, bytes], Schema]"
+
+
 class Family:
     """A family's namespace on a :class:`~redis_recipes.Recipes` (``.topn``, ...)."""
 
@@ -55,7 +60,7 @@ class Family:
     #: words that cannot be names in the family's schemas
     KEYWORDS: Tuple[str, ...] = ()
 
-    def __init__(self, recipes: "Recipes") -> None:
+    def __init__(self, recipes: Host) -> None:
         self._recipes = recipes
 
     def _send(self, parse: Optional[Parser], *args: Any) -> Any:
