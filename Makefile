@@ -21,6 +21,14 @@
 #               /usr/lib/redis/modules/, docs, a conf snippet)
 #   make bench  cargo run --release --example bench (BENCH_ONLY=<groups> for some);
 #               each group also writes target/bench/<group>.json
+#   make bench-compare [REF=<commit>]  the bench's write rows and latency
+#               group on REF's build (default: the previous release, from
+#               CHANGELOG.md; built once by scripts/previous-release.sh) and on
+#               this tree's, interleaved; each row's ratio new/old with its
+#               spread (BENCH_COMPARE_ROUNDS, default 5), also as
+#               target/bench/compare.json; about 10 minutes
+#               (BENCH_COMPARE_CALLGRIND=3 adds instruction counts of
+#               ULIST.ADD and HCOUNTER.INCR against SADD and HINCRBY)
 #   make plots  docs/img/*.png from make bench's target/bench/*.json (matplotlib
 #               in a venv under target/)
 #   make docs   writes commands.json from the command table (a test that
@@ -44,7 +52,7 @@ RECIPES_MODULE := $(CURDIR)/target/release/librecipes.so
 
 SUDO := $(shell if [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1; then echo sudo; fi)
 
-.PHONY: all deps build run test test-faults test-compat test-upgrade deb bench plots fmt clean client-deps test-clients test-node
+.PHONY: all deps build run test test-faults test-compat test-upgrade deb bench bench-compare plots fmt clean client-deps test-clients test-node
 
 all: build
 
@@ -151,6 +159,13 @@ test-node: build client-deps
 bench: build
 	BENCH_MODULES="$$(scripts/compat-servers.sh path redisbloom-2.8.2 || true)" \
 		$(CARGO) run --release --example bench
+
+# scripts/bench-compare.py says how (one bench binary, this tree's, drives
+# both modules).
+REF ?=
+bench-compare: build
+	$(CARGO) build --release --example bench
+	CARGO=$(CARGO) $(PYTHON) scripts/bench-compare.py $(REF)
 
 PLOTS_VENV := target/plots-venv
 $(PLOTS_VENV)/installed: | client-deps

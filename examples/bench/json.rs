@@ -148,10 +148,14 @@ fn goal_fields(o: &mut Map<String, Json>, goal: Option<Goal>, met: Option<bool>)
     o.insert("met".into(), json!(met));
 }
 
-/// Writes `doc` to `target/bench/<name>.json` (replacing it atomically: a
-/// reader never sees half a file); returns the path.
+/// Writes `doc` to `target/bench/<name>.json`, or to `$BENCH_JSON_DIR/<name>.json`
+/// (`make bench-compare` keeps each run's files apart so), replacing it
+/// atomically: a reader never sees half a file; returns the path.
 pub(crate) fn write_results(name: &str, doc: &Json) -> Result<PathBuf, String> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench");
+    let dir = match std::env::var_os("BENCH_JSON_DIR") {
+        Some(d) if !d.is_empty() => PathBuf::from(d),
+        _ => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench"),
+    };
     std::fs::create_dir_all(&dir).map_err(|e| format!("mkdir {}: {e}", dir.display()))?;
     let path = dir.join(format!("{name}.json"));
     let tmp = dir.join(format!(".{name}.json.{}", std::process::id()));

@@ -20,6 +20,9 @@
 //!   into one set, HINCRBY into one hash plus 100,000 one-field hashes),
 //!   without goals: the machine's own noise floor, printed next to the
 //!   module's figures;
+//! - `switch` (`latency/switch.rs`): the adds around a small TOPN key's and
+//!   ULIST list's switch from compact to hashed (entry 512) on 40 keys each,
+//!   every one timed, with a plain SADD beside each;
 //! - `topn-reads` (`latency/reads.rs`): `TOPN.TOP ... AT <newest> LAST k` on
 //!   24 one-second buckets of 50,000 events, master and replica, against the
 //!   recipe's ZUNIONSTORE + ZREVRANGE of the same bucket zsets.
@@ -37,6 +40,7 @@
 
 mod controls;
 mod reads;
+mod switch;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -671,6 +675,12 @@ pub(crate) fn group(_s: &Settings) -> Group {
             hcounter_scenario,
         ),
         measure("hcounter control", Role::Plain, &[], controls::hincrby),
+        measure(
+            "switch",
+            Role::Module,
+            &["topn.incr", "ulist.add"],
+            switch::scenario_switch,
+        ),
         measure("topn-reads", Role::Module, &["topn.top"], reads::scenario),
         measure(
             "topn-reads-weighted",
@@ -683,6 +693,7 @@ pub(crate) fn group(_s: &Settings) -> Group {
         "topn",
         "ulist",
         "hcounter",
+        "switch",
         "topn-reads",
         "topn-reads-weighted",
     ];

@@ -193,7 +193,8 @@ fn increment(ctx: Ctx, args: &Args, cmd: &CStr, by: Option<&[u8]>) -> Result<(),
         None if counter.is_float() => Count::Float(1.0),
         None => Count::Int(1),
     };
-    let at = given_at.unwrap_or(ctx.check_at(given_at)?.now);
+    ctx.check_given_at(given_at)?;
+    let at = given_at.unwrap_or_else(|| ctx.now_ms());
     let place = place(counter, &pairs);
     let due_before = counter.next_due();
     let outcome = counter.incr(&place, by, at).map_err(|_| match by {

@@ -399,11 +399,17 @@ impl Key {
     }
 
     fn value_ptr<T: ModuleValue>(&self, ty: &RedisType) -> Result<Option<*mut T>, CmdError> {
+        // The usual case first, in two calls: the key holds one of ours
+        // (GetType is NULL for an empty key or one of another type).
+        if !self.raw().is_null()
+            && api!(RedisModule_ModuleTypeGetType(self.raw())) == *ty.raw_type.borrow()
+        {
+            return Ok(Some(
+                api!(RedisModule_ModuleTypeGetValue(self.raw())).cast::<T>(),
+            ));
+        }
         match self.kind() {
             KeyKind::Empty => Ok(None),
-            KeyKind::Module if self.holds(ty) => Ok(Some(
-                api!(RedisModule_ModuleTypeGetValue(self.raw())).cast::<T>(),
-            )),
             _ => Err(CmdError::WrongType),
         }
     }

@@ -96,7 +96,11 @@ impl<T> Table<T> {
 
     #[inline]
     fn shard(&self, hash: u64) -> &HashTable<T> {
-        &self.shards[shard_of(hash, self.shards.len())]
+        match &self.shards[..] {
+            // Most tables are one shard: no bits to pick it by.
+            [only] => only,
+            shards => &shards[shard_of(hash, shards.len())],
+        }
     }
 
     pub fn find(&self, hash: u64, eq: impl FnMut(&T) -> bool) -> Option<&T> {

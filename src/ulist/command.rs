@@ -130,14 +130,15 @@ pub fn add(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
         Pairs::parse(schema, &args.bytes[2..], &ADD_OPTIONS)?;
     pairs.check(schema, &[Role::Value, Role::Scope, Role::Partition], &[])?;
     let given_at = opt_int_in("AT", at, 0, MAX_TIME_MS)?;
-    let now = ctx.check_at(given_at)?.now;
+    ctx.check_given_at(given_at)?;
     let expiry = Expiry::parse([expire, never, pxat], list.default_expire_s())?;
-    // Without expiring values on either side, the time decides nothing.
+    // Without expiring values on either side, the time decides nothing (and
+    // the clock is not even read).
     let timeless = expiry == Expiry::Never && !list.has_expiring_values();
     let at = match given_at {
         Some(at) => at,
         None if timeless => 0,
-        None => now,
+        None => ctx.now_ms(),
     };
     let expire_at = expiry.of_value_added_at(at);
     let of = |role| pairs.values_of(schema, role);
