@@ -143,8 +143,10 @@ bench: build
 # scripts/bench-compare.py says how (one bench binary, this tree's, drives
 # both modules).
 REF ?=
-bench-compare: build
-	$(CARGO) build --release --example bench
+# One cargo call: the module as the bench's build makes it (a second call
+# without the example would build it again with other dependency features).
+bench-compare: deps
+	$(CARGO) build --release --lib --example bench
 	CARGO=$(CARGO) $(PYTHON) scripts/bench-compare.py $(REF)
 
 PLOTS_VENV := target/plots-venv
