@@ -20,9 +20,9 @@
 #               CHANGELOG.md; built once under target/bench-compare/) and on
 #               this tree's, interleaved; each row's ratio new/old with its
 #               spread (BENCH_COMPARE_ROUNDS, default 5), also as
-#               target/bench/compare.json; about 10 minutes
-#               (BENCH_COMPARE_CALLGRIND=3 adds instruction counts of
-#               ULIST.ADD and HCOUNTER.INCR against SADD and HINCRBY)
+#               target/bench/compare.json, with instruction counts of
+#               ULIST.ADD and HCOUNTER.INCR against SADD and HINCRBY when
+#               valgrind is installed; about 13 minutes
 #   make plots  docs/img/*.png from make bench's target/bench/*.json (matplotlib
 #               in a venv under target/)
 #   make docs   writes commands.json from the command table (a test that
