@@ -26,9 +26,9 @@
 #               CHANGELOG.md; built once by scripts/previous-release.sh) and on
 #               this tree's, interleaved; each row's ratio new/old with its
 #               spread (BENCH_COMPARE_ROUNDS, default 5), also as
-#               target/bench/compare.json; about 10 minutes
-#               (BENCH_COMPARE_CALLGRIND=3 adds instruction counts of
-#               ULIST.ADD and HCOUNTER.INCR against SADD and HINCRBY)
+#               target/bench/compare.json, with instruction counts of
+#               ULIST.ADD and HCOUNTER.INCR against SADD and HINCRBY when
+#               valgrind is installed; about 13 minutes
 #   make plots  docs/img/*.png from make bench's target/bench/*.json (matplotlib
 #               in a venv under target/)
 #   make docs   writes commands.json from the command table (a test that
@@ -163,8 +163,10 @@ bench: build
 # scripts/bench-compare.py says how (one bench binary, this tree's, drives
 # both modules).
 REF ?=
-bench-compare: build
-	$(CARGO) build --release --example bench
+# One cargo call: the module as the bench's build makes it (a second call
+# without the example would build it again with other dependency features).
+bench-compare: deps
+	$(CARGO) build --release --lib --example bench
 	CARGO=$(CARGO) $(PYTHON) scripts/bench-compare.py $(REF)
 
 PLOTS_VENV := target/plots-venv

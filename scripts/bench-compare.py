@@ -26,8 +26,8 @@ release build, interleaved, and each row's ratio new/old.
   server a few seconds apart, so that ratio leaves out most of the machine's
   drift between the two builds' runs (the steadier figure on a busy
   machine).
-- BENCH_COMPARE_CALLGRIND=<runs> adds rows that no other load on the machine
-  can move: instructions per call (valgrind --tool=callgrind, counted inside
+- BENCH_COMPARE_CALLGRIND=<runs> (default 3 when valgrind is installed, 0
+  otherwise) adds rows that no other load on the machine can move: instructions per call (valgrind --tool=callgrind, counted inside
   Redis's call(), so I/O, parsing and the command lookup are left out) of
   ULIST.ADD and HCOUNTER.INCR as the write groups send them, and of SADD and
   HINCRBY on the same layouts, on each build, after a warm-up that gives the
@@ -40,7 +40,7 @@ release build, interleaved, and each row's ratio new/old.
 
 Env: BENCH_COMPARE_ROUNDS (default 5), BENCH_COMPARE_LATENCY_ROUNDS (1, 0 to
 skip the latency group), BENCH_COMPARE_BIG_KEYS (100),
-BENCH_COMPARE_CALLGRIND (0: none), CARGO (cargo); the
+BENCH_COMPARE_CALLGRIND (3; 0: none), CARGO (cargo); the
 bench's own BENCH_* knobs pass through (BENCH_ROUNDS is 1 a run here).
 """
 
@@ -48,6 +48,8 @@ import glob
 import json
 import os
 import random
+import re
+import shutil
 import socket
 import statistics
 import subprocess
@@ -371,7 +373,13 @@ def main():
                 if lat:
                     runs.setdefault(("latency", r, build), {}).update(lat)
     rows = compare(runs, rounds)
-    callgrind_runs = env_int("BENCH_COMPARE_CALLGRIND", 0, 0)
+    have_valgrind = all(shutil.which(t) for t in ("valgrind", "callgrind_control",
+                                                   "callgrind_annotate"))
+    callgrind_runs = env_int("BENCH_COMPARE_CALLGRIND", 3 if have_valgrind else 0, 0)
+    if callgrind_runs and not have_valgrind:
+        sys.exit("bench-compare: BENCH_COMPARE_CALLGRIND needs valgrind (apt-get install valgrind)")
+    if not have_valgrind:
+        say("no valgrind: no instruction counts (apt-get install valgrind)")
     if callgrind_runs:
         rows += instruction_rows(builds, callgrind_runs, rundir)
     print_rows(rows, old_id, head)

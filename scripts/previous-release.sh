@@ -8,7 +8,8 @@
 # The commit's tree comes from `git archive` (the checkout is left alone) into
 # target/previous-release/<id>/src and is built in release mode with a target
 # dir of its own (target/previous-release/cargo-target, shared by every commit
-# built so, so their dependencies build once). The result is cached as
+# built so, so their dependencies build once; `tar -m` dates the files now, so
+# cargo never takes another commit's build as up to date). The result is cached as
 # target/previous-release/<id>/librecipes.so: later runs only print its path.
 # Build output goes to stderr; stdout is the path alone.
 #
@@ -49,7 +50,7 @@ if [ ! -f "$so" ]; then
     say "building $id (once; cached as $so)"
     rm -rf "$out/src"
     mkdir -p "$out/src"
-    git -C "$repo" archive "$id" | tar -x -C "$out/src"
+    git -C "$repo" archive "$id" | tar -x -m -C "$out/src"
     CARGO_TARGET_DIR=$base/cargo-target "$cargo" build --release --lib \
         --manifest-path "$out/src/Cargo.toml" >&2
     cp "$base/cargo-target/release/librecipes.so" "$so.tmp"
