@@ -43,6 +43,9 @@ pub trait ModuleValue: Clone + Sized + Send + 'static {
     /// The inverse of `encode` for data written with `encver`; for bytes it
     /// cannot trust or a version it does not know, what is wrong.
     fn decode(bytes: &[u8], encver: c_int) -> Result<Self, Self::DecodeError>;
+    /// A value held in a key only while a file loads, in place of one whose
+    /// save panicked (`panics::marker_loaded`): dropped when the load ends.
+    fn placeholder() -> Self;
     /// Heap bytes held, for MEMORY USAGE.
     fn mem_usage(&self) -> usize;
     /// [`ModuleValue::mem_usage`] sized from about `samples` items of each
@@ -176,6 +179,9 @@ extern "C" fn rdb_load<T: ModuleValue>(rdb: *mut raw::RedisModuleIO, encver: c_i
         let bytes = unsafe { std::slice::from_raw_parts(buf.cast::<u8>(), len) };
         if bytes == super::panics::SAVE_PANICKED {
             api!(RedisModule_Free(buf.cast()));
+            if super::panics::marker_loaded(rdb) {
+                return Box::into_raw(Box::new(T::placeholder())).cast();
+            }
             log_refusal::<T>(
                 rdb,
                 encver,

@@ -6,9 +6,14 @@
 //!   the child ends itself by SIGKILL, so Redis reports the save failed,
 //!   removes its temp file and keeps the old one (`BGSAVE` then shows
 //!   `rdb_last_bgsave_status:err`).
-//! - While saving in the server itself (`SAVE`, `SHUTDOWN`, `DUMP`), which a
-//!   module cannot fail: the key is written as a marker that every load
-//!   refuses naming the key, and the panic is logged.
+//! - While saving in the server itself (`SAVE`, `SHUTDOWN`, `DEBUG RELOAD`,
+//!   `DUMP`), which a module cannot fail: the key is written as a marker and
+//!   the panic is logged. A load never fails for a marker: loading a file
+//!   (startup, `DEBUG RELOAD`, a full sync) holds a placeholder in the key,
+//!   logs the key, and drops it once the load ends, counted in `INFO
+//!   recipes` `unsaved_keys_dropped` (and `DEL` replicated from a master);
+//!   every other key of the file loads. `RESTORE` of such a `DUMP` payload is
+//!   refused, naming why.
 //! - In a write command, after it may have changed its key: the master
 //!   replicates the key's whole state (`RESTORE ... REPLACE ABSTTL` from its
 //!   `DUMP`, or `DEL` if it is gone), so replicas and the AOF hold what the
@@ -21,10 +26,13 @@
 //! of a static.
 
 use super::{api, copy_of, free_string, new_string, Arg, Ctx, Key, KeyKind, RStr};
+use crate::args::printable;
+use crate::stats::Stat;
 use redis_module::raw;
+use std::ffi::c_void;
 use std::os::raw::c_int;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 /// What a save that panicked in the server writes for the key instead of its
 /// value: no encoding of ours starts with a zero byte followed by this text.
@@ -42,6 +50,96 @@ pub fn init() {
     let _ = SERVER_PID.set(std::process::id());
     let _ =
         FAULT_KEY.set(std::env::var_os("RECIPES_FAULT_PANIC_KEY").map(|k| k.into_encoded_bytes()));
+}
+
+/// Keys (db, name) a load filled with a placeholder for a marker: dropped
+/// when the load ends.
+static UNSAVED: Mutex<Vec<(c_int, Vec<u8>)>> = Mutex::new(Vec::new());
+
+/// `INFO recipes`: keys dropped at load because their save had panicked.
+static UNSAVED_DROPPED: Stat = Stat::new("unsaved_keys_dropped");
+pub static STATS: &[&Stat] = &[&UNSAVED_DROPPED];
+
+/// At load: drops the placeholders of unsaved keys when a load ends.
+pub fn enable(ctx: Ctx) {
+    let event = raw::RedisModuleEvent {
+        id: raw::REDISMODULE_EVENT_LOADING,
+        dataver: 1,
+    };
+    api!(RedisModule_SubscribeToServerEvent(
+        ctx.0,
+        event,
+        Some(on_loading)
+    ));
+}
+
+/// A marker is being loaded through `io`: while a file loads, the key is
+/// remembered for dropping and the caller holds a placeholder in it (true);
+/// otherwise (`RESTORE`) the caller refuses the payload (false).
+pub fn marker_loaded(io: *mut raw::RedisModuleIO) -> bool {
+    let ctx = api!(RedisModule_GetContextFromIO(io));
+    let flags = api!(RedisModule_GetContextFlags(ctx)) as u32;
+    let name = api!(RedisModule_GetKeyNameFromIO(io));
+    if flags & raw::REDISMODULE_CTX_FLAGS_LOADING == 0 || name.is_null() {
+        return false;
+    }
+    let name = copy_of(name.cast_mut());
+    let db = api!(RedisModule_GetDbIdFromIO(io));
+    redis_module::logging::log_warning(format!(
+        "recipes: key \"{}\" (db {db}) could not be saved (its encoding panicked, logged \
+         then); the other keys load, and this one is dropped when the load ends",
+        printable(&name)
+    ));
+    UNSAVED
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .push((db, name));
+    true
+}
+
+extern "C" fn on_loading(
+    ctx: *mut raw::RedisModuleCtx,
+    _eid: raw::RedisModuleEvent,
+    subevent: u64,
+    _data: *mut c_void,
+) {
+    let _ = std::panic::catch_unwind(|| {
+        if subevent != raw::REDISMODULE_SUBEVENT_LOADING_ENDED
+            && subevent != raw::REDISMODULE_SUBEVENT_LOADING_FAILED
+        {
+            return;
+        }
+        let unsaved = std::mem::take(
+            &mut *UNSAVED
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner()),
+        );
+        if subevent == raw::REDISMODULE_SUBEVENT_LOADING_ENDED {
+            drop_unsaved(Ctx(ctx), unsaved);
+        }
+    });
+}
+
+/// Deletes the placeholders; a master replicates each `DEL`.
+fn drop_unsaved(ctx: Ctx, unsaved: Vec<(c_int, Vec<u8>)>) {
+    let flags = api!(RedisModule_GetContextFlags(ctx.0)) as u32;
+    let master = flags & raw::REDISMODULE_CTX_FLAGS_MASTER != 0;
+    for (db, name) in unsaved {
+        if api!(RedisModule_SelectDb(ctx.0, db)) != raw::REDISMODULE_OK as c_int {
+            continue;
+        }
+        let name = new_string(&name);
+        let mut key = Key::open(ctx, name, true);
+        if key.kind() == KeyKind::Module {
+            key.delete();
+            drop(key);
+            if master {
+                ctx.propagate(c"DEL", &[Arg::Str(name)]);
+            }
+            UNSAVED_DROPPED.add(1);
+        }
+        free_string(name);
+    }
 }
 
 /// Where the test-only fault injection may strike.
