@@ -325,6 +325,9 @@ extern "C" fn mem_usage2<T: ModuleValue>(
 }
 
 extern "C" fn free_effort<T: ModuleValue>(_key: RStr, value: *const c_void) -> usize {
+    if super::panics::is_poisoned(value) {
+        return 1;
+    }
     guarded(1, || unsafe { value_ref::<T>(value) }.free_effort())
 }
 
@@ -375,6 +378,10 @@ extern "C" fn defrag<T: ModuleValue>(
 extern "C" fn free<T: ModuleValue>(value: *mut c_void) {
     guarded((), || {
         super::moved::freed(value);
+        // A value a panic left mid-change is leaked, never walked.
+        if super::panics::take_poisoned(value) {
+            return;
+        }
         // Sound: see the module doc; Redis calls free once per value.
         drop(unsafe { Box::from_raw(value.cast::<T>()) });
     })

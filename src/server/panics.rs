@@ -14,10 +14,13 @@
 //!   recipes` `unsaved_keys_dropped` (and `DEL` replicated from a master);
 //!   every other key of the file loads. `RESTORE` of such a `DUMP` payload is
 //!   refused, naming why.
-//! - In a write command, after it may have changed its key: the master
-//!   replicates the key's whole state (`RESTORE ... REPLACE ABSTTL` from its
-//!   `DUMP`, or `DEL` if it is gone), so replicas and the AOF hold what the
-//!   master holds; if even that cannot be encoded, the key is deleted on both.
+//! - In a write command, after it may have changed its key: a value of ours
+//!   may be half-changed, so nothing reads it again: the key is deleted (the
+//!   value leaked, not freed through its invariants) and the master
+//!   replicates the `DEL`, counted in `INFO recipes` `panicked_keys_dropped`.
+//!   A sorted set or list (RV, TL), sound after each Redis call, is replicated
+//!   as the master holds it (`RESTORE ... REPLACE ABSTTL` from its `DUMP`, or
+//!   `DEL` if it is gone).
 //!
 //! Test-only fault injection: with `RECIPES_FAULT_PANIC_KEY=save:<name>` in
 //! the server's environment, saving the value of key `<name>` panics; with
@@ -40,9 +43,6 @@ pub const SAVE_PANICKED: &[u8] = b"\0recipes: this value's save panicked";
 
 static SERVER_PID: OnceLock<u32> = OnceLock::new();
 static FAULT_KEY: OnceLock<Option<Vec<u8>>> = OnceLock::new();
-/// Set when a save in the server wrote [`SAVE_PANICKED`] (read by the
-/// resync after a command's panic, which saves through `DUMP`).
-static WROTE_MARKER: AtomicBool = AtomicBool::new(false);
 
 /// At module load: remembers the server's pid (a save in another process is
 /// a fork's) and the test-only fault key.
@@ -58,7 +58,9 @@ static UNSAVED: Mutex<Vec<(c_int, Vec<u8>)>> = Mutex::new(Vec::new());
 
 /// `INFO recipes`: keys dropped at load because their save had panicked.
 static UNSAVED_DROPPED: Stat = Stat::new("unsaved_keys_dropped");
-pub static STATS: &[&Stat] = &[&UNSAVED_DROPPED];
+/// `INFO recipes`: keys of ours dropped after a write to them panicked.
+static UNFINISHED_DROPPED: Stat = Stat::new("panicked_keys_dropped");
+pub static STATS: &[&Stat] = &[&UNSAVED_DROPPED, &UNFINISHED_DROPPED];
 
 /// At load: drops the placeholders of unsaved keys when a load ends.
 pub fn enable(ctx: Ctx) {
@@ -188,21 +190,79 @@ pub fn save_panicked() -> &'static [u8] {
         // child ends here, and its parent sees a save ended by a signal.
         unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
     }
-    WROTE_MARKER.store(true, Ordering::Relaxed);
     SAVE_PANICKED
 }
 
-/// After a write command on `name` panicked: replicas and the AOF get the
-/// key's state as the master has it now.
+/// Values of ours that a panic left mid-change, by address: nothing walks
+/// them again. Their key is deleted at once, and `free` leaks them instead
+/// of dropping them through their possibly broken invariants.
+static POISONED: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+/// False while [`POISONED`] is empty: `free` then takes no lock.
+static ANY_POISONED: AtomicBool = AtomicBool::new(false);
+
+fn poisoned() -> std::sync::MutexGuard<'static, Vec<usize>> {
+    POISONED
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Whether the value at `value` was left mid-change by a panic (its free
+/// effort is then not computed: freeing it walks nothing).
+pub fn is_poisoned(value: *const c_void) -> bool {
+    ANY_POISONED.load(Ordering::Acquire) && poisoned().contains(&(value as usize))
+}
+
+/// `free`: true if the value at `value` was left mid-change by a panic: the
+/// caller leaks it (one value a bug), and its address is forgotten (the
+/// allocator may hand it out again).
+pub fn take_poisoned(value: *const c_void) -> bool {
+    if !ANY_POISONED.load(Ordering::Acquire) {
+        return false;
+    }
+    let mut all = poisoned();
+    let Some(i) = all.iter().position(|&v| v == value as usize) else {
+        return false;
+    };
+    all.swap_remove(i);
+    ANY_POISONED.store(!all.is_empty(), Ordering::Release);
+    true
+}
+
+/// After a write command on `name` panicked. A value of ours may be
+/// half-changed: it is never read again (no DUMP, no free through its
+/// invariants): the key is deleted, on a replica or an AOF load too, and a
+/// master replicates the `DEL`. A sorted set or list (RV, TL) is Redis' own,
+/// sound after each call: replicas and the AOF get its state as the master
+/// has it (`RESTORE ... REPLACE ABSTTL`, or `DEL` if it is gone).
 pub fn resync_after_panic(ctx: Ctx, name: RStr) {
-    if ctx.is_replicated_or_loading() {
+    let replaying = ctx.is_replicated_or_loading();
+    let shown = String::from_utf8_lossy(&copy_of(name)).into_owned();
+    let mut key = Key::open(ctx, name, true);
+    let (kind, expire_at) = (key.kind(), key.expire_at());
+    if kind == KeyKind::Module {
+        let value = api!(RedisModule_ModuleTypeGetValue(key.raw())) as usize;
+        {
+            let mut all = poisoned();
+            all.push(value);
+            ANY_POISONED.store(true, Ordering::Release);
+        }
+        key.delete();
+        drop(key);
+        if !replaying {
+            ctx.propagate(c"DEL", &[Arg::Str(name)]);
+        }
+        UNFINISHED_DROPPED.add(1);
+        redis_module::logging::log_warning(format!(
+            "recipes: a write to key \"{shown}\" panicked; its value may be half-changed, so \
+             the key was deleted (and DEL replicated) without reading the value"
+        ));
         return;
     }
-    let key = Key::open(ctx, name, false);
-    let (exists, expire_at) = (key.kind() != KeyKind::Empty, key.expire_at());
     drop(key);
-    let shown = String::from_utf8_lossy(&copy_of(name)).into_owned();
-    if exists {
+    if replaying {
+        return;
+    }
+    if kind != KeyKind::Empty {
         if let Some(payload) = dump(ctx, name) {
             let payload = new_string(&payload);
             ctx.propagate(
@@ -225,7 +285,7 @@ pub fn resync_after_panic(ctx: Ctx, name: RStr) {
     }
     ctx.propagate(c"DEL", &[Arg::Str(name)]);
     redis_module::logging::log_warning(format!(
-        "recipes: a write to key \"{shown}\" panicked and its value could not be encoded; \
+        "recipes: a write to key \"{shown}\" panicked and its value could not be dumped; \
          the key was deleted on the master and its replicas"
     ));
 }
@@ -236,7 +296,6 @@ static ABSTTL: super::Word = super::Word::new(c"ABSTTL");
 /// `DUMP name` through `RM_Call` (only on this rare path), unless the value
 /// cannot be encoded.
 fn dump(ctx: Ctx, name: RStr) -> Option<Vec<u8>> {
-    WROTE_MARKER.store(false, Ordering::Relaxed);
     // Sound: the format "s" takes one Redis string, which we pass.
     let reply =
         unsafe { raw::RedisModule_Call.unwrap()(ctx.0, c"DUMP".as_ptr(), c"s".as_ptr(), name) };
@@ -252,5 +311,5 @@ fn dump(ctx: Ctx, name: RStr) -> Option<Vec<u8>> {
             unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len) }.to_vec()
         });
     api!(RedisModule_FreeCallReply(reply));
-    payload.filter(|_| !WROTE_MARKER.load(Ordering::Relaxed))
+    payload
 }
