@@ -497,7 +497,7 @@ fn a_value_that_could_not_be_saved_never_blocks_a_load() {
     wait_for_sync(&srv, &replica);
     q_ok(c, &["DEBUG", "RELOAD"]);
     assert_eq!(q::<i64>(c, &["EXISTS", "bad"]), 0);
-    assert_eq!(recipes_info(c, "unsaved_keys_dropped"), 1);
+    assert_eq!(recipes_info(c, "panics_unsaved_keys_dropped"), 1);
     wait_for_sync(&srv, &replica);
     assert_eq!(q::<i64>(&mut replica.conn(), &["EXISTS", "bad"]), 0);
     assert_eq!(q::<Vec<i64>>(c, &["TOPN.COUNT", "good", "m"]), [1]);
@@ -509,7 +509,7 @@ fn a_value_that_could_not_be_saved_never_blocks_a_load() {
     assert_eq!(q::<Vec<i64>>(c, &["TOPN.COUNT", "good", "m"]), [1]);
     assert_eq!(q::<i64>(c, &["ULIST.HAS", "ul", "user", "u"]), 1);
     assert_eq!(q::<i64>(c, &["EXISTS", "bad"]), 0);
-    assert_eq!(recipes_info(c, "unsaved_keys_dropped"), 1);
+    assert_eq!(recipes_info(c, "panics_unsaved_keys_dropped"), 1);
     assert!(
         srv.log().contains("key \"bad\" (db 0) could not be saved"),
         "{}",
@@ -548,7 +548,7 @@ fn a_write_that_panics_leaves_the_replica_equal() {
         assert!(err.contains("internal error in recipes"), "{err}");
     }
     assert_eq!(q::<i64>(m, &["EXISTS", "bad"]), 0);
-    assert_eq!(recipes_info(m, "panicked_keys_dropped"), 2);
+    assert_eq!(recipes_info(m, "panics_write_keys_dropped"), 2);
     assert!(
         master
             .log()
@@ -559,4 +559,86 @@ fn a_write_that_panics_leaves_the_replica_equal() {
     wait_for_sync(&master, &replica);
     assert_same_data(m, &mut replica.conn());
     assert_same_digest(&master, &replica);
+}
+
+/// Background reclaim serves the dbs in turn: a key due in db 1 is not held
+/// back until every key due at the same time in db 0 is done.
+#[test]
+fn dbs_are_served_in_turn() {
+    let srv = Server::start();
+    let c = &mut srv.conn();
+    let mut sub = srv.conn();
+    let _: () = q(c, &["CONFIG", "SET", "notify-keyspace-events", "KEA"]);
+    let mut ps = sub.as_pubsub();
+    ps.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    ps.psubscribe("__keyevent@*__:ulist.expire").unwrap();
+    // Every value is due at the same millisecond: 3,000 keys in db 0, then
+    // one in db 1.
+    let at = (now_ms() + 300).to_string();
+    let n = 3000;
+    let mut fill = redis::pipe();
+    for i in 0..n {
+        let key = format!("ul{i}");
+        fill.cmd("ULIST.CREATE")
+            .arg(&key)
+            .arg("VALUE")
+            .arg("v")
+            .ignore();
+        fill.cmd("ULIST.ADD")
+            .arg(&key)
+            .arg("EXPIRE")
+            .arg(1)
+            .arg("AT")
+            .arg(&at)
+            .arg("v")
+            .arg("x")
+            .ignore();
+    }
+    let _: () = fill.query(c).unwrap();
+    q_ok(c, &["SELECT", "1"]);
+    q_ok(c, &["ULIST.CREATE", "other", "VALUE", "v"]);
+    let _: i64 = q(
+        c,
+        &["ULIST.ADD", "other", "EXPIRE", "1", "AT", &at, "v", "x"],
+    );
+    let mut order = Vec::new();
+    while order.len() <= n {
+        let msg = ps.get_message().expect("a ulist.expire event");
+        order.push(msg.get_channel_name().to_string());
+    }
+    let db1 = order
+        .iter()
+        .position(|ch| ch.starts_with("__keyevent@1__"))
+        .expect("db 1's event");
+    assert!(db1 < n / 2, "db 1's key was reclaimed {db1}th of {}", n + 1);
+}
+
+/// Keys that never exist get no schedule entries: `RESTORE` with an expiry
+/// already past, and a key whose expiry passed before its RDB is loaded.
+#[test]
+fn keys_that_never_exist_are_not_scheduled() {
+    let mut srv = Server::start();
+    let c = &mut srv.conn();
+    q_ok(c, &["ULIST.CREATE", "ul", "VALUE", "v"]);
+    let _: i64 = q(c, &["ULIST.ADD", "ul", "EXPIRE", "86400", "v", "x"]);
+    assert_eq!(scheduled(c), (1, 0));
+    let payload: Vec<u8> = q(c, &["DUMP", "ul"]);
+    let past = (now_ms() - 1000).to_string();
+    let restore = redis::cmd("RESTORE")
+        .arg("gone")
+        .arg(&past)
+        .arg(&payload)
+        .arg("ABSTTL")
+        .clone();
+    let _: Value = run(c, &restore);
+    assert_eq!(q::<i64>(c, &["EXISTS", "gone"]), 0);
+    assert_eq!(scheduled(c), (1, 0), "RESTORE with a past expiry");
+    // Saved with an expiry that passes before the restart loads it.
+    let _: i64 = q(c, &["PEXPIRE", "ul", "300"]);
+    q_ok(c, &["SAVE"]);
+    std::thread::sleep(Duration::from_millis(400));
+    srv.restart();
+    let c = &mut srv.conn();
+    assert_eq!(q::<i64>(c, &["DBSIZE"]), 0);
+    assert_eq!(scheduled(c), (0, 0), "an expired key in the RDB");
 }

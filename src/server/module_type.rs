@@ -198,13 +198,10 @@ extern "C" fn rdb_load<T: ModuleValue>(rdb: *mut raw::RedisModuleIO, encver: c_i
                 return std::ptr::null_mut();
             }
         };
-        if let Some(due) = value.next_due() {
-            super::reclaim::schedule_loaded(rdb, due);
-        }
-        if let Some(due) = value.upkeep_due() {
-            super::reclaim::schedule_loaded_upkeep(rdb, due);
-        }
-        Box::into_raw(Box::new(value)).cast()
+        let (reclaim_due, upkeep_due) = (value.next_due(), value.upkeep_due());
+        let value: *mut c_void = Box::into_raw(Box::new(value)).cast();
+        super::reclaim::schedule_loaded(rdb, value, reclaim_due, upkeep_due);
+        value
     })
 }
 

@@ -11,13 +11,13 @@
 //!   the panic is logged. A load never fails for a marker: loading a file
 //!   (startup, `DEBUG RELOAD`, a full sync) holds a placeholder in the key,
 //!   logs the key, and drops it once the load ends, counted in `INFO
-//!   recipes` `unsaved_keys_dropped` (and `DEL` replicated from a master);
+//!   recipes` `panics_unsaved_keys_dropped` (and `DEL` replicated from a master);
 //!   every other key of the file loads. `RESTORE` of such a `DUMP` payload is
 //!   refused, naming why.
 //! - In a write command, after it may have changed its key: a value of ours
 //!   may be half-changed, so nothing reads it again: the key is deleted (the
 //!   value leaked, not freed through its invariants) and the master
-//!   replicates the `DEL`, counted in `INFO recipes` `panicked_keys_dropped`.
+//!   replicates the `DEL`, counted in `INFO recipes` `panics_write_keys_dropped`.
 //!   A sorted set or list (RV, TL), sound after each Redis call, is replicated
 //!   as the master holds it (`RESTORE ... REPLACE ABSTTL` from its `DUMP`, or
 //!   `DEL` if it is gone).
@@ -57,10 +57,10 @@ pub fn init() {
 static UNSAVED: Mutex<Vec<(c_int, Vec<u8>)>> = Mutex::new(Vec::new());
 
 /// `INFO recipes`: keys dropped at load because their save had panicked.
-static UNSAVED_DROPPED: Stat = Stat::new("unsaved_keys_dropped");
+static UNSAVED_DROPPED: Stat = Stat::new("panics_unsaved_keys_dropped");
 /// `INFO recipes`: keys of ours dropped after a write to them panicked.
-static UNFINISHED_DROPPED: Stat = Stat::new("panicked_keys_dropped");
-pub static STATS: &[&Stat] = &[&UNSAVED_DROPPED, &UNFINISHED_DROPPED];
+static WRITE_DROPPED: Stat = Stat::new("panics_write_keys_dropped");
+pub static STATS: &[&Stat] = &[&UNSAVED_DROPPED, &WRITE_DROPPED];
 
 /// At load: drops the placeholders of unsaved keys when a load ends.
 pub fn enable(ctx: Ctx) {
@@ -251,7 +251,7 @@ pub fn resync_after_panic(ctx: Ctx, name: RStr) {
         if !replaying {
             ctx.propagate(c"DEL", &[Arg::Str(name)]);
         }
-        UNFINISHED_DROPPED.add(1);
+        WRITE_DROPPED.add(1);
         redis_module::logging::log_warning(format!(
             "recipes: a write to key \"{shown}\" panicked; its value may be half-changed, so \
              the key was deleted (and DEL replicated) without reading the value"
