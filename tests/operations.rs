@@ -642,3 +642,42 @@ fn keys_that_never_exist_are_not_scheduled() {
     assert_eq!(q::<i64>(c, &["DBSIZE"]), 0);
     assert_eq!(scheduled(c), (0, 0), "an expired key in the RDB");
 }
+
+/// Memory the module holds beside the keys is in `INFO recipes`: the
+/// schedules' bytes, and TOPN's read accumulators, which are freed once
+/// reads stop using them.
+#[test]
+fn memory_held_beside_the_keys_is_shown_and_released() {
+    let srv = Server::start();
+    let c = &mut srv.conn();
+    assert_eq!(recipes_info(c, "reclaim_schedule_bytes"), 0);
+    keys_with_due_work(c, "a:", 10);
+    assert!(recipes_info(c, "reclaim_schedule_bytes") > 30 * 10);
+    q_ok(c, &["FLUSHALL"]);
+    assert_eq!(recipes_info(c, "reclaim_schedule_bytes"), 0);
+    // A key of 2,000 members in each of 24 one-second buckets: its top over
+    // 12 buckets sums into dense accumulators.
+    q_ok(c, &["TOPN.CREATE", "big", "BUCKET", "1", "WINDOW", "24"]);
+    let start = now_ms() / 1000 * 1000 - 23_000;
+    for b in 0..24 {
+        let at = (start + b * 1000).to_string();
+        let mut writes = redis::pipe();
+        for m in 0..2000 {
+            writes
+                .cmd("TOPN.INCR")
+                .arg("big")
+                .arg(m)
+                .arg("AT")
+                .arg(&at)
+                .ignore();
+        }
+        let _: () = writes.query(c).unwrap();
+    }
+    let at = (start + 23_000).to_string();
+    let _: Value = q(c, &["TOPN.TOP", "big", "10", "AT", &at, "LAST", "12"]);
+    assert!(recipes_info(c, "topn_read_buffer_bytes") >= 2000 * 4);
+    let released = wait_until(Duration::from_secs(30), || {
+        recipes_info(c, "topn_read_buffer_bytes") == 0
+    });
+    assert!(released, "the read accumulators were kept while idle");
+}

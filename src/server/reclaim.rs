@@ -176,8 +176,8 @@ fn state() -> MutexGuard<'static, State> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// `INFO recipes` gauges: keys scheduled for reclaim and for upkeep, over
-/// every db (none when the state is busy, e.g. in a crash report taken while
+/// `INFO recipes` gauges: keys scheduled for reclaim and for upkeep, and
+/// about the bytes the schedules hold, over every db (none when the state is busy, e.g. in a crash report taken while
 /// it was held).
 pub fn gauges() -> Vec<(&'static str, i64)> {
     let Ok(st) = STATE.try_lock() else {
@@ -187,6 +187,10 @@ pub fn gauges() -> Vec<(&'static str, i64)> {
     vec![
         ("reclaim_scheduled_keys", count(|o| o.reclaim.len())),
         ("reclaim_upkeep_keys", count(|o| o.upkeep.len())),
+        (
+            "reclaim_schedule_bytes",
+            count(|o| o.reclaim.heap_bytes() + o.upkeep.heap_bytes()),
+        ),
     ]
 }
 
