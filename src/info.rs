@@ -31,6 +31,7 @@ extern "C" fn info(ctx: *mut raw::RedisModuleInfoCtx, _for_crash_report: c_int) 
         .flat_map(|f| f.stats)
         .chain(module_wide)
         .chain(crate::stats::PAGING)
+        .chain(crate::server::panics::STATS)
         .map(|stat| (stat.name, stat.get()));
     for (name, value) in counters.chain(crate::server::reclaim::gauges()) {
         // Names are static ASCII without NUL, so CString::new cannot fail.

@@ -163,7 +163,7 @@ fn info_section_is_the_same_on_every_server() {
         assert_eq!(value, want, "{name} on a fresh server after one RV.ADD");
     }
     assert!(names.contains("recipes_topn_members"), "{names:?}");
-    for module_wide in ["defrag", "paged", "reclaim"] {
+    for module_wide in ["defrag", "paged", "panics", "reclaim"] {
         assert!(
             families.remove(module_wide),
             "no recipes_{module_wide}_ counters: {names:?}"

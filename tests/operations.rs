@@ -431,7 +431,7 @@ fn schedules_follow_keys_through_every_way_they_go() {
 /// and BGREWRITEAOF fail and leave the old files; the key is not lost.
 #[test]
 fn a_save_that_panics_fails_and_leaves_the_old_file() {
-    let srv = Server::builder()
+    let mut srv = Server::builder()
         .env("RECIPES_FAULT_PANIC_KEY", "save:bad")
         .config("appendonly", "yes")
         .start();
@@ -472,11 +472,69 @@ fn a_save_that_panics_fails_and_leaves_the_old_file() {
         "{}",
         srv.log()
     );
+    // The restart loads the old files (the AOF has every write): nothing lost.
+    srv.restart();
+    let c = &mut srv.conn();
+    assert_eq!(q::<Vec<i64>>(c, &["TOPN.COUNT", "bad", "m"]), [1]);
+    assert_eq!(q::<Vec<i64>>(c, &["TOPN.COUNT", "good", "m"]), [1]);
+}
+
+/// A value whose encoding panics, saved in the server itself (SAVE, DEBUG
+/// RELOAD): the file still loads; every other key comes back, the one that
+/// could not be saved is dropped, logged and counted, also on a replica.
+#[test]
+fn a_value_that_could_not_be_saved_never_blocks_a_load() {
+    let mut srv = Server::builder()
+        .env("RECIPES_FAULT_PANIC_KEY", "save:bad")
+        .start();
+    let replica = Server::start_replica_of(&srv);
+    let c = &mut srv.conn();
+    assert_eq!(q::<i64>(c, &["TOPN.INCR", "good", "m"]), 1);
+    assert_eq!(q::<i64>(c, &["TOPN.INCR", "bad", "m"]), 1);
+    q_ok(c, &["ULIST.CREATE", "ul", "VALUE", "user"]);
+    let _: i64 = q(c, &["ULIST.ADD", "ul", "user", "u"]);
+    // DEBUG RELOAD saves and loads in the server; the replica follows the DEL.
+    wait_for_sync(&srv, &replica);
+    q_ok(c, &["DEBUG", "RELOAD"]);
+    assert_eq!(q::<i64>(c, &["EXISTS", "bad"]), 0);
+    assert_eq!(recipes_info(c, "panics_unsaved_keys_dropped"), 1);
+    wait_for_sync(&srv, &replica);
+    assert_eq!(q::<i64>(&mut replica.conn(), &["EXISTS", "bad"]), 0);
+    assert_eq!(q::<Vec<i64>>(c, &["TOPN.COUNT", "good", "m"]), [1]);
+    assert_eq!(q::<i64>(c, &["TOPN.INCR", "bad", "m"]), 1);
+    drop(replica);
+    q_ok(c, &["SAVE"]);
+    srv.restart();
+    let c = &mut srv.conn();
+    assert_eq!(q::<Vec<i64>>(c, &["TOPN.COUNT", "good", "m"]), [1]);
+    assert_eq!(q::<i64>(c, &["ULIST.HAS", "ul", "user", "u"]), 1);
+    assert_eq!(q::<i64>(c, &["EXISTS", "bad"]), 0);
+    assert_eq!(recipes_info(c, "panics_unsaved_keys_dropped"), 1);
+    assert!(
+        srv.log().contains("key \"bad\" (db 0) could not be saved"),
+        "{}",
+        srv.log()
+    );
+    // A DUMP of it is refused by RESTORE, naming why.
+    assert_eq!(q::<i64>(c, &["TOPN.INCR", "bad", "m"]), 1);
+    let payload: Vec<u8> = q(c, &["DUMP", "bad"]);
+    let restored: redis::RedisResult<Value> = redis::cmd("RESTORE")
+        .arg("copy")
+        .arg(0)
+        .arg(&payload)
+        .query(c);
+    assert!(restored.is_err());
+    assert!(
+        srv.log().contains("its value could not be saved"),
+        "{}",
+        srv.log()
+    );
 }
 
 /// A write that panics after changing its key (the test-only fault hook, at
-/// replication): the master replicates the key's state, so the replica stays
-/// equal.
+/// replication): a value of ours may be half-changed, so the key is dropped
+/// without reading it (no DUMP, no free through it) and the DEL replicated;
+/// the replica stays equal.
 #[test]
 fn a_write_that_panics_leaves_the_replica_equal() {
     let master = Server::builder()
@@ -489,8 +547,137 @@ fn a_write_that_panics_leaves_the_replica_equal() {
         let err = expect_err(m, &cmd(&["TOPN.INCR", "bad", "m"]));
         assert!(err.contains("internal error in recipes"), "{err}");
     }
-    assert_eq!(q::<Vec<i64>>(m, &["TOPN.COUNT", "bad", "m"]), [2]);
+    assert_eq!(q::<i64>(m, &["EXISTS", "bad"]), 0);
+    assert_eq!(recipes_info(m, "panics_write_keys_dropped"), 2);
+    assert!(
+        master
+            .log()
+            .contains("the key was deleted (and DEL replicated) without reading"),
+        "{}",
+        master.log()
+    );
     wait_for_sync(&master, &replica);
     assert_same_data(m, &mut replica.conn());
     assert_same_digest(&master, &replica);
+}
+
+/// Background reclaim serves the dbs in turn: a key due in db 1 is not held
+/// back until every key due at the same time in db 0 is done.
+#[test]
+fn dbs_are_served_in_turn() {
+    let srv = Server::start();
+    let c = &mut srv.conn();
+    let mut sub = srv.conn();
+    let _: () = q(c, &["CONFIG", "SET", "notify-keyspace-events", "KEA"]);
+    let mut ps = sub.as_pubsub();
+    ps.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    ps.psubscribe("__keyevent@*__:ulist.expire").unwrap();
+    // Every value is due at the same millisecond: 3,000 keys in db 0, then
+    // one in db 1.
+    let at = (now_ms() + 300).to_string();
+    let n = 3000;
+    let mut fill = redis::pipe();
+    for i in 0..n {
+        let key = format!("ul{i}");
+        fill.cmd("ULIST.CREATE")
+            .arg(&key)
+            .arg("VALUE")
+            .arg("v")
+            .ignore();
+        fill.cmd("ULIST.ADD")
+            .arg(&key)
+            .arg("EXPIRE")
+            .arg(1)
+            .arg("AT")
+            .arg(&at)
+            .arg("v")
+            .arg("x")
+            .ignore();
+    }
+    let _: () = fill.query(c).unwrap();
+    q_ok(c, &["SELECT", "1"]);
+    q_ok(c, &["ULIST.CREATE", "other", "VALUE", "v"]);
+    let _: i64 = q(
+        c,
+        &["ULIST.ADD", "other", "EXPIRE", "1", "AT", &at, "v", "x"],
+    );
+    let mut order = Vec::new();
+    while order.len() <= n {
+        let msg = ps.get_message().expect("a ulist.expire event");
+        order.push(msg.get_channel_name().to_string());
+    }
+    let db1 = order
+        .iter()
+        .position(|ch| ch.starts_with("__keyevent@1__"))
+        .expect("db 1's event");
+    assert!(db1 < n / 2, "db 1's key was reclaimed {db1}th of {}", n + 1);
+}
+
+/// Keys that never exist get no schedule entries: `RESTORE` with an expiry
+/// already past, and a key whose expiry passed before its RDB is loaded.
+#[test]
+fn keys_that_never_exist_are_not_scheduled() {
+    let mut srv = Server::start();
+    let c = &mut srv.conn();
+    q_ok(c, &["ULIST.CREATE", "ul", "VALUE", "v"]);
+    let _: i64 = q(c, &["ULIST.ADD", "ul", "EXPIRE", "86400", "v", "x"]);
+    assert_eq!(scheduled(c), (1, 0));
+    let payload: Vec<u8> = q(c, &["DUMP", "ul"]);
+    let past = (now_ms() - 1000).to_string();
+    let restore = redis::cmd("RESTORE")
+        .arg("gone")
+        .arg(&past)
+        .arg(&payload)
+        .arg("ABSTTL")
+        .clone();
+    let _: Value = run(c, &restore);
+    assert_eq!(q::<i64>(c, &["EXISTS", "gone"]), 0);
+    assert_eq!(scheduled(c), (1, 0), "RESTORE with a past expiry");
+    // Saved with an expiry that passes before the restart loads it.
+    let _: i64 = q(c, &["PEXPIRE", "ul", "300"]);
+    q_ok(c, &["SAVE"]);
+    std::thread::sleep(Duration::from_millis(400));
+    srv.restart();
+    let c = &mut srv.conn();
+    assert_eq!(q::<i64>(c, &["DBSIZE"]), 0);
+    assert_eq!(scheduled(c), (0, 0), "an expired key in the RDB");
+}
+
+/// Memory the module holds beside the keys is in `INFO recipes`: the
+/// schedules' bytes, and TOPN's read accumulators, which are freed once
+/// reads stop using them.
+#[test]
+fn memory_held_beside_the_keys_is_shown_and_released() {
+    let srv = Server::start();
+    let c = &mut srv.conn();
+    assert_eq!(recipes_info(c, "reclaim_schedule_bytes"), 0);
+    keys_with_due_work(c, "a:", 10);
+    assert!(recipes_info(c, "reclaim_schedule_bytes") > 30 * 10);
+    q_ok(c, &["FLUSHALL"]);
+    assert_eq!(recipes_info(c, "reclaim_schedule_bytes"), 0);
+    // A key of 2,000 members in each of 24 one-second buckets: its top over
+    // 12 buckets sums into dense accumulators.
+    q_ok(c, &["TOPN.CREATE", "big", "BUCKET", "1", "WINDOW", "24"]);
+    let start = now_ms() / 1000 * 1000 - 23_000;
+    for b in 0..24 {
+        let at = (start + b * 1000).to_string();
+        let mut writes = redis::pipe();
+        for m in 0..2000 {
+            writes
+                .cmd("TOPN.INCR")
+                .arg("big")
+                .arg(m)
+                .arg("AT")
+                .arg(&at)
+                .ignore();
+        }
+        let _: () = writes.query(c).unwrap();
+    }
+    let at = (start + 23_000).to_string();
+    let _: Value = q(c, &["TOPN.TOP", "big", "10", "AT", &at, "LAST", "12"]);
+    assert!(recipes_info(c, "topn_read_buffer_bytes") >= 2000 * 4);
+    let released = wait_until(Duration::from_secs(30), || {
+        recipes_info(c, "topn_read_buffer_bytes") == 0
+    });
+    assert!(released, "the read accumulators were kept while idle");
 }

@@ -5,7 +5,7 @@ use super::counter::HCounter;
 use super::format;
 use crate::server::module_type::{type_methods, AofWriter, ModuleValue};
 use crate::tuples::defrag::{Mover, Pass};
-use crate::tuples::schema::DecodeError;
+use crate::tuples::schema::{DecodeError, Schema};
 use crate::tuples::version::Version;
 use redis_module::native_types::RedisType;
 use std::os::raw::c_int;
@@ -32,6 +32,10 @@ impl ModuleValue for HCounter {
         let version =
             Version::from_number(encver).ok_or(DecodeError::UnknownVersion(encver.into()))?;
         format::decode(bytes, version, super::COMPACT_MAX.count())
+    }
+
+    fn placeholder() -> Self {
+        HCounter::new(Schema::default(), None, false)
     }
 
     fn mem_usage(&self) -> usize {

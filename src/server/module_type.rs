@@ -43,6 +43,9 @@ pub trait ModuleValue: Clone + Sized + Send + 'static {
     /// The inverse of `encode` for data written with `encver`; for bytes it
     /// cannot trust or a version it does not know, what is wrong.
     fn decode(bytes: &[u8], encver: c_int) -> Result<Self, Self::DecodeError>;
+    /// A value held in a key only while a file loads, in place of one whose
+    /// save panicked (`panics::marker_loaded`): dropped when the load ends.
+    fn placeholder() -> Self;
     /// Heap bytes held, for MEMORY USAGE.
     fn mem_usage(&self) -> usize;
     /// [`ModuleValue::mem_usage`] sized from about `samples` items of each
@@ -176,6 +179,9 @@ extern "C" fn rdb_load<T: ModuleValue>(rdb: *mut raw::RedisModuleIO, encver: c_i
         let bytes = unsafe { std::slice::from_raw_parts(buf.cast::<u8>(), len) };
         if bytes == super::panics::SAVE_PANICKED {
             api!(RedisModule_Free(buf.cast()));
+            if super::panics::marker_loaded(rdb) {
+                return Box::into_raw(Box::new(T::placeholder())).cast();
+            }
             log_refusal::<T>(
                 rdb,
                 encver,
@@ -192,13 +198,10 @@ extern "C" fn rdb_load<T: ModuleValue>(rdb: *mut raw::RedisModuleIO, encver: c_i
                 return std::ptr::null_mut();
             }
         };
-        if let Some(due) = value.next_due() {
-            super::reclaim::schedule_loaded(rdb, due);
-        }
-        if let Some(due) = value.upkeep_due() {
-            super::reclaim::schedule_loaded_upkeep(rdb, due);
-        }
-        Box::into_raw(Box::new(value)).cast()
+        let (reclaim_due, upkeep_due) = (value.next_due(), value.upkeep_due());
+        let value: *mut c_void = Box::into_raw(Box::new(value)).cast();
+        super::reclaim::schedule_loaded(rdb, value, reclaim_due, upkeep_due);
+        value
     })
 }
 
@@ -319,6 +322,9 @@ extern "C" fn mem_usage2<T: ModuleValue>(
 }
 
 extern "C" fn free_effort<T: ModuleValue>(_key: RStr, value: *const c_void) -> usize {
+    if super::panics::is_poisoned(value) {
+        return 1;
+    }
     guarded(1, || unsafe { value_ref::<T>(value) }.free_effort())
 }
 
@@ -369,6 +375,10 @@ extern "C" fn defrag<T: ModuleValue>(
 extern "C" fn free<T: ModuleValue>(value: *mut c_void) {
     guarded((), || {
         super::moved::freed(value);
+        // A value a panic left mid-change is leaked, never walked.
+        if super::panics::take_poisoned(value) {
+            return;
+        }
         // Sound: see the module doc; Redis calls free once per value.
         drop(unsafe { Box::from_raw(value.cast::<T>()) });
     })

@@ -9,6 +9,9 @@
 //! - `free` follows for a value that was deleted, at once or on the lazyfree
 //!   thread ([`freed`]): it is forgotten.
 //! - `copy2` gives the copy's name and db (`reclaim::schedule_copy`).
+//! - A value a load scheduled and then freed before it was stored (`RESTORE`
+//!   with a past expiry, an expired key in an RDB) takes its entries out
+//!   again ([`loaded`], [`freed`]).
 //!
 //! A value unlinked and not freed lives on elsewhere: the next timer step
 //! looks for it where it can be. First the name it left, in its db (another
@@ -59,6 +62,10 @@ impl Drop for Cursor {
 }
 
 struct State {
+    /// The value a load scheduled last, until it is stored (it is unlinked
+    /// later, or the next load or timer step comes) or dropped unstored
+    /// (freed first: `RESTORE` with a past expiry, an expired key in an RDB).
+    loaded: Option<(usize, i32, Vec<u8>)>,
     unlinked: Vec<Unlinked>,
     /// Values renamed in a db other than the searched one, with their db:
     /// they join the search of their db when the current one ends.
@@ -70,12 +77,14 @@ impl State {
     /// Whether `free` has anything to look at (kept in [`WATCHING`]).
     fn watching(&self) -> bool {
         self.search.is_some()
+            || self.loaded.is_some()
             || !self.waiting.is_empty()
             || self.unlinked.iter().any(|u| u.value.is_some())
     }
 }
 
 static STATE: Mutex<State> = Mutex::new(State {
+    loaded: None,
     unlinked: Vec::new(),
     waiting: Vec::new(),
     search: None,
@@ -95,9 +104,21 @@ fn update_watching(st: &State) {
     WATCHING.store(st.watching(), Ordering::Release);
 }
 
+/// A load scheduled the value at `value` for the key `name` of `db`.
+pub fn loaded(value: *const c_void, db: c_int, name: Vec<u8>) {
+    let mut st = state();
+    st.loaded = Some((value as usize, db, name));
+    update_watching(&st);
+}
+
 /// `unlink2`: the value at `value` left the key `name` of `db`. Its entries
 /// leave the schedules; if it had any, it is followed.
 pub fn unlinked(name: RStr, db: c_int, value: *const c_void) {
+    if WATCHING.load(Ordering::Acquire) {
+        let mut st = state();
+        st.loaded.take_if(|(v, _, _)| *v == value as usize);
+        update_watching(&st);
+    }
     let Some(name) = super::reclaim::forget(db, name) else {
         return;
     };
@@ -118,6 +139,12 @@ pub fn freed(value: *const c_void) {
     }
     let value = value as usize;
     let mut st = state();
+    if let Some((_, db, name)) = st.loaded.take_if(|(v, _, _)| *v == value) {
+        update_watching(&st);
+        drop(st);
+        super::reclaim::forget_loaded(db, &name);
+        st = state();
+    }
     for u in st.unlinked.iter_mut().filter(|u| u.value == Some(value)) {
         u.value = None;
     }
@@ -171,6 +198,7 @@ pub fn busy() -> bool {
 pub fn step(ctx: Ctx, deadline: Instant) {
     let (pending, waiting) = {
         let mut st = state();
+        st.loaded = None;
         (
             std::mem::take(&mut st.unlinked),
             std::mem::take(&mut st.waiting),

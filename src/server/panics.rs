@@ -6,13 +6,21 @@
 //!   the child ends itself by SIGKILL, so Redis reports the save failed,
 //!   removes its temp file and keeps the old one (`BGSAVE` then shows
 //!   `rdb_last_bgsave_status:err`).
-//! - While saving in the server itself (`SAVE`, `SHUTDOWN`, `DUMP`), which a
-//!   module cannot fail: the key is written as a marker that every load
-//!   refuses naming the key, and the panic is logged.
-//! - In a write command, after it may have changed its key: the master
-//!   replicates the key's whole state (`RESTORE ... REPLACE ABSTTL` from its
-//!   `DUMP`, or `DEL` if it is gone), so replicas and the AOF hold what the
-//!   master holds; if even that cannot be encoded, the key is deleted on both.
+//! - While saving in the server itself (`SAVE`, `SHUTDOWN`, `DEBUG RELOAD`,
+//!   `DUMP`), which a module cannot fail: the key is written as a marker and
+//!   the panic is logged. A load never fails for a marker: loading a file
+//!   (startup, `DEBUG RELOAD`, a full sync) holds a placeholder in the key,
+//!   logs the key, and drops it once the load ends, counted in `INFO
+//!   recipes` `panics_unsaved_keys_dropped` (and `DEL` replicated from a master);
+//!   every other key of the file loads. `RESTORE` of such a `DUMP` payload is
+//!   refused, naming why.
+//! - In a write command, after it may have changed its key: a value of ours
+//!   may be half-changed, so nothing reads it again: the key is deleted (the
+//!   value leaked, not freed through its invariants) and the master
+//!   replicates the `DEL`, counted in `INFO recipes` `panics_write_keys_dropped`.
+//!   A sorted set or list (RV, TL), sound after each Redis call, is replicated
+//!   as the master holds it (`RESTORE ... REPLACE ABSTTL` from its `DUMP`, or
+//!   `DEL` if it is gone).
 //!
 //! Test-only fault injection: with `RECIPES_FAULT_PANIC_KEY=save:<name>` in
 //! the server's environment, saving the value of key `<name>` panics; with
@@ -21,10 +29,13 @@
 //! of a static.
 
 use super::{api, copy_of, free_string, new_string, Arg, Ctx, Key, KeyKind, RStr};
+use crate::args::printable;
+use crate::stats::Stat;
 use redis_module::raw;
+use std::ffi::c_void;
 use std::os::raw::c_int;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 /// What a save that panicked in the server writes for the key instead of its
 /// value: no encoding of ours starts with a zero byte followed by this text.
@@ -32,9 +43,6 @@ pub const SAVE_PANICKED: &[u8] = b"\0recipes: this value's save panicked";
 
 static SERVER_PID: OnceLock<u32> = OnceLock::new();
 static FAULT_KEY: OnceLock<Option<Vec<u8>>> = OnceLock::new();
-/// Set when a save in the server wrote [`SAVE_PANICKED`] (read by the
-/// resync after a command's panic, which saves through `DUMP`).
-static WROTE_MARKER: AtomicBool = AtomicBool::new(false);
 
 /// At module load: remembers the server's pid (a save in another process is
 /// a fork's) and the test-only fault key.
@@ -42,6 +50,98 @@ pub fn init() {
     let _ = SERVER_PID.set(std::process::id());
     let _ =
         FAULT_KEY.set(std::env::var_os("RECIPES_FAULT_PANIC_KEY").map(|k| k.into_encoded_bytes()));
+}
+
+/// Keys (db, name) a load filled with a placeholder for a marker: dropped
+/// when the load ends.
+static UNSAVED: Mutex<Vec<(c_int, Vec<u8>)>> = Mutex::new(Vec::new());
+
+/// `INFO recipes`: keys dropped at load because their save had panicked.
+static UNSAVED_DROPPED: Stat = Stat::new("panics_unsaved_keys_dropped");
+/// `INFO recipes`: keys of ours dropped after a write to them panicked.
+static WRITE_DROPPED: Stat = Stat::new("panics_write_keys_dropped");
+pub static STATS: &[&Stat] = &[&UNSAVED_DROPPED, &WRITE_DROPPED];
+
+/// At load: drops the placeholders of unsaved keys when a load ends.
+pub fn enable(ctx: Ctx) {
+    let event = raw::RedisModuleEvent {
+        id: raw::REDISMODULE_EVENT_LOADING,
+        dataver: 1,
+    };
+    api!(RedisModule_SubscribeToServerEvent(
+        ctx.0,
+        event,
+        Some(on_loading)
+    ));
+}
+
+/// A marker is being loaded through `io`: while a file loads, the key is
+/// remembered for dropping and the caller holds a placeholder in it (true);
+/// otherwise (`RESTORE`) the caller refuses the payload (false).
+pub fn marker_loaded(io: *mut raw::RedisModuleIO) -> bool {
+    let ctx = api!(RedisModule_GetContextFromIO(io));
+    let flags = api!(RedisModule_GetContextFlags(ctx)) as u32;
+    let name = api!(RedisModule_GetKeyNameFromIO(io));
+    if flags & raw::REDISMODULE_CTX_FLAGS_LOADING == 0 || name.is_null() {
+        return false;
+    }
+    let name = copy_of(name.cast_mut());
+    let db = api!(RedisModule_GetDbIdFromIO(io));
+    redis_module::logging::log_warning(format!(
+        "recipes: key \"{}\" (db {db}) could not be saved (its encoding panicked, logged \
+         then); the other keys load, and this one is dropped when the load ends",
+        printable(&name)
+    ));
+    UNSAVED
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .push((db, name));
+    true
+}
+
+extern "C" fn on_loading(
+    ctx: *mut raw::RedisModuleCtx,
+    _eid: raw::RedisModuleEvent,
+    subevent: u64,
+    _data: *mut c_void,
+) {
+    let _ = std::panic::catch_unwind(|| {
+        if subevent != raw::REDISMODULE_SUBEVENT_LOADING_ENDED
+            && subevent != raw::REDISMODULE_SUBEVENT_LOADING_FAILED
+        {
+            return;
+        }
+        let unsaved = std::mem::take(
+            &mut *UNSAVED
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner()),
+        );
+        if subevent == raw::REDISMODULE_SUBEVENT_LOADING_ENDED {
+            drop_unsaved(Ctx(ctx), unsaved);
+        }
+    });
+}
+
+/// Deletes the placeholders; a master replicates each `DEL`.
+fn drop_unsaved(ctx: Ctx, unsaved: Vec<(c_int, Vec<u8>)>) {
+    let flags = api!(RedisModule_GetContextFlags(ctx.0)) as u32;
+    let master = flags & raw::REDISMODULE_CTX_FLAGS_MASTER != 0;
+    for (db, name) in unsaved {
+        if api!(RedisModule_SelectDb(ctx.0, db)) != raw::REDISMODULE_OK as c_int {
+            continue;
+        }
+        let name = new_string(&name);
+        let mut key = Key::open(ctx, name, true);
+        if key.kind() == KeyKind::Module {
+            key.delete();
+            drop(key);
+            if master {
+                ctx.propagate(c"DEL", &[Arg::Str(name)]);
+            }
+            UNSAVED_DROPPED.add(1);
+        }
+        free_string(name);
+    }
 }
 
 /// Where the test-only fault injection may strike.
@@ -90,21 +190,79 @@ pub fn save_panicked() -> &'static [u8] {
         // child ends here, and its parent sees a save ended by a signal.
         unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
     }
-    WROTE_MARKER.store(true, Ordering::Relaxed);
     SAVE_PANICKED
 }
 
-/// After a write command on `name` panicked: replicas and the AOF get the
-/// key's state as the master has it now.
+/// Values of ours that a panic left mid-change, by address: nothing walks
+/// them again. Their key is deleted at once, and `free` leaks them instead
+/// of dropping them through their possibly broken invariants.
+static POISONED: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+/// False while [`POISONED`] is empty: `free` then takes no lock.
+static ANY_POISONED: AtomicBool = AtomicBool::new(false);
+
+fn poisoned() -> std::sync::MutexGuard<'static, Vec<usize>> {
+    POISONED
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Whether the value at `value` was left mid-change by a panic (its free
+/// effort is then not computed: freeing it walks nothing).
+pub fn is_poisoned(value: *const c_void) -> bool {
+    ANY_POISONED.load(Ordering::Acquire) && poisoned().contains(&(value as usize))
+}
+
+/// `free`: true if the value at `value` was left mid-change by a panic: the
+/// caller leaks it (one value a bug), and its address is forgotten (the
+/// allocator may hand it out again).
+pub fn take_poisoned(value: *const c_void) -> bool {
+    if !ANY_POISONED.load(Ordering::Acquire) {
+        return false;
+    }
+    let mut all = poisoned();
+    let Some(i) = all.iter().position(|&v| v == value as usize) else {
+        return false;
+    };
+    all.swap_remove(i);
+    ANY_POISONED.store(!all.is_empty(), Ordering::Release);
+    true
+}
+
+/// After a write command on `name` panicked. A value of ours may be
+/// half-changed: it is never read again (no DUMP, no free through its
+/// invariants): the key is deleted, on a replica or an AOF load too, and a
+/// master replicates the `DEL`. A sorted set or list (RV, TL) is Redis' own,
+/// sound after each call: replicas and the AOF get its state as the master
+/// has it (`RESTORE ... REPLACE ABSTTL`, or `DEL` if it is gone).
 pub fn resync_after_panic(ctx: Ctx, name: RStr) {
-    if ctx.is_replicated_or_loading() {
+    let replaying = ctx.is_replicated_or_loading();
+    let shown = String::from_utf8_lossy(&copy_of(name)).into_owned();
+    let mut key = Key::open(ctx, name, true);
+    let (kind, expire_at) = (key.kind(), key.expire_at());
+    if kind == KeyKind::Module {
+        let value = api!(RedisModule_ModuleTypeGetValue(key.raw())) as usize;
+        {
+            let mut all = poisoned();
+            all.push(value);
+            ANY_POISONED.store(true, Ordering::Release);
+        }
+        key.delete();
+        drop(key);
+        if !replaying {
+            ctx.propagate(c"DEL", &[Arg::Str(name)]);
+        }
+        WRITE_DROPPED.add(1);
+        redis_module::logging::log_warning(format!(
+            "recipes: a write to key \"{shown}\" panicked; its value may be half-changed, so \
+             the key was deleted (and DEL replicated) without reading the value"
+        ));
         return;
     }
-    let key = Key::open(ctx, name, false);
-    let (exists, expire_at) = (key.kind() != KeyKind::Empty, key.expire_at());
     drop(key);
-    let shown = String::from_utf8_lossy(&copy_of(name)).into_owned();
-    if exists {
+    if replaying {
+        return;
+    }
+    if kind != KeyKind::Empty {
         if let Some(payload) = dump(ctx, name) {
             let payload = new_string(&payload);
             ctx.propagate(
@@ -127,7 +285,7 @@ pub fn resync_after_panic(ctx: Ctx, name: RStr) {
     }
     ctx.propagate(c"DEL", &[Arg::Str(name)]);
     redis_module::logging::log_warning(format!(
-        "recipes: a write to key \"{shown}\" panicked and its value could not be encoded; \
+        "recipes: a write to key \"{shown}\" panicked and its value could not be dumped; \
          the key was deleted on the master and its replicas"
     ));
 }
@@ -138,7 +296,6 @@ static ABSTTL: super::Word = super::Word::new(c"ABSTTL");
 /// `DUMP name` through `RM_Call` (only on this rare path), unless the value
 /// cannot be encoded.
 fn dump(ctx: Ctx, name: RStr) -> Option<Vec<u8>> {
-    WROTE_MARKER.store(false, Ordering::Relaxed);
     // Sound: the format "s" takes one Redis string, which we pass.
     let reply =
         unsafe { raw::RedisModule_Call.unwrap()(ctx.0, c"DUMP".as_ptr(), c"s".as_ptr(), name) };
@@ -154,5 +311,5 @@ fn dump(ctx: Ctx, name: RStr) -> Option<Vec<u8>> {
             unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len) }.to_vec()
         });
     api!(RedisModule_FreeCallReply(reply));
-    payload.filter(|_| !WROTE_MARKER.load(Ordering::Relaxed))
+    payload
 }

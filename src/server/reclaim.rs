@@ -30,7 +30,7 @@
 //! what its keys owe is kept apart and replaces the served schedules when the
 //! load completes (dropped if it is aborted).
 
-use super::slot_migration::{self, Slots};
+use super::slot_migration::{self, Change, SlotSet};
 use super::{api, background_free, copy_of, moved, new_string, timer, Ctx, Key, KeyKind, RStr};
 use crate::tuples::expiry::Schedule;
 use redis_module::native_types::RedisType;
@@ -80,9 +80,11 @@ impl Owed {
     }
 }
 
-/// Every db's schedules, indexed by db number.
+/// Every db's schedules, indexed by db number, and the db whose turn is
+/// next: dbs are served in turn, one key each, so no db waits for another
+/// db's work to be done.
 #[derive(Default)]
-struct Dbs(Vec<Owed>);
+struct Dbs(Vec<Owed>, usize);
 
 impl Dbs {
     fn db(&mut self, db: i32) -> &mut Owed {
@@ -104,21 +106,24 @@ impl Dbs {
         self.0.iter().filter_map(due).min()
     }
 
-    /// Pops one key due at `now` of the given kind, with its db.
+    /// Pops one key due at `now` of the given kind, with its db, from the
+    /// first db from the one whose turn it is; the turn passes to the next.
     fn pop_due(&mut self, everywhere: bool, now: i64) -> Option<(i32, Vec<u8>)> {
-        for (db, owed) in self.0.iter_mut().enumerate() {
-            if let Some(name) = owed.kind(everywhere).pop_due(now, 1).pop() {
-                return Some((db as i32, name));
-            }
-        }
-        None
+        let (n, turn) = (self.0.len(), self.1);
+        (0..n).map(|i| (turn + i) % n).find_map(|db| {
+            let name = self.0[db].kind(everywhere).pop_due(now, 1).pop()?;
+            self.1 = db + 1;
+            Some((db as i32, name))
+        })
     }
 }
 
 /// Dropping the entries of keys in slots that left this node (an export
 /// completed, an import aborted: `slot_migration`), a bounded step a tick.
+/// Each report of slots gone is a trim of its own, walked once from db 0;
+/// slots arriving again (an import started) leave every trim's set.
 struct Trim {
-    slots: Vec<Slots>,
+    slots: SlotSet,
     /// Where the walk is: db, kind (false: reclaim, then true: upkeep), and
     /// the key to go on from.
     db: usize,
@@ -132,16 +137,13 @@ impl Trim {
         let Some(owed) = dbs.0.get_mut(self.db) else {
             return true;
         };
-        let gone = |name: &Vec<u8>| {
-            let slot = slot_migration::key_slot(name);
-            self.slots
-                .iter()
-                .any(|&(first, last)| (first..=last).contains(&slot))
-        };
+        let slots = &self.slots;
         let from = self.from.take();
         self.from = owed
             .kind(self.upkeep)
-            .retain_from(from.as_ref(), budget, |name| !gone(name));
+            .retain_from(from.as_ref(), budget, |name| {
+                !slots.contains(slot_migration::key_slot(name))
+            });
         if self.from.is_none() {
             self.db += usize::from(self.upkeep);
             self.upkeep = !self.upkeep;
@@ -155,13 +157,14 @@ struct State {
     served: Dbs,
     /// A diskless `swapdb` load in progress: what its temporary db owes.
     loading: Option<Dbs>,
-    trim: Option<Trim>,
+    /// Trims in the order their slots left; the first one walks.
+    trims: Vec<Trim>,
 }
 
 static STATE: Mutex<State> = Mutex::new(State {
-    served: Dbs(Vec::new()),
+    served: Dbs(Vec::new(), 0),
     loading: None,
-    trim: None,
+    trims: Vec::new(),
 });
 
 static RECLAIMERS: Mutex<Vec<&'static Reclaimer>> = Mutex::new(Vec::new());
@@ -173,8 +176,8 @@ fn state() -> MutexGuard<'static, State> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// `INFO recipes` gauges: keys scheduled for reclaim and for upkeep, over
-/// every db (none when the state is busy, e.g. in a crash report taken while
+/// `INFO recipes` gauges: keys scheduled for reclaim and for upkeep, and
+/// about the bytes the schedules hold, over every db (none when the state is busy, e.g. in a crash report taken while
 /// it was held).
 pub fn gauges() -> Vec<(&'static str, i64)> {
     let Ok(st) = STATE.try_lock() else {
@@ -184,6 +187,10 @@ pub fn gauges() -> Vec<(&'static str, i64)> {
     vec![
         ("reclaim_scheduled_keys", count(|o| o.reclaim.len())),
         ("reclaim_upkeep_keys", count(|o| o.upkeep.len())),
+        (
+            "reclaim_schedule_bytes",
+            count(|o| o.reclaim.heap_bytes() + o.upkeep.heap_bytes()),
+        ),
     ]
 }
 
@@ -241,27 +248,37 @@ fn schedule_kind(ctx: Ctx, name: RStr, due: i64, everywhere: bool) {
         .schedule(copy_of(name), due);
 }
 
-/// The key being loaded through `io` (RDB, RESTORE) has an item due at `due`.
-pub fn schedule_loaded(io: *mut raw::RedisModuleIO, due: i64) {
-    schedule_loaded_kind(io, due, false);
-}
-
-/// The key being loaded through `io` (RDB, RESTORE) has upkeep due at `due`.
-pub fn schedule_loaded_upkeep(io: *mut raw::RedisModuleIO, due: i64) {
-    schedule_loaded_kind(io, due, true);
-}
-
-fn schedule_loaded_kind(io: *mut raw::RedisModuleIO, due: i64, everywhere: bool) {
+/// The key being loaded through `io` (RDB, RESTORE) with the value at
+/// `value` has items due at `reclaim_due` and upkeep at `upkeep_due`. If the
+/// load then drops the value unstored (`RESTORE` with a past expiry, an
+/// expired key in an RDB), `moved` takes the entries out again.
+pub fn schedule_loaded(
+    io: *mut raw::RedisModuleIO,
+    value: *const c_void,
+    reclaim_due: Option<i64>,
+    upkeep_due: Option<i64>,
+) {
+    if reclaim_due.is_none() && upkeep_due.is_none() {
+        return;
+    }
     let name = api!(RedisModule_GetKeyNameFromIO(io));
     if name.is_null() {
         return;
     }
     let db = api!(RedisModule_GetDbIdFromIO(io));
     let name = copy_of(name.cast_mut());
-    let mut st = state();
-    let st = &mut *st;
-    let dbs = st.loading.as_mut().unwrap_or(&mut st.served);
-    dbs.db(db).kind(everywhere).schedule(name, due);
+    {
+        let mut st = state();
+        let st = &mut *st;
+        let owed = st.loading.as_mut().unwrap_or(&mut st.served).db(db);
+        if let Some(due) = reclaim_due {
+            owed.reclaim.schedule(name.clone(), due);
+        }
+        if let Some(due) = upkeep_due {
+            owed.upkeep.schedule(name.clone(), due);
+        }
+    }
+    moved::loaded(value, db, name);
 }
 
 /// The reclaimer of the key's type of the given kind (a type may have one
@@ -290,6 +307,19 @@ pub fn forget(db: c_int, name: RStr) -> Option<Vec<u8>> {
     let reclaim = owed.reclaim.remove(&name);
     let upkeep = owed.upkeep.remove(&name);
     (reclaim || upkeep).then_some(name)
+}
+
+/// A value loaded for the key `name` of db `db` was dropped unstored: its
+/// entries go.
+pub fn forget_loaded(db: c_int, name: &Vec<u8>) {
+    let mut st = state();
+    if let Some(owed) = usize::try_from(db)
+        .ok()
+        .and_then(|db| st.served.0.get_mut(db))
+    {
+        owed.reclaim.remove(name);
+        owed.upkeep.remove(name);
+    }
 }
 
 /// `copy2`: a copy of one of our values, with work due at `reclaim_due` /
@@ -422,35 +452,41 @@ const TRIM_STEP: usize = 2048;
 /// Drops a bounded share of the entries of keys whose slots left this node;
 /// true while more is left.
 fn trim_step() -> bool {
-    let gone = slot_migration::take_gone();
+    let changes = slot_migration::take_changes();
     let mut st = state();
     let st = &mut *st;
-    if !gone.is_empty() {
-        match &mut st.trim {
-            // Start again with the new slots too: entries already walked
-            // are simply checked twice.
-            Some(trim) => {
-                trim.slots.extend(gone);
-                (trim.db, trim.upkeep, trim.from) = (0, false, None);
+    for change in changes {
+        match change {
+            Change::Gone(slots) => {
+                if st
+                    .trims
+                    .last()
+                    .is_none_or(|t| t.db > 0 || t.upkeep || t.from.is_some())
+                {
+                    st.trims.push(Trim {
+                        slots: SlotSet::new(),
+                        db: 0,
+                        upkeep: false,
+                        from: None,
+                    });
+                }
+                if let Some(trim) = st.trims.last_mut() {
+                    trim.slots.set(slots, true);
+                }
             }
-            None => {
-                st.trim = Some(Trim {
-                    slots: gone,
-                    db: 0,
-                    upkeep: false,
-                    from: None,
-                })
+            Change::Arriving(slots) => {
+                st.trims.iter_mut().for_each(|t| t.slots.set(slots, false));
+                st.trims.retain(|t| !t.slots.is_empty());
             }
         }
     }
-    let Some(trim) = &mut st.trim else {
+    let Some(trim) = st.trims.first_mut() else {
         return false;
     };
     if trim.step(&mut st.served, TRIM_STEP) {
-        st.trim = None;
-        return false;
+        st.trims.remove(0);
     }
-    true
+    !st.trims.is_empty()
 }
 
 /// One timer step; returns the delay to the next.
@@ -461,9 +497,8 @@ fn tick(ctx: Ctx) -> i64 {
     }
     let started = Instant::now();
     moved::step(ctx, started + FOLLOW_BUDGET);
-    if trim_step() {
-        return 0;
-    }
+    // A trim step, then the usual work: trimming never holds reclaim back.
+    let trimming = trim_step();
     let now = ctx.now_ms();
     // Reclaim acts only on a master (replicas and AOF replays follow the
     // master's removals), and not while writes are paused: nothing may be
@@ -485,7 +520,11 @@ fn tick(ctx: Ctx) -> i64 {
         (reclaim, st.served.next_due(true))
     };
     let now = ctx.now_ms();
-    let mut delay = if moved::busy() { 0 } else { IDLE_MS };
+    let mut delay = if trimming || moved::busy() {
+        0
+    } else {
+        IDLE_MS
+    };
     if let Some(due) = reclaim_due {
         delay = (due - now).clamp(1, IDLE_MS);
     }

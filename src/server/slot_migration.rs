@@ -11,8 +11,9 @@
 //! completes: their owner's own reclaim reaches them through the stream, and
 //! a replica of this node must not see removals for keys it may never own.
 //! When an import is aborted, or this node's slots were exported, Valkey trims
-//! those keys in the background; [`take_gone`] hands their slots to the
-//! schedules, which drop what they hold there.
+//! those keys in the background; [`take_changes`] hands their slots to the
+//! schedules, which drop what they hold there, and hands them the slots of
+//! an import that starts, so no trim drops keys that arrive again.
 
 use super::{api, Ctx};
 use redis_module::raw;
@@ -48,16 +49,54 @@ struct MigrationInfo {
 /// Slots `[first, last]`.
 pub type Slots = (u16, u16);
 
+/// A change of what this node holds, in the order Valkey reported it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Change {
+    /// The slots' keys left (an export completed, an import aborted).
+    Gone(Slots),
+    /// The slots' keys are arriving again (an import started).
+    Arriving(Slots),
+}
+
+/// A set of slots, one bit each.
+#[derive(Clone)]
+pub struct SlotSet(Box<[u64; 256]>);
+
+impl SlotSet {
+    pub fn new() -> Self {
+        SlotSet(Box::new([0; 256]))
+    }
+
+    pub fn set(&mut self, (first, last): Slots, on: bool) {
+        for slot in first..=last.min(16383) {
+            let (word, bit) = (usize::from(slot / 64), slot % 64);
+            if on {
+                self.0[word] |= 1 << bit;
+            } else {
+                self.0[word] &= !(1 << bit);
+            }
+        }
+    }
+
+    pub fn contains(&self, slot: u16) -> bool {
+        self.0[usize::from(slot / 64) % 256] & (1 << (slot % 64)) != 0
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.iter().all(|&w| w == 0)
+    }
+}
+
 struct State {
     /// Imports in progress: job name and slots.
     importing: Vec<(Vec<u8>, Vec<Slots>)>,
-    /// Slots whose keys are being trimmed away, not yet handed to the schedules.
-    gone: Vec<Slots>,
+    /// Changes not yet handed to the schedules.
+    changes: Vec<Change>,
 }
 
 static STATE: Mutex<State> = Mutex::new(State {
     importing: Vec::new(),
-    gone: Vec::new(),
+    changes: Vec::new(),
 });
 
 fn state() -> MutexGuard<'static, State> {
@@ -137,13 +176,17 @@ extern "C" fn on_migration(
             .collect();
         let mut st = state();
         match subevent {
-            IMPORT_STARTED => st.importing.push((job, slots)),
+            IMPORT_STARTED => {
+                st.changes
+                    .extend(slots.iter().copied().map(Change::Arriving));
+                st.importing.push((job, slots));
+            }
             IMPORT_COMPLETED => st.importing.retain(|(j, _)| *j != job),
             IMPORT_ABORTED => {
                 st.importing.retain(|(j, _)| *j != job);
-                st.gone.extend(slots);
+                st.changes.extend(slots.into_iter().map(Change::Gone));
             }
-            EXPORT_COMPLETED => st.gone.extend(slots),
+            EXPORT_COMPLETED => st.changes.extend(slots.into_iter().map(Change::Gone)),
             _ => {}
         }
     });
@@ -162,9 +205,9 @@ pub fn importing(name: &[u8]) -> bool {
         .any(|&(first, last)| (first..=last).contains(&slot))
 }
 
-/// Slots whose keys left this node since the last call.
-pub fn take_gone() -> Vec<Slots> {
-    std::mem::take(&mut state().gone)
+/// What changed since the last call, in order.
+pub fn take_changes() -> Vec<Change> {
+    std::mem::take(&mut state().changes)
 }
 
 /// The cluster slot of a key: CRC16 (XMODEM) of its hash tag (the part
@@ -200,7 +243,21 @@ fn crc16(bytes: &[u8]) -> u16 {
 
 #[cfg(test)]
 mod tests {
-    use super::key_slot;
+    use super::{key_slot, SlotSet};
+
+    #[test]
+    fn slot_sets_add_and_take_away_ranges() {
+        let mut set = SlotSet::new();
+        assert!(set.is_empty());
+        set.set((100, 200), true);
+        set.set((150, 160), false);
+        assert!(set.contains(100) && set.contains(149) && set.contains(161));
+        assert!(!set.contains(150) && !set.contains(160) && !set.contains(201));
+        set.set((0, 16383), false);
+        assert!(set.is_empty());
+        set.set((16383, 16383), true);
+        assert!(set.contains(16383) && !set.is_empty());
+    }
 
     /// Slots as `CLUSTER KEYSLOT` answers them.
     #[test]

@@ -31,10 +31,10 @@ mod docs;
 
 use crate::docs::{Docs, NONDETERMINISTIC_OUTPUT};
 use crate::family::Family;
-use crate::server::background_free;
 use crate::server::command::{command, KEY_COUNT, KEY_INSERT, KEY_READ};
 use crate::server::config::Config;
 use crate::server::reclaim::{self, Reclaimer};
+use crate::server::{background_free, timer};
 use crate::server::{Ctx, Word};
 use crate::stats::Stat;
 use parse::{MAX_BUCKET_S, MAX_WINDOW};
@@ -163,6 +163,7 @@ pub static FAMILY: Family = Family {
         &LATE_EVENTS,
         &AGED_BUCKETS,
         &MEMBERS,
+        &window::READ_BUFFER_BYTES,
         &ERRORS,
     ],
     configs: &[&DEFAULT_BUCKET, &DEFAULT_WINDOW, &COMPACT_MAX],
@@ -180,9 +181,18 @@ static UPKEEP: Reclaimer = Reclaimer {
 
 fn on_load(ctx: Ctx) {
     reclaim::enable(ctx, &UPKEEP);
+    // Read accumulators left idle for a period are freed.
+    timer::repeat(ctx, RELEASE_MS, |_| {
+        window::release_if_idle();
+        RELEASE_MS
+    });
     // Old hash tables (megabytes on a big key) are freed off the main thread.
     storage::set_disposer(background_free::drop_later);
 }
+
+/// How often idle read accumulators are looked at (freed after one to two
+/// periods without a read that uses them).
+const RELEASE_MS: i64 = 5000;
 
 static CREATE_CALLS: Stat = Stat::new("topn_create_calls");
 static INCR_CALLS: Stat = Stat::new("topn_incr_calls");

@@ -74,6 +74,10 @@ impl ModuleValue for TopnValue {
         }
     }
 
+    fn placeholder() -> Self {
+        TopnValue::new(Core::new(3_600_000, 24, 0, COMPACT_MAX.count()))
+    }
+
     fn mem_usage(&self) -> usize {
         self.0.mem_usage()
     }

@@ -37,8 +37,8 @@ impl Role {
 }
 
 /// The names of a schema and their roles, laid out compactly: every call
-/// looks its names up here.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// looks its names up here. The default declares no names.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Schema {
     /// Each distinct name once, in the order first declared, back to back.
     /// Inline when short: a command reads the names of its key's schema,

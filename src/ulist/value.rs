@@ -4,7 +4,7 @@ use super::format;
 use super::list::UList;
 use crate::server::module_type::{type_methods, AofWriter, ModuleValue};
 use crate::tuples::defrag::{Mover, Pass};
-use crate::tuples::schema::DecodeError;
+use crate::tuples::schema::{DecodeError, Schema};
 use crate::tuples::version::Version;
 use redis_module::native_types::RedisType;
 use std::os::raw::c_int;
@@ -31,6 +31,10 @@ impl ModuleValue for UList {
         let version =
             Version::from_number(encver).ok_or(DecodeError::UnknownVersion(encver.into()))?;
         format::decode(bytes, version, super::COMPACT_MAX.count())
+    }
+
+    fn placeholder() -> Self {
+        UList::new(Schema::default(), None)
     }
 
     fn mem_usage(&self) -> usize {

@@ -115,6 +115,8 @@ mod merge;
 mod read;
 mod retire;
 
+pub use read::{release_if_idle, READ_BUFFER_BYTES};
+
 #[cfg(test)]
 mod align_tests;
 #[cfg(test)]

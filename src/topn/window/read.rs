@@ -2,10 +2,11 @@
 //! state. The running aggregate is turned into the read window's counts by *fixes*; the cost
 //! model below chooses between an index walk and the sums (see the module notes in `mod.rs`).
 
+use crate::stats::Stat;
 use std::cell::RefCell;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 
 use super::super::packed::Acc;
 use super::super::select::{clamp_i64, top_positive, top_rows, Rows};
@@ -226,16 +227,45 @@ impl Kept for i32 {
     }
 }
 
+/// `INFO recipes` `topn_read_buffer_bytes`: bytes of the kept accumulators.
+pub static READ_BUFFER_BYTES: Stat = Stat::new("topn_read_buffer_bytes");
+/// Reads that used a kept accumulator, for [`release_if_idle`].
+static READS: AtomicU64 = AtomicU64::new(0);
+
 /// Runs `f` on `len` zeroed accumulators: the kept ones when free and small enough.
 fn with_accumulator<A: Kept, R>(len: usize, f: impl FnOnce(&mut [A]) -> R) -> R {
     A::kept().with(|kept| match kept.try_borrow_mut() {
         Ok(mut acc) if len <= KEPT_ACCUMULATOR => {
+            READS.fetch_add(1, Ordering::Relaxed);
+            let held = acc.capacity();
             acc.clear();
             acc.resize(len, A::default());
+            READ_BUFFER_BYTES.add(((acc.capacity() - held) * std::mem::size_of::<A>()) as i64);
             f(&mut acc)
         }
         _ => f(&mut vec![A::default(); len]),
     })
+}
+
+/// Frees this thread's kept accumulators if no read used them since the
+/// last call (a timer calls it every few seconds): one big read must not
+/// hold tens of megabytes for good.
+pub fn release_if_idle() {
+    static SEEN: AtomicU64 = AtomicU64::new(0);
+    let reads = READS.load(Ordering::Relaxed);
+    if SEEN.swap(reads, Ordering::Relaxed) != reads {
+        return;
+    }
+    fn release<A: Kept>() {
+        A::kept().with(|kept| {
+            if let Ok(mut acc) = kept.try_borrow_mut() {
+                let held = std::mem::take(&mut *acc).capacity();
+                READ_BUFFER_BYTES.add(-((held * std::mem::size_of::<A>()) as i64));
+            }
+        });
+    }
+    release::<i64>();
+    release::<i32>();
 }
 
 /// The best `want` candidates offered, by count then name: a max-heap on "worseness", whose
