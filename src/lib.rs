@@ -199,7 +199,10 @@ mod tests {
     fn module_version_encodes_the_package_version() {
         let version = env!("CARGO_PKG_VERSION");
         let parts: Vec<i32> = version.split('.').map(|p| p.parse().unwrap()).collect();
-        assert_eq!(super::MODULE_VERSION, parts[0] * 10_000 + parts[1] * 100 + parts[2]);
+        assert_eq!(
+            super::MODULE_VERSION,
+            parts[0] * 10_000 + parts[1] * 100 + parts[2]
+        );
         assert_eq!(super::RELEASE.to_str().unwrap(), version);
     }
 

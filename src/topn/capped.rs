@@ -20,6 +20,7 @@
 use hashbrown::HashMap;
 use std::collections::VecDeque;
 
+use super::parse::Pair;
 use super::small::Shape;
 use super::storage::dispose_value;
 use super::summary::{self, hash, Summary};
@@ -52,6 +53,8 @@ pub struct Capped {
     buckets: VecDeque<(i64, Summary)>,
     /// Buckets dropped as the clock moved, since the last take.
     retired: usize,
+    /// The buckets' counts summed: any count over any window is at most it.
+    total: i128,
 }
 
 impl Capped {
@@ -61,6 +64,7 @@ impl Capped {
             capacity: capacity.clamp(1, MAX_CAPACITY),
             buckets: VecDeque::new(),
             retired: 0,
+            total: 0,
         }
     }
 
@@ -115,9 +119,47 @@ impl Capped {
             }
         };
         self.shape.clock = Some(clock);
+        self.total += i128::from(by);
         let stale = self.buckets.partition_point(|(idx, _)| *idx < lo);
         self.drop_buckets(stale);
         Ok(clamp(others + i128::from(after)))
+    }
+
+    /// Applies `(increment, member)` pairs (each >= 1) all at `at_ms`, in
+    /// order, as as many `incr`s would; all or nothing: `Err(i)` when pair
+    /// `i` would overflow, and then nothing changed.
+    pub fn incr_all(&mut self, pairs: &[Pair], at_ms: i64) -> Result<(), usize> {
+        if self.surely_fits(pairs, at_ms) {
+            return self.apply(pairs, at_ms);
+        }
+        // Near the range of counts (or of a bucket's member bytes): tried on
+        // a copy, so a refusal changes nothing.
+        let mut trial = self.clone();
+        trial.apply(pairs, at_ms)?;
+        let old = std::mem::replace(self, trial);
+        let bytes = old.mem_usage();
+        dispose_value(old, bytes);
+        Ok(())
+    }
+
+    fn apply(&mut self, pairs: &[Pair], at_ms: i64) -> Result<(), usize> {
+        for (i, &(by, member)) in pairs.iter().enumerate() {
+            self.incr(member, by, at_ms).map_err(|_| i)?;
+        }
+        Ok(())
+    }
+
+    /// Whether no count can leave its range by `pairs` at `at_ms` (every
+    /// count stays within the counts' sum) and the bucket's members fit.
+    fn surely_fits(&self, pairs: &[Pair], at_ms: i64) -> bool {
+        let added: i128 = pairs.iter().map(|&(by, _)| i128::from(by)).sum();
+        let names: usize = pairs.iter().map(|(_, m)| m.len()).sum();
+        let b = self.shape.bucket_of(at_ms);
+        let held = match self.buckets.binary_search_by_key(&b, |(idx, _)| *idx) {
+            Ok(i) => self.buckets[i].1.name_bytes(),
+            Err(_) => 0,
+        };
+        self.total + added <= i128::from(i64::MAX) && held + names <= summary::MAX_NAME_BYTES
     }
 
     /// Buckets dropped as the clock moved since the last call.
@@ -283,10 +325,15 @@ impl Capped {
         let (capacity, counter) = (self.capacity as usize, (count, error));
         let pos = self.buckets.partition_point(|(idx, _)| *idx < bucket);
         match self.buckets.get_mut(pos) {
-            Some((idx, s)) if *idx == bucket => s.set(member, counter, evicted, capacity)?,
+            Some((idx, s)) if *idx == bucket => {
+                let before = s.sum();
+                s.set(member, counter, evicted, capacity)?;
+                self.total += s.sum() - before;
+            }
             _ => {
                 let mut s = Summary::default();
                 s.set(member, counter, evicted, capacity)?;
+                self.total += s.sum();
                 self.buckets.insert(pos, (bucket, s));
             }
         }
@@ -312,6 +359,7 @@ impl Capped {
             return;
         }
         let gone: Vec<(i64, Summary)> = self.buckets.drain(..n).collect();
+        self.total -= gone.iter().map(|(_, s)| s.sum()).sum::<i128>();
         let bytes = gone.iter().map(|(_, s)| s.heap_bytes()).sum();
         dispose_value(gone, bytes);
         self.retired += n;
