@@ -107,6 +107,22 @@ impl Capped {
         // Checked before anything changes: the window's sum here, the
         // bucket's counter by the add (a new bucket is kept once added to).
         i64::try_from(others + before + i128::from(by)).map_err(|_| Overflow)?;
+        let after = self.add(member, h, found, by, b)?;
+        Ok(clamp(others + i128::from(after)))
+    }
+
+    /// Adds `by` to `member`'s counter in bucket `b` (`found`: its slot
+    /// there), the clock moving to `b` when it is newer and the buckets that
+    /// leave the window dropped; returns the counter's count. Refused, changing
+    /// nothing, when the counter would overflow.
+    fn add(
+        &mut self,
+        member: &[u8],
+        h: u64,
+        found: Option<usize>,
+        by: i64,
+        b: i64,
+    ) -> Result<i64, Overflow> {
         let capacity = self.capacity as usize;
         let pos = self.buckets.partition_point(|(idx, _)| *idx < b);
         let after = match self.buckets.get_mut(pos) {
@@ -118,19 +134,36 @@ impl Capped {
                 after
             }
         };
+        let clock = self.shape.clock.map_or(b, |c| c.max(b));
         self.shape.clock = Some(clock);
         self.total += i128::from(by);
-        let stale = self.buckets.partition_point(|(idx, _)| *idx < lo);
+        let stale = self
+            .buckets
+            .partition_point(|(idx, _)| *idx < self.live_lo(clock));
         self.drop_buckets(stale);
-        Ok(clamp(others + i128::from(after)))
+        Ok(after)
     }
 
     /// Applies `(increment, member)` pairs (each >= 1) all at `at_ms`, in
     /// order, as as many `incr`s would; all or nothing: `Err(i)` when pair
     /// `i` would overflow, and then nothing changed.
     pub fn incr_all(&mut self, pairs: &[Pair], at_ms: i64) -> Result<(), usize> {
+        if self.shape.is_older_than_window(at_ms) {
+            return Ok(());
+        }
         if self.surely_fits(pairs, at_ms) {
-            return self.apply(pairs, at_ms);
+            // No count can overflow: each pair is its bucket's add alone
+            // (no window sum to check it against).
+            let b = self.shape.bucket_of(at_ms);
+            for (i, &(by, member)) in pairs.iter().enumerate() {
+                let h = hash(member);
+                let found = match self.buckets.binary_search_by_key(&b, |(idx, _)| *idx) {
+                    Ok(at) => self.buckets[at].1.find(member, h),
+                    Err(_) => None,
+                };
+                self.add(member, h, found, by, b).map_err(|_| i)?;
+            }
+            return Ok(());
         }
         // Near the range of counts (or of a bucket's member bytes): tried on
         // a copy, so a refusal changes nothing.

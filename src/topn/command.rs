@@ -200,7 +200,7 @@ pub fn incrby(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
                 })
         }),
     };
-    let ((), done) = match outcome {
+    let (counts, done) = match outcome {
         Ok(done) => done,
         Err(message) => {
             if created {
@@ -219,10 +219,15 @@ pub fn incrby(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
         ctx.replicate(c"TOPN.INCRBY", &effect);
     }
     schedule(ctx, name, done);
-    reply_counts(ctx, &key, &pairs)
+    ctx.reply_array(counts.len());
+    for count in counts {
+        ctx.reply_int(count);
+    }
+    Ok(())
 }
 
-/// Each pair's member's count over the key's window (0 without a key).
+/// Each pair's member's count over the key's window (0 without a key): the
+/// reply to late events.
 fn reply_counts(ctx: Ctx, key: &Key, pairs: &[Pair]) -> Result<(), CmdError> {
     let value = key.value::<TopnValue>(&TOPN_TYPE)?;
     ctx.reply_array(pairs.len());

@@ -168,7 +168,8 @@ impl Core {
     }
 
     /// Applies `(increment, member)` pairs all at `at_ms`, in order, as as
-    /// many [`Core::incr`]s would, and settles the layout once. All or
+    /// many [`Core::incr`]s would, and settles the layout once; returns each
+    /// pair's member's count over the window after the call. All or
     /// nothing: `Err(i)` when pair `i` would overflow, and then nothing
     /// changed. A capped key takes increments >= 1 only (the caller checks).
     pub fn incr_many(
@@ -176,15 +177,20 @@ impl Core {
         pairs: &[Pair],
         at_ms: i64,
         compact_max: usize,
-    ) -> Result<(), usize> {
+    ) -> Result<Vec<i64>, usize> {
         if self.is_older_than_window(at_ms) {
-            return Ok(());
+            return Ok(pairs.iter().map(|(_, m)| self.count_at_clock(m)).collect());
         }
-        match self {
-            Core::Small(s) => first_overflow(pairs, |m| s.headroom(m, at_ms))?,
-            Core::Full(f) => first_overflow(pairs, |m| f.headroom(m, at_ms))?,
-            Core::Capped(c) => return c.incr_all(pairs, at_ms),
-        }
+        // An exact key's counts move by the increments alone: the check
+        // finds them.
+        let counts = match self {
+            Core::Small(s) => final_counts(pairs, |m| s.headroom(m, at_ms))?,
+            Core::Full(f) => final_counts(pairs, |m| f.headroom(m, at_ms))?,
+            Core::Capped(c) => {
+                c.incr_all(pairs, at_ms)?;
+                return Ok(pairs.iter().map(|(_, m)| self.count_at_clock(m)).collect());
+            }
+        };
         // A compact key that may pass its limit turns full first (its
         // writes rewrite the whole buffer).
         if matches!(self, Core::Small(s) if s.len() + pairs.len() > compact_max) {
@@ -196,7 +202,7 @@ impl Core {
             Core::Capped(_) => {}
         }
         self.settle(compact_max / 2, compact_max);
-        Ok(())
+        Ok(counts)
     }
 
     pub fn count_at_clock(&self, member: &[u8]) -> i64 {
@@ -401,20 +407,21 @@ impl Core {
     }
 }
 
-/// The first of `pairs`, applied in order, that would take a member's count
-/// over the window or its entry in the event's bucket out of range, each
-/// member starting from `start(member)` (its count and entry before the
-/// call; None: the event is late).
-fn first_overflow<'a>(
+/// Each pair's member's count over the window once `pairs` are applied in
+/// order, each member starting from `start(member)` (its count and its
+/// entry in the event's bucket before the call; None: the event is late),
+/// or `Err(i)` for the first pair that would take either out of range.
+fn final_counts<'a>(
     pairs: &[Pair<'a>],
     start: impl Fn(&[u8]) -> Option<(i128, i64)>,
-) -> Result<(), usize> {
-    let fits = |v: i128| i64::try_from(v).is_ok();
+) -> Result<Vec<i64>, usize> {
+    let fits = |v: i128| i64::try_from(v).ok();
     if let [(by, member)] = pairs {
         let (live, entry) = start(member).unwrap_or_default();
-        return match fits(live + i128::from(*by)) && fits(i128::from(entry) + i128::from(*by)) {
-            true => Ok(()),
-            false => Err(0),
+        let by = i128::from(*by);
+        return match (fits(live + by), fits(i128::from(entry) + by)) {
+            (Some(count), Some(_)) => Ok(vec![count]),
+            _ => Err(0),
         };
     }
     let mut running: HashMap<&[u8], (i128, i128)> = HashMap::with_capacity(pairs.len());
@@ -425,11 +432,12 @@ fn first_overflow<'a>(
         });
         *live += i128::from(by);
         *entry += i128::from(by);
-        if !fits(*live) || !fits(*entry) {
+        if fits(*live).is_none() || fits(*entry).is_none() {
             return Err(i);
         }
     }
-    Ok(())
+    // Within range: checked above.
+    Ok(pairs.iter().map(|(_, m)| running[m].0 as i64).collect())
 }
 
 #[cfg(test)]
@@ -572,11 +580,11 @@ mod tests {
                     .map(|&(by, m)| trial.incr(m, by, at, limit))
                     .collect();
                 match many.incr_many(&pairs, at, limit) {
-                    Ok(()) => {
+                    Ok(counts) => {
                         assert!(each.is_ok(), "seed {seed} step {step}: INCRs refused");
                         one = trial;
-                        for (_, m) in &pairs {
-                            assert_eq!(many.count_at_clock(m), one.count_at_clock(m));
+                        for ((_, m), count) in pairs.iter().zip(counts) {
+                            assert_eq!(count, one.count_at_clock(m), "seed {seed} step {step}");
                         }
                         assert_eq!(many.encode(), one.encode(), "seed {seed} step {step}");
                     }
