@@ -214,7 +214,12 @@ fn module_list_is_the_same_on_every_server() {
 
 /// Writes whose reply is a count read from the key: `RW ACCESS UPDATE`, as
 /// INCRBY, so a write-only (`%W~`) ACL user cannot read counts through them.
-const COUNTING_WRITES: [&str; 3] = ["topn.incr", "hcounter.incr", "hcounter.incrby"];
+const COUNTING_WRITES: [&str; 4] = [
+    "topn.incr",
+    "topn.incrby",
+    "hcounter.incr",
+    "hcounter.incrby",
+];
 
 /// Every command: one key, the first argument, declared both the legacy
 /// way (1, 1, 1) and as a key spec (index 1, range 0/1/0) whose flags match

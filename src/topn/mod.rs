@@ -9,8 +9,9 @@
 //! every server (`server::reclaim` upkeep), so reads stay cheap also on a key
 //! that no longer receives writes, on masters and replicas alike.
 //!
-//! - `TOPN.CREATE key [BUCKET s] [WINDOW buckets] [ALIGN s]`
+//! - `TOPN.CREATE key [BUCKET s] [WINDOW buckets] [ALIGN s] [CAPACITY m]`
 //! - `TOPN.INCR key member [BY n] [AT ms]`
+//! - `TOPN.INCRBY key [AT ms] increment member [increment member ...]`
 //! - `TOPN.TOP key [N] [AT ms] [LAST k] [WITHCOUNTS]`, `TOPN.TOP24 ...` (trailing 24 h)
 //! - `TOPN.COUNT key member [member ...] [AT ms] [LAST k]`, `TOPN.INFO key`
 
@@ -68,6 +69,21 @@ pub static FAMILY: Family = Family {
                 summary: "Counts an event for a member in its time bucket",
                 complexity: "O(log M) for M members, plus a bounded share of taking old buckets out of the window",
                 args: docs::INCR,
+                ..Docs::DEFAULT
+            }
+        ),
+        command!(
+            c"topn.incrby",
+            c"write deny-oom fast",
+            -4,
+            KEY_COUNT,
+            command::incrby,
+            INCRBY_CALLS,
+            ERRORS,
+            Docs {
+                summary: "Counts events for many members at one time, all or nothing",
+                complexity: "O(P log M) for P pairs and M members, plus a bounded share of taking old buckets out of the window",
+                args: docs::INCRBY,
                 ..Docs::DEFAULT
             }
         ),
@@ -154,6 +170,7 @@ pub static FAMILY: Family = Family {
     stats: &[
         &CREATE_CALLS,
         &INCR_CALLS,
+        &INCRBY_CALLS,
         &TOP_CALLS,
         &TOP24_CALLS,
         &COUNT_CALLS,
@@ -196,6 +213,7 @@ const RELEASE_MS: i64 = 5000;
 
 static CREATE_CALLS: Stat = Stat::new("topn_create_calls");
 static INCR_CALLS: Stat = Stat::new("topn_incr_calls");
+static INCRBY_CALLS: Stat = Stat::new("topn_incrby_calls");
 static TOP_CALLS: Stat = Stat::new("topn_top_calls");
 static TOP24_CALLS: Stat = Stat::new("topn_top24_calls");
 /// Events refused as late: already outside the window at the server's time.

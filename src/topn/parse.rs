@@ -51,6 +51,40 @@ pub fn incr_options(tokens: &[&[u8]]) -> Result<(i64, Option<i64>), CmdError> {
     ))
 }
 
+/// One `increment member` pair of `TOPN.INCRBY`.
+pub type Pair<'a> = (i64, &'a [u8]);
+
+/// `TOPN.INCRBY key [AT ms] increment member [increment member ...]`: (AT, pairs), the
+/// increment first as in ZADD (`AT` is never an increment, so a leading `AT` is the option).
+/// Every increment is named by its place in the call when it is not an integer.
+pub fn incrby_args<'a>(tokens: &[&'a [u8]]) -> Result<(Option<i64>, Vec<Pair<'a>>), CmdError> {
+    let (at, pairs) = match tokens {
+        [first, value, rest @ ..] if first.eq_ignore_ascii_case(b"AT") => {
+            (Some(int_in("AT", value, 0, MAX_TIME_MS)?), rest)
+        }
+        _ => (None, tokens),
+    };
+    if pairs.is_empty() || pairs.len() % 2 != 0 {
+        return Err(CmdError::Arity);
+    }
+    // Argument 0 is the command's name, 1 the key.
+    let first = 2 + tokens.len() - pairs.len();
+    let parsed = pairs
+        .chunks_exact(2)
+        .enumerate()
+        .map(|(i, pair)| {
+            let by = int_in("increment", pair[0], i64::MIN, i64::MAX).map_err(|_| {
+                CmdError::invalid(format!(
+                    "increment (argument {}) must be an integer",
+                    first + 2 * i
+                ))
+            })?;
+            Ok((by, pair[1]))
+        })
+        .collect::<Result<Vec<_>, CmdError>>()?;
+    Ok((at, parsed))
+}
+
 /// `TOPN.TOP key [N] [AT ms] [LAST k] [WITHCOUNTS] [WITHERRORS]` (TOP24: no LAST): N is
 /// positional when present. LAST is checked against the key's WINDOW by the command.
 /// WITHERRORS gives each count and its error (and so implies WITHCOUNTS).
@@ -316,6 +350,42 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("BY"));
+    }
+
+    #[test]
+    fn incrby_takes_pairs_increment_first_after_an_optional_at() {
+        assert_eq!(
+            incrby_args(&toks(&["3", "a", "-2", "b"])).unwrap(),
+            (None, vec![(3, &b"a"[..]), (-2, &b"b"[..])])
+        );
+        assert_eq!(
+            incrby_args(&toks(&["at", "9", "1", "AT"])).unwrap(),
+            (Some(9), vec![(1, &b"AT"[..])]),
+            "a member may be a keyword"
+        );
+        for bad in [
+            &[][..],
+            &["1"],
+            &["AT", "9"],
+            &["AT", "9", "1"],
+            &["1", "a", "2"],
+        ] {
+            assert_eq!(incrby_args(&toks(bad)), Err(CmdError::Arity), "{bad:?}");
+        }
+        let err = incrby_args(&toks(&["AT", "9", "1", "a", "x", "b"])).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "ERR increment (argument 6) must be an integer"
+        );
+        let err = incrby_args(&toks(&["1.5", "a"])).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "ERR increment (argument 2) must be an integer"
+        );
+        let err = incrby_args(&toks(&["AT", "x", "1", "a"])).unwrap_err();
+        assert!(err.to_string().contains("AT"), "{err}");
+        // An AT that is not first is a pair: its increment is not an integer.
+        assert!(incrby_args(&toks(&["1", "a", "AT", "9"])).is_err());
     }
 
     #[test]

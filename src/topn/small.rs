@@ -8,6 +8,7 @@
 //! of the full layout (`window/`) for the same events: both follow the
 //! definitions, and `core.rs`'s model test checks them against each other.
 
+use super::parse::Pair;
 use super::select::clamp_i64;
 use super::window::Overflow;
 use crate::tuples::varint;
@@ -195,11 +196,45 @@ impl Small {
     /// Applies an increment at `at_ms`; returns the member's count over the
     /// window ending at the clock (as the full layout's `incr`).
     pub fn incr(&mut self, member: &[u8], by: i64, at_ms: i64) -> Result<i64, Overflow> {
+        let Some((live, entry)) = self.headroom(member, at_ms) else {
+            return Ok(self.count_at_clock(member));
+        };
+        let live = i64::try_from(live + i128::from(by)).map_err(|_| Overflow)?;
+        entry.checked_add(by).ok_or(Overflow)?;
+        self.incr_all(&[(by, member)], at_ms);
+        Ok(live)
+    }
+
+    /// What an increment of `member` at `at_ms` would start from: its count
+    /// over the window at the clock the event sets, and its entry in the
+    /// event's bucket (None: the event is older than the window).
+    pub fn headroom(&self, member: &[u8], at_ms: i64) -> Option<(i128, i64)> {
         let b = self.shape.bucket_of(at_ms);
-        if let Some(c) = self.shape.clock {
-            if b < self.shape.live_lo(c) {
-                return Ok(self.count_at_clock(member));
+        if self.shape.clock.is_some_and(|c| b < self.shape.live_lo(c)) {
+            return None;
+        }
+        let clock = self.shape.clock.map_or(b, |c| c.max(b));
+        let lo = self.shape.live_lo(clock);
+        let (mut live, mut entry) = (0i128, 0i64);
+        for e in self
+            .entries()
+            .filter(|e| e.member == member && e.bucket >= lo)
+        {
+            live += i128::from(e.count);
+            if e.bucket == b {
+                entry = e.count;
             }
+        }
+        Some((live, entry))
+    }
+
+    /// Applies `(increment, member)` pairs all at `at_ms`, in order, in one
+    /// pass over the buffer; the caller checked that none overflows (one
+    /// that would is skipped). An event older than the window changes nothing.
+    pub fn incr_all(&mut self, pairs: &[Pair], at_ms: i64) {
+        let b = self.shape.bucket_of(at_ms);
+        if self.shape.clock.is_some_and(|c| b < self.shape.live_lo(c)) {
+            return;
         }
         let clock = self.shape.clock.map_or(b, |c| c.max(b));
         let lo = self.shape.live_lo(clock);
@@ -207,36 +242,30 @@ impl Small {
         let stale = entries.partition_point(|e| e.bucket < lo);
         let retired = distinct_buckets(&entries[..stale]);
         entries.drain(..stale);
-        let live: i128 = entries
-            .iter()
-            .filter(|e| e.member == member)
-            .map(|e| i128::from(e.count))
-            .sum::<i128>()
-            + i128::from(by);
-        let live = i64::try_from(live).map_err(|_| Overflow)?;
-        let at = entries.partition_point(|e| (e.bucket, e.member) < (b, member));
-        match entries.get_mut(at) {
-            Some(e) if e.bucket == b && e.member == member => {
-                e.count = e.count.checked_add(by).ok_or(Overflow)?;
-                if e.count == 0 {
-                    entries.remove(at);
+        for &(by, member) in pairs {
+            let at = entries.partition_point(|e| (e.bucket, e.member) < (b, member));
+            match entries.get_mut(at) {
+                Some(e) if e.bucket == b && e.member == member => {
+                    e.count = e.count.checked_add(by).unwrap_or(e.count);
+                    if e.count == 0 {
+                        entries.remove(at);
+                    }
                 }
+                _ if by != 0 => entries.insert(
+                    at,
+                    Entry {
+                        bucket: b,
+                        member,
+                        count: by,
+                    },
+                ),
+                _ => {}
             }
-            _ if by != 0 => entries.insert(
-                at,
-                Entry {
-                    bucket: b,
-                    member,
-                    count: by,
-                },
-            ),
-            _ => {}
         }
         let buf = pack(clock, &entries);
         self.buf = buf;
         self.shape.clock = Some(clock);
         self.retired += retired;
-        Ok(live)
     }
 
     /// Buckets dropped as the clock moved since the last call.

@@ -70,6 +70,9 @@ pub struct Summary {
     holes: u32,
     /// Whether the bucket ever evicted: its floor is then its smallest count.
     pub evicted: bool,
+    /// The counts' sum: every count is at most it (an eviction hands the
+    /// smallest count on, so it grows by each increment exactly).
+    sum: i128,
 }
 
 impl Summary {
@@ -92,6 +95,16 @@ impl Summary {
             (true, Some(count)) => count,
             _ => 0,
         }
+    }
+
+    /// The counts' sum.
+    pub fn sum(&self) -> i128 {
+        self.sum
+    }
+
+    /// The bytes of its members.
+    pub fn name_bytes(&self) -> usize {
+        self.names.len() - self.holes as usize
     }
 
     /// The smallest counter's count.
@@ -150,11 +163,13 @@ impl Summary {
             let new = self.slots[s].count.checked_add(by).ok_or(Overflow)?;
             self.slots[s].count = new;
             self.resift(s);
+            self.sum += i128::from(by);
             return Ok(new);
         }
         if self.len() < capacity.min(MAX_COUNTERS) {
             self.names_fit(member, 0).map_err(|_| Overflow)?;
             self.push(member, hash, (by, 0), capacity);
+            self.sum += i128::from(by);
             return Ok(by);
         }
         let Some(root) = self.links.first().map(|l| l.heap as usize) else {
@@ -166,6 +181,7 @@ impl Summary {
             .map_err(|_| Overflow)?;
         self.replace(root, member, hash, (new, min));
         self.evicted = true;
+        self.sum += i128::from(by);
         Ok(new)
     }
 
@@ -182,6 +198,7 @@ impl Summary {
         let hash = hash(member);
         match self.find(member, hash) {
             Some(s) => {
+                self.sum -= i128::from(self.slots[s].count);
                 (self.slots[s].count, self.slots[s].error) = counter;
                 self.resift(s);
             }
@@ -193,6 +210,7 @@ impl Summary {
                 self.push(member, hash, counter, capacity);
             }
         }
+        self.sum += i128::from(counter.0);
         self.evicted |= evicted;
         Ok(())
     }

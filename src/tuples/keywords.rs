@@ -6,7 +6,7 @@
 /// Each keyword (upper case) with the public commands that take it.
 pub const KEYWORDS: &[(&str, &str)] = &[
     ("ALIGN", "TOPN.CREATE"),
-    ("AT", "HCOUNTER.INCR, HCOUNTER.INCRBY, RV.ADD, TOPN.COUNT, TOPN.INCR, TOPN.TOP, TOPN.TOP24, ULIST.ADD"),
+    ("AT", "HCOUNTER.INCR, HCOUNTER.INCRBY, RV.ADD, TOPN.COUNT, TOPN.INCR, TOPN.INCRBY, TOPN.TOP, TOPN.TOP24, ULIST.ADD"),
     ("BUCKET", "TOPN.CREATE"),
     ("BY", "TOPN.INCR"),
     ("CAPACITY", "TOPN.CREATE"),

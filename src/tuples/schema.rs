@@ -718,7 +718,7 @@ mod tests {
         assert_eq!(
             err(&["VALUE", "at"]),
             "ERR 'at' is a keyword (AT of HCOUNTER.INCR, HCOUNTER.INCRBY, RV.ADD, TOPN.COUNT, \
-             TOPN.INCR, TOPN.TOP, TOPN.TOP24, ULIST.ADD) and cannot be a name"
+             TOPN.INCR, TOPN.INCRBY, TOPN.TOP, TOPN.TOP24, ULIST.ADD) and cannot be a name"
         );
         // A keyword of another family's commands too: TTL is HCOUNTER's, ULIST says EXPIRE.
         assert_eq!(

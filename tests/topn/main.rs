@@ -11,6 +11,7 @@ mod boundary;
 mod capacity;
 mod errors;
 mod events;
+mod incrby;
 mod keys;
 mod late;
 mod model;

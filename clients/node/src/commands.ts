@@ -54,6 +54,9 @@ function expiry(e: Expiry): Arg[] {
   return [...opt('TTL', e.ttl), ...opt('PXAT', e.pxat)];
 }
 
+/** TOPN.INCRBY's events: `{ member: increment }` or `[member, increment]` pairs. */
+export type Increments = Record<string, number | bigint> | Array<[Arg, number | bigint]>;
+
 export interface Read {
   /** Unix ms (default: the server's clock). */
   at?: number;
@@ -165,6 +168,21 @@ export const COMMANDS = {
     readOnly: false,
     args: (member: Arg, o: { by?: number | bigint; at?: number } = {}) => [member, ...opt('BY', o.by), ...opt('AT', o.at)],
     reply: reply.count,
+  }),
+  /** TOPN.INCRBY: many events at one time, all or nothing; `{ member: n }`
+   * or `[member, n]` pairs (a member may come twice). Each member's count
+   * after the call, in the order given. */
+  topnIncrBy: spec({
+    command: 'TOPN.INCRBY',
+    readOnly: false,
+    args: (increments: Increments, o: { at?: number } = {}) => [
+      ...opt('AT', o.at),
+      ...(Array.isArray(increments) ? increments : Object.entries(increments)).flatMap(([member, by]) => [
+        by,
+        member,
+      ]),
+    ],
+    reply: reply.counts,
   }),
   topnTop: spec({ command: 'TOPN.TOP', readOnly: true, args: (o: Top = {}) => top(o, false), reply: reply.strings }),
   topnTopWithCounts: spec({

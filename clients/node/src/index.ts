@@ -7,4 +7,16 @@ export type { RecipesModule } from './node-redis';
 export { Recipes, RecipesPipeline, addRecipes } from './recipes';
 export { ShardedTopN, shardTags, keySlot, crc32 } from './sharded';
 export { COMMANDS, isLostKey } from './commands';
-export type { Arg, Names, Name, Params, Result, Count, Page, Row, ULDeclaration, HCDeclaration } from './commands';
+export type {
+  Arg,
+  Names,
+  Name,
+  Params,
+  Result,
+  Count,
+  Page,
+  Row,
+  ULDeclaration,
+  HCDeclaration,
+  Increments,
+} from './commands';

@@ -52,6 +52,11 @@ module.exports = async function everyFamily(r) {
     { count: 4, error: 3 },
   ]);
   assert.deepEqual(await r.topnCount('searches', ['valkey', 'nope']), [1, 0]);
+  // Many events at one time: an object, or pairs (a member twice: its final count twice)
+  assert.deepEqual(await r.topnIncrBy('batch', { redis: 2, valkey: 1 }, { at: now }), [2, 1]);
+  assert.deepEqual(await r.topnIncrBy('batch', [['redis', 1], ['kv', 4], ['redis', 3n]], { at: now }), [6, 4, 6]);
+  await assert.rejects(r.topnIncrBy('batch', [['new', 1], ['redis', 2n ** 63n - 1n]], { at: now }), /argument 6/);
+  assert.deepEqual(await r.topnCount('batch', ['new', 'redis'], { at: now }), [0, 6]);
   const info = await r.topnInfo('searches');
   assert.equal(info.bucket, 3600);
   assert.equal(info.members, 2);

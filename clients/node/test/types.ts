@@ -9,6 +9,10 @@ export async function nodeRedis(): Promise<void> {
   const client = await createClient({ RESP: 3, modules: { recipes } }).connect();
   const length: number = await client.recipes.rvLen('viewed');
   const added: Count = await client.recipes.topnIncr('searches', 'redis', { by: 3n });
+  const batch: Count[] = await client.recipes.topnIncrBy('searches', [['redis', 2], ['valkey', 1n]], { at: 1 });
+  const byObject: Count[] = await client.recipes.topnIncrBy('searches', { redis: 2 });
+  // @ts-expect-error an increment is a number
+  await client.recipes.topnIncrBy('searches', { redis: 'two' });
   const top: Array<{ member: string; count: Count }> = await client.recipes.topnTopWithCounts('searches', { n: 3 });
   const rows: Row[] = await client.recipes.hcounterData('views', { day: '2024-01-02' });
   const page: Page<Row> = await client.recipes.ulistDataPage('users', '0', { count: 10 });
@@ -24,7 +28,7 @@ export async function nodeRedis(): Promise<void> {
   const queued = await client.multi().recipes.topnIncr('t', 'm').recipes.rvGet('v').exec();
   const cluster = createCluster({ rootNodes: [], modules: { recipes } });
   const has: boolean = await cluster.recipes.ulistHas('users', { user: 7 });
-  void [length, added, top, rows, page, isNew, wrong, big, queued, has];
+  void [length, added, batch, byObject, top, rows, page, isNew, wrong, big, queued, has];
 }
 
 export async function ioredis(): Promise<void> {

@@ -27,6 +27,23 @@ def test_create_incr_top_count(rec):
     assert rec.topn.count("lookups", "+1555", "+1777", at=at, last=1) == [0, 5]
 
 
+def test_incr_many_counts_pairs_at_one_time(rec):
+    assert rec.topn.create("lookups", bucket=3600, window=24)
+    assert rec.topn.incr_many("lookups", {"+1555": 2, "+1666": 1}, at=T0) == [2, 1]
+    # pairs, a member twice: its final count in both places
+    got = rec.topn.incr_many("lookups", [("+1555", 1), ("+1777", 4), ("+1555", 2)], at=T0)
+    assert got == [5, 4, 5]
+    assert rec.topn.count("lookups", "+1555", "+1666", at=T0) == [5, 1]
+    # at the server's time, creating the key
+    assert rec.topn.incr_many("fresh", [("a", 3)]) == [3]
+    # all or nothing
+    with pytest.raises(redis.ResponseError, match="argument 6"):
+        rec.topn.incr_many("lookups", [("+1888", 1), ("+1555", 2**63 - 1)], at=T0)
+    assert rec.topn.count("lookups", "+1888", at=T0) == [0]
+    with pytest.raises(ValueError, match="at least one member"):
+        rec.topn.incr_many("lookups", {})
+
+
 def test_info_is_a_dataclass(rec):
     rec.topn.create("t", bucket=60, window=10)
     rec.topn.incr("t", "a")

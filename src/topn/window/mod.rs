@@ -101,6 +101,7 @@ use std::collections::{BTreeSet, VecDeque};
 use std::fmt;
 
 use super::packed::Packer;
+use super::parse::Pair;
 use super::small::Shape;
 use bucket::Bucket;
 pub(super) use encoding::write as write_encoding;
@@ -152,6 +153,21 @@ impl fmt::Display for Overflow {
 }
 
 impl std::error::Error for Overflow {}
+
+/// Where an increment lands and what it starts from (`TopN::prepare`).
+struct Prepared {
+    bucket: i64,
+    new_clock: i64,
+    advancing: bool,
+    /// Every stored bucket leaves the window as the clock moves.
+    all_stale: bool,
+    hash: u32,
+    id: Option<u32>,
+    /// The member's count over the window at `new_clock`.
+    live: i128,
+    /// The member's entry in `bucket`.
+    entry: i64,
+}
 
 /// Why `TopN::decode` refused its input.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -450,12 +466,63 @@ impl TopN {
     /// stores nothing but still advances the clock. On overflow nothing changes.
     pub fn incr(&mut self, member: &[u8], by: i64, at_ms: i64) -> Result<i64, Overflow> {
         self.last_retire_work = 0;
+        let Some(p) = self.prepare(member, at_ms) else {
+            return Ok(self.count_at_clock(member));
+        };
+        let new_live = i64::try_from(p.live + by as i128).map_err(|_| Overflow)?;
+        let new_entry = p.entry.checked_add(by).ok_or(Overflow)?;
+        self.commit(member, &p, by, new_entry);
+        self.last_retire_work = self.retire(self.retire_budget);
+        Ok(new_live)
+    }
+
+    /// Applies `(increment, member)` pairs all at `at_ms`, in order, as as many `incr`s
+    /// would, with the window's upkeep once for the call; the caller checked that none
+    /// overflows (one that would is skipped). An event older than the window changes nothing.
+    pub fn incr_all(&mut self, pairs: &[Pair], at_ms: i64) {
+        self.last_retire_work = 0;
+        for &(by, member) in pairs {
+            let Some(p) = self.prepare(member, at_ms) else {
+                return;
+            };
+            let fits = i64::try_from(p.live + by as i128).is_ok();
+            if let (true, Some(new_entry)) = (fits, p.entry.checked_add(by)) {
+                self.commit(member, &p, by, new_entry);
+            }
+        }
+        self.last_retire_work = self.retire(self.retire_budget);
+    }
+
+    /// Stores a prepared increment, then moves the member table's and the buckets' growth
+    /// a step (each insert pays its share of it).
+    fn commit(&mut self, member: &[u8], p: &Prepared, by: i64, new_entry: i64) {
+        if p.advancing {
+            if p.all_stale {
+                self.bury();
+            }
+            self.clock = Some(p.new_clock);
+        }
+        if by != 0 {
+            self.store(member, p.hash, p.id, p.bucket, by, new_entry);
+        }
+        self.m.migrate(MIGRATE_STEP);
+        self.advance_growth();
+    }
+
+    /// What an increment of `member` at `at_ms` would start from: the member's count over the
+    /// window at the clock the event sets and its entry in the event's bucket (None: the event
+    /// is older than the window). Changes nothing.
+    pub fn headroom(&self, member: &[u8], at_ms: i64) -> Option<(i128, i64)> {
+        self.prepare(member, at_ms).map(|p| (p.live, p.entry))
+    }
+
+    fn prepare(&self, member: &[u8], at_ms: i64) -> Option<Prepared> {
         let b = self.bucket_of(at_ms);
         let (new_clock, advancing) = match self.clock {
             None => (b, true),
             Some(c) => {
                 if b < self.live_lo(c) {
-                    return Ok(self.count_at_clock(member));
+                    return None;
                 }
                 (c.max(b), b > c)
             }
@@ -481,26 +548,16 @@ impl TopN {
                 (live, entry)
             }
         };
-        let new_live = live + by as i128;
-        if new_live > i64::MAX as i128 || new_live < i64::MIN as i128 {
-            return Err(Overflow);
-        }
-        let new_entry = entry.checked_add(by).ok_or(Overflow)?;
-
-        // Commit.
-        if advancing {
-            if all_stale {
-                self.bury();
-            }
-            self.clock = Some(new_clock);
-        }
-        if by != 0 {
-            self.store(member, hash, id, b, by, new_entry);
-        }
-        self.m.migrate(MIGRATE_STEP);
-        self.advance_growth();
-        self.last_retire_work = self.retire(self.retire_budget);
-        Ok(new_live as i64)
+        Some(Prepared {
+            bucket: b,
+            new_clock,
+            advancing,
+            all_stale,
+            hash,
+            id,
+            live,
+            entry,
+        })
     }
 
     /// Stores `new_entry` (the old one plus `by`) for the member in bucket `b`, creating what

@@ -13,6 +13,7 @@ pub const FAMILY: Family = Family {
     commands: &[
         "TOPN.CREATE",
         "TOPN.INCR",
+        "TOPN.INCRBY",
         "TOPN.TOP",
         "TOPN.TOP24",
         "TOPN.COUNT",
@@ -284,6 +285,60 @@ fn workload(c: &mut Connection, p: &str, base: i64, rng: &mut StdRng) {
     create_once(c, &k("made2"), "60", "24");
     incr(c, &k("made2"), "m", 1, now - 41 * 60_000);
     incr(c, &k("made2"), "m", 2, now - 20 * 60_000);
+    // Many events a call: at named times (a member twice, negative
+    // increments), at the server's time (creating the key), with CAPACITY.
+    create_once(c, &k("many"), "60", "12");
+    if !exists(c, &k("capby")) {
+        let key = k("capby");
+        q_ok(
+            c,
+            &[
+                "TOPN.CREATE",
+                &key,
+                "BUCKET",
+                "60",
+                "WINDOW",
+                "12",
+                "CAPACITY",
+                "3",
+            ],
+        );
+    }
+    for i in 0..40i64 {
+        let at = (b0 + i * 7_000).to_string();
+        let (a, b) = (format!("s{}", i % 7), format!("s{}", i % 5));
+        let by = (i % 4 - 1).to_string();
+        let many = [
+            "TOPN.INCRBY",
+            &k("many"),
+            "AT",
+            &at,
+            "2",
+            &a,
+            &by,
+            &b,
+            "3",
+            "s1",
+        ];
+        assert_eq!(q::<Vec<i64>>(c, &many).len(), 3);
+        let capped = [
+            "TOPN.INCRBY",
+            &k("capby"),
+            "AT",
+            &at,
+            "2",
+            &a,
+            "1",
+            &b,
+            "1",
+            "s1",
+        ];
+        assert_eq!(q::<Vec<i64>>(c, &capped).len(), 3);
+    }
+    q::<Vec<i64>>(
+        c,
+        &["TOPN.INCRBY", &k("srvby"), "1", "a", "4", "b", "1", "a"],
+    );
 }
 
 /// The shape from TOPN.INFO, and TOPN.TOP / TOPN.COUNT of every member at

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, List, Literal, Optional, Tuple, Union, overload
+from typing import Any, Iterable, List, Literal, Mapping, Optional, Tuple, Union, overload
 
 from ._family import Family, integer, integers, members_with, ok, option, pairs, text
 
 CREATE = "TOPN.CREATE"
 INCR = "TOPN.INCR"
+INCRBY = "TOPN.INCRBY"
 TOP = "TOPN.TOP"
 TOP24 = "TOPN.TOP24"
 COUNT = "TOPN.COUNT"
@@ -58,7 +59,7 @@ def _options_read(tokens: List[Any]) -> int:
 
 
 class TopN(Family):
-    COMMANDS = (CREATE, INCR, TOP, TOP24, COUNT, INFO)
+    COMMANDS = (CREATE, INCR, INCRBY, TOP, TOP24, COUNT, INFO)
 
     def create(
         self,
@@ -104,6 +105,26 @@ class TopN(Family):
             args.extend(("BY", by))
         option(args, "AT", at)
         return self._send(integer, *args)
+
+    def incr_many(
+        self,
+        key: Any,
+        increments: Union[Mapping[Any, int], Iterable[Tuple[Any, int]]],
+        *,
+        at: Optional[int] = None,
+    ) -> List[int]:
+        """``TOPN.INCRBY``: many events at one time (``at``, default the
+        server's), ``{member: increment}`` or ``(member, increment)`` pairs (a
+        member may come twice); all or nothing. Each member's count over the
+        window after the call, in the order given."""
+        pairs = list(increments.items() if isinstance(increments, Mapping) else increments)
+        if not pairs:
+            raise ValueError("TOPN.INCRBY needs at least one member")
+        args: List[Any] = [INCRBY, key]
+        option(args, "AT", at)
+        for member, increment in pairs:
+            args.extend((increment, member))
+        return self._send(integers, *args)
 
     @overload
     def top(
