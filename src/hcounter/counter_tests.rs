@@ -1,17 +1,12 @@
 //! Unit and model tests of `counter.rs`.
 
 use super::*;
-use crate::args::OptionSpec;
-use crate::tuples::schema::Declarer;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::{BTreeMap, BTreeSet};
 
 pub(crate) fn counter(decl: &[&str], ttl_s: Option<i64>, float: bool) -> HCounter {
-    let t: Vec<&[u8]> = decl.iter().map(|s| s.as_bytes()).collect();
-    let (schema, []) =
-        Schema::parse::<0>(&t, &DECLARATION, &[] as &[OptionSpec; 0], Declarer::Client).unwrap();
-    HCounter::new(schema, ttl_s, float)
+    HCounter::new(Schema::declared(decl, &DECLARATION), ttl_s, float)
 }
 
 pub(crate) fn place(partition: &[&[u8]], cell: &[&[u8]], seen: &[&[u8]]) -> Place {
@@ -117,8 +112,13 @@ fn gem_unique_users_by_month() {
 fn names_share_roles_only_where_declared() {
     let parse = |decl: &[&str]| {
         let t: Vec<&[u8]> = decl.iter().map(|s| s.as_bytes()).collect();
-        Schema::parse::<0>(&t, &DECLARATION, &[] as &[OptionSpec; 0], Declarer::Client)
-            .map(|(s, _)| s)
+        Schema::parse::<0>(
+            &t,
+            &DECLARATION,
+            &[],
+            crate::tuples::schema::Declarer::Client,
+        )
+        .map(|(s, _)| s)
     };
     let schema = parse(&[
         "PARTITION",

@@ -4,25 +4,17 @@
 //! stopped and resumed many times, and each slice offers each block once.
 
 use super::counter::{Count, HCounter, Place, DECLARATION};
-use crate::args::OptionSpec;
 use crate::tuples::defrag::model::in_slices;
 use crate::tuples::encoding;
-use crate::tuples::schema::{Declarer, Schema};
+use crate::tuples::schema::Schema;
 
 /// A unique counter with a TTL: `partitions` small partitions and one of
 /// `big` cells (hashed past the compact size), unique tuples in each.
 fn counter(partitions: usize, big: usize) -> HCounter {
-    let decl: Vec<&[u8]> = ["PARTITION", "date", "GROUP", "city", "UNIQUE", "user"]
-        .iter()
-        .map(|s| s.as_bytes())
-        .collect();
-    let (schema, []) = Schema::parse::<0>(
-        &decl,
+    let schema = Schema::declared(
+        &["PARTITION", "date", "GROUP", "city", "UNIQUE", "user"],
         &DECLARATION,
-        &[] as &[OptionSpec; 0],
-        Declarer::Client,
-    )
-    .unwrap();
+    );
     let mut counter = HCounter::new(schema, Some(3_600), false);
     let mut incr = |date: &str, city: &str, user: &str| {
         let place = place(date, city, user);

@@ -63,9 +63,8 @@ pub fn commands(counter: &HCounter, emit: &mut dyn FnMut(&CStr, &[&[u8]])) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::args::OptionSpec;
     use crate::hcounter::counter::{Count, Place, DECLARATION};
-    use crate::tuples::schema::{Declarer, Schema};
+    use crate::tuples::schema::Schema;
 
     fn encoded(values: &[&str]) -> smallvec::SmallVec<[u8; 64]> {
         let mut out = smallvec::SmallVec::new();
@@ -77,17 +76,10 @@ mod tests {
 
     #[test]
     fn a_counter_is_rebuilt_by_create_then_its_tuples_and_cells() {
-        let decl: Vec<&[u8]> = ["PARTITION", "day", "GROUP", "page", "UNIQUE", "user"]
-            .iter()
-            .map(|s| s.as_bytes())
-            .collect();
-        let (schema, []) = Schema::parse::<0>(
-            &decl,
+        let schema = Schema::declared(
+            &["PARTITION", "day", "GROUP", "page", "UNIQUE", "user"],
             &DECLARATION,
-            &[] as &[OptionSpec; 0],
-            Declarer::Client,
-        )
-        .unwrap();
+        );
         let mut counter = HCounter::new(schema, Some(60), false);
         let place = Place {
             partition: encoded(&["d1"]),

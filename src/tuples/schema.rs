@@ -151,6 +151,16 @@ impl Schema {
         self.names().position(|n| n == name)
     }
 
+    /// A client's declaration of `words` (list keywords and names, no
+    /// options), for tests that need a schema.
+    #[cfg(test)]
+    pub fn declared(words: &[&str], decl: &Declaration) -> Schema {
+        let tokens: Vec<&[u8]> = words.iter().map(|w| w.as_bytes()).collect();
+        let (schema, []) = Schema::parse::<0>(&tokens, decl, &[], Declarer::Client)
+            .unwrap_or_else(|e| panic!("{words:?}: {e}"));
+        schema
+    }
+
     /// Whether `name` is one of the schema's names (exact bytes): such a
     /// token of a command is that name, never a keyword.
     pub fn declares(&self, name: &[u8]) -> bool {

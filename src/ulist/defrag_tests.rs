@@ -4,24 +4,16 @@
 //! stopped and resumed many times, and each slice offers each block once.
 
 use super::list::{UList, ValueKeys, DECLARATION, NEVER};
-use crate::args::OptionSpec;
 use crate::tuples::defrag::model::in_slices;
-use crate::tuples::schema::{Declarer, Schema};
+use crate::tuples::schema::Schema;
 
 /// `n` values over 7 scopes and 13 partitions; every third value long
 /// enough to spill out of its record, every other one expiring.
 fn list(n: usize) -> UList {
-    let decl: Vec<&[u8]> = ["VALUE", "v", "SCOPE", "s", "PARTITION", "p"]
-        .iter()
-        .map(|s| s.as_bytes())
-        .collect();
-    let (schema, []) = Schema::parse::<0>(
-        &decl,
+    let schema = Schema::declared(
+        &["VALUE", "v", "SCOPE", "s", "PARTITION", "p"],
         &DECLARATION,
-        &[] as &[OptionSpec; 0],
-        Declarer::Client,
-    )
-    .unwrap();
+    );
     let mut list = UList::new(schema, None);
     for i in 0..n {
         let value = match i % 3 {

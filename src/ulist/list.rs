@@ -497,7 +497,6 @@ impl UList {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::args::OptionSpec;
     use rand::rngs::StdRng;
     use rand::{Rng, SeedableRng};
     use std::collections::BTreeMap as Map;
@@ -522,15 +521,7 @@ mod tests {
     }
 
     fn list(decl: &[&str]) -> UList {
-        let t: Vec<&[u8]> = decl.iter().map(|s| s.as_bytes()).collect();
-        let (schema, []) = Schema::parse::<0>(
-            &t,
-            &DECLARATION,
-            &[] as &[OptionSpec; 0],
-            crate::tuples::schema::Declarer::Client,
-        )
-        .unwrap();
-        UList::new(schema, None)
+        UList::new(Schema::declared(decl, &DECLARATION), None)
     }
 
     fn b(s: &str) -> &[u8] {

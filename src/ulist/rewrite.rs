@@ -40,8 +40,7 @@ pub fn commands(list: &UList, emit: &mut dyn FnMut(&CStr, &[&[u8]])) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::args::OptionSpec;
-    use crate::tuples::schema::{Declarer, Schema};
+    use crate::tuples::schema::Schema;
     use crate::ulist::list::{ValueKeys, DECLARATION};
 
     fn rewritten(list: &UList) -> Vec<String> {
@@ -59,17 +58,10 @@ mod tests {
 
     #[test]
     fn a_list_is_rebuilt_by_create_then_one_add_per_value() {
-        let decl: Vec<&[u8]> = ["VALUE", "user", "SCOPE", "month", "PARTITION", "day"]
-            .iter()
-            .map(|s| s.as_bytes())
-            .collect();
-        let (schema, []) = Schema::parse::<0>(
-            &decl,
+        let schema = Schema::declared(
+            &["VALUE", "user", "SCOPE", "month", "PARTITION", "day"],
             &DECLARATION,
-            &[] as &[OptionSpec; 0],
-            Declarer::Client,
-        )
-        .unwrap();
+        );
         let mut list = UList::new(schema, Some(60));
         let add = |list: &mut UList, user: &[u8], expire_at| {
             let keys = ValueKeys::new([&b"2024-05"[..]], [&b"d1"[..]], [user]);
