@@ -9,6 +9,7 @@
 use super::capped::{BucketCounters, Capped, ENCODING_VERSION_CAPPED};
 use super::small::{Shape, Small};
 use super::storage::dispose_value;
+use super::views::Views;
 use super::window::{DecodeError, Overflow, TopN};
 use crate::tuples::defrag::{Mover, Pass};
 
@@ -37,6 +38,36 @@ impl Core {
         match compact_max {
             0 => Core::Full(Box::new(full)),
             _ => Core::Small(Small::new(full.key_shape())),
+        }
+    }
+
+    /// The same (empty) key with `views` declared; a capped key takes none (CREATE refuses
+    /// CAPACITY with VIEWS).
+    pub fn with_views(self, views: Views) -> Core {
+        match self {
+            Core::Small(s) => Core::Small(s.with_views(views)),
+            Core::Full(f) => Core::Full(Box::new(f.with_views(&views))),
+            Core::Capped(c) => Core::Capped(c),
+        }
+    }
+
+    /// The declared views.
+    pub fn views(&self) -> Views {
+        match self {
+            Core::Small(s) => s.views(),
+            Core::Full(f) => f.declared_views(),
+            Core::Capped(_) => Views::NONE,
+        }
+    }
+
+    /// Heap bytes of each view, ascending k (0 while compact: its views are implicit).
+    pub fn view_memory(&self) -> Vec<(u32, usize)> {
+        match self {
+            Core::Full(f) => (f.declared_views().iter())
+                .enumerate()
+                .map(|(v, k)| (k, f.view_memory(v)))
+                .collect(),
+            _ => self.views().iter().map(|k| (k, 0)).collect(),
         }
     }
 
@@ -86,7 +117,8 @@ impl Core {
                     && full.stored_entries() <= to_small
                     && full.holds_only_live() =>
             {
-                let small = Small::from_entries(full.key_shape(), &full.live_entries());
+                let small = Small::from_entries(full.key_shape(), &full.live_entries())
+                    .with_views(full.declared_views());
                 if small.bytes() <= COMPACT_BYTES_MAX {
                     let full = std::mem::replace(self, Core::Small(small));
                     // Its tables may still have the capacity of a big past.
@@ -446,7 +478,8 @@ mod tests {
             };
             let names: [&[u8]; 2] = [b"a", b"b"];
             let buckets = vec![(clock - 3, vec![(0, 5), (1, -2)]), (clock, vec![(1, 7)])];
-            let bytes = super::super::window::write_encoding(&shape, &names, &buckets);
+            let bytes =
+                super::super::window::write_encoding(&shape, &Views::NONE, &names, &buckets);
             let core = Core::decode_at(&bytes, 0, DEFAULT_COMPACT_MAX).unwrap();
             assert!(core.is_compact());
             assert_eq!(core.encode(), bytes, "clock {clock}");

@@ -24,6 +24,7 @@ mod small;
 mod storage;
 mod summary;
 mod value;
+mod views;
 mod window;
 
 /// The argument grammar of the commands declared below.

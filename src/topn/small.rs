@@ -9,6 +9,7 @@
 //! definitions, and `core.rs`'s model test checks them against each other.
 
 use super::select::clamp_i64;
+use super::views::Views;
 use super::window::Overflow;
 use crate::tuples::varint;
 use std::collections::BTreeMap;
@@ -72,6 +73,9 @@ pub struct Small {
     buf: Vec<u8>,
     /// Buckets dropped as the clock moved, since the last take.
     retired: usize,
+    /// Declared only: reads of a compact key are cheap without running totals, which the
+    /// full layout makes when the key goes full.
+    views: Views,
 }
 
 impl Small {
@@ -80,7 +84,18 @@ impl Small {
             shape,
             buf: Vec::new(),
             retired: 0,
+            views: Views::NONE,
         }
+    }
+
+    /// The same key with `views` declared.
+    pub fn with_views(mut self, views: Views) -> Small {
+        self.views = views;
+        self
+    }
+
+    pub fn views(&self) -> Views {
+        self.views
     }
 
     /// The layout of a content given as `(bucket, member, count)` entries of
@@ -292,7 +307,7 @@ impl Small {
                 _ => buckets.push((e.bucket, vec![(number, e.count)])),
             }
         }
-        super::window::write_encoding(&self.shape, &names, &buckets)
+        super::window::write_encoding(&self.shape, &self.views, &names, &buckets)
     }
 
     /// The buffer, for defrag.

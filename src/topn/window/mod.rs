@@ -114,6 +114,7 @@ mod members;
 mod merge;
 mod read;
 mod retire;
+mod views;
 
 #[cfg(test)]
 mod align_tests;
@@ -125,6 +126,8 @@ mod model_tests;
 mod tests;
 #[cfg(test)]
 mod timings;
+#[cfg(test)]
+mod views_tests;
 
 /// Entries of stale buckets retired (or graveyard items freed) per `incr` call by default.
 pub const DEFAULT_RETIRE_BUDGET: usize = 64;
@@ -138,6 +141,9 @@ const REPACK_DELAY_MS: i64 = 1000;
 pub const ENCODING_VERSION: u8 = 1;
 /// Version byte of a key with a non-zero ALIGN: version 1 with `i64 align_ms` after the window.
 pub const ENCODING_VERSION_ALIGNED: u8 = 2;
+/// Version byte of a key with VIEWS: version 2 (`align_ms` may be 0) with `u8 nviews, nviews x
+/// u32 k` (ascending) after the ALIGN.
+pub const ENCODING_VERSION_VIEWS: u8 = 3;
 
 /// An increment would overflow a bucket count or a window total; nothing was changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -182,8 +188,8 @@ thread_local! {
     /// Test-only path counters: [plain walks, corrected walks, direct fallbacks, buries,
     /// retirement steps in a bucket caught mid-growth, writes to a frozen bucket's extra,
     /// writes to an aged bucket, buckets aged, sums over a packed copy, packings done,
-    /// clock-index build steps, walks of the clock index, threshold merges].
-    static PATHS: std::cell::Cell<[usize; 13]> = const { std::cell::Cell::new([0; 13]) };
+    /// clock-index build steps, walks of the clock index, threshold merges, walks of a view].
+    static PATHS: std::cell::Cell<[usize; 14]> = const { std::cell::Cell::new([0; 14]) };
 }
 
 #[inline]
@@ -261,6 +267,8 @@ pub struct TopN {
     pack_after_ms: i64,
     /// What recent reads learnt about their fast plans (`read::PlanHints`).
     hints: read::PlanHints,
+    /// The declared views' running state (`views.rs`), ascending k.
+    views: Vec<views::View>,
 }
 
 impl Clone for TopN {
@@ -291,6 +299,7 @@ impl Clone for TopN {
             seen_ms: self.seen_ms,
             pack_after_ms: self.pack_after_ms,
             hints: self.hints.clone(),
+            views: self.views.clone(),
         }
     }
 }
@@ -340,6 +349,7 @@ impl TopN {
             seen_ms: i64::MIN,
             hints: read::PlanHints::default(),
             pack_after_ms: i64::MIN,
+            views: Vec::new(),
         }
     }
 
@@ -559,6 +569,9 @@ impl TopN {
         if bucket.note(entry) {
             self.neg.insert(b);
         }
+        if !self.views.is_empty() {
+            self.views_store(id, b, by, entry - by);
+        }
         if inserted {
             self.total_entries += 1;
             self.m.meta_mut(id).refs += 1;
@@ -601,6 +614,11 @@ impl TopN {
             + self.buckets.iter().map(Bucket::heap_bytes).sum::<usize>()
             + self.neg.len() * 16
             + self.packer.as_ref().map_or(0, |p| p.heap_bytes())
+            + self
+                .views
+                .iter()
+                .map(views::View::heap_bytes)
+                .sum::<usize>()
             + self
                 .graveyards
                 .iter()

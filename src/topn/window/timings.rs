@@ -358,7 +358,7 @@ fn bench_reads() {
             20,
             || d.top_in(10, newest, 2).len(),
         );
-        PATHS.with(|p| p.set([0; 13]));
+        PATHS.with(|p| p.set([0; 14]));
         for k in [1u32, 2, 6, 12, 24] {
             time(&format!("reads: {aged} aged, LAST {k}"), 20, || {
                 t.top_in(10, newest, k).len()
@@ -437,7 +437,7 @@ fn bench_reads_weighted() {
     for k in [1u32, 2, 6, 12, 24] {
         let sp = t.span(newest, k).unwrap();
         t.hints = read::PlanHints::default();
-        PATHS.with(|p| p.set([0; 13]));
+        PATHS.with(|p| p.set([0; 14]));
         let s = std::time::Instant::now();
         std::hint::black_box(t.top_in(10, newest, k));
         let first = s.elapsed();
