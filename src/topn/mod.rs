@@ -9,7 +9,7 @@
 //! every server (`server::reclaim` upkeep), so reads stay cheap also on a key
 //! that no longer receives writes, on masters and replicas alike.
 //!
-//! - `TOPN.CREATE key [BUCKET s] [WINDOW buckets] [ALIGN s]`
+//! - `TOPN.CREATE key [BUCKET s] [WINDOW buckets] [ALIGN s] [CAPACITY m] [VIEWS k [k ...]]`
 //! - `TOPN.INCR key member [BY n] [AT ms]`
 //! - `TOPN.TOP key [N] [AT ms] [LAST k] [WITHCOUNTS]`, `TOPN.TOP24 ...` (trailing 24 h)
 //! - `TOPN.COUNT key member [member ...] [AT ms] [LAST k]`, `TOPN.INFO key`
@@ -227,4 +227,5 @@ static BY: Word = Word::new(c"BY");
 static BUCKET: Word = Word::new(c"BUCKET");
 static WINDOW: Word = Word::new(c"WINDOW");
 static ALIGN: Word = Word::new(c"ALIGN");
+static VIEWS: Word = Word::new(c"VIEWS");
 static CAPACITY: Word = Word::new(c"CAPACITY");

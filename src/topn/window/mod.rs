@@ -143,7 +143,7 @@ pub const ENCODING_VERSION: u8 = 1;
 pub const ENCODING_VERSION_ALIGNED: u8 = 2;
 /// Version byte of a key with VIEWS: version 2 (`align_ms` may be 0) with `u8 nviews, nviews x
 /// u32 k` (ascending) after the ALIGN.
-pub const ENCODING_VERSION_VIEWS: u8 = 3;
+pub const ENCODING_VERSION_VIEWS: u8 = 4;
 
 /// An increment would overflow a bucket count or a window total; nothing was changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

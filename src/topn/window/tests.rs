@@ -720,10 +720,10 @@ fn decode_rejects_truncated_and_garbage() {
     long.push(0);
     assert!(TopN::decode(&long).is_err());
     let mut v = enc.clone();
-    v[0] = 3;
+    v[0] = 5;
     assert_eq!(
         TopN::decode(&v).unwrap_err(),
-        DecodeError::UnknownVersion(3)
+        DecodeError::UnknownVersion(5)
     );
     // Random garbage and single-byte corruptions never panic.
     let mut rng = StdRng::seed_from_u64(99);
