@@ -409,8 +409,11 @@ mod tests {
             let (bucket, window) = (1000, rng.gen_range(1..6u32));
             let align = rng.gen_range(0..2) * 300;
             let limit = rng.gen_range(1..12);
-            let mut full = Core::new(bucket, window, align, 0);
-            let mut both = Core::new(bucket, window, align, limit);
+            // Views (declared; running on the full layout) change no answer and no layout.
+            let ks: Vec<i64> = (2..window as i64).filter(|_| rng.gen_bool(0.5)).collect();
+            let views = Views::new(&ks, window).unwrap();
+            let mut full = Core::new(bucket, window, align, 0).with_views(views);
+            let mut both = Core::new(bucket, window, align, limit).with_views(views);
             let (mut t, mut was_compact) = (50_000i64, true);
             for step in 0..400 {
                 let member = format!("m{}", rng.gen_range(0..(limit * 2 + 2)));
@@ -460,6 +463,7 @@ mod tests {
             // A load picks the layout the size calls for.
             let loaded = Core::decode_at(&both.encode(), t, limit).unwrap();
             assert_eq!(loaded.encode(), full.encode());
+            assert_eq!((loaded.views(), both.views()), (views, views));
         }
         assert!(conversions >= 80, "{conversions} conversions");
     }
