@@ -16,6 +16,7 @@
 use std::collections::HashSet;
 use std::hash::BuildHasherDefault;
 
+use super::super::storage::dispose_value;
 use super::super::views::Views;
 use super::members::IdHasher;
 use super::read::Span;
@@ -46,9 +47,13 @@ struct Aging {
 
 impl View {
     pub(super) fn heap_bytes(&self) -> usize {
-        self.aging
-            .as_ref()
-            .map_or(0, |a| a.ids.capacity() * 4 + a.done.capacity() * 8)
+        self.aging.as_ref().map_or(0, |a| a.heap_bytes())
+    }
+}
+
+impl Aging {
+    fn heap_bytes(&self) -> usize {
+        self.ids.capacity() * 4 + self.done.capacity() * 8
     }
 }
 
@@ -195,11 +200,9 @@ impl TopN {
                         bucket.for_each(&mut |id, _| ids.push(id));
                         done += bucket.cells() / SNAPSHOT_CELLS_PER_UNIT + 1;
                         self.views[v].lo = idx;
-                        Box::new(Aging {
-                            ids,
-                            pos: 0,
-                            done: IdSet::default(),
-                        })
+                        // Sized at once: no rehash of a big set inside a later slice.
+                        let done = IdSet::with_capacity_and_hasher(ids.len(), Default::default());
+                        Box::new(Aging { ids, pos: 0, done })
                     }
                 };
                 let mut aging = aging;
@@ -220,6 +223,8 @@ impl TopN {
                     self.views[v].aging = Some(aging);
                 } else {
                     self.views[v].lo = idx + 1;
+                    let bytes = aging.heap_bytes();
+                    dispose_value(aging, bytes);
                 }
             }
         }
