@@ -85,6 +85,11 @@
 //!   straight to the sum. A load packs every sealed bucket at once. Memory: 8 bytes an entry of a
 //!   sealed bucket and 8 KB a sealed bucket (packed copies), 8 bytes a member (clock totals),
 //!   ~36 bytes a member while the clock index exists.
+//! - *Views* (`VIEWS k ...`, `views.rs`): per declared k, each member's total over the k newest
+//!   buckets at the key's newest time, with its own order index, kept by writes and by the same
+//!   upkeep budgets (a bucket leaving a view is subtracted from a snapshot of its ids). A read
+//!   whose stored buckets are exactly a view's walks that index (plan 1); otherwise views play
+//!   no part. About 44 bytes a member a view; a write pays one more index update a view.
 //! - The encoding is a function of the content (members in byte order, a bucket's entries by
 //!   member): servers with other table layouts (a replica) write the same bytes.
 //! - Big arrays no longer needed (a hash table migrated away from) go to `storage::dispose`,
@@ -92,9 +97,10 @@
 //!
 //! Files: this one (the type, writes, sizes), `bucket.rs` (a bucket's table and the scans of
 //! sums), `members.rs` (names, totals, order index, lookup), `retire.rs` (freeing, aging,
-//! packing, the clock index: the upkeep), `read.rs` (fixes, the cost model, the walk and the
-//! sums), `merge.rs` (threshold merges), `encoding.rs` (persistence), `defrag.rs` (active
-//! defrag); tests in `tests.rs`, `model_tests.rs`, `defrag_tests.rs`, `timings.rs`.
+//! packing, the clock index: the upkeep), `views.rs` (views), `read.rs` (fixes, the cost
+//! model, the walk and the sums), `merge.rs` (threshold merges), `encoding.rs` (persistence),
+//! `defrag.rs` (active defrag); tests in `tests.rs`, `model_tests.rs`, `defrag_tests.rs`,
+//! `views_tests.rs`, `timings.rs`.
 
 use crate::tuples::schema::newer_release;
 use std::collections::{BTreeSet, VecDeque};
