@@ -59,6 +59,15 @@ const GOLDEN: &[Golden] = &[
         make: topn_capacity_make,
         check: topn_capacity_check,
     },
+    // A key with VIEWS: module encver 1, TopN's own version byte 4.
+    Golden {
+        type_name: "recipesTN",
+        version: 1,
+        file: "topn-views.hex",
+        expire_at: TOPN_B + 31 * HOUR_MS,
+        make: topn_views_make,
+        check: topn_views_check,
+    },
     Golden {
         type_name: "recipesUL",
         version: 1,
@@ -191,6 +200,69 @@ fn topn_capacity_check(c: &mut Connection, key: &str) {
     );
     // "b" (3, evicted) counts at most the first bucket's smallest counter.
     assert_eq!(count(c, key, &["b"], Some(TOPN_B + HOUR_MS)), [4]);
+}
+
+/// A key with VIEWS 6 2, five hourly buckets written over eight hours.
+fn topn_views_make(c: &mut Connection, key: &str) {
+    q_ok(
+        c,
+        &[
+            "TOPN.CREATE",
+            key,
+            "BUCKET",
+            "3600",
+            "WINDOW",
+            "24",
+            "VIEWS",
+            "6",
+            "2",
+        ],
+    );
+    for (member, by, hour) in [
+        ("a", 5, 0),
+        ("b", 3, 1),
+        ("c", 4, 2),
+        ("a", 1, 2),
+        ("b", 2, 7),
+    ] {
+        incr(c, key, member, by, TOPN_B + hour * HOUR_MS);
+    }
+}
+
+fn topn_views_check(c: &mut Connection, key: &str) {
+    assert_eq!(pexpiretime(c, key), TOPN_B + 31 * HOUR_MS);
+    let i = info(c, key);
+    assert_eq!((i["members"], i["buckets"], i["views"]), (3, 4, 2));
+    assert!(i.contains_key("view-2-memory") && i.contains_key("view-6-memory"));
+    let at = Some(TOPN_B + 7 * HOUR_MS);
+    assert_eq!(top_last(c, key, 10, at, 2), rows(&[("b", 2)]));
+    assert_eq!(
+        top_last(c, key, 10, at, 6),
+        rows(&[("c", 4), ("b", 2), ("a", 1)])
+    );
+    assert_eq!(
+        top_last(c, key, 10, at, 7),
+        rows(&[("b", 5), ("c", 4), ("a", 1)])
+    );
+    assert_eq!(
+        top(c, key, 10, TOPN_B + 7 * HOUR_MS),
+        rows(&[("a", 6), ("b", 5), ("c", 4)])
+    );
+    // The declaration came with the payload.
+    q_ok(
+        c,
+        &[
+            "TOPN.CREATE",
+            key,
+            "BUCKET",
+            "3600",
+            "WINDOW",
+            "24",
+            "VIEWS",
+            "2",
+            "6",
+        ],
+    );
 }
 
 fn topn_align_check(c: &mut Connection, key: &str) {

@@ -6,10 +6,11 @@ use super::parse::{
     top_options, Pair,
 };
 use super::value::{TopnValue, TOPN_TYPE};
+use super::views::Views;
 use super::window::TopN;
 use super::{
     AGED_BUCKETS, ALIGN, BUCKET, BY, CAPACITY, COMPACT_MAX, DEFAULT_BUCKET, DEFAULT_WINDOW,
-    EXPIRED_BUCKETS, LATE_EVENTS, WINDOW,
+    EXPIRED_BUCKETS, LATE_EVENTS, VIEWS, WINDOW,
 };
 use crate::args::{int_in, CmdError};
 use crate::server::command::Args;
@@ -37,32 +38,49 @@ fn replicate_create(ctx: Ctx, name: RStr, core: &Core) {
     if let Some(capacity) = core.capacity() {
         shape.extend([CAPACITY.arg(), Arg::Int(capacity.into())]);
     }
+    let views = core.views();
+    if !views.is_empty() {
+        shape.push(VIEWS.arg());
+        shape.extend(views.iter().map(|k| Arg::Int(k.into())));
+    }
     ctx.replicate(c"TOPN.CREATE", &shape);
 }
 
-/// `TOPN.CREATE key [BUCKET s] [WINDOW buckets] [ALIGN s]` -> OK, also when
-/// the key exists with the same shape (then nothing changes); an error naming
-/// the difference when it exists with another. Deterministic once defaults are
-/// filled in, so replicated with them (not when nothing changed).
+/// `TOPN.CREATE key [BUCKET s] [WINDOW buckets] [ALIGN s] [CAPACITY m] [VIEWS k [k ...]]`
+/// -> OK, also when the key exists with the same declaration (views as a set; then nothing
+/// changes); an error naming the difference when it exists with another. Deterministic once
+/// defaults are filled in, so replicated with them (not when nothing changed).
 pub fn create(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
-    let (bucket_s, window, align_s, capacity) = create_options(&args.bytes[2..])?;
+    let (bucket_s, window, align_s, capacity, views) = create_options(&args.bytes[2..])?;
     let bucket_s = bucket_s.unwrap_or_else(|| DEFAULT_BUCKET.get());
     let align_s = align_within(align_s, bucket_s)?;
     let window = window.unwrap_or_else(|| DEFAULT_WINDOW.get());
+    let views = Views::new(&views, window as u32).map_err(CmdError::invalid)?;
+    if capacity.is_some() && !views.is_empty() {
+        return Err(CmdError::invalid(
+            "VIEWS does not apply to a key with CAPACITY (its reads sum bounded counters)",
+        ));
+    }
     let mut key = open(ctx, args, true);
     if let Some(value) = key.value::<TopnValue>(&TOPN_TYPE)? {
         let core = value.get();
-        let shape_of = |b: i64, w: i64, a: i64, c: Option<i64>| {
+        let shape_of = |b: i64, w: i64, a: i64, c: Option<i64>, v: Views| {
             let capacity = c.map_or(String::new(), |c| format!(" CAPACITY {c}"));
-            format!("BUCKET {b} WINDOW {w} ALIGN {a}{capacity}")
+            let views = if v.is_empty() {
+                String::new()
+            } else {
+                format!(" {v}")
+            };
+            format!("BUCKET {b} WINDOW {w} ALIGN {a}{capacity}{views}")
         };
         let has = shape_of(
             core.bucket_ms() / 1000,
             i64::from(core.window()),
             core.align_ms() / 1000,
             core.capacity().map(i64::from),
+            core.views(),
         );
-        let asked = shape_of(bucket_s, window, align_s, capacity);
+        let asked = shape_of(bucket_s, window, align_s, capacity, views);
         if has != asked {
             return Err(CmdError::invalid(format!(
                 "the key exists with another shape: {has} (asked: {asked})"
@@ -78,7 +96,8 @@ pub fn create(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
             window as u32,
             align_s * 1000,
             COMPACT_MAX.count(),
-        ),
+        )
+        .with_views(views),
     };
     let name = args.raw(1);
     replicate_create(ctx, name, &core);
@@ -464,7 +483,8 @@ pub fn count(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
 
 /// `TOPN.INFO key` -> map: bucket (s), window, align (s), members, buckets in use, memory;
 /// with CAPACITY also capacity, counters, bound (the most a count of the window
-/// over-counts) and exact (1 while the bound is 0).
+/// over-counts) and exact (1 while the bound is 0); with VIEWS also views (how many) and
+/// `view-<k>-memory` per view (0 while the key is compact: its views are implicit).
 pub fn info(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let key = open(ctx, args, false);
     let value = key
@@ -490,10 +510,19 @@ pub fn info(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
             (b"exact", (bound == 0) as i64),
         ]);
     }
-    ctx.reply_map(fields.len());
+    let views = core.view_memory();
+    ctx.reply_map(fields.len() + views.len() + !views.is_empty() as usize);
     for (name, n) in fields {
         ctx.reply_bytes(name);
         ctx.reply_int(n);
+    }
+    if !views.is_empty() {
+        ctx.reply_bytes(b"views");
+        ctx.reply_int(views.len() as i64);
+    }
+    for (k, bytes) in views {
+        ctx.reply_bytes(format!("view-{k}-memory").as_bytes());
+        ctx.reply_int(bytes as i64);
     }
     Ok(())
 }

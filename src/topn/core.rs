@@ -10,6 +10,7 @@ use super::capped::{BucketCounters, Capped, ENCODING_VERSION_CAPPED};
 use super::parse::Pair;
 use super::small::{packed_bytes, Shape, Small};
 use super::storage::dispose_value;
+use super::views::Views;
 use super::window::{DecodeError, Overflow, TopN};
 use crate::tuples::defrag::{Mover, Pass};
 use hashbrown::HashMap;
@@ -39,6 +40,36 @@ impl Core {
         match compact_max {
             0 => Core::Full(Box::new(full)),
             _ => Core::Small(Small::new(full.key_shape())),
+        }
+    }
+
+    /// The same (empty) key with `views` declared; a capped key takes none (CREATE refuses
+    /// CAPACITY with VIEWS).
+    pub fn with_views(self, views: Views) -> Core {
+        match self {
+            Core::Small(s) => Core::Small(s.with_views(views)),
+            Core::Full(f) => Core::Full(Box::new(f.with_views(&views))),
+            Core::Capped(c) => Core::Capped(c),
+        }
+    }
+
+    /// The declared views.
+    pub fn views(&self) -> Views {
+        match self {
+            Core::Small(s) => s.views(),
+            Core::Full(f) => f.declared_views(),
+            Core::Capped(_) => Views::NONE,
+        }
+    }
+
+    /// Heap bytes of each view, ascending k (0 while compact: its views are implicit).
+    pub fn view_memory(&self) -> Vec<(u32, usize)> {
+        match self {
+            Core::Full(f) => (f.declared_views().iter())
+                .enumerate()
+                .map(|(v, k)| (k, f.view_memory(v)))
+                .collect(),
+            _ => self.views().iter().map(|k| (k, 0)).collect(),
         }
     }
 
@@ -91,10 +122,12 @@ impl Core {
                 // Counted first: a key of few but long members would
                 // otherwise pack (and drop) a compact copy on every write.
                 let shape = full.key_shape();
-                let clock = shape.clock.unwrap_or(0);
-                if packed_bytes(clock, full.live_entries()) <= COMPACT_BYTES_MAX {
+                let views = full.declared_views();
+                let bytes =
+                    4 * views.len() + packed_bytes(shape.clock.unwrap_or(0), full.live_entries());
+                if bytes <= COMPACT_BYTES_MAX {
                     let entries: Vec<_> = full.live_entries().collect();
-                    let small = Small::from_entries(shape, &entries);
+                    let small = Small::from_entries(shape, &entries).with_views(views);
                     let full = std::mem::replace(self, Core::Small(small));
                     // Its tables may still have the capacity of a big past.
                     let bytes = full.mem_usage();
@@ -462,8 +495,11 @@ mod tests {
             let (bucket, window) = (1000, rng.gen_range(1..6u32));
             let align = rng.gen_range(0..2) * 300;
             let limit = rng.gen_range(1..12);
-            let mut full = Core::new(bucket, window, align, 0);
-            let mut both = Core::new(bucket, window, align, limit);
+            // Views (declared; running on the full layout) change no answer and no layout.
+            let ks: Vec<i64> = (2..window as i64).filter(|_| rng.gen_bool(0.5)).collect();
+            let views = Views::new(&ks, window).unwrap();
+            let mut full = Core::new(bucket, window, align, 0).with_views(views);
+            let mut both = Core::new(bucket, window, align, limit).with_views(views);
             let (mut t, mut was_compact) = (50_000i64, true);
             for step in 0..400 {
                 let member = format!("m{}", rng.gen_range(0..(limit * 2 + 2)));
@@ -513,6 +549,7 @@ mod tests {
             // A load picks the layout the size calls for.
             let loaded = Core::decode_at(&both.encode(), t, limit).unwrap();
             assert_eq!(loaded.encode(), full.encode());
+            assert_eq!((loaded.views(), both.views()), (views, views));
         }
         assert!(conversions >= 80, "{conversions} conversions");
     }
@@ -531,7 +568,8 @@ mod tests {
             };
             let names: [&[u8]; 2] = [b"a", b"b"];
             let buckets = vec![(clock - 3, vec![(0, 5), (1, -2)]), (clock, vec![(1, 7)])];
-            let bytes = super::super::window::write_encoding(&shape, &names, &buckets);
+            let bytes =
+                super::super::window::write_encoding(&shape, &Views::NONE, &names, &buckets);
             let core = Core::decode_at(&bytes, 0, DEFAULT_COMPACT_MAX).unwrap();
             assert!(core.is_compact());
             assert_eq!(core.encode(), bytes, "clock {clock}");
@@ -593,9 +631,12 @@ mod tests {
             let (window, align) = (rng.gen_range(1..5u32), rng.gen_range(0..2) * 300);
             let limit = rng.gen_range(0..16);
             let capped = seed % 4 == 3;
+            // Exact keys with views too: a call keeps them as its INCRs would.
+            let ks: Vec<i64> = (2..window as i64).filter(|_| rng.gen_bool(0.5)).collect();
+            let views = Views::new(&ks, window).unwrap();
             let new = |limit| match capped {
                 true => Core::capped(1000, window, align, 3),
-                false => Core::new(1000, window, align, limit),
+                false => Core::new(1000, window, align, limit).with_views(views),
             };
             let (mut many, mut one) = (new(limit), new(limit));
             let mut t = 50_000i64;
@@ -633,6 +674,10 @@ mod tests {
                             assert_eq!(count, one.count_at_clock(m), "seed {seed} step {step}");
                         }
                         assert_eq!(many.encode(), one.encode(), "seed {seed} step {step}");
+                        for k in 1..=window {
+                            let (a, b) = (many.top_in(10, t, k), one.top_in(10, t, k));
+                            assert_eq!(a, b, "seed {seed} step {step}: LAST {k}");
+                        }
                     }
                     Err(i) => {
                         assert!(each.is_err(), "seed {seed} step {step}: refused pair {i}");

@@ -4,7 +4,8 @@
 
 use crate::docs::{block, integer, key, pure_token, string, Arg, AT};
 
-/// `TOPN.CREATE key [BUCKET seconds] [WINDOW buckets] [ALIGN seconds] [CAPACITY counters]`
+/// `TOPN.CREATE key [BUCKET seconds] [WINDOW buckets] [ALIGN seconds] [CAPACITY counters]
+/// [VIEWS buckets [buckets ...]]`
 pub const CREATE: &[Arg] = &[
     key("key"),
     integer("seconds")
@@ -20,6 +21,9 @@ pub const CREATE: &[Arg] = &[
     ),
     integer("counters").token("CAPACITY").optional().summary(
         "at most this many counters a bucket (1..10000): bounded memory, each count with its error (default: exact)",
+    ),
+    integer("buckets").token("VIEWS").optional().multiple().summary(
+        "windows of the newest buckets (2..WINDOW-1, at most 8) whose totals the key keeps running: LAST k on them reads as fast as the whole window (not with CAPACITY)",
     ),
 ];
 

@@ -9,7 +9,7 @@
 //! every server (`server::reclaim` upkeep), so reads stay cheap also on a key
 //! that no longer receives writes, on masters and replicas alike.
 //!
-//! - `TOPN.CREATE key [BUCKET s] [WINDOW buckets] [ALIGN s] [CAPACITY m]`
+//! - `TOPN.CREATE key [BUCKET s] [WINDOW buckets] [ALIGN s] [CAPACITY m] [VIEWS k [k ...]]`
 //! - `TOPN.INCR key member [BY n] [AT ms]`
 //! - `TOPN.INCRBY key [AT ms] increment member [increment member ...]`
 //! - `TOPN.TOP key [N] [AT ms] [LAST k] [WITHCOUNTS]`, `TOPN.TOP24 ...` (trailing 24 h)
@@ -25,6 +25,7 @@ mod small;
 mod storage;
 mod summary;
 mod value;
+mod views;
 mod window;
 
 /// The argument grammar of the commands declared below.
@@ -254,4 +255,5 @@ static BY: Word = Word::new(c"BY");
 static BUCKET: Word = Word::new(c"BUCKET");
 static WINDOW: Word = Word::new(c"WINDOW");
 static ALIGN: Word = Word::new(c"ALIGN");
+static VIEWS: Word = Word::new(c"VIEWS");
 static CAPACITY: Word = Word::new(c"CAPACITY");

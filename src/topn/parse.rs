@@ -8,15 +8,20 @@ pub const MAX_BUCKET_S: i64 = 31_536_000;
 /// Window length limit, in buckets.
 pub const MAX_WINDOW: i64 = 100_000;
 
-/// What `create_options` finds: (BUCKET s, WINDOW, ALIGN s, CAPACITY), `None` = default
-/// (CAPACITY: none, exact).
-pub type CreateOptions = (Option<i64>, Option<i64>, Option<i64>, Option<i64>);
+/// What `create_options` finds: (BUCKET s, WINDOW, ALIGN s, CAPACITY, VIEWS), `None` =
+/// default (CAPACITY: none, exact), no VIEWS = none.
+pub type CreateOptions = (Option<i64>, Option<i64>, Option<i64>, Option<i64>, Vec<i64>);
 
-/// `TOPN.CREATE key [BUCKET s] [WINDOW buckets] [ALIGN s] [CAPACITY m]`. ALIGN is checked
-/// against the bucket by `align_within`.
+/// CREATE's keywords: a VIEWS list runs to the next one.
+const CREATE_KEYWORDS: [&str; 5] = ["BUCKET", "WINDOW", "ALIGN", "CAPACITY", "VIEWS"];
+
+/// `TOPN.CREATE key [BUCKET s] [WINDOW buckets] [ALIGN s] [CAPACITY m] [VIEWS k [k ...]]`.
+/// ALIGN is checked against the bucket by `align_within`, VIEWS against the window by
+/// `Views::new`.
 pub fn create_options(tokens: &[&[u8]]) -> Result<CreateOptions, CmdError> {
+    let (tokens, views) = views_option(tokens)?;
     let [bucket, window, align, capacity] = parse_options(
-        tokens,
+        &tokens,
         &[
             ("BUCKET", Takes::Value),
             ("WINDOW", Takes::Value),
@@ -29,7 +34,43 @@ pub fn create_options(tokens: &[&[u8]]) -> Result<CreateOptions, CmdError> {
         opt_int_in("WINDOW", window, 1, MAX_WINDOW)?,
         opt_int_in("ALIGN", align, 0, MAX_BUCKET_S - 1)?,
         opt_int_in("CAPACITY", capacity, 1, i64::from(MAX_CAPACITY))?,
+        views,
     ))
+}
+
+/// `VIEWS k [k ...]` taken out of CREATE's options (its values run to the next keyword or the
+/// end): the other tokens, and the views' k.
+fn views_option<'a>(tokens: &[&'a [u8]]) -> Result<(Vec<&'a [u8]>, Vec<i64>), CmdError> {
+    let keyword = |t: &[u8]| {
+        CREATE_KEYWORDS
+            .iter()
+            .position(|k| t.eq_ignore_ascii_case(k.as_bytes()))
+    };
+    let mut rest = Vec::with_capacity(tokens.len());
+    let mut views: Option<Vec<i64>> = None;
+    let mut i = 0;
+    while i < tokens.len() {
+        if keyword(tokens[i]) != Some(4) {
+            // An option and its value (`parse_options` judges both).
+            rest.extend(tokens.iter().skip(i).take(2));
+            i += 2;
+            continue;
+        }
+        if views.is_some() {
+            return Err(CmdError::invalid("VIEWS given more than once"));
+        }
+        let ks = tokens[i + 1..]
+            .iter()
+            .take_while(|t| keyword(t).is_none())
+            .map(|k| int_in("VIEWS", k, 2, MAX_WINDOW - 1))
+            .collect::<Result<Vec<i64>, CmdError>>()?;
+        if ks.is_empty() {
+            return Err(CmdError::invalid("VIEWS needs a value"));
+        }
+        i += 1 + ks.len();
+        views = Some(ks);
+    }
+    Ok((rest, views.unwrap_or_default()))
 }
 
 /// ALIGN (seconds, default 0) once the bucket width is known: `0 <= ALIGN < BUCKET`.
@@ -307,11 +348,11 @@ mod tests {
     fn create_and_incr_options() {
         assert_eq!(
             create_options(&toks(&["WINDOW", "6", "BUCKET", "60"])).unwrap(),
-            (Some(60), Some(6), None, None)
+            (Some(60), Some(6), None, None, vec![])
         );
         assert_eq!(
             create_options(&toks(&["CAPACITY", "100"])).unwrap(),
-            (None, None, None, Some(100))
+            (None, None, None, Some(100), vec![])
         );
         for bad in [
             &["CAPACITY", "0"][..],
@@ -323,8 +364,31 @@ mod tests {
         }
         assert_eq!(
             create_options(&toks(&["ALIGN", "3600", "BUCKET", "86400"])).unwrap(),
-            (Some(86400), None, Some(3600), None)
+            (Some(86400), None, Some(3600), None, vec![])
         );
+        assert_eq!(
+            create_options(&toks(&["views", "12", "6", "WINDOW", "24", "VIEWS"]))
+                .unwrap_err()
+                .to_string(),
+            "ERR VIEWS given more than once"
+        );
+        assert_eq!(
+            create_options(&toks(&["VIEWS", "12", "6", "window", "24"])).unwrap(),
+            (None, Some(24), None, None, vec![12, 6])
+        );
+        assert_eq!(
+            create_options(&toks(&["WINDOW", "24", "VIEWS", "6"])).unwrap(),
+            (None, Some(24), None, None, vec![6])
+        );
+        for bad in [
+            &["VIEWS"][..],
+            &["VIEWS", "1"],
+            &["VIEWS", "x"],
+            &["VIEWS", "BUCKET", "60"],
+        ] {
+            let err = create_options(&toks(bad)).unwrap_err().to_string();
+            assert!(err.contains("VIEWS"), "{bad:?}: {err}");
+        }
         for bad in [&["ALIGN", "-1"][..], &["ALIGN", "x"], &["ALIGN"]] {
             let err = create_options(&toks(bad)).unwrap_err().to_string();
             assert!(err.contains("ALIGN"), "{bad:?}: {err}");

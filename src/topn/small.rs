@@ -10,6 +10,7 @@
 
 use super::parse::Pair;
 use super::select::clamp_i64;
+use super::views::Views;
 use super::window::Overflow;
 use crate::tuples::varint;
 use std::collections::BTreeMap;
@@ -72,7 +73,11 @@ pub struct Small {
     /// a bucket outside the window ending at the clock.
     buf: Vec<u8>,
     /// Buckets dropped as the clock moved, since the last take.
-    retired: usize,
+    retired: u32,
+    /// Views declared: their k lead `buf`, a `u32` each (so a key without views is no
+    /// bigger). Declared only: reads of a compact key are cheap without running totals,
+    /// which the full layout makes when the key goes full.
+    views: u8,
 }
 
 impl Small {
@@ -81,7 +86,30 @@ impl Small {
             shape,
             buf: Vec::new(),
             retired: 0,
+            views: 0,
         }
+    }
+
+    /// The same key with `views` declared.
+    pub fn with_views(mut self, views: Views) -> Small {
+        let mut buf: Vec<u8> = views.iter().flat_map(u32::to_le_bytes).collect();
+        buf.extend_from_slice(self.entry_bytes());
+        self.buf = buf;
+        self.views = views.len() as u8;
+        self
+    }
+
+    pub fn views(&self) -> Views {
+        let ks: Vec<i64> = self.buf[..4 * self.views as usize]
+            .chunks_exact(4)
+            .map(|k| i64::from(u32::from_le_bytes([k[0], k[1], k[2], k[3]])))
+            .collect();
+        Views::new(&ks, self.shape.window).unwrap_or_default()
+    }
+
+    /// The entries' part of `buf` (after the views).
+    fn entry_bytes(&self) -> &[u8] {
+        &self.buf[4 * self.views as usize..]
     }
 
     /// The layout of a content given as `(bucket, member, count)` entries of
@@ -109,7 +137,7 @@ impl Small {
 
     fn entries(&self) -> impl Iterator<Item = Entry<'_>> + '_ {
         let clock = self.shape.clock.unwrap_or(0);
-        let mut rest = &self.buf[..];
+        let mut rest = self.entry_bytes();
         std::iter::from_fn(move || {
             let (back, n) = varint::get(rest)?;
             let (len, m) = varint::get(&rest[n..])?;
@@ -262,15 +290,23 @@ impl Small {
                 _ => {}
             }
         }
-        let buf = pack(clock, &entries);
+        let buf = match self.views {
+            0 => pack(clock, &entries),
+            n => {
+                let mut buf = self.buf[..4 * n as usize].to_vec();
+                buf.extend_from_slice(&pack(clock, &entries));
+                buf.shrink_to_fit();
+                buf
+            }
+        };
         self.buf = buf;
         self.shape.clock = Some(clock);
-        self.retired += retired;
+        self.retired += retired as u32;
     }
 
     /// Buckets dropped as the clock moved since the last call.
     pub fn take_retired_buckets(&mut self) -> usize {
-        std::mem::take(&mut self.retired)
+        std::mem::take(&mut self.retired) as usize
     }
 
     /// Distinct members stored.
@@ -321,7 +357,7 @@ impl Small {
                 _ => buckets.push((e.bucket, vec![(number, e.count)])),
             }
         }
-        super::window::write_encoding(&self.shape, &names, &buckets)
+        super::window::write_encoding(&self.shape, &self.views(), &names, &buckets)
     }
 
     /// The buffer, for defrag.

@@ -381,17 +381,27 @@ struct ClockIndex {
     built: usize,
 }
 
+/// The order index of a view (`window/views.rs`): each slot's view total (`totals[id]`,
+/// clamped; 0 for a free slot) and, for the slots indexed, its key over that total.
+#[derive(Default)]
+struct ViewIndex {
+    keys: BTreeSet<Key>,
+    totals: Vec<i64>,
+}
+
 /// Keys taken out of a table with its clock index, only to be dropped (dropping a key reads
 /// nothing it points to): they cannot be read, so the invariant on `Key` holds.
 pub(super) struct DroppedKeys(#[allow(dead_code)] BTreeSet<Key>);
 
 /// The member slots (`id -> name, total, clock total, data`, in fixed chunks that never
 /// reallocate), the order index over the indexed ones (`BTreeSet` of `(total desc, name
-/// asc)`) and, when asked for, the clock index (the same over `clock_total`).
+/// asc)`), when asked for, the clock index (the same over `clock_total`), and an index per
+/// view of the key (the same over the view's totals; every indexed slot is in each).
 pub(super) struct NameTable<P> {
     // Declared first so that keys are dropped before the names they point to.
     index: BTreeSet<Key>,
     clock: Option<ClockIndex>,
+    views: Vec<ViewIndex>,
     chunks: Vec<Vec<Slot<P>>>,
 }
 
@@ -400,7 +410,62 @@ impl<P> NameTable<P> {
         NameTable {
             index: BTreeSet::new(),
             clock: None,
+            views: Vec::new(),
             chunks: Vec::new(),
+        }
+    }
+
+    /// Gives an empty table `n` view indexes.
+    pub(super) fn add_views(&mut self, n: usize) {
+        debug_assert!(self.slots() == 0);
+        self.views = (0..n).map(|_| ViewIndex::default()).collect();
+    }
+
+    /// The total of live slot `id` in view `v`.
+    #[inline]
+    pub(super) fn view_total(&self, v: usize, id: u32) -> i64 {
+        self.views[v].totals[id as usize]
+    }
+
+    /// The view-`v` key of live slot `id`.
+    fn view_key(&self, v: usize, id: u32) -> Key {
+        let name = self.slot(id).name.as_ref().expect("live member").ptr();
+        Key::new(self.views[v].totals[id as usize], name)
+    }
+
+    /// Sets the total of live slot `id` in view `v`, repositioning its key if indexed.
+    pub(super) fn set_view_total(&mut self, v: usize, id: u32, total: i64) {
+        let mut key = self.view_key(v, id);
+        if key.total == total {
+            return;
+        }
+        let view = &mut self.views[v];
+        let indexed = view.keys.remove(&key);
+        key.total = total;
+        view.totals[id as usize] = total;
+        if indexed {
+            view.keys.insert(key);
+        }
+    }
+
+    /// View `v`'s index, best first.
+    pub(super) fn view_iter(&self, v: usize) -> impl Iterator<Item = &Key> + '_ {
+        self.views[v].keys.iter()
+    }
+
+    /// Keys in every view index, and the slots their totals cover.
+    pub(super) fn view_sizes(&self) -> (usize, usize) {
+        let keys = self.views.iter().map(|v| v.keys.len()).sum();
+        (keys, self.views.iter().map(|v| v.totals.capacity()).sum())
+    }
+
+    /// Takes live slot `id` out of every view index (totals to 0).
+    fn views_remove(&mut self, id: u32) {
+        for v in 0..self.views.len() {
+            let key = self.view_key(v, id);
+            let view = &mut self.views[v];
+            view.keys.remove(&key);
+            view.totals[id as usize] = 0;
         }
     }
 
@@ -446,6 +511,9 @@ impl<P> NameTable<P> {
             data,
         };
         self.chunks.last_mut().expect("chunk").push(slot);
+        for view in &mut self.views {
+            view.totals.push(0);
+        }
         if let Some(c) = &mut self.clock {
             // A complete clock index covers the new slot too (`index_insert` puts it in).
             if c.built == id as usize {
@@ -471,6 +539,17 @@ impl<P> NameTable<P> {
         Key::new(s.total, s.name.as_ref().expect("live member").ptr())
     }
 
+    /// A key of another table's, over this table's copy of its name.
+    fn copy_key(&self, key: &Key) -> Key {
+        let name = self
+            .slot(key.id())
+            .name
+            .as_ref()
+            .expect("live member")
+            .ptr();
+        Key::new(key.total, name)
+    }
+
     /// The clock-index key of live slot `id`.
     fn clock_key(&self, id: u32) -> Key {
         let s = self.slot(id);
@@ -487,6 +566,10 @@ impl<P> NameTable<P> {
     pub(super) fn index_insert(&mut self, id: u32) {
         let key = self.key(id);
         self.index.insert(key);
+        for v in 0..self.views.len() {
+            let key = self.view_key(v, id);
+            self.views[v].keys.insert(key);
+        }
         if self.in_clock(id) {
             let key = self.clock_key(id);
             if let Some(c) = &mut self.clock {
@@ -532,6 +615,7 @@ impl<P> NameTable<P> {
         let key = self.key(id);
         self.index.remove(&key);
         self.clock_remove(id);
+        self.views_remove(id);
         let s = self.slot_mut(id);
         let name = s.name.take().expect("live member");
         s.total = 0;
@@ -653,6 +737,11 @@ impl<P> NameTable<P> {
         let mut keys: Vec<Key> = self.ids().map(|id| self.key(id)).collect();
         keys.sort_unstable();
         self.index = keys.into_iter().collect();
+        for v in 0..self.views.len() {
+            let mut keys: Vec<Key> = self.ids().map(|id| self.view_key(v, id)).collect();
+            keys.sort_unstable();
+            self.views[v].keys = keys.into_iter().collect();
+        }
     }
 
     /// The index, best first.
@@ -670,13 +759,20 @@ impl<P> NameTable<P> {
         self.index.get(&self.key(id)).is_some_and(|k| k.id() == id)
     }
 
-    /// Drops the worst index key (clock index first); false if both indexes were empty.
+    /// Drops the worst index key (clock index first, then views'); false if every index was
+    /// empty.
     pub(super) fn index_pop_last(&mut self) -> bool {
         if let Some(c) = &mut self.clock {
             if c.keys.pop_last().is_some() {
                 return true;
             }
             self.clock = None;
+        }
+        if let Some(view) = self.views.last_mut() {
+            if view.keys.pop_last().is_none() {
+                self.views.pop();
+            }
+            return true;
         }
         self.index.pop_last().is_some()
     }
@@ -696,6 +792,7 @@ impl<P> NameTable<P> {
                         self.index.remove(&key);
                     }
                     self.clock_remove(id);
+                    self.views_remove(id);
                 }
                 self.chunks.last_mut().expect("chunk").pop();
             }
@@ -710,12 +807,16 @@ impl<P> NameTable<P> {
     pub(super) fn release(&mut self) {
         self.index = BTreeSet::new();
         self.clock = None;
+        self.views = Vec::new();
         self.chunks = Vec::new();
     }
 
     /// True when nothing is left to free.
     pub(super) fn is_freed(&self) -> bool {
-        self.index.is_empty() && self.clock.is_none() && self.chunks.capacity() == 0
+        self.index.is_empty()
+            && self.clock.is_none()
+            && self.views.is_empty()
+            && self.chunks.capacity() == 0
     }
 
     /// Number of chunks of the slot table.
@@ -747,6 +848,11 @@ impl<P> NameTable<P> {
             let keys = clock.keys.len();
             rebuild(pass, &mut clock.keys, keys, |_, _| {});
         }
+        for view in &mut self.views {
+            let keys = view.keys.len();
+            rebuild(pass, &mut view.keys, keys, |_, _| {});
+            pass.work(|m| m.vec(&mut view.totals));
+        }
     }
 
     /// Offers the name blocks of the live slots `lo..lo + DEFRAG_RUN` of chunk `c` (those that
@@ -755,6 +861,7 @@ impl<P> NameTable<P> {
         let NameTable {
             index,
             clock,
+            views,
             chunks,
         } = self;
         let Some(chunk) = chunks.get_mut(c) else {
@@ -776,7 +883,11 @@ impl<P> NameTable<P> {
                 .as_ref()
                 .filter(|k| c * CHUNK + i < k.built)
                 .and_then(|k| k.keys.get(&Key::new(slot.clock_total, old)));
-            let keys = [key, clock_key];
+            let id = c * CHUNK + i;
+            let view_keys = views
+                .iter()
+                .map(|v| v.keys.get(&Key::new(v.totals[id], old)));
+            let keys: Vec<Option<&Key>> = [key, clock_key].into_iter().chain(view_keys).collect();
             if keys.iter().flatten().any(|k| k.name.get() != old) {
                 continue; // not this block's key: cannot happen (unique names); left alone
             }
@@ -796,7 +907,8 @@ impl<P> NameTable<P> {
     #[cfg(test)]
     pub(super) fn keys_point_at_names(&self) -> bool {
         let clock = self.clock.iter().flat_map(|c| c.keys.iter());
-        self.index.iter().chain(clock).all(|k| {
+        let views = self.views.iter().flat_map(|v| v.keys.iter());
+        self.index.iter().chain(clock).chain(views).all(|k| {
             let id = k.id() as usize;
             id < self.slots()
                 && self
@@ -839,11 +951,19 @@ impl<P: Clone> Clone for NameTable<P> {
         let mut t = NameTable {
             index: BTreeSet::new(),
             clock: None,
+            views: Vec::new(),
             chunks,
         };
         // Already sorted: the bulk build is linear.
         let keys: Vec<Key> = self.index.iter().map(|k| t.key(k.id())).collect();
         t.index = keys.into_iter().collect();
+        for view in &self.views {
+            let keys: Vec<Key> = view.keys.iter().map(|k| t.copy_key(k)).collect();
+            t.views.push(ViewIndex {
+                keys: keys.into_iter().collect(),
+                totals: view.totals.clone(),
+            });
+        }
         t
     }
 }

@@ -97,7 +97,7 @@ impl ModuleValue for TopnValue {
     }
 
     /// `TOPN.CREATE` with the key's shape (ALIGN only when not 0, as before
-    /// ALIGN existed; CAPACITY when it has one), then one `TOPN.INCR ... AT`
+    /// ALIGN existed; CAPACITY, VIEWS when it has them), then one `TOPN.INCR ... AT`
     /// per live (bucket, member) count, oldest bucket first; a capped key's
     /// counters as `TOPN.SETCOUNTER` (increments cannot rebuild the errors).
     fn rewrite(&self, aof: &AofWriter) {
@@ -113,6 +113,11 @@ impl ModuleValue for TopnValue {
         }
         if let Some(capacity) = &capacity {
             shape.extend([&b"CAPACITY"[..], capacity.as_bytes()]);
+        }
+        let views: Vec<String> = core.views().iter().map(|k| k.to_string()).collect();
+        if !views.is_empty() {
+            shape.push(b"VIEWS");
+            shape.extend(views.iter().map(|k| k.as_bytes()));
         }
         aof.emit(c"TOPN.CREATE", &shape);
         for (member, by, at) in core.replay_events() {

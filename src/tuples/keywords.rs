@@ -29,6 +29,7 @@ pub const KEYWORDS: &[(&str, &str)] = &[
     ("TTL", "HCOUNTER.CREATE, RV.ADD, TL.PUSH"),
     ("UNIQUE", "HCOUNTER.CREATE"),
     ("VALUE", "ULIST.CREATE"),
+    ("VIEWS", "TOPN.CREATE"),
     ("WINDOW", "TOPN.CREATE"),
     ("WITHCOUNTS", "TOPN.TOP, TOPN.TOP24"),
     ("WITHERRORS", "TOPN.COUNT, TOPN.TOP, TOPN.TOP24"),

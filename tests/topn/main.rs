@@ -16,6 +16,7 @@ mod keys;
 mod late;
 mod model;
 mod replication;
+mod views;
 
 use common::families::topn::*;
 use common::*;

@@ -2,8 +2,11 @@
 //! content as increments (AOF rewrite).
 
 use super::bucket::{Bucket, Table};
-use super::{DecodeError, TopN, EMPTY, ENCODING_VERSION, ENCODING_VERSION_ALIGNED};
+use super::{
+    DecodeError, TopN, EMPTY, ENCODING_VERSION, ENCODING_VERSION_ALIGNED, ENCODING_VERSION_VIEWS,
+};
 use crate::topn::small::Shape;
+use crate::topn::views::{Views, MAX_VIEWS};
 
 impl TopN {
     /// Live buckets with their nonzero entries, ascending.
@@ -16,7 +19,8 @@ impl TopN {
     ///  u32 nmembers, nmembers x (u32 len, bytes),
     ///  u32 nbuckets, nbuckets x (i64 bucket, u32 nentries, nentries x (u32 member, i64 count))`.
     /// A key with a non-zero ALIGN writes `version=2` and `i64 align_ms` after the window; a key
-    /// without keeps writing version 1, byte for byte.
+    /// with VIEWS writes `version=3`, `i64 align_ms` (0 too) and `u8 nviews, nviews x u32 k`
+    /// after the window; a key with neither keeps writing version 1, byte for byte.
     /// Only live buckets and nonzero counts are written. The bytes are a function of the
     /// content alone (members in byte order, a bucket's entries by member), not of table
     /// layouts, so a replica encodes exactly what its master does. Cost: sorting the names,
@@ -60,7 +64,7 @@ impl TopN {
             align_ms: self.align_ms,
             clock: self.clock,
         };
-        write(&shape, &names, &buckets)
+        write(&shape, &self.declared_views(), &names, &buckets)
     }
 
     /// Rebuilds a structure from `encode()` output. Rejects truncated or malformed input.
@@ -74,7 +78,13 @@ impl TopN {
     pub fn decode_at(bytes: &[u8], now_ms: Option<i64>) -> Result<TopN, DecodeError> {
         let mut r = Reader { buf: bytes };
         let version = r.u8()?;
-        if version != ENCODING_VERSION && version != ENCODING_VERSION_ALIGNED {
+        if ![
+            ENCODING_VERSION,
+            ENCODING_VERSION_ALIGNED,
+            ENCODING_VERSION_VIEWS,
+        ]
+        .contains(&version)
+        {
             return Err(DecodeError::UnknownVersion(version.into()));
         }
         let bucket_ms = r.i64()?;
@@ -92,8 +102,32 @@ impl TopN {
                 return Err(DecodeError::Invalid("align_ms"));
             }
             align_ms
+        } else if version == ENCODING_VERSION_VIEWS {
+            let align_ms = r.i64()?;
+            if !(0..bucket_ms).contains(&align_ms) {
+                return Err(DecodeError::Invalid("align_ms"));
+            }
+            align_ms
         } else {
             0
+        };
+        let views = if version == ENCODING_VERSION_VIEWS {
+            let n = r.u8()? as usize;
+            if n == 0 || n > MAX_VIEWS {
+                return Err(DecodeError::Invalid("number of views"));
+            }
+            let mut ks = Vec::with_capacity(n);
+            for _ in 0..n {
+                ks.push(i64::from(r.u32()?));
+            }
+            let views = Views::new(&ks, window).map_err(|_| DecodeError::Invalid("views"))?;
+            // The set's own order: a payload is a function of the content.
+            if !views.iter().map(i64::from).eq(ks.iter().copied()) {
+                return Err(DecodeError::Invalid("views out of order"));
+            }
+            views
+        } else {
+            Views::NONE
         };
         let has_clock = match r.u8()? {
             0 => false,
@@ -104,7 +138,9 @@ impl TopN {
         if !has_clock && clock != 0 {
             return Err(DecodeError::Invalid("clock"));
         }
-        let mut t = TopN::new(bucket_ms, window).with_align(align_ms);
+        let mut t = TopN::new(bucket_ms, window)
+            .with_align(align_ms)
+            .with_views(&views);
         t.clock = if has_clock { Some(clock) } else { None };
         if let Some(now) = now_ms {
             t.observe_time(now);
@@ -188,6 +224,7 @@ impl TopN {
         if t.m.ids().any(|id| t.m.meta(id).refs == 0) {
             return Err(DecodeError::Invalid("unused member"));
         }
+        t.load_views();
         t.m.names.rebuild_index();
         if t.wants_clock_index() {
             // Buckets loaded aged: reads at the clock walk the clock index from the start (a
@@ -241,6 +278,7 @@ impl TopN {
 /// their bytes agree.
 pub(in crate::topn) fn write(
     shape: &Shape,
+    views: &Views,
     names: &[&[u8]],
     buckets: &[(i64, Vec<(u32, i64)>)],
 ) -> Vec<u8> {
@@ -248,15 +286,21 @@ pub(in crate::topn) fn write(
     let entries: usize = buckets.iter().map(|(_, e)| 12 + 12 * e.len()).sum();
     let mut out = Vec::with_capacity(42 + name_bytes + entries);
     let aligned = shape.align_ms != 0;
-    out.push(if aligned {
-        ENCODING_VERSION_ALIGNED
-    } else {
-        ENCODING_VERSION
+    out.push(match (views.is_empty(), aligned) {
+        (false, _) => ENCODING_VERSION_VIEWS,
+        (true, true) => ENCODING_VERSION_ALIGNED,
+        (true, false) => ENCODING_VERSION,
     });
     out.extend_from_slice(&shape.bucket_ms.to_le_bytes());
     out.extend_from_slice(&shape.window.to_le_bytes());
-    if aligned {
+    if aligned || !views.is_empty() {
         out.extend_from_slice(&shape.align_ms.to_le_bytes());
+    }
+    if !views.is_empty() {
+        out.push(views.len() as u8);
+        for k in views.iter() {
+            out.extend_from_slice(&k.to_le_bytes());
+        }
     }
     out.push(shape.clock.is_some() as u8);
     out.extend_from_slice(&shape.clock.unwrap_or(0).to_le_bytes());

@@ -59,6 +59,8 @@ pub(super) struct Members {
     pub(super) big: IdMap<i128>,
     /// The same for clock totals.
     pub(super) big_clock: IdMap<i128>,
+    /// The same for each view's totals.
+    pub(super) big_views: Vec<IdMap<i128>>,
 }
 
 impl Members {
@@ -75,7 +77,26 @@ impl Members {
             hasher: RandomState::new(),
             big: IdMap::default(),
             big_clock: IdMap::default(),
+            big_views: Vec::new(),
         }
+    }
+
+    /// Gives an empty table `n` views' totals and indexes.
+    pub(super) fn add_views(&mut self, n: usize) {
+        self.names.add_views(n);
+        self.big_views = vec![IdMap::default(); n];
+    }
+
+    /// The member's total in view `v`, exact.
+    #[inline]
+    pub(super) fn view_total(&self, v: usize, id: u32) -> i128 {
+        exact(self.names.view_total(v, id), &self.big_views[v], id)
+    }
+
+    #[inline]
+    pub(super) fn set_view_total(&mut self, v: usize, id: u32, total: i128) {
+        let clamped = clamp_keeping(total, &mut self.big_views[v], id);
+        self.names.set_view_total(v, id, clamped);
     }
 
     #[inline]
@@ -314,6 +335,9 @@ impl Members {
         if !self.big_clock.is_empty() {
             self.big_clock.remove(&id);
         }
+        for big in &mut self.big_views {
+            big.remove(&id);
+        }
         let hash = self.meta(id).hash;
         self.table_remove(id, hash);
         self.name_bytes -= self.names.free(id);
@@ -336,6 +360,19 @@ impl Members {
             + self.old.heap_bytes()
             + (self.names.index_len() + self.names.clock_index_len()) * INDEX_BYTES_PER_KEY
             + (self.big.capacity() + self.big_clock.capacity()) * 32
+            + self.views_heap_bytes()
+    }
+
+    /// Heap bytes of the views' totals and indexes.
+    pub(super) fn views_heap_bytes(&self) -> usize {
+        let (keys, totals) = self.names.view_sizes();
+        keys * INDEX_BYTES_PER_KEY
+            + totals * 8
+            + self
+                .big_views
+                .iter()
+                .map(|b| b.capacity() * 32)
+                .sum::<usize>()
     }
 
     pub(super) fn effort(&self) -> usize {
@@ -361,6 +398,7 @@ impl Members {
                 self.free_ids = Vec::new();
                 self.big = IdMap::default();
                 self.big_clock = IdMap::default();
+                self.big_views = Vec::new();
                 self.names.release();
                 break;
             }
@@ -391,6 +429,7 @@ impl Clone for Members {
             hasher: self.hasher.clone(),
             big: self.big.clone(),
             big_clock: self.big_clock.clone(),
+            big_views: self.big_views.clone(),
         }
     }
 }

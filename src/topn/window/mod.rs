@@ -85,6 +85,11 @@
 //!   straight to the sum. A load packs every sealed bucket at once. Memory: 8 bytes an entry of a
 //!   sealed bucket and 8 KB a sealed bucket (packed copies), 8 bytes a member (clock totals),
 //!   ~36 bytes a member while the clock index exists.
+//! - *Views* (`VIEWS k ...`, `views.rs`): per declared k, each member's total over the k newest
+//!   buckets at the key's newest time, with its own order index, kept by writes and by the same
+//!   upkeep budgets (a bucket leaving a view is subtracted from a snapshot of its ids). A read
+//!   whose stored buckets are exactly a view's walks that index (plan 1); otherwise views play
+//!   no part. About 44 bytes a member a view; a write pays one more index update a view.
 //! - The encoding is a function of the content (members in byte order, a bucket's entries by
 //!   member): servers with other table layouts (a replica) write the same bytes.
 //! - Big arrays no longer needed (a hash table migrated away from) go to `storage::dispose`,
@@ -92,9 +97,10 @@
 //!
 //! Files: this one (the type, writes, sizes), `bucket.rs` (a bucket's table and the scans of
 //! sums), `members.rs` (names, totals, order index, lookup), `retire.rs` (freeing, aging,
-//! packing, the clock index: the upkeep), `read.rs` (fixes, the cost model, the walk and the
-//! sums), `merge.rs` (threshold merges), `encoding.rs` (persistence), `defrag.rs` (active
-//! defrag); tests in `tests.rs`, `model_tests.rs`, `defrag_tests.rs`, `timings.rs`.
+//! packing, the clock index: the upkeep), `views.rs` (views), `read.rs` (fixes, the cost
+//! model, the walk and the sums), `merge.rs` (threshold merges), `encoding.rs` (persistence),
+//! `defrag.rs` (active defrag); tests in `tests.rs`, `model_tests.rs`, `defrag_tests.rs`,
+//! `views_tests.rs`, `timings.rs`.
 
 use crate::tuples::schema::newer_release;
 use std::collections::{BTreeSet, VecDeque};
@@ -115,6 +121,7 @@ mod members;
 mod merge;
 mod read;
 mod retire;
+mod views;
 
 pub use read::{release_if_idle, READ_BUFFER_BYTES};
 
@@ -128,6 +135,8 @@ mod model_tests;
 mod tests;
 #[cfg(test)]
 mod timings;
+#[cfg(test)]
+mod views_tests;
 
 /// Entries of stale buckets retired (or graveyard items freed) per `incr` call by default.
 pub const DEFAULT_RETIRE_BUDGET: usize = 64;
@@ -141,6 +150,9 @@ const REPACK_DELAY_MS: i64 = 1000;
 pub const ENCODING_VERSION: u8 = 1;
 /// Version byte of a key with a non-zero ALIGN: version 1 with `i64 align_ms` after the window.
 pub const ENCODING_VERSION_ALIGNED: u8 = 2;
+/// Version byte of a key with VIEWS: version 2 (`align_ms` may be 0) with `u8 nviews, nviews x
+/// u32 k` (ascending) after the ALIGN.
+pub const ENCODING_VERSION_VIEWS: u8 = 4;
 
 /// An increment would overflow a bucket count or a window total; nothing was changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -200,8 +212,8 @@ thread_local! {
     /// Test-only path counters: [plain walks, corrected walks, direct fallbacks, buries,
     /// retirement steps in a bucket caught mid-growth, writes to a frozen bucket's extra,
     /// writes to an aged bucket, buckets aged, sums over a packed copy, packings done,
-    /// clock-index build steps, walks of the clock index, threshold merges].
-    static PATHS: std::cell::Cell<[usize; 13]> = const { std::cell::Cell::new([0; 13]) };
+    /// clock-index build steps, walks of the clock index, threshold merges, walks of a view].
+    static PATHS: std::cell::Cell<[usize; 14]> = const { std::cell::Cell::new([0; 14]) };
 }
 
 #[inline]
@@ -279,6 +291,8 @@ pub struct TopN {
     pack_after_ms: i64,
     /// What recent reads learnt about their fast plans (`read::PlanHints`).
     hints: read::PlanHints,
+    /// The declared views' running state (`views.rs`), ascending k.
+    views: Vec<views::View>,
 }
 
 impl Clone for TopN {
@@ -309,6 +323,7 @@ impl Clone for TopN {
             seen_ms: self.seen_ms,
             pack_after_ms: self.pack_after_ms,
             hints: self.hints.clone(),
+            views: self.views.clone(),
         }
     }
 }
@@ -358,6 +373,7 @@ impl TopN {
             seen_ms: i64::MIN,
             hints: read::PlanHints::default(),
             pack_after_ms: i64::MIN,
+            views: Vec::new(),
         }
     }
 
@@ -618,6 +634,9 @@ impl TopN {
         if bucket.note(entry) {
             self.neg.insert(b);
         }
+        if !self.views.is_empty() {
+            self.views_store(id, b, by, entry - by);
+        }
         if inserted {
             self.total_entries += 1;
             self.m.meta_mut(id).refs += 1;
@@ -660,6 +679,11 @@ impl TopN {
             + self.buckets.iter().map(Bucket::heap_bytes).sum::<usize>()
             + self.neg.len() * 16
             + self.packer.as_ref().map_or(0, |p| p.heap_bytes())
+            + self
+                .views
+                .iter()
+                .map(views::View::heap_bytes)
+                .sum::<usize>()
             + self
                 .graveyards
                 .iter()

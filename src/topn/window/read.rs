@@ -31,6 +31,8 @@ pub(super) struct Span {
 pub(super) enum Base {
     Agg,
     Clock,
+    /// A view's totals (`views.rs`), only when they are the read window's (no fix).
+    View(usize),
 }
 
 /// How a read corrects a member's running total for one bucket.
@@ -452,6 +454,7 @@ impl TopN {
         match base {
             Base::Agg => self.m.total(id),
             Base::Clock => self.m.clock_total(id),
+            Base::View(v) => self.m.view_total(v, id),
         }
     }
 
@@ -470,7 +473,10 @@ impl TopN {
         let Some(id) = self.m.find(member, self.m.hash_name(member)) else {
             return 0;
         };
-        clamp_i64(self.count_id(id, &sp))
+        match self.view_for(&sp) {
+            Some(v) => clamp_i64(self.m.view_total(v, id)),
+            None => clamp_i64(self.count_id(id, &sp)),
+        }
     }
 
     #[cfg_attr(not(test), allow(dead_code))]
@@ -502,6 +508,13 @@ impl TopN {
         // Whether a bucket of the read window may hold a negative count (then a member with a
         // non-positive bound can still have a nonzero, negative count).
         let incl_has_neg = self.neg.range(sp.lo..=sp.hi).next().is_some();
+        if let Some(v) = self.view_for(&sp) {
+            note_path(13);
+            // A view's totals are the read window's: a walk of its index, as for the window.
+            return self
+                .walk(Base::View(v), &[], want, usize::MAX, incl_has_neg)
+                .unwrap_or_default();
+        }
         let agg = self.fixes(&sp, Base::Agg);
         let clock = self.fixes(&sp, Base::Clock);
         // The walk goes down the index that needs fewer fixes (the clock index once built).
@@ -611,6 +624,10 @@ impl TopN {
                 let keys = self.m.names.clock_index_iter()?;
                 self.walk_keys(keys, base, fixes, want, cap, incl_has_neg)
             }
+            Base::View(v) => {
+                let keys = self.m.names.view_iter(v);
+                self.walk_keys(keys, base, fixes, want, cap, incl_has_neg)
+            }
         }
     }
 
@@ -676,6 +693,8 @@ impl TopN {
         let big = match base {
             Base::Agg => &self.m.big,
             Base::Clock => &self.m.big_clock,
+            // Never summed: a view is read only by a walk.
+            Base::View(_) => return None,
         };
         if !big.is_empty() {
             return None;

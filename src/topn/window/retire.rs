@@ -104,6 +104,7 @@ impl TopN {
         self.graveyards.is_empty()
             && self.buckets.front().is_none_or(|b| !self.is_stale(b.idx))
             && !self.aging_pending()
+            && !self.views_pending()
             && !self.clock_index_pending()
             && !self.packing_pending()
     }
@@ -156,6 +157,7 @@ impl TopN {
             || self.buckets.front().is_some_and(|b| self.is_stale(b.idx))
             || self.aging_pending()
             || self.clock_index_pending()
+            || self.views_pending()
         {
             return Some(0);
         }
@@ -165,10 +167,10 @@ impl TopN {
             .buckets
             .get(i)
             .map(|b| self.bucket_start(b.idx.saturating_add(self.window as i64)));
-        match (packing, aging) {
-            (Some(p), Some(a)) => Some(p.min(a)),
-            (p, a) => p.or(a),
-        }
+        [packing, aging, self.views_due_ms()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Where the aggregate should start: no stale bucket, and nothing that left the window at
@@ -209,6 +211,7 @@ impl TopN {
         };
         self.retire_pos = 0;
         self.agg_pos = 0;
+        self.reset_views();
         if !g.is_empty() {
             self.graveyards.push(g);
         }
@@ -235,10 +238,16 @@ impl TopN {
                 }
                 continue;
             }
+            if self.views_pending() {
+                // Before freeing: a stale bucket is freed once every view has passed it.
+                done += self.age_views(budget - done);
+                continue;
+            }
             let Some(front) = self.buckets.front() else {
                 break;
             };
             if self.is_stale(front.idx) {
+                debug_assert!(self.views_passed(front.idx));
                 // Free the stale front bucket, a cell at a time (it takes no writes, so its
                 // cells stay where they are).
                 let idx = front.idx;

@@ -720,10 +720,10 @@ fn decode_rejects_truncated_and_garbage() {
     long.push(0);
     assert!(TopN::decode(&long).is_err());
     let mut v = enc.clone();
-    v[0] = 3;
+    v[0] = 5;
     assert_eq!(
         TopN::decode(&v).unwrap_err(),
-        DecodeError::UnknownVersion(3)
+        DecodeError::UnknownVersion(5)
     );
     // Random garbage and single-byte corruptions never panic.
     let mut rng = StdRng::seed_from_u64(99);
@@ -914,7 +914,7 @@ fn clock_index_follows_aging_and_the_clock() {
     assert!(t.m.names.clock_index_ready());
     reads_exact(&t, 2_001);
     reads_exact(&t, 5_500);
-    PATHS.with(|p| p.set([0; 13]));
+    PATHS.with(|p| p.set([0; 14]));
     let whole = t.top(10, 2_001);
     assert_eq!(PATHS.with(|p| p.get())[11], 1, "a walk of the clock index");
     let sp = t.span(2_001, 4).unwrap();
@@ -969,7 +969,7 @@ fn reads_that_had_to_sum_sum_at_once() {
     expected.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     expected.truncate(10);
     let tried = |t: &TopN| {
-        PATHS.with(|p| p.set([0; 13]));
+        PATHS.with(|p| p.set([0; 14]));
         let rows: Vec<(Vec<u8>, i64)> = t
             .top_in(10, 11_999, 6)
             .into_iter()
@@ -986,7 +986,7 @@ fn reads_that_had_to_sum_sum_at_once() {
     assert_eq!(tried(&t), (true, true), "and tries again on the eighth");
     // Another window of the same flat counts follows the key's last attempt: it tries with
     // the retry's smaller caps, then sums.
-    PATHS.with(|p| p.set([0; 13]));
+    PATHS.with(|p| p.set([0; 14]));
     let rows = t.top_in(10, 11_999, 5);
     let p = PATHS.with(|p| p.get());
     assert_eq!(p[2], 1, "LAST 5 sums");

@@ -358,7 +358,7 @@ fn bench_reads() {
             20,
             || d.top_in(10, newest, 2).len(),
         );
-        PATHS.with(|p| p.set([0; 13]));
+        PATHS.with(|p| p.set([0; 14]));
         for k in [1u32, 2, 6, 12, 24] {
             time(&format!("reads: {aged} aged, LAST {k}"), 20, || {
                 t.top_in(10, newest, k).len()
@@ -437,7 +437,7 @@ fn bench_reads_weighted() {
     for k in [1u32, 2, 6, 12, 24] {
         let sp = t.span(newest, k).unwrap();
         t.hints = read::PlanHints::default();
-        PATHS.with(|p| p.set([0; 13]));
+        PATHS.with(|p| p.set([0; 14]));
         let s = std::time::Instant::now();
         std::hint::black_box(t.top_in(10, newest, k));
         let first = s.elapsed();
@@ -452,4 +452,85 @@ fn bench_reads_weighted() {
         let sums = s.elapsed() / 20;
         eprintln!("LAST {k}: first {first:?} (paths {paths:?}), second {second:?}, sum {sums:?}");
     }
+}
+
+/// VIEWS 6 12 on the flat weighted key of `bench_reads_weighted`: its writes against the same
+/// writes without views, the reads of `LAST 6` / `LAST 12` at the server's time (the views)
+/// against the same reads without them, and the longest upkeep slice when buckets leave the
+/// views.
+#[test]
+#[ignore]
+fn bench_views_weighted() {
+    let (members, events) = (200_000u64, 50_000u64);
+    let views = super::super::views::Views::new(&[6, 12], 24).unwrap();
+    let mut keys = [TopN::new(1000, 24), TopN::new(1000, 24).with_views(&views)];
+    for (i, t) in keys.iter_mut().enumerate() {
+        let mut rng = StdRng::seed_from_u64(11);
+        let s = std::time::Instant::now();
+        for b in 0..24i64 {
+            for e in 0..events {
+                let r = (members as f64 * rng.gen::<f64>()) as u64;
+                let m = if b < 12 { r } else { members - 1 - r };
+                let at = b * 1000 + e as i64 % 1000;
+                t.observe_time(at);
+                t.incr(format!("n{m}").as_bytes(), rng.gen_range(1..=100), at)
+                    .unwrap();
+                if e % 1000 == 999 {
+                    t.upkeep(128);
+                }
+            }
+        }
+        let per = s.elapsed() / (24 * events as u32);
+        eprintln!(
+            "{} views: fill {per:?} per incr, mem_usage {} MB",
+            2 * i,
+            t.mem_usage() >> 20
+        );
+    }
+    let [plain, with] = &mut keys;
+    for t in [&mut *plain, &mut *with] {
+        t.observe_time(23 * 1000 + 1);
+        while t.upkeep(128) == 128 {}
+    }
+    let newest = 23 * 1000 + 999;
+    for k in [6u32, 12] {
+        for (name, t) in [("no views", &*plain), ("VIEWS 6 12", &*with)] {
+            let s = std::time::Instant::now();
+            let rows = std::hint::black_box(t.top_in(10, newest, k));
+            let first = s.elapsed();
+            time(
+                &format!("LAST {k}, {name}, first {first:?}; again"),
+                20,
+                || t.top_in(10, newest, k).len(),
+            );
+            assert_eq!(rows, plain.top_in(10, newest, k));
+        }
+        eprintln!(
+            "view {k}: {} KB",
+            with.view_memory(if k == 6 { 0 } else { 1 }) >> 10
+        );
+    }
+    // A bucket leaves each view (and the window): the views' share, then the rest of upkeep,
+    // in the timer's slices, beside the same upkeep without views.
+    let slices = |t: &mut TopN, f: fn(&mut TopN) -> usize| {
+        let (mut worst, mut n) = (std::time::Duration::ZERO, 0);
+        loop {
+            let s = std::time::Instant::now();
+            let done = f(t);
+            worst = worst.max(s.elapsed());
+            n += 1;
+            if done < 128 {
+                return (n, worst);
+            }
+        }
+    };
+    with.observe_time(24 * 1000 + 1);
+    plain.observe_time(24 * 1000 + 1);
+    let views = slices(with, |t| t.age_views(128));
+    let rest = slices(with, |t| t.upkeep(128));
+    let without = slices(plain, |t| t.upkeep(128));
+    eprintln!(
+        "a bucket leaves: (slices of 128 units, longest) views {views:?}, then upkeep {rest:?}; \
+         upkeep without views {without:?}"
+    );
 }

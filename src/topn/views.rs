@@ -1,0 +1,94 @@
+//! A TOPN key's declared views (`TOPN.CREATE ... VIEWS k [k ...]`): windows of the k newest
+//! buckets whose per-member totals a full key keeps running beside the whole window's
+//! (`window/views.rs`). Part of the declaration, kept as a set (ascending, each k once), so
+//! `VIEWS 12 6` and `VIEWS 6 12` declare the same key. Pure Rust, no FFI.
+
+use std::fmt;
+
+/// Views a key declares at most.
+pub const MAX_VIEWS: usize = 8;
+
+/// The declared views: each k ascending, `2 <= k < WINDOW`, at most `MAX_VIEWS`.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
+pub struct Views {
+    ks: [u32; MAX_VIEWS],
+    len: u8,
+}
+
+impl Views {
+    /// No views (every key before VIEWS existed).
+    pub const NONE: Views = Views {
+        ks: [0; MAX_VIEWS],
+        len: 0,
+    };
+
+    /// The views `ks` (any order) of a key of `window` buckets, or why they are refused.
+    pub fn new(ks: &[i64], window: u32) -> Result<Views, String> {
+        if ks.len() > MAX_VIEWS {
+            return Err(format!("VIEWS takes at most {MAX_VIEWS} windows"));
+        }
+        let mut views = Views::NONE;
+        for &k in ks {
+            if k < 2 || k >= i64::from(window) {
+                return Err(format!(
+                    "VIEWS must be integers between 2 and the key's WINDOW - 1 ({}), got {k}",
+                    i64::from(window) - 1
+                ));
+            }
+            if views.iter().any(|v| i64::from(v) == k) {
+                return Err(format!("VIEWS names {k} twice"));
+            }
+            views.ks[views.len as usize] = k as u32;
+            views.len += 1;
+        }
+        views.ks[..views.len as usize].sort_unstable();
+        Ok(views)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    /// The k of each view, ascending.
+    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.ks[..self.len as usize].iter().copied()
+    }
+}
+
+impl fmt::Display for Views {
+    /// `VIEWS 6 12`, or nothing without views (the declaration's words).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !self.is_empty() {
+            f.write_str("VIEWS")?;
+        }
+        for k in self.iter() {
+            write!(f, " {k}")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn views_are_a_set_within_the_window() {
+        let v = Views::new(&[12, 6], 24).unwrap();
+        assert_eq!(v, Views::new(&[6, 12], 24).unwrap());
+        assert_eq!(v.iter().collect::<Vec<_>>(), vec![6, 12]);
+        assert_eq!(v.to_string(), "VIEWS 6 12");
+        assert_eq!(Views::NONE.to_string(), "");
+        assert!(Views::new(&[1], 24).unwrap_err().contains("between 2"));
+        assert!(Views::new(&[24], 24).unwrap_err().contains("(23), got 24"));
+        assert!(Views::new(&[6, 6], 24).unwrap_err().contains("6 twice"));
+        assert!(Views::new(&[2, 3, 4, 5, 6, 7, 8, 9, 10], 24)
+            .unwrap_err()
+            .contains("at most 8"));
+        assert_eq!(Views::new(&[2, 3, 4, 5, 6, 7, 8, 9], 24).unwrap().len(), 8);
+    }
+}

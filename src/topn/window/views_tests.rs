@@ -1,0 +1,146 @@
+//! Model test of views: a key with views beside the same key without (whose reads the model
+//! tests check against sums of events), through bucket boundaries, late events, server time
+//! running ahead, clock jumps, upkeep in small slices, loads and copies. Every read agrees, and
+//! reads at the server's time once upkeep caught up walk a view.
+
+use super::super::views::Views;
+use super::*;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+fn paths() -> [usize; 14] {
+    PATHS.with(|p| p.get())
+}
+
+fn owned(rows: Vec<(&[u8], i64)>) -> Vec<(Vec<u8>, i64)> {
+    rows.into_iter().map(|(m, c)| (m.to_vec(), c)).collect()
+}
+
+/// Every read of both keys at `at`, each `LAST k` and a few members, agrees.
+fn same_reads(a: &TopN, b: &TopN, at: i64, pool: usize, what: &str) {
+    for k in 1..=a.window() {
+        for n in [1, 3, 50] {
+            assert_eq!(
+                owned(a.top_in(n, at, k)),
+                owned(b.top_in(n, at, k)),
+                "{what}: top {n} at {at} last {k}"
+            );
+        }
+        for m in 0..pool.min(12) {
+            let m = format!("m{m}");
+            assert_eq!(
+                a.count_in(m.as_bytes(), at, k),
+                b.count_in(m.as_bytes(), at, k),
+                "{what}: count {m} at {at} last {k}"
+            );
+        }
+    }
+}
+
+fn run(seed: u64) {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let window = rng.gen_range(3..9u32);
+    let mut ks: Vec<i64> = (2..window as i64).filter(|_| rng.gen_bool(0.6)).collect();
+    if ks.is_empty() {
+        ks.push(2);
+    }
+    let views = Views::new(&ks, window).unwrap();
+    let bucket_ms = 1000;
+    let mut with = TopN::new(bucket_ms, window).with_views(&views);
+    let mut plain = TopN::new(bucket_ms, window);
+    let budget = rng.gen_range(1..40);
+    with.set_retire_budget(budget);
+    with.set_pack_min(1 + (seed % 7) as usize);
+    let pool = rng.gen_range(3..60);
+    let mut now: i64 = 10_000;
+    for step in 0..1500 {
+        now += match rng.gen_range(0..100) {
+            0 => (window as i64 + 1) * bucket_ms, // past the whole window
+            1..=6 => bucket_ms,
+            _ => rng.gen_range(0..60),
+        };
+        let at = match rng.gen_range(0..10) {
+            0 => now - rng.gen_range(0..(window as i64 + 1) * bucket_ms), // late
+            _ => now,
+        };
+        let member = format!("m{}", rng.gen_range(0..pool));
+        let by = match rng.gen_range(0..25) {
+            0 => -rng.gen_range(1..4),
+            _ => rng.gen_range(1..50),
+        };
+        let server = now + rng.gen_range(0..3) * bucket_ms; // the server's time, maybe ahead
+        with.observe_time(server);
+        plain.observe_time(server);
+        let a = with.incr(member.as_bytes(), by, at);
+        let b = plain.incr(member.as_bytes(), by, at);
+        assert_eq!(a, b, "seed {seed} step {step}: incr");
+        if rng.gen_bool(0.3) {
+            with.upkeep(rng.gen_range(1..200));
+            plain.upkeep(1000);
+        }
+        if step % 7 == 0 {
+            with.check_views();
+            let what = format!("seed {seed} step {step}");
+            same_reads(&with, &plain, server, pool, &what);
+            same_reads(&with, &plain, now - rng.gen_range(0..3000), pool, &what);
+        }
+        if step % 250 == 0 {
+            // A load (RDB, a replica's sync) and a copy read alike and keep the views.
+            let loaded = TopN::decode_at(&with.encode(), Some(server)).unwrap();
+            assert_eq!(loaded.declared_views(), views);
+            loaded.check_views();
+            assert_eq!(loaded.encode(), with.encode());
+            let what = format!("seed {seed} step {step} loaded");
+            same_reads(&loaded, &plain, server, pool, &what);
+            let copy = with.clone();
+            copy.check_views();
+            same_reads(&copy, &plain, server, pool, &what);
+        }
+    }
+    // Caught up at the server's time: a view's read walks its index.
+    let server = now + 2 * bucket_ms;
+    with.observe_time(server);
+    while with.upkeep(1000) >= 1000 {}
+    with.check_views();
+    for k in views.iter() {
+        let before = paths()[13];
+        let rows = owned(with.top_in(5, server, k));
+        assert_eq!(rows, owned(plain.top_in(5, server, k)));
+        if with.span(server, k).is_some() {
+            assert_eq!(
+                paths()[13],
+                before + 1,
+                "seed {seed}: a view's read walks it"
+            );
+        }
+    }
+}
+
+#[test]
+fn views_read_as_sums_of_their_buckets() {
+    for seed in 0..60 {
+        run(seed);
+    }
+}
+
+#[test]
+fn a_view_read_is_a_walk() {
+    let views = Views::new(&[2, 3], 6).unwrap();
+    let mut t = TopN::new(1000, 6).with_views(&views);
+    for b in 0..6i64 {
+        for m in 0..50 {
+            let name = format!("m{m}");
+            t.incr(name.as_bytes(), (m * (b + 1)) % 17 + 1, b * 1000 + 5)
+                .unwrap();
+        }
+    }
+    t.observe_time(5_500);
+    while t.upkeep(1000) >= 1000 {}
+    t.check_views();
+    let before = paths()[13];
+    let top = owned(t.top_in(3, 5_500, 3));
+    assert_eq!(paths()[13], before + 1);
+    let mut plain = TopN::decode(&t.encode()).unwrap();
+    plain.views.clear();
+    assert_eq!(top, owned(plain.top_in(3, 5_500, 3)));
+}
