@@ -335,13 +335,16 @@ extern "C" fn copy<T: ModuleValue>(
 ) -> *mut c_void {
     guarded(std::ptr::null_mut(), || {
         let copy = unsafe { value_ref::<T>(value) }.clone();
+        let (reclaim_due, upkeep_due) = (copy.next_due(), copy.upkeep_due());
+        let copy: *mut c_void = Box::into_raw(Box::new(copy)).cast();
         super::reclaim::schedule_copy(
             api!(RedisModule_GetToDbIdFromOptCtx(ctx)),
             api!(RedisModule_GetToKeyNameFromOptCtx(ctx)).cast_mut(),
-            copy.next_due(),
-            copy.upkeep_due(),
+            copy,
+            reclaim_due,
+            upkeep_due,
         );
-        Box::into_raw(Box::new(copy)).cast()
+        copy
     })
 }
 

@@ -3,9 +3,11 @@
 //! types pay nothing (no keyspace-event subscription):
 //!
 //! - `unlink2` (DEL, UNLINK, expiry, eviction, an overwrite, the source of
-//!   RENAME and MOVE, the target of RENAME/COPY/RESTORE ... REPLACE) gives the
-//!   name and db the value leaves; its schedule entries go with it
-//!   ([`unlinked`]), and the value is remembered if it had any.
+//!   RENAME and MOVE) gives the name and db the value leaves; its schedule
+//!   entries go with it ([`unlinked`]), and the value is remembered if it had
+//!   any. When the value makes way for one just loaded or copied under the
+//!   same name (RESTORE or COPY ... REPLACE), the entries are the new one's
+//!   and stay.
 //! - `free` follows for a value that was deleted, at once or on the lazyfree
 //!   thread ([`freed`]): it is forgotten.
 //! - `copy2` gives the copy's name and db (`reclaim::schedule_copy`).
@@ -13,12 +15,11 @@
 //!   with a past expiry, an expired key in an RDB) takes its entries out
 //!   again ([`loaded`], [`freed`]).
 //!
-//! A value unlinked and not freed lives on elsewhere: the next timer step
-//! looks for it where it can be. First the name it left, in its db (another
-//! value of ours may have taken it: RESTORE or COPY ... REPLACE), then the
-//! same name in the other dbs (MOVE), then, since no callback names a
-//! RENAME's new name, a SCAN of its db, a bounded step at a time, that ends
-//! when it finds the value or after a whole pass (the value was freed
+//! A value unlinked and not freed lives on elsewhere: the next timer steps
+//! look for it, a bounded batch at a time: under the name it left (renamed
+//! back), then the same name in the other dbs (MOVE), then, since no callback
+//! names a RENAME's new name, a SCAN of its db, a bounded step at a time, that
+//! ends when it finds the value or after a whole pass (the value was freed
 //! meanwhile). What is found is scheduled again under its new name.
 //! Only renames and moves of our keys cost a search.
 
@@ -35,8 +36,8 @@ use std::time::Instant;
 struct Unlinked {
     db: i32,
     name: Vec<u8>,
-    /// The value's address while it may live on; `None` once freed.
-    value: Option<usize>,
+    /// The value's address; the entry goes when the value is freed.
+    value: usize,
 }
 
 /// A SCAN of one db for values renamed there.
@@ -62,9 +63,10 @@ impl Drop for Cursor {
 }
 
 struct State {
-    /// The value a load scheduled last, until it is stored (it is unlinked
-    /// later, or the next load or timer step comes) or dropped unstored
-    /// (freed first: `RESTORE` with a past expiry, an expired key in an RDB).
+    /// The value a load or a copy scheduled last, until it is stored (it is
+    /// unlinked later, or the next load or timer step comes) or dropped
+    /// unstored (freed first: `RESTORE` with a past expiry, an expired key in
+    /// an RDB).
     loaded: Option<(usize, i32, Vec<u8>)>,
     unlinked: Vec<Unlinked>,
     /// Values renamed in a db other than the searched one, with their db:
@@ -79,7 +81,7 @@ impl State {
         self.search.is_some()
             || self.loaded.is_some()
             || !self.waiting.is_empty()
-            || self.unlinked.iter().any(|u| u.value.is_some())
+            || !self.unlinked.is_empty()
     }
 }
 
@@ -104,7 +106,7 @@ fn update_watching(st: &State) {
     WATCHING.store(st.watching(), Ordering::Release);
 }
 
-/// A load scheduled the value at `value` for the key `name` of `db`.
+/// A load or a copy scheduled the value at `value` for the key `name` of `db`.
 pub fn loaded(value: *const c_void, db: c_int, name: Vec<u8>) {
     let mut st = state();
     st.loaded = Some((value as usize, db, name));
@@ -117,7 +119,16 @@ pub fn unlinked(name: RStr, db: c_int, value: *const c_void) {
     if WATCHING.load(Ordering::Acquire) {
         let mut st = state();
         st.loaded.take_if(|(v, _, _)| *v == value as usize);
+        // The value making way for one just loaded or copied under its name
+        // (RESTORE or COPY ... REPLACE): the entries are the new value's.
+        let incoming = st
+            .loaded
+            .as_ref()
+            .is_some_and(|(_, d, n)| *d == db && *n == super::copy_of(name));
         update_watching(&st);
+        if incoming {
+            return;
+        }
     }
     let Some(name) = super::reclaim::forget(db, name) else {
         return;
@@ -126,7 +137,7 @@ pub fn unlinked(name: RStr, db: c_int, value: *const c_void) {
     st.unlinked.push(Unlinked {
         db,
         name,
-        value: Some(value as usize),
+        value: value as usize,
     });
     update_watching(&st);
 }
@@ -145,9 +156,7 @@ pub fn freed(value: *const c_void) {
         super::reclaim::forget_loaded(db, &name);
         st = state();
     }
-    for u in st.unlinked.iter_mut().filter(|u| u.value == Some(value)) {
-        u.value = None;
-    }
+    st.unlinked.retain(|u| u.value != value);
     st.waiting.retain(|&(_, v)| v != value);
     if let Some(search) = &mut st.search {
         search.wanted.retain(|&(v, _)| v != value);
@@ -187,11 +196,24 @@ pub fn flushed(db: Option<i32>) {
     drop(search);
 }
 
+/// `INFO recipes` gauge: values being followed (unlinked, not yet found or
+/// freed).
+pub fn followed() -> i64 {
+    let st = state();
+    let searched = st.search.as_ref().map_or(0, |s| s.wanted.len());
+    (st.unlinked.len() + st.waiting.len() + searched) as i64
+}
+
 /// Whether following needs the timer again soon.
 pub fn busy() -> bool {
     let st = state();
     st.search.is_some() || !st.waiting.is_empty() || !st.unlinked.is_empty()
 }
+
+/// Unlinked keys looked at in one timer step (each one open of the name it
+/// left, and for a value not freed the same name in each other db): the
+/// step stays well under a millisecond; more waits for the next steps.
+const BATCH: usize = 32;
 
 /// One timer step: finds where unlinked values went (see the module doc),
 /// then scans for renamed ones until `deadline`.
@@ -199,10 +221,13 @@ pub fn step(ctx: Ctx, deadline: Instant) {
     let (pending, waiting) = {
         let mut st = state();
         st.loaded = None;
-        (
-            std::mem::take(&mut st.unlinked),
-            std::mem::take(&mut st.waiting),
-        )
+        let batch = st.unlinked.len().min(BATCH);
+        let pending: Vec<Unlinked> = st.unlinked.drain(..batch).collect();
+        if st.unlinked.is_empty() {
+            // A burst of unlinks leaves no room held behind it.
+            st.unlinked = Vec::new();
+        }
+        (pending, std::mem::take(&mut st.waiting))
     };
     // The names left: taken again by a value of ours, or by this one.
     let mut found = HashSet::new();
@@ -213,9 +238,10 @@ pub fn step(ctx: Ctx, deadline: Instant) {
     }
     let mut lost = waiting;
     for u in pending {
-        let Some(value) = u.value.filter(|v| !found.contains(v)) else {
+        let value = u.value;
+        if found.contains(&value) {
             continue;
-        };
+        }
         // MOVE: the same name in another db.
         let moved = (0..)
             .filter(|&db| db != u.db)

@@ -191,6 +191,7 @@ pub fn gauges() -> Vec<(&'static str, i64)> {
             "reclaim_schedule_bytes",
             count(|o| o.reclaim.heap_bytes() + o.upkeep.heap_bytes()),
         ),
+        ("reclaim_followed_keys", moved::followed()),
     ]
 }
 
@@ -322,21 +323,30 @@ pub fn forget_loaded(db: c_int, name: &Vec<u8>) {
     }
 }
 
-/// `copy2`: a copy of one of our values, with work due at `reclaim_due` /
-/// `upkeep_due`, is being stored under `name` of db `db`.
-pub fn schedule_copy(db: c_int, name: RStr, reclaim_due: Option<i64>, upkeep_due: Option<i64>) {
+/// `copy2`: a copy of one of our values, at `value`, with work due at
+/// `reclaim_due` / `upkeep_due`, is being stored under `name` of db `db`.
+pub fn schedule_copy(
+    db: c_int,
+    name: RStr,
+    value: *const c_void,
+    reclaim_due: Option<i64>,
+    upkeep_due: Option<i64>,
+) {
     if reclaim_due.is_none() && upkeep_due.is_none() {
         return;
     }
     let name = copy_of(name);
-    let mut st = state();
-    let owed = st.served.db(db);
-    if let Some(due) = reclaim_due {
-        owed.reclaim.schedule(name.clone(), due);
+    {
+        let mut st = state();
+        let owed = st.served.db(db);
+        if let Some(due) = reclaim_due {
+            owed.reclaim.schedule(name.clone(), due);
+        }
+        if let Some(due) = upkeep_due {
+            owed.upkeep.schedule(name.clone(), due);
+        }
     }
-    if let Some(due) = upkeep_due {
-        owed.upkeep.schedule(name, due);
-    }
+    moved::loaded(value, db, name);
 }
 
 /// Schedules what the key `name` of db `db` owes, if it holds a value of
@@ -526,7 +536,7 @@ fn tick(ctx: Ctx) -> i64 {
         IDLE_MS
     };
     if let Some(due) = reclaim_due {
-        delay = (due - now).clamp(1, IDLE_MS);
+        delay = delay.min((due - now).clamp(1, IDLE_MS));
     }
     if let Some(due) = upkeep_due {
         // Upkeep owed now goes on at the next pass of the event loop (clients are served
