@@ -149,6 +149,7 @@ fn parse_i64(value: &[u8]) -> Option<i64> {
 }
 
 /// An optional integer option: `None` when the option was not given.
+#[inline] // a write checks several, usually absent: a test, not a call
 pub fn opt_int_in(
     name: &str,
     value: Option<&[u8]>,

@@ -35,9 +35,22 @@ impl<const N: usize> Sink for SmallVec<[u8; N]> {
     }
 }
 
+/// Elements up to this long are checked byte by byte (a vectorized search
+/// costs more for so few) and written with their end in one piece.
+const SHORT: usize = 30;
+
 /// Appends the encoding of one element to `out`.
 pub fn push_element(out: &mut impl Sink, element: &[u8]) {
-    if !element.contains(&ESCAPE) {
+    let len = element.len();
+    if len <= SHORT && element.iter().all(|&b| b != ESCAPE) {
+        // The usual element.
+        let mut short = [0u8; SHORT + 2];
+        short[..len].copy_from_slice(element);
+        short[len..len + 2].copy_from_slice(&END_OF_ELEMENT);
+        out.put(&short[..len + 2]);
+        return;
+    }
+    if memchr::memchr(ESCAPE, element).is_none() {
         out.put(element);
     } else {
         for &b in element {

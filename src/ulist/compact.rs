@@ -94,8 +94,10 @@ fn tag(key: &[u8]) -> u32 {
     (hash(key) >> 32) as u32
 }
 
-/// Lists of fewer values have no filter: a search of so few is quick.
-const FILTER_FROM: usize = 16;
+/// Lists of fewer values have no filter: a search of so few is quick. Not
+/// 16, a power of two: the filter would be built at 16 values and built
+/// again, twice as large, at 17.
+const FILTER_FROM: usize = 17;
 
 /// Filter words for `len` values: 8 bits a value, rounded up to a power of
 /// two (so it is rebuilt each time the list doubles).
@@ -208,12 +210,19 @@ impl Compact {
     }
 
     /// Rebuilds the filter at `words` words.
+    /// In place: the values move, the buffer is not allocated again unless
+    /// it must grow.
     fn refilter(&mut self, words: u16) {
-        let start = self.values_start();
-        let mut values = Vec::with_capacity(start_of(words) + self.values.len() - start);
-        values.resize(start_of(words), 0);
-        values.extend_from_slice(&self.values[start..]);
-        self.values = values;
+        let (old, new, len) = (self.values_start(), start_of(words), self.values.len());
+        if new > old {
+            self.values.reserve_exact(new - old);
+            self.values.resize(len + new - old, 0);
+            self.values.copy_within(old..len, new);
+        } else {
+            self.values.copy_within(old..len, new);
+            self.values.truncate(len + new - old);
+        }
+        self.values[..new].fill(0);
         self.filter_words = words;
         let (filter, values) = self.values.split_at_mut(start_of(words));
         for value in entries_of(values, 0) {
