@@ -87,6 +87,8 @@ impl Server {
             .arg("appendonly")
             .query(c)
             .expect("CONFIG GET appendonly");
+        // A replica's full sync may still be saving in the background.
+        wait_for_bg_done(self);
         let _: () = redis::cmd("SAVE").query(c).expect("SAVE");
         if aof.get(1).map(String::as_str) != Some("yes") {
             self.restart();
