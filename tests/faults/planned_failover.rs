@@ -342,6 +342,10 @@ fn sentinel_failover_then_kill_9_of_the_new_master() {
         "sn:",
         due,
     );
+    // Both replicas hold the setup before any failover: an unacknowledged
+    // write may be lost with its master (a lagging replica can be promoted).
+    let acked: i64 = q(m, &["WAIT", "2", "10000"]);
+    assert_eq!(acked, 2, "the replicas never acknowledged the setup");
     // Sentinel sees the replicas before it can fail over to one.
     let known = wait_until(Duration::from_secs(30), || {
         let replicas: Vec<Value> = sentinels[0]
