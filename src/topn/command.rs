@@ -1,13 +1,13 @@
 //! TOPN command handlers.
 
-use super::core::Core;
+use super::layout::full::Full;
+use super::layout::Layout;
 use super::parse::{
     align_within, buckets_in_24h, count_args, create_options, incr_options, incrby_args,
     top_options, Pair,
 };
 use super::value::{TopnValue, TOPN_TYPE};
 use super::views::Views;
-use super::window::TopN;
 use super::{
     AGED_BUCKETS, ALIGN, BUCKET, BY, CAPACITY, COMPACT_MAX, DEFAULT_BUCKET, DEFAULT_WINDOW,
     EXPIRED_BUCKETS, LATE_EVENTS, VIEWS, WINDOW,
@@ -24,7 +24,7 @@ fn open(ctx: Ctx, args: &Args, write: bool) -> Key {
 /// Replicates the creation of `name` with its shape spelled out, so replicas
 /// do not depend on their own default configs. ALIGN is named only when not 0,
 /// so a key without it replicates as before ALIGN existed.
-fn replicate_create(ctx: Ctx, name: RStr, core: &Core) {
+fn replicate_create(ctx: Ctx, name: RStr, core: &Layout) {
     let mut shape = vec![
         Arg::Str(name),
         BUCKET.arg(),
@@ -90,8 +90,8 @@ pub fn create(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
         return Ok(());
     }
     let core = match capacity {
-        Some(m) => Core::capped(bucket_s * 1000, window as u32, align_s * 1000, m as u32),
-        None => Core::new(
+        Some(m) => Layout::capped(bucket_s * 1000, window as u32, align_s * 1000, m as u32),
+        None => Layout::new(
             bucket_s * 1000,
             window as u32,
             align_s * 1000,
@@ -272,7 +272,7 @@ fn open_for_event(key: &mut Key, at: i64, time: WriteTime) -> Result<Option<bool
         let core = value.get();
         let late = core.is_older_than_window(at)
             || (!replaying
-                && TopN::outside_window_at(
+                && Full::outside_window_at(
                     core.bucket_ms(),
                     core.align_ms(),
                     core.window(),
@@ -282,10 +282,10 @@ fn open_for_event(key: &mut Key, at: i64, time: WriteTime) -> Result<Option<bool
         return Ok((!late).then_some(false));
     }
     let (bucket_s, window) = (DEFAULT_BUCKET.get(), DEFAULT_WINDOW.get());
-    if !replaying && TopN::outside_window_at(bucket_s * 1000, 0, window as u32, at, now) {
+    if !replaying && Full::outside_window_at(bucket_s * 1000, 0, window as u32, at, now) {
         return Ok(None);
     }
-    let core = Core::new(bucket_s * 1000, window as u32, 0, COMPACT_MAX.count());
+    let core = Layout::new(bucket_s * 1000, window as u32, 0, COMPACT_MAX.count());
     key.set_value(&TOPN_TYPE, TopnValue::new(core));
     Ok(Some(true))
 }
@@ -296,7 +296,7 @@ fn write<R, E>(
     value: &mut TopnValue,
     now: i64,
     created: bool,
-    f: impl FnOnce(&mut Core) -> Result<R, E>,
+    f: impl FnOnce(&mut Layout) -> Result<R, E>,
 ) -> Result<(R, Done), E> {
     value.update(|core| {
         let moved = core.observe_time(now);
@@ -388,7 +388,7 @@ pub fn upkeep_due(key: &Key) -> Option<i64> {
 }
 
 /// `LAST k` checked against the key's WINDOW: the number of buckets a read covers.
-fn last_of(core: &Core, last: Option<i64>, default: u32) -> Result<u32, CmdError> {
+fn last_of(core: &Layout, last: Option<i64>, default: u32) -> Result<u32, CmdError> {
     match last {
         None => Ok(default),
         Some(k) if k >= 1 && k <= core.window() as i64 => Ok(k as u32),
@@ -405,7 +405,7 @@ fn reply_top(
     ctx: Ctx,
     args: &Args,
     allow_last: bool,
-    window_of: fn(&Core) -> Result<u32, CmdError>,
+    window_of: fn(&Layout) -> Result<u32, CmdError>,
 ) -> Result<(), CmdError> {
     let opts = top_options(&args.bytes[2..], allow_last)?;
     ctx.check_read_at(opts.at)?;

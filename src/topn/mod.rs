@@ -3,7 +3,7 @@
 //! The recipe keeps one sorted set per hour and ZUNIONSTOREs the last 24 at
 //! read time (approximate after pruning, and the union blocks the server).
 //! Here one module key holds the buckets of its window plus a running
-//! aggregate with an order index (see `window/mod.rs` for the design), so TOP is
+//! aggregate with an order index (see `layout/full/mod.rs` for the design), so TOP is
 //! exact and costs about O(N log M). A bucket that leaves the window is taken
 //! out of the aggregate a little at a time, by later writes and by a timer on
 //! every server (`server::reclaim` upkeep), so reads stay cheap also on a key
@@ -14,19 +14,23 @@
 //! - `TOPN.INCRBY key [AT ms] increment member [increment member ...]`
 //! - `TOPN.TOP key [N] [AT ms] [LAST k] [WITHCOUNTS]`, `TOPN.TOP24 ...` (trailing 24 h)
 //! - `TOPN.COUNT key member [member ...] [AT ms] [LAST k]`, `TOPN.INFO key`
+//!
+//! Files, top down (each uses only those below it): this one (the declarations),
+//! `command.rs` (the handlers), `parse.rs` and `docs.rs` (the grammar), `value.rs` (the
+//! module type's callbacks); `layout/` (a key is one of three layouts: compact, full,
+//! capped); what the layouts share: `views.rs` (the declared views), `encoding.rs` (the
+//! exact keys' bytes), `shape.rs` (bucket, window, clock), `select.rs` (top rows of a
+//! sum), `storage.rs` (the only `unsafe` of TOPN).
 
-mod capped;
 mod command;
-mod core;
-mod packed;
+mod encoding;
+mod layout;
 mod parse;
 mod select;
-mod small;
+mod shape;
 mod storage;
-mod summary;
 mod value;
 mod views;
-mod window;
 
 /// The argument grammar of the commands declared below.
 mod docs;
@@ -181,7 +185,7 @@ pub static FAMILY: Family = Family {
         &LATE_EVENTS,
         &AGED_BUCKETS,
         &MEMBERS,
-        &window::READ_BUFFER_BYTES,
+        &layout::full::READ_BUFFER_BYTES,
         &ERRORS,
     ],
     configs: &[&DEFAULT_BUCKET, &DEFAULT_WINDOW, &COMPACT_MAX],
@@ -201,7 +205,7 @@ fn on_load(ctx: Ctx) {
     reclaim::enable(ctx, &UPKEEP);
     // Read accumulators left idle for a period are freed.
     timer::repeat(ctx, RELEASE_MS, |_| {
-        window::release_if_idle();
+        layout::full::release_if_idle();
         RELEASE_MS
     });
     // Old hash tables (megabytes on a big key) are freed off the main thread.
@@ -245,7 +249,7 @@ static DEFAULT_WINDOW: Config = Config::new(c"topn-default-window", 24, 1, MAX_W
 /// and a conversion moves as many: bounded, whatever the value.
 static COMPACT_MAX: Config = Config::new(
     c"topn-compact-max",
-    core::DEFAULT_COMPACT_MAX as i64,
+    layout::DEFAULT_COMPACT_MAX as i64,
     0,
     1024,
 );

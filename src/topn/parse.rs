@@ -1,6 +1,6 @@
 //! Parsing of TOPN arguments (pure).
 
-use super::capped::MAX_CAPACITY;
+use super::layout::capped::MAX_CAPACITY;
 use crate::args::{int_in, opt_int_in, parse_options, CmdError, Takes, MAX_TIME_MS};
 
 /// Bucket width limits, in seconds (up to a year).

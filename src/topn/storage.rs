@@ -1,4 +1,4 @@
-//! The only `unsafe` code of TOPN, behind a small safe API used by `window/`:
+//! The only `unsafe` code of TOPN, behind a small safe API used by the layouts:
 //!
 //! - [`Cells`]: a fixed-size array of `Copy` cells initialized lazily, a chunk at a time
 //!   (`MaybeUninit` storage).
@@ -381,7 +381,7 @@ struct ClockIndex {
     built: usize,
 }
 
-/// The order index of a view (`window/views.rs`): each slot's view total (`totals[id]`,
+/// The order index of a view (`layout/full/views.rs`): each slot's view total (`totals[id]`,
 /// clamped; 0 for a free slot) and, for the slots indexed, its key over that total.
 #[derive(Default)]
 struct ViewIndex {

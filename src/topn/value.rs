@@ -1,7 +1,7 @@
-//! The TOPN module type: a [`TopN`] in a key, with its persistence callbacks.
+//! The TOPN module type: a [`Full`] in a key, with its persistence callbacks.
 
-use super::core::Core;
-use super::window::DecodeError;
+use super::encoding::DecodeError;
+use super::layout::Layout;
 use super::{COMPACT_MAX, MEMBERS};
 use crate::server::module_type::{type_methods, AofWriter, ModuleValue};
 use crate::tuples::defrag::{Mover, Pass};
@@ -15,26 +15,26 @@ pub static TOPN_TYPE: RedisType = RedisType::new(
     type_methods::<TopnValue>(),
 );
 
-/// The first encoding (`TopN::encode`, which also starts with its own
+/// The first encoding (`Full::encode`, which also starts with its own
 /// version byte). Data written with it must always load.
 pub const TOPN_ENCODING_V1: c_int = 1;
 
 /// A key's top-N. Keeps the `topn_members` gauge of INFO in step with the
 /// members it holds, from creation to free.
-pub struct TopnValue(Core);
+pub struct TopnValue(Layout);
 
 impl TopnValue {
-    pub fn new(core: Core) -> Self {
+    pub fn new(core: Layout) -> Self {
         MEMBERS.add(core.members() as i64);
         TopnValue(core)
     }
 
-    pub fn get(&self) -> &Core {
+    pub fn get(&self) -> &Layout {
         &self.0
     }
 
     /// Mutates the core, keeping the members gauge exact.
-    pub fn update<R>(&mut self, f: impl FnOnce(&mut Core) -> R) -> R {
+    pub fn update<R>(&mut self, f: impl FnOnce(&mut Layout) -> R) -> R {
         let before = self.0.members() as i64;
         let out = f(&mut self.0);
         MEMBERS.add(self.0.members() as i64 - before);
@@ -68,14 +68,14 @@ impl ModuleValue for TopnValue {
             // Buckets that already left the window at this server's time load aged.
             TOPN_ENCODING_V1 => {
                 let now = crate::server::clock_ms();
-                Core::decode_at(bytes, now, COMPACT_MAX.count()).map(TopnValue::new)
+                Layout::decode_at(bytes, now, COMPACT_MAX.count()).map(TopnValue::new)
             }
             _ => Err(DecodeError::UnknownVersion(encver.into())),
         }
     }
 
     fn placeholder() -> Self {
-        TopnValue::new(Core::new(3_600_000, 24, 0, COMPACT_MAX.count()))
+        TopnValue::new(Layout::new(3_600_000, 24, 0, COMPACT_MAX.count()))
     }
 
     fn mem_usage(&self) -> usize {

@@ -6,9 +6,9 @@ use std::collections::hash_map::RandomState;
 use std::collections::HashMap;
 use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
 
-use super::super::select::clamp_i64;
-use super::super::storage::{dispose, Cells, NameTable};
 use super::{mix, GOLDEN};
+use crate::topn::select::clamp_i64;
+use crate::topn::storage::{dispose, Cells, NameTable};
 
 /// A member's data besides its name and total (kept in its `NameTable` slot).
 #[derive(Clone, Copy)]

@@ -8,12 +8,12 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 
-use super::super::packed::Acc;
-use super::super::select::{clamp_i64, top_positive, top_rows, Rows};
-use super::super::storage::Key;
 use super::bucket::Bucket;
 use super::members::IdMap;
-use super::{note_path, TopN};
+use super::packed::Acc;
+use super::{note_path, Full};
+use crate::topn::select::{clamp_i64, top_positive, top_rows, Rows};
+use crate::topn::storage::Key;
 
 /// Stored buckets `[i0, i1)` (deque positions) of the read window `[lo, hi]` (bucket indexes).
 #[derive(Clone, Copy, Debug)]
@@ -315,7 +315,7 @@ impl<'a> Best<'a> {
     }
 }
 
-impl TopN {
+impl Full {
     /// The member's count over the window ending at the clock.
     #[inline]
     pub fn count_at_clock(&self, member: &[u8]) -> i64 {

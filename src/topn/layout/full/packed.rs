@@ -13,7 +13,7 @@
 //! do not fit an i32 are never packed (the bucket's value bounds tell).
 //!
 //! A packing ends with the bucket's [`Prefix`]: its `PREFIX_LEN` highest positive counts in
-//! descending order, selected a slice at a time, which threshold merges (`window/merge.rs`)
+//! descending order, selected a slice at a time, which threshold merges (`merge.rs`)
 //! read instead of the whole bucket.
 
 use crate::tuples::defrag::Mover;

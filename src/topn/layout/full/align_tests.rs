@@ -3,13 +3,14 @@
 
 use super::tests::check_invariants;
 use super::*;
+use crate::topn::encoding::{DecodeError, ENCODING_VERSION, ENCODING_VERSION_ALIGNED};
 
 const HOUR: i64 = 3_600_000;
 const DAY: i64 = 24 * HOUR;
 
 /// Daily buckets starting at 22:00 UTC (a midnight at UTC+2).
-fn daily_at_22h(window: u32) -> TopN {
-    TopN::new(DAY, window).with_align(22 * HOUR)
+fn daily_at_22h(window: u32) -> Full {
+    Full::new(DAY, window).with_align(22 * HOUR)
 }
 
 #[test]
@@ -24,8 +25,8 @@ fn boundaries_follow_align() {
     // Before the first boundary after the epoch: bucket -1, which no AT (>= 0) reaches below.
     assert_eq!(t.bucket_of(0), -1);
     // ALIGN is brought into 0..BUCKET; 0 is the epoch-aligned layout.
-    assert_eq!(TopN::new(DAY, 1).with_align(DAY + 5).align_ms(), 5);
-    assert_eq!(TopN::new(DAY, 1).with_align(0).bucket_of(DAY - 1), 0);
+    assert_eq!(Full::new(DAY, 1).with_align(DAY + 5).align_ms(), 5);
+    assert_eq!(Full::new(DAY, 1).with_align(0).bucket_of(DAY - 1), 0);
 }
 
 #[test]
@@ -49,8 +50,8 @@ fn last_k_and_the_window_cut_at_the_shifted_boundaries() {
 #[test]
 fn outside_the_window_follows_align() {
     let (now, align) = (10 * DAY, 22 * HOUR); // now is 00:00, in the bucket from 22:00
-    assert!(!TopN::outside_window_at(DAY, align, 1, now - 2 * HOUR, now));
-    assert!(TopN::outside_window_at(
+    assert!(!Full::outside_window_at(DAY, align, 1, now - 2 * HOUR, now));
+    assert!(Full::outside_window_at(
         DAY,
         align,
         1,
@@ -58,12 +59,12 @@ fn outside_the_window_follows_align() {
         now
     ));
     // Without ALIGN the same event is in today's bucket only from midnight.
-    assert!(TopN::outside_window_at(DAY, 0, 1, now - 1, now));
+    assert!(Full::outside_window_at(DAY, 0, 1, now - 1, now));
 }
 
 #[test]
 fn encoding_is_version_2_only_with_align() {
-    let mut plain = TopN::new(DAY, 3);
+    let mut plain = Full::new(DAY, 3);
     plain.incr(b"a", 1, 10 * DAY).unwrap();
     let enc = plain.encode();
     assert_eq!(enc[0], ENCODING_VERSION);
@@ -75,7 +76,7 @@ fn encoding_is_version_2_only_with_align() {
     let enc = aligned.encode();
     assert_eq!(enc[0], ENCODING_VERSION_ALIGNED);
     assert_eq!(enc[13..21], (22 * HOUR).to_le_bytes());
-    let d = TopN::decode(&enc).unwrap();
+    let d = Full::decode(&enc).unwrap();
     check_invariants(&d);
     assert_eq!(d.align_ms(), 22 * HOUR);
     assert_eq!(d.encode(), enc);
@@ -87,12 +88,12 @@ fn encoding_is_version_2_only_with_align() {
         let mut b = enc.clone();
         b[13..21].copy_from_slice(&bad.to_le_bytes());
         assert!(
-            matches!(TopN::decode(&b), Err(DecodeError::Invalid("align_ms"))),
+            matches!(Full::decode(&b), Err(DecodeError::Invalid("align_ms"))),
             "{bad}"
         );
     }
     assert!(matches!(
-        TopN::decode(&enc[..17]),
+        Full::decode(&enc[..17]),
         Err(DecodeError::Truncated)
     ));
 }

@@ -16,11 +16,11 @@
 use std::collections::HashSet;
 use std::hash::BuildHasherDefault;
 
-use super::super::storage::dispose_value;
-use super::super::views::Views;
 use super::members::IdHasher;
 use super::read::Span;
-use super::TopN;
+use super::Full;
+use crate::topn::storage::dispose_value;
+use crate::topn::views::Views;
 
 /// Work units of copying a bucket's ids: cells per unit (a copy is a sequential scan).
 const SNAPSHOT_CELLS_PER_UNIT: usize = 8;
@@ -57,9 +57,9 @@ impl Aging {
     }
 }
 
-impl TopN {
+impl Full {
     /// The same empty structure with `views` declared.
-    pub fn with_views(mut self, views: &Views) -> TopN {
+    pub fn with_views(mut self, views: &Views) -> Full {
         self.views = views
             .iter()
             .map(|k| View {
@@ -242,7 +242,7 @@ impl TopN {
 }
 
 #[cfg(test)]
-impl TopN {
+impl Full {
     /// Every view's totals are the sums of the buckets it counts, its index holds each indexed
     /// member once at its total, and a bucket being subtracted is still stored.
     pub(super) fn check_views(&self) {

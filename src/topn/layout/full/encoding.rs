@@ -2,13 +2,14 @@
 //! content as increments (AOF rewrite).
 
 use super::bucket::{Bucket, Table};
-use super::{
-    DecodeError, TopN, EMPTY, ENCODING_VERSION, ENCODING_VERSION_ALIGNED, ENCODING_VERSION_VIEWS,
+use super::{Full, EMPTY};
+use crate::topn::encoding::{
+    write, DecodeError, ENCODING_VERSION, ENCODING_VERSION_ALIGNED, ENCODING_VERSION_VIEWS,
 };
-use crate::topn::small::Shape;
+use crate::topn::shape::Shape;
 use crate::topn::views::{Views, MAX_VIEWS};
 
-impl TopN {
+impl Full {
     /// Live buckets with their nonzero entries, ascending.
     pub(super) fn live_buckets(&self) -> impl Iterator<Item = &Bucket> + '_ {
         self.buckets.iter().filter(move |b| !self.is_stale(b.idx))
@@ -69,13 +70,13 @@ impl TopN {
 
     /// Rebuilds a structure from `encode()` output. Rejects truncated or malformed input.
     #[cfg_attr(not(test), allow(dead_code))]
-    pub fn decode(bytes: &[u8]) -> Result<TopN, DecodeError> {
+    pub fn decode(bytes: &[u8]) -> Result<Full, DecodeError> {
         Self::decode_at(bytes, None)
     }
 
     /// `decode`, for a server whose time is `now_ms`: buckets that already left the window at
     /// that time are loaded aged (out of the aggregate), so no upkeep is owed for them.
-    pub fn decode_at(bytes: &[u8], now_ms: Option<i64>) -> Result<TopN, DecodeError> {
+    pub fn decode_at(bytes: &[u8], now_ms: Option<i64>) -> Result<Full, DecodeError> {
         let mut r = Reader { buf: bytes };
         let version = r.u8()?;
         if ![
@@ -138,7 +139,7 @@ impl TopN {
         if !has_clock && clock != 0 {
             return Err(DecodeError::Invalid("clock"));
         }
-        let mut t = TopN::new(bucket_ms, window)
+        let mut t = Full::new(bucket_ms, window)
             .with_align(align_ms)
             .with_views(&views);
         t.clock = if has_clock { Some(clock) } else { None };
@@ -248,7 +249,7 @@ impl TopN {
     }
 
     /// Increments that rebuild an equal structure when replayed with `incr` in order (on a
-    /// fresh `TopN::new(bucket_ms, window)`): `(member, by, at_ms)` in ascending bucket order.
+    /// fresh `Full::new(bucket_ms, window)`): `(member, by, at_ms)` in ascending bucket order.
     /// A final `(b"", 0, clock_ms)` restores the clock when the newest live bucket holds no
     /// nonzero count.
     pub fn replay_events(&self) -> Vec<(&[u8], i64, i64)> {
@@ -270,55 +271,6 @@ impl TopN {
         }
         out
     }
-}
-
-/// The encoding of a content: its shape, the member names written (in byte
-/// order) and the live buckets (ascending) with their nonzero entries, each
-/// `(name's number, count)` by number. Both layouts write through it, so
-/// their bytes agree.
-pub(in crate::topn) fn write(
-    shape: &Shape,
-    views: &Views,
-    names: &[&[u8]],
-    buckets: &[(i64, Vec<(u32, i64)>)],
-) -> Vec<u8> {
-    let name_bytes: usize = names.iter().map(|n| 4 + n.len()).sum();
-    let entries: usize = buckets.iter().map(|(_, e)| 12 + 12 * e.len()).sum();
-    let mut out = Vec::with_capacity(42 + name_bytes + entries);
-    let aligned = shape.align_ms != 0;
-    out.push(match (views.is_empty(), aligned) {
-        (false, _) => ENCODING_VERSION_VIEWS,
-        (true, true) => ENCODING_VERSION_ALIGNED,
-        (true, false) => ENCODING_VERSION,
-    });
-    out.extend_from_slice(&shape.bucket_ms.to_le_bytes());
-    out.extend_from_slice(&shape.window.to_le_bytes());
-    if aligned || !views.is_empty() {
-        out.extend_from_slice(&shape.align_ms.to_le_bytes());
-    }
-    if !views.is_empty() {
-        out.push(views.len() as u8);
-        for k in views.iter() {
-            out.extend_from_slice(&k.to_le_bytes());
-        }
-    }
-    out.push(shape.clock.is_some() as u8);
-    out.extend_from_slice(&shape.clock.unwrap_or(0).to_le_bytes());
-    out.extend_from_slice(&(names.len() as u32).to_le_bytes());
-    for n in names {
-        out.extend_from_slice(&(n.len() as u32).to_le_bytes());
-        out.extend_from_slice(n);
-    }
-    out.extend_from_slice(&(buckets.len() as u32).to_le_bytes());
-    for (idx, entries) in buckets {
-        out.extend_from_slice(&idx.to_le_bytes());
-        out.extend_from_slice(&(entries.len() as u32).to_le_bytes());
-        for (r, v) in entries {
-            out.extend_from_slice(&r.to_le_bytes());
-            out.extend_from_slice(&v.to_le_bytes());
-        }
-    }
-    out
 }
 
 struct Reader<'a> {

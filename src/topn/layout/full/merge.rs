@@ -16,12 +16,12 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 use std::hash::BuildHasherDefault;
 
-use super::super::packed::{packable, word, word_count, PrefixBuilder};
-use super::super::select::Rows;
 use super::bucket::Bucket;
 use super::members::IdHasher;
+use super::packed::{packable, word, word_count, PrefixBuilder};
 use super::read::{Best, Span, LOOKUP_COST};
-use super::TopN;
+use super::Full;
+use crate::topn::select::Rows;
 
 /// Entries of a list selected at read time (from a bucket without a prefix).
 const READ_PREFIX_LEN: usize = 256;
@@ -83,7 +83,7 @@ impl Bucket {
     }
 }
 
-impl TopN {
+impl Full {
     /// The model's cost of starting a merge over `sp`: a scan of the cells of each bucket
     /// without a prefix. `None` when a bucket cannot take part (a count beyond an i32).
     pub(super) fn merge_setup_cost(&self, sp: &Span) -> Option<usize> {

@@ -5,9 +5,9 @@
 //! (retirement walks its cells) never clusters another. Also the branch-free scans that sums
 //! are made of.
 
-use super::super::packed::{Acc, Packed};
-use super::super::storage::{dispose, dispose_value, Cells};
+use super::packed::{Acc, Packed};
 use super::{mix, note_path, reduce, EMPTY, GOLDEN};
+use crate::topn::storage::{dispose, dispose_value, Cells};
 
 /// An old-table cell whose entry has moved to the current table. Empty and moved cells hold
 /// the count 0 (scans add them to a dummy slot without looking).
@@ -86,7 +86,7 @@ impl Table {
 /// A bucket's entries. Cells are numbered across both tables: `[0, old cap)` are the old
 /// table's, then the current table's. Numbers stay valid until the next `entry` call.
 ///
-/// A bucket whose cells are being walked (see `TopN::is_frozen`) takes no new cells: a write
+/// A bucket whose cells are being walked (see `Full::is_frozen`) takes no new cells: a write
 /// of a member it does not hold then goes to `extra`, a bucket of its own that is never part of
 /// the running aggregate. A member is in the table or in `extra`, never in both.
 #[derive(Clone)]

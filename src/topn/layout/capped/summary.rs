@@ -1,5 +1,5 @@
 //! A bucket's Space-Saving summary for a TOPN key with `CAPACITY m`
-//! (`capped.rs`): at most m counters `(count, error)`, and the counter to
+//! (`capped/mod.rs`): at most m counters `(count, error)`, and the counter to
 //! evict (the smallest count, ties by the smallest member) found in O(1).
 //! Compact: no allocation per counter, about 40 bytes a counter with an
 //! 8-byte member (a map and an ordered set of boxed names took about 130).
@@ -24,7 +24,7 @@
 use std::fmt;
 use std::hash::{BuildHasher, Hasher};
 
-use super::window::Overflow;
+use crate::topn::shape::Overflow;
 use crate::tuples::defrag::Mover;
 use crate::tuples::table::process_hasher;
 

@@ -5,6 +5,7 @@ use super::bucket::{Bucket, MOVED};
 use super::members::{cell_id, Members, EMPTY_CELL, TOMB};
 use super::retire::Graveyard;
 use super::*;
+use crate::topn::encoding::{DecodeError, ENCODING_VERSION};
 use crate::topn::select::clamp_i64;
 use crate::topn::storage::Cells;
 use rand::rngs::StdRng;
@@ -13,7 +14,7 @@ use std::collections::{BTreeSet, HashMap, VecDeque};
 
 const H: i64 = 3_600_000;
 
-pub(super) fn top_owned(t: &TopN, n: usize, at: i64) -> Vec<(Vec<u8>, i64)> {
+pub(super) fn top_owned(t: &Full, n: usize, at: i64) -> Vec<(Vec<u8>, i64)> {
     t.top(n, at)
         .into_iter()
         .map(|(m, c)| (m.to_vec(), c))
@@ -26,7 +27,7 @@ fn row(m: &str, c: i64) -> (Vec<u8>, i64) {
 
 /// Checks internal invariants: totals (over the aggregate's part of each bucket), clock
 /// totals, refs, `extra`s, the aggregate bounds, index, clock index and lookup consistency.
-pub(super) fn check_invariants(t: &TopN) {
+pub(super) fn check_invariants(t: &Full) {
     let mut totals: HashMap<u32, (i128, u32)> = HashMap::new();
     let mut seen_agg_bucket = false;
     for (bi, b) in t.buckets.iter().enumerate() {
@@ -208,7 +209,7 @@ fn bucket_table_incremental_growth() {
 
 #[test]
 fn growth_finishes_without_writes_to_the_bucket() {
-    let mut t = TopN::new(1000, 4);
+    let mut t = Full::new(1000, 4);
     let mut i = 0u32;
     // Stop writing bucket 0 right after a growth started.
     loop {
@@ -295,7 +296,7 @@ fn member_table_incremental_rehash() {
 
 #[test]
 fn bucket_arithmetic_and_window_bounds() {
-    let mut t = TopN::new(1000, 3);
+    let mut t = Full::new(1000, 3);
     assert_eq!(t.bucket_of(0), 0);
     assert_eq!(t.bucket_of(999), 0);
     assert_eq!(t.bucket_of(1000), 1);
@@ -317,17 +318,17 @@ fn bucket_arithmetic_and_window_bounds() {
     assert_eq!(t.expire_at_ms(), Some(5000));
     assert_eq!(t.buckets_in_use(), 3);
     // Default sizes: one hour x 24.
-    let mut d = TopN::new(H, 24);
+    let mut d = Full::new(H, 24);
     d.incr(b"x", 1, 5 * H + 1).unwrap();
     assert_eq!(d.count(b"x", 5 * H + 23 * H + H - 1), 1);
     assert_eq!(d.count(b"x", 5 * H + 24 * H), 0);
     assert_eq!(d.expire_at_ms(), Some(29 * H));
-    assert_eq!(TopN::new(H, 24).expire_at_ms(), None);
+    assert_eq!(Full::new(H, 24).expire_at_ms(), None);
 }
 
 #[test]
 fn ties_zero_and_negative() {
-    let mut t = TopN::new(1000, 5);
+    let mut t = Full::new(1000, 5);
     for m in [&b"b"[..], b"ab", b"a", b"a\0", b"\xff", b""] {
         t.incr(m, 2, 10).unwrap();
     }
@@ -366,7 +367,7 @@ fn ties_zero_and_negative() {
 
 #[test]
 fn overflow_rejected_and_nothing_changed() {
-    let mut t = TopN::new(1000, 3);
+    let mut t = Full::new(1000, 3);
     t.incr(b"a", i64::MAX, 0).unwrap();
     let before = t.encode();
     assert_eq!(t.incr(b"a", 1, 0), Err(Overflow));
@@ -394,7 +395,7 @@ fn overflow_rejected_and_nothing_changed() {
 #[test]
 fn aggregate_overflow_with_stale_bucket_pending() {
     // The stale bucket still counts in the aggregate: the write must purge it, not fail.
-    let mut t = TopN::new(1000, 2);
+    let mut t = Full::new(1000, 2);
     t.set_retire_budget(1);
     for i in 0..50 {
         t.incr(format!("m{i}").as_bytes(), 1, 0).unwrap();
@@ -416,7 +417,7 @@ fn aggregate_overflow_with_stale_bucket_pending() {
 
 #[test]
 fn late_events_and_reads_around_the_clock() {
-    let mut t = TopN::new(10, 3);
+    let mut t = Full::new(10, 3);
     t.incr(b"a", 1, 100).unwrap(); // bucket 10 -> clock 10, live 8..=10
     assert_eq!(
         t.incr(b"a", 5, 79).unwrap(),
@@ -447,7 +448,7 @@ fn late_events_and_reads_around_the_clock() {
 
 #[test]
 fn by_zero_advances_clock_only() {
-    let mut t = TopN::new(10, 3);
+    let mut t = Full::new(10, 3);
     t.incr(b"a", 4, 0).unwrap();
     assert_eq!(t.incr(b"a", 0, 25).unwrap(), 4);
     assert_eq!(t.clock(), Some(2));
@@ -457,7 +458,7 @@ fn by_zero_advances_clock_only() {
     assert_eq!(t.expire_at_ms(), Some(60));
     let ev: Vec<_> = t.replay_events();
     assert_eq!(ev, vec![(&b""[..], 0, 30)]);
-    let mut r = TopN::new(10, 3);
+    let mut r = Full::new(10, 3);
     for (m, by, at) in ev {
         r.incr(m, by, at).unwrap();
     }
@@ -469,19 +470,19 @@ fn by_zero_advances_clock_only() {
 fn outside_the_window_at_the_servers_time() {
     // One-minute buckets, 24 of them: at 12:00:30 the window is 11:37..12:00.
     let (m, now) = (60_000, 720 * 60_000 + 30_000);
-    assert!(TopN::outside_window_at(m, 0, 24, now - 41 * m, now));
-    assert!(TopN::outside_window_at(m, 0, 24, 696 * m + 59_999, now));
-    assert!(!TopN::outside_window_at(m, 0, 24, 697 * m, now));
-    assert!(!TopN::outside_window_at(m, 0, 24, now - 20 * m, now));
+    assert!(Full::outside_window_at(m, 0, 24, now - 41 * m, now));
+    assert!(Full::outside_window_at(m, 0, 24, 696 * m + 59_999, now));
+    assert!(!Full::outside_window_at(m, 0, 24, 697 * m, now));
+    assert!(!Full::outside_window_at(m, 0, 24, now - 20 * m, now));
     assert!(
-        !TopN::outside_window_at(m, 0, 24, now + 100 * m, now),
+        !Full::outside_window_at(m, 0, 24, now + 100 * m, now),
         "the future is inside"
     );
-    assert!(!TopN::outside_window_at(m, 0, 1, now - 30_000, now));
-    assert!(TopN::outside_window_at(m, 0, 1, now - 30_001, now));
-    assert!(!TopN::outside_window_at(1, 0, 100_000, 0, 0));
+    assert!(!Full::outside_window_at(m, 0, 1, now - 30_000, now));
+    assert!(Full::outside_window_at(m, 0, 1, now - 30_001, now));
+    assert!(!Full::outside_window_at(1, 0, 100_000, 0, 0));
     // The key's own window (at its clock) is the other rule.
-    let mut t = TopN::new(m, 3);
+    let mut t = Full::new(m, 3);
     assert!(!t.is_older_than_window(0));
     t.incr(b"a", 1, 10 * m).unwrap();
     assert!(t.is_older_than_window(8 * m - 1));
@@ -490,7 +491,7 @@ fn outside_the_window_at_the_servers_time() {
 
 #[test]
 fn upkeep_follows_the_servers_time() {
-    let mut t = TopN::new(1000, 3);
+    let mut t = Full::new(1000, 3);
     assert_eq!(t.upkeep_due_ms(), None);
     for i in 0..300 {
         t.incr(format!("m{i}").as_bytes(), 1, 10_000).unwrap();
@@ -540,7 +541,7 @@ fn decode_at_loads_buckets_already_aged() {
     let names: Vec<Vec<u8>> = (0..40).map(|i| format!("m{i}").into_bytes()).collect();
     let c = t.clock().unwrap();
     for ahead in 0..6 {
-        let d = TopN::decode_at(&t.encode(), Some((c + ahead) * 1000 + 1)).unwrap();
+        let d = Full::decode_at(&t.encode(), Some((c + ahead) * 1000 + 1)).unwrap();
         check_invariants(&d);
         assert!(
             !d.aging_pending(),
@@ -560,8 +561,8 @@ fn decode_at_loads_buckets_already_aged() {
 
 /// Counts whose totals go beyond i64 once bucket 0 (a: -5) leaves the window: a's total is
 /// then MAX + 5, b's MAX - 1.
-pub(super) fn beyond_i64() -> TopN {
-    let mut t = TopN::new(1000, 3);
+pub(super) fn beyond_i64() -> Full {
+    let mut t = Full::new(1000, 3);
     t.set_retire_budget(1);
     t.incr(b"a", -5, 0).unwrap();
     t.incr(b"a", i64::MAX, 1000).unwrap();
@@ -602,9 +603,9 @@ fn totals_beyond_i64_stay_exact() {
     assert_eq!(t.top(1, 3000), vec![(&b"a"[..], i64::MAX)]);
 }
 
-fn sample(seed: u64, members: usize, events: usize) -> TopN {
+fn sample(seed: u64, members: usize, events: usize) -> Full {
     let mut rng = StdRng::seed_from_u64(seed);
-    let mut t = TopN::new(1000, 4);
+    let mut t = Full::new(1000, 4);
     let mut now = 0;
     for _ in 0..events {
         if rng.gen_ratio(1, 20) {
@@ -626,7 +627,7 @@ fn sample(seed: u64, members: usize, events: usize) -> TopN {
     t
 }
 
-pub(super) fn same_answers(a: &TopN, b: &TopN, names: &[Vec<u8>]) {
+pub(super) fn same_answers(a: &Full, b: &Full, names: &[Vec<u8>]) {
     let c = a.clock().unwrap_or(0);
     assert_eq!(a.clock(), b.clock());
     for k in -6..8 {
@@ -649,19 +650,19 @@ fn encode_decode_roundtrip() {
         let t = sample(seed, 40, 400);
         let enc = t.encode();
         assert_eq!(enc[0], ENCODING_VERSION);
-        let d = TopN::decode(&enc).unwrap();
+        let d = Full::decode(&enc).unwrap();
         check_invariants(&d);
         same_answers(&t, &d, &names);
-        same_answers(&t, &TopN::decode(&d.encode()).unwrap(), &names);
+        same_answers(&t, &Full::decode(&d.encode()).unwrap(), &names);
         assert_eq!(d.buckets_in_use(), t.buckets_in_use());
     }
-    let empty = TopN::new(5000, 7);
-    let d = TopN::decode(&empty.encode()).unwrap();
+    let empty = Full::new(5000, 7);
+    let d = Full::decode(&empty.encode()).unwrap();
     assert_eq!((d.bucket_ms(), d.window(), d.clock()), (5000, 7, None));
-    let mut bin = TopN::new(1, 1);
+    let mut bin = Full::new(1, 1);
     bin.incr(&[0, 255, 0], -3, 5).unwrap();
     bin.incr(b"", 2, 5).unwrap();
-    let d = TopN::decode(&bin.encode()).unwrap();
+    let d = Full::decode(&bin.encode()).unwrap();
     assert_eq!(d.top(5, 5), vec![(&b""[..], 2), (&[0u8, 255, 0][..], -3)]);
 }
 
@@ -677,7 +678,7 @@ fn encoding_is_a_function_of_the_content() {
         })
         .collect();
     let build = |order: &[usize], upkeep_at: Option<i64>| {
-        let mut t = TopN::new(1000, 8);
+        let mut t = Full::new(1000, 8);
         t.set_retire_budget(3);
         // The newest bucket first, so every later event is inside the window.
         t.incr(b"m0", 1, 5007).unwrap();
@@ -701,7 +702,7 @@ fn encoding_is_a_function_of_the_content() {
     let c = build(&order, Some(10_500));
     assert_eq!(a.encode(), b.encode());
     assert_eq!(a.encode(), c.encode());
-    assert_eq!(a.encode(), TopN::decode(&c.encode()).unwrap().encode());
+    assert_eq!(a.encode(), Full::decode(&c.encode()).unwrap().encode());
 }
 
 #[test]
@@ -712,17 +713,17 @@ fn decode_rejects_truncated_and_garbage() {
     let enc = t.encode();
     for len in 0..enc.len() {
         assert!(
-            TopN::decode(&enc[..len]).is_err(),
+            Full::decode(&enc[..len]).is_err(),
             "truncation to {len} accepted"
         );
     }
     let mut long = enc.clone();
     long.push(0);
-    assert!(TopN::decode(&long).is_err());
+    assert!(Full::decode(&long).is_err());
     let mut v = enc.clone();
     v[0] = 5;
     assert_eq!(
-        TopN::decode(&v).unwrap_err(),
+        Full::decode(&v).unwrap_err(),
         DecodeError::UnknownVersion(5)
     );
     // Random garbage and single-byte corruptions never panic.
@@ -733,20 +734,20 @@ fn decode_rejects_truncated_and_garbage() {
         if !g.is_empty() {
             g[0] = 1;
         }
-        let _ = TopN::decode(&g);
+        let _ = Full::decode(&g);
     }
     for i in 0..enc.len() {
         for x in [0u8, 1, 0x7f, 0x80, 0xff] {
             let mut c = enc.clone();
             c[i] ^= x;
-            if let Ok(d) = TopN::decode(&c) {
+            if let Ok(d) = Full::decode(&c) {
                 check_invariants(&d);
                 let _ = d.top(10, 1_000_000);
             }
         }
     }
     // Hand-made invalid inputs.
-    let mut dup = TopN::new(10, 2);
+    let mut dup = Full::new(10, 2);
     dup.incr(b"a", 1, 0).unwrap();
     dup.incr(b"b", 1, 0).unwrap();
     let mut e = dup.encode();
@@ -757,7 +758,7 @@ fn decode_rejects_truncated_and_garbage() {
     let first = e.iter().position(|&c| c == b'a' || c == b'b').unwrap();
     e[pos] = e[first];
     assert_eq!(
-        TopN::decode(&e).unwrap_err(),
+        Full::decode(&e).unwrap_err(),
         DecodeError::Invalid("duplicate member")
     );
 }
@@ -767,12 +768,12 @@ fn replay_rebuilds_equal_structure() {
     let names: Vec<Vec<u8>> = (0..40).map(|i| format!("m{i}").into_bytes()).collect();
     for seed in 0..5 {
         let t = sample(seed + 100, 40, 500);
-        let mut r = TopN::new(t.bucket_ms(), t.window());
+        let mut r = Full::new(t.bucket_ms(), t.window());
         for (m, by, at) in t.replay_events() {
             r.incr(m, by, at).unwrap();
         }
         same_answers(&t, &r, &names);
-        let dec = TopN::decode(&t.encode()).unwrap();
+        let dec = Full::decode(&t.encode()).unwrap();
         let mut a = dec.replay_events();
         let mut b = r.replay_events();
         a.sort();
@@ -797,7 +798,7 @@ fn clone_is_independent() {
 
 #[test]
 fn retirement_is_bounded_and_completes() {
-    let mut t = TopN::new(1000, 2);
+    let mut t = Full::new(1000, 2);
     t.set_retire_budget(64);
     for i in 0..100_000u32 {
         t.incr(&i.to_le_bytes(), 1, 0).unwrap();
@@ -826,7 +827,7 @@ fn retirement_is_bounded_and_completes() {
     check_invariants(&t);
 
     // Whole-window jump: the state goes to the graveyard, freed piecewise.
-    let mut t = TopN::new(1000, 2);
+    let mut t = Full::new(1000, 2);
     t.set_retire_budget(64);
     for i in 0..100_000u32 {
         t.incr(&i.to_le_bytes(), 1, 0).unwrap();
@@ -849,7 +850,7 @@ fn retirement_is_bounded_and_completes() {
 
 #[test]
 fn mem_usage_and_free_effort_grow() {
-    let mut t = TopN::new(1000, 4);
+    let mut t = Full::new(1000, 4);
     let m0 = t.mem_usage();
     let f0 = t.free_effort();
     for i in 0..1000 {
@@ -860,7 +861,7 @@ fn mem_usage_and_free_effort_grow() {
 }
 
 /// Every read of `t` at `at`, LAST 1 to the whole window, against sums of the buckets.
-fn reads_exact(t: &TopN, at: i64) {
+fn reads_exact(t: &Full, at: i64) {
     for k in 1..=t.window() {
         let Some(sp) = t.span(at, k) else {
             assert!(t.top_in(10, at, k).is_empty());
@@ -881,7 +882,7 @@ fn reads_exact(t: &TopN, at: i64) {
 /// the clock passes the aged buckets.
 #[test]
 fn clock_index_follows_aging_and_the_clock() {
-    let mut t = TopN::new(1000, 4);
+    let mut t = Full::new(1000, 4);
     for i in 0..3000i64 {
         let name = format!("m{}", (i * 7) % 700);
         t.incr(name.as_bytes(), 1 + i % 5, (i / 1000) * 1000 + 1)
@@ -942,7 +943,7 @@ fn clock_index_follows_aging_and_the_clock() {
 /// caps); every answer stays exact.
 #[test]
 fn reads_that_had_to_sum_sum_at_once() {
-    let mut t = TopN::new(1_000, 12);
+    let mut t = Full::new(1_000, 12);
     let mut rng = StdRng::seed_from_u64(5);
     let mut exact: HashMap<(String, i64), i64> = HashMap::new();
     for b in 0..12i64 {
@@ -968,7 +969,7 @@ fn reads_that_had_to_sum_sum_at_once() {
         .collect();
     expected.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     expected.truncate(10);
-    let tried = |t: &TopN| {
+    let tried = |t: &Full| {
         PATHS.with(|p| p.set([0; 14]));
         let rows: Vec<(Vec<u8>, i64)> = t
             .top_in(10, 11_999, 6)
@@ -1005,14 +1006,14 @@ fn reads_that_had_to_sum_sum_at_once() {
 /// A load packs the sealed buckets at once (a replica's first reads sum packed copies).
 #[test]
 fn a_load_packs_sealed_buckets() {
-    let mut t = TopN::new(1_000, 4);
+    let mut t = Full::new(1_000, 4);
     for b in 0..3i64 {
         for i in 0..5_000 {
             t.incr(format!("m{i}").as_bytes(), 1 + i % 7, b * 1_000)
                 .unwrap();
         }
     }
-    let d = TopN::decode_at(&t.encode(), Some(2_500)).unwrap();
+    let d = Full::decode_at(&t.encode(), Some(2_500)).unwrap();
     let packed: Vec<bool> = d.buckets.iter().map(|b| b.packed.is_some()).collect();
     assert_eq!(
         packed,

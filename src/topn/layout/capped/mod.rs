@@ -20,11 +20,13 @@
 use hashbrown::HashMap;
 use std::collections::VecDeque;
 
-use super::parse::Pair;
-use super::small::Shape;
-use super::storage::dispose_value;
-use super::summary::{self, hash, Summary};
-use super::window::{DecodeError, Overflow};
+use crate::topn::encoding::DecodeError;
+use crate::topn::parse::Pair;
+use crate::topn::shape::{Overflow, Shape};
+use crate::topn::storage::dispose_value;
+use summary::{hash, Summary};
+
+mod summary;
 use crate::tuples::defrag::{Mover, Pass};
 
 /// Counters a bucket keeps at most, whatever CAPACITY asks.

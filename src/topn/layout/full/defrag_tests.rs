@@ -85,7 +85,7 @@ impl Workload {
     }
 }
 
-fn apply(t: &mut TopN, op: Op) {
+fn apply(t: &mut Full, op: Op) {
     match op {
         // An overflow changes nothing, alike on both.
         Op::Incr(member, by, at) => _ = t.incr(&name(member), by, at),
@@ -97,9 +97,9 @@ fn apply(t: &mut TopN, op: Op) {
 }
 
 /// With views: their index keys point at the names too, and must follow them.
-fn topn() -> TopN {
+fn topn() -> Full {
     let views = crate::topn::views::Views::new(&[2, 3], WINDOW).expect("views");
-    let mut t = TopN::new(BUCKET_MS, WINDOW).with_views(&views);
+    let mut t = Full::new(BUCKET_MS, WINDOW).with_views(&views);
     t.set_retire_budget(4);
     t.set_pack_min(64);
     t
@@ -122,7 +122,7 @@ struct Seen {
 }
 
 impl Seen {
-    fn note(&mut self, t: &TopN) {
+    fn note(&mut self, t: &Full) {
         let names = &t.m.names;
         self.graveyard |= !t.graveyards.is_empty();
         self.graveyard_index_partly_freed |= t
@@ -157,7 +157,7 @@ impl Seen {
 }
 
 /// Everything a read or a later write can see, checked on `t` against its twin.
-fn reads_alike(t: &TopN, twin: &TopN) {
+fn reads_alike(t: &Full, twin: &Full) {
     assert!(
         t.m.names.keys_point_at_names(),
         "an index key was not re-pointed"
@@ -172,8 +172,8 @@ fn reads_alike(t: &TopN, twin: &TopN) {
 /// One pass over `t` in calls stopped after `checks` checks each, with up to `between`
 /// operations (on both) between two calls. Returns the calls made.
 fn pass_with_writes(
-    t: &mut TopN,
-    twin: &mut TopN,
+    t: &mut Full,
+    twin: &mut Full,
     work: &mut Workload,
     checks: usize,
     between: usize,

@@ -111,7 +111,7 @@ fn run_model_ahead(
 ) {
     let bucket_ms = 1000;
     let mut rng = StdRng::seed_from_u64(seed);
-    let mut t = TopN::new(bucket_ms, window);
+    let mut t = Full::new(bucket_ms, window);
     t.set_retire_budget(budget);
     t.set_pack_min(1 + (seed % 5) as usize);
     let mut m = Model {
@@ -262,7 +262,7 @@ fn run_model_ahead(
             }
             if checks % 5 == 0 {
                 check_invariants(&t);
-                let d = TopN::decode(&t.encode()).expect("decode");
+                let d = Full::decode(&t.encode()).expect("decode");
                 for &tm in &times {
                     assert_eq!(
                         top_owned(&d, 1000, tm),
@@ -272,7 +272,7 @@ fn run_model_ahead(
                 }
                 // Loaded at this server's time (buckets load aged, the clock index built with
                 // them), then upkeep in slices: LAST k reads exact at every step.
-                let mut d = TopN::decode_at(&t.encode(), Some(t.seen_ms)).expect("decode_at");
+                let mut d = Full::decode_at(&t.encode(), Some(t.seen_ms)).expect("decode_at");
                 let mut step = 0;
                 loop {
                     if step % 3 == 0 {
@@ -295,7 +295,7 @@ fn run_model_ahead(
                     step += 1;
                 }
                 check_invariants(&d);
-                let mut r = TopN::new(bucket_ms, window);
+                let mut r = Full::new(bucket_ms, window);
                 for (mm, by, at) in t.replay_events() {
                     r.incr(mm, by, at).unwrap();
                 }
@@ -348,7 +348,7 @@ thread_local! {
     static HALF_BUILT_READS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
-fn top_owned_in(t: &TopN, n: usize, at: i64, k: u32) -> Vec<(Vec<u8>, i64)> {
+fn top_owned_in(t: &Full, n: usize, at: i64, k: u32) -> Vec<(Vec<u8>, i64)> {
     t.top_in(n, at, k)
         .into_iter()
         .map(|(m, c)| (m.to_vec(), c))

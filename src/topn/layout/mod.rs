@@ -1,19 +1,33 @@
-//! A TOPN key's content in one of two layouts: compact ([`Small`], one
-//! buffer, while the key holds at most `recipes.topn-compact-max` entries)
-//! or full ([`TopN`], the indexed structure of `window/`). A write past the
-//! limit turns the key full; a full key whose entries fall to half of it
-//! turns compact again (hysteresis: a key at the limit does not flip back
-//! and forth). Answers, replicated effects and encoded bytes do not depend
-//! on the layout. Pure Rust, no FFI.
+//! A TOPN key is one of three layouts of its window; [`Layout`] chooses and converts:
+//!
+//! - [`Compact`] (`compact.rs`): every (bucket, member, count) in one buffer, while an
+//!   exact key holds at most `recipes.topn-compact-max` entries;
+//! - [`Full`] (`full/`): the indexed buckets, running totals and order index of an exact
+//!   key past that;
+//! - [`Capped`] (`capped/`): a key with CAPACITY, a bounded summary per bucket, every count
+//!   with its error.
+//!
+//! Each answers the same questions (write, read, encode, upkeep, defrag, memory); the
+//! match arms below are that one face. A write past the limit turns an exact key full; a
+//! full key whose entries fall to half of it turns compact again (hysteresis: a key at the
+//! limit does not flip back and forth). Answers, replicated effects and encoded bytes do
+//! not depend on the exact layout. The layouts use what `topn/` shares below them (shape,
+//! encoding, views, storage, selection) and never each other. Pure Rust, no FFI.
 
-use super::capped::{BucketCounters, Capped, ENCODING_VERSION_CAPPED};
+use super::encoding::DecodeError;
 use super::parse::Pair;
-use super::small::{packed_bytes, Shape, Small};
+use super::shape::{Overflow, Shape};
 use super::storage::dispose_value;
 use super::views::Views;
-use super::window::{DecodeError, Overflow, TopN};
 use crate::tuples::defrag::{Mover, Pass};
+use capped::{BucketCounters, Capped, ENCODING_VERSION_CAPPED};
+use compact::{packed_bytes, Compact};
+use full::Full;
 use hashbrown::HashMap;
+
+pub mod capped;
+pub mod compact;
+pub mod full;
 
 /// Entries a key keeps compact at most, unless configured.
 pub const DEFAULT_COMPACT_MAX: usize = 128;
@@ -23,49 +37,49 @@ pub const DEFAULT_COMPACT_MAX: usize = 128;
 const COMPACT_BYTES_MAX: usize = 8 << 10;
 
 #[derive(Clone, Debug)]
-pub enum Core {
-    Small(Small),
-    Full(Box<TopN>),
-    /// A key with CAPACITY (`capped.rs`): bounded, every count with its error.
+pub enum Layout {
+    Compact(Compact),
+    Full(Box<Full>),
+    /// A key with CAPACITY (`capped/`): bounded, every count with its error.
     Capped(Box<Capped>),
 }
 
 /// A count and its most over-counting (0 on an exact key).
 pub type Counted<'a> = (&'a [u8], i64, i64);
 
-impl Core {
+impl Layout {
     /// An empty key: compact unless `compact_max` is 0.
-    pub fn new(bucket_ms: i64, window: u32, align_ms: i64, compact_max: usize) -> Core {
-        let full = TopN::new(bucket_ms, window).with_align(align_ms);
+    pub fn new(bucket_ms: i64, window: u32, align_ms: i64, compact_max: usize) -> Layout {
+        let full = Full::new(bucket_ms, window).with_align(align_ms);
         match compact_max {
-            0 => Core::Full(Box::new(full)),
-            _ => Core::Small(Small::new(full.key_shape())),
+            0 => Layout::Full(Box::new(full)),
+            _ => Layout::Compact(Compact::new(full.key_shape())),
         }
     }
 
     /// The same (empty) key with `views` declared; a capped key takes none (CREATE refuses
     /// CAPACITY with VIEWS).
-    pub fn with_views(self, views: Views) -> Core {
+    pub fn with_views(self, views: Views) -> Layout {
         match self {
-            Core::Small(s) => Core::Small(s.with_views(views)),
-            Core::Full(f) => Core::Full(Box::new(f.with_views(&views))),
-            Core::Capped(c) => Core::Capped(c),
+            Layout::Compact(s) => Layout::Compact(s.with_views(views)),
+            Layout::Full(f) => Layout::Full(Box::new(f.with_views(&views))),
+            Layout::Capped(c) => Layout::Capped(c),
         }
     }
 
     /// The declared views.
     pub fn views(&self) -> Views {
         match self {
-            Core::Small(s) => s.views(),
-            Core::Full(f) => f.declared_views(),
-            Core::Capped(_) => Views::NONE,
+            Layout::Compact(s) => s.views(),
+            Layout::Full(f) => f.declared_views(),
+            Layout::Capped(_) => Views::NONE,
         }
     }
 
     /// Heap bytes of each view, ascending k (0 while compact: its views are implicit).
     pub fn view_memory(&self) -> Vec<(u32, usize)> {
         match self {
-            Core::Full(f) => (f.declared_views().iter())
+            Layout::Full(f) => (f.declared_views().iter())
                 .enumerate()
                 .map(|(v, k)| (k, f.view_memory(v)))
                 .collect(),
@@ -74,17 +88,17 @@ impl Core {
     }
 
     /// An empty key with CAPACITY `capacity`.
-    pub fn capped(bucket_ms: i64, window: u32, align_ms: i64, capacity: u32) -> Core {
-        let shape = TopN::new(bucket_ms, window)
+    pub fn capped(bucket_ms: i64, window: u32, align_ms: i64, capacity: u32) -> Layout {
+        let shape = Full::new(bucket_ms, window)
             .with_align(align_ms)
             .key_shape();
-        Core::Capped(Box::new(Capped::new(shape, capacity)))
+        Layout::Capped(Box::new(Capped::new(shape, capacity)))
     }
 
     /// The key's CAPACITY, if it has one.
     pub fn capacity(&self) -> Option<u32> {
         match self {
-            Core::Capped(c) => Some(c.capacity()),
+            Layout::Capped(c) => Some(c.capacity()),
             _ => None,
         }
     }
@@ -92,18 +106,18 @@ impl Core {
     /// A capped key's bound over its window and its counters (`TOPN.INFO`).
     pub fn capped_state(&self) -> Option<(i64, usize)> {
         match self {
-            Core::Capped(c) => Some((c.bound(), c.counters())),
+            Layout::Capped(c) => Some((c.bound(), c.counters())),
             _ => None,
         }
     }
 
     /// A key loaded from its encoding, in the layout its size calls for.
-    pub fn decode_at(bytes: &[u8], now_ms: i64, compact_max: usize) -> Result<Core, DecodeError> {
+    pub fn decode_at(bytes: &[u8], now_ms: i64, compact_max: usize) -> Result<Layout, DecodeError> {
         if bytes.first() == Some(&ENCODING_VERSION_CAPPED) {
-            return Ok(Core::Capped(Box::new(Capped::decode(bytes)?)));
+            return Ok(Layout::Capped(Box::new(Capped::decode(bytes)?)));
         }
-        let full = TopN::decode_at(bytes, Some(now_ms))?;
-        let mut core = Core::Full(Box::new(full));
+        let full = Full::decode_at(bytes, Some(now_ms))?;
+        let mut core = Layout::Full(Box::new(full));
         core.settle(compact_max, compact_max);
         Ok(core)
     }
@@ -114,7 +128,7 @@ impl Core {
         match self {
             // Once what the clock left behind is freed (piecewise, by upkeep
             // and writes), so nothing big is dropped at once here.
-            Core::Full(full)
+            Layout::Full(full)
                 if compact_max > 0
                     && full.stored_entries() <= to_small
                     && full.holds_only_live() =>
@@ -127,14 +141,14 @@ impl Core {
                     4 * views.len() + packed_bytes(shape.clock.unwrap_or(0), full.live_entries());
                 if bytes <= COMPACT_BYTES_MAX {
                     let entries: Vec<_> = full.live_entries().collect();
-                    let small = Small::from_entries(shape, &entries).with_views(views);
-                    let full = std::mem::replace(self, Core::Small(small));
+                    let small = Compact::from_entries(shape, &entries).with_views(views);
+                    let full = std::mem::replace(self, Layout::Compact(small));
                     // Its tables may still have the capacity of a big past.
                     let bytes = full.mem_usage();
                     dispose_value(full, bytes);
                 }
             }
-            Core::Small(small)
+            Layout::Compact(small)
                 if small.len() > compact_max || small.bytes() > COMPACT_BYTES_MAX =>
             {
                 self.make_full();
@@ -145,19 +159,19 @@ impl Core {
 
     /// A compact key in the full layout.
     fn make_full(&mut self) {
-        if let Core::Small(small) = self {
+        if let Layout::Compact(small) = self {
             // Through the encoding: it loads any content (an increment
             // replay could pass the range of counts on the way).
-            let full = TopN::decode_at(&small.encode(), None).expect("a layout's own encoding");
-            *self = Core::Full(Box::new(full));
+            let full = Full::decode_at(&small.encode(), None).expect("a layout's own encoding");
+            *self = Layout::Full(Box::new(full));
         }
     }
 
     fn shape(&self) -> Shape {
         match self {
-            Core::Small(s) => *s.shape(),
-            Core::Full(f) => f.key_shape(),
-            Core::Capped(c) => *c.shape(),
+            Layout::Compact(s) => *s.shape(),
+            Layout::Full(f) => f.key_shape(),
+            Layout::Capped(c) => *c.shape(),
         }
     }
 
@@ -175,7 +189,7 @@ impl Core {
 
     #[cfg(test)]
     pub fn is_compact(&self) -> bool {
-        matches!(self, Core::Small(_))
+        matches!(self, Layout::Compact(_))
     }
 
     /// Whether an event at `at_ms` is older than the key's own window.
@@ -197,16 +211,16 @@ impl Core {
         compact_max: usize,
     ) -> Result<i64, Overflow> {
         let count = match self {
-            Core::Small(s) => s.incr(member, by, at_ms)?,
-            Core::Full(f) => f.incr(member, by, at_ms)?,
-            Core::Capped(c) => c.incr(member, by, at_ms)?,
+            Layout::Compact(s) => s.incr(member, by, at_ms)?,
+            Layout::Full(f) => f.incr(member, by, at_ms)?,
+            Layout::Capped(c) => c.incr(member, by, at_ms)?,
         };
         self.settle(compact_max / 2, compact_max);
         Ok(count)
     }
 
     /// Applies `(increment, member)` pairs all at `at_ms`, in order, as as
-    /// many [`Core::incr`]s would, and settles the layout once; returns each
+    /// many [`Layout::incr`]s would, and settles the layout once; returns each
     /// pair's member's count over the window after the call. All or
     /// nothing: `Err(i)` when pair `i` would overflow, and then nothing
     /// changed. A capped key takes increments >= 1 only (the caller checks).
@@ -222,22 +236,22 @@ impl Core {
         // An exact key's counts move by the increments alone: the check
         // finds them.
         let counts = match self {
-            Core::Small(s) => final_counts(pairs, |m| s.headroom(m, at_ms))?,
-            Core::Full(f) => final_counts(pairs, |m| f.headroom(m, at_ms))?,
-            Core::Capped(c) => {
+            Layout::Compact(s) => final_counts(pairs, |m| s.headroom(m, at_ms))?,
+            Layout::Full(f) => final_counts(pairs, |m| f.headroom(m, at_ms))?,
+            Layout::Capped(c) => {
                 c.incr_all(pairs, at_ms)?;
                 return Ok(pairs.iter().map(|(_, m)| self.count_at_clock(m)).collect());
             }
         };
         // A compact key that may pass its limit turns full first (its
         // writes rewrite the whole buffer).
-        if matches!(self, Core::Small(s) if s.len() + pairs.len() > compact_max) {
+        if matches!(self, Layout::Compact(s) if s.len() + pairs.len() > compact_max) {
             self.make_full();
         }
         match self {
-            Core::Small(s) => s.incr_all(pairs, at_ms),
-            Core::Full(f) => f.incr_all(pairs, at_ms),
-            Core::Capped(_) => {}
+            Layout::Compact(s) => s.incr_all(pairs, at_ms),
+            Layout::Full(f) => f.incr_all(pairs, at_ms),
+            Layout::Capped(_) => {}
         }
         self.settle(compact_max / 2, compact_max);
         Ok(counts)
@@ -245,25 +259,25 @@ impl Core {
 
     pub fn count_at_clock(&self, member: &[u8]) -> i64 {
         match self {
-            Core::Small(s) => s.count_at_clock(member),
-            Core::Full(f) => f.count_at_clock(member),
-            Core::Capped(c) => c.count_at_clock(member).count,
+            Layout::Compact(s) => s.count_at_clock(member),
+            Layout::Full(f) => f.count_at_clock(member),
+            Layout::Capped(c) => c.count_at_clock(member).count,
         }
     }
 
     pub fn count_in(&self, member: &[u8], at_ms: i64, k: u32) -> i64 {
         match self {
-            Core::Small(s) => s.count_in(member, at_ms, k),
-            Core::Full(f) => f.count_in(member, at_ms, k),
-            Core::Capped(c) => c.count_in(member, at_ms, k).count,
+            Layout::Compact(s) => s.count_in(member, at_ms, k),
+            Layout::Full(f) => f.count_in(member, at_ms, k),
+            Layout::Capped(c) => c.count_in(member, at_ms, k).count,
         }
     }
 
     pub fn top_in(&self, n: usize, at_ms: i64, k: u32) -> Vec<(&[u8], i64)> {
         match self {
-            Core::Small(s) => s.top_in(n, at_ms, k),
-            Core::Full(f) => f.top_in(n, at_ms, k),
-            Core::Capped(c) => c
+            Layout::Compact(s) => s.top_in(n, at_ms, k),
+            Layout::Full(f) => f.top_in(n, at_ms, k),
+            Layout::Capped(c) => c
                 .top_in(n, at_ms, k)
                 .into_iter()
                 .map(|(m, b)| (m, b.count))
@@ -273,51 +287,51 @@ impl Core {
 
     pub fn members(&self) -> usize {
         match self {
-            Core::Small(s) => s.members(),
-            Core::Full(f) => f.members(),
-            Core::Capped(c) => c.members(),
+            Layout::Compact(s) => s.members(),
+            Layout::Full(f) => f.members(),
+            Layout::Capped(c) => c.members(),
         }
     }
 
     pub fn buckets_in_use(&self) -> usize {
         match self {
-            Core::Small(s) => s.buckets_in_use(),
-            Core::Full(f) => f.buckets_in_use(),
-            Core::Capped(c) => c.buckets_in_use(),
+            Layout::Compact(s) => s.buckets_in_use(),
+            Layout::Full(f) => f.buckets_in_use(),
+            Layout::Capped(c) => c.buckets_in_use(),
         }
     }
 
     pub fn mem_usage(&self) -> usize {
         match self {
-            Core::Small(s) => s.mem_usage(),
-            Core::Full(f) => f.mem_usage(),
-            Core::Capped(c) => c.mem_usage(),
+            Layout::Compact(s) => s.mem_usage(),
+            Layout::Full(f) => f.mem_usage(),
+            Layout::Capped(c) => c.mem_usage(),
         }
     }
 
     pub fn free_effort(&self) -> usize {
         match self {
-            Core::Small(_) => 1,
-            Core::Full(f) => f.free_effort(),
-            Core::Capped(c) => 1 + c.counters(),
+            Layout::Compact(_) => 1,
+            Layout::Full(f) => f.free_effort(),
+            Layout::Capped(c) => 1 + c.counters(),
         }
     }
 
     pub fn encode(&self) -> Vec<u8> {
         match self {
-            Core::Small(s) => s.encode(),
-            Core::Full(f) => f.encode(),
-            Core::Capped(c) => c.encode(),
+            Layout::Compact(s) => s.encode(),
+            Layout::Full(f) => f.encode(),
+            Layout::Capped(c) => c.encode(),
         }
     }
 
     /// An exact key's content as increments (the AOF rewrite); a capped key
-    /// rewrites as its counters ([`Core::counters_by_bucket`]).
+    /// rewrites as its counters ([`Layout::counters_by_bucket`]).
     pub fn replay_events(&self) -> Vec<(&[u8], i64, i64)> {
         match self {
-            Core::Small(s) => s.replay_events(),
-            Core::Full(f) => f.replay_events(),
-            Core::Capped(_) => Vec::new(),
+            Layout::Compact(s) => s.replay_events(),
+            Layout::Full(f) => f.replay_events(),
+            Layout::Capped(_) => Vec::new(),
         }
     }
 
@@ -325,7 +339,7 @@ impl Core {
     /// count, error)])`.
     pub fn counters_by_bucket(&self) -> Vec<BucketCounters<'_>> {
         match self {
-            Core::Capped(c) => c.counters_by_bucket(),
+            Layout::Capped(c) => c.counters_by_bucket(),
             _ => Vec::new(),
         }
     }
@@ -340,7 +354,7 @@ impl Core {
         counted: (i64, i64),
         evicted: bool,
     ) -> Result<(), &'static str> {
-        let Core::Capped(c) = self else {
+        let Layout::Capped(c) = self else {
             return Err("the key has no CAPACITY");
         };
         let clock = c.shape().clock.map_or(bucket, |k| k.max(bucket));
@@ -351,7 +365,7 @@ impl Core {
     /// (0 on an exact key).
     pub fn count_with_error(&self, member: &[u8], at_ms: i64, k: u32) -> (i64, i64) {
         match self {
-            Core::Capped(c) => {
+            Layout::Capped(c) => {
                 let b = c.count_in(member, at_ms, k);
                 (b.count, b.error)
             }
@@ -363,7 +377,7 @@ impl Core {
     /// its error (0 on an exact key).
     pub fn top_with_errors(&self, n: usize, at_ms: i64, k: u32) -> Vec<Counted<'_>> {
         match self {
-            Core::Capped(c) => c
+            Layout::Capped(c) => c
                 .top_in(n, at_ms, k)
                 .into_iter()
                 .map(|(m, b)| (m, b.count, b.error))
@@ -380,51 +394,51 @@ impl Core {
     /// aggregate to age); true if its window moved.
     pub fn observe_time(&mut self, now_ms: i64) -> bool {
         match self {
-            Core::Small(_) => false,
-            Core::Full(f) => f.observe_time(now_ms),
-            Core::Capped(_) => false,
+            Layout::Compact(_) => false,
+            Layout::Full(f) => f.observe_time(now_ms),
+            Layout::Capped(_) => false,
         }
     }
 
-    /// What upkeep's due time depends on (`TopN::shape`).
+    /// What upkeep's due time depends on (`Full::shape`).
     pub fn upkeep_shape(&self) -> (Option<i64>, usize, u64) {
         match self {
-            Core::Small(s) => (s.shape().clock, 0, 0),
-            Core::Full(f) => f.shape(),
-            Core::Capped(c) => (c.shape().clock, 0, 0),
+            Layout::Compact(s) => (s.shape().clock, 0, 0),
+            Layout::Full(f) => f.shape(),
+            Layout::Capped(c) => (c.shape().clock, 0, 0),
         }
     }
 
     pub fn take_retired_buckets(&mut self) -> usize {
         match self {
-            Core::Small(s) => s.take_retired_buckets(),
-            Core::Full(f) => f.take_retired_buckets(),
-            Core::Capped(c) => c.take_retired_buckets(),
+            Layout::Compact(s) => s.take_retired_buckets(),
+            Layout::Full(f) => f.take_retired_buckets(),
+            Layout::Capped(c) => c.take_retired_buckets(),
         }
     }
 
     pub fn take_aged_buckets(&mut self) -> usize {
         match self {
-            Core::Small(_) => 0,
-            Core::Full(f) => f.take_aged_buckets(),
-            Core::Capped(_) => 0,
+            Layout::Compact(_) => 0,
+            Layout::Full(f) => f.take_aged_buckets(),
+            Layout::Capped(_) => 0,
         }
     }
 
     /// When upkeep has work (never for a compact key).
     pub fn upkeep_due_ms(&self) -> Option<i64> {
         match self {
-            Core::Small(_) => None,
-            Core::Full(f) => f.upkeep_due_ms(),
-            Core::Capped(_) => None,
+            Layout::Compact(_) => None,
+            Layout::Full(f) => f.upkeep_due_ms(),
+            Layout::Capped(_) => None,
         }
     }
 
     /// Up to `budget` units of upkeep; a full key that shrank turns compact.
     pub fn upkeep(&mut self, budget: usize, compact_max: usize) -> usize {
         let done = match self {
-            Core::Small(_) | Core::Capped(_) => 0,
-            Core::Full(f) => f.upkeep(budget),
+            Layout::Compact(_) | Layout::Capped(_) => 0,
+            Layout::Full(f) => f.upkeep(budget),
         };
         self.settle(compact_max / 2, compact_max);
         done
@@ -432,12 +446,12 @@ impl Core {
 
     pub fn defrag<M: Mover>(&mut self, pass: &mut Pass<M>) {
         match self {
-            Core::Small(s) => pass.work(|m| m.vec(s.buf_mut())),
-            Core::Full(f) => {
+            Layout::Compact(s) => pass.work(|m| m.vec(s.buf_mut())),
+            Layout::Full(f) => {
                 pass.work(|m| m.boxed(f));
                 f.defrag(pass)
             }
-            Core::Capped(c) => {
+            Layout::Capped(c) => {
                 pass.work(|m| m.boxed(c));
                 c.defrag(pass)
             }
@@ -498,8 +512,8 @@ mod tests {
             // Views (declared; running on the full layout) change no answer and no layout.
             let ks: Vec<i64> = (2..window as i64).filter(|_| rng.gen_bool(0.5)).collect();
             let views = Views::new(&ks, window).unwrap();
-            let mut full = Core::new(bucket, window, align, 0).with_views(views);
-            let mut both = Core::new(bucket, window, align, limit).with_views(views);
+            let mut full = Layout::new(bucket, window, align, 0).with_views(views);
+            let mut both = Layout::new(bucket, window, align, limit).with_views(views);
             let (mut t, mut was_compact) = (50_000i64, true);
             for step in 0..400 {
                 let member = format!("m{}", rng.gen_range(0..(limit * 2 + 2)));
@@ -547,7 +561,7 @@ mod tests {
                 assert_eq!(a, b, "seed {seed} step {step}");
             }
             // A load picks the layout the size calls for.
-            let loaded = Core::decode_at(&both.encode(), t, limit).unwrap();
+            let loaded = Layout::decode_at(&both.encode(), t, limit).unwrap();
             assert_eq!(loaded.encode(), full.encode());
             assert_eq!((loaded.views(), both.views()), (views, views));
         }
@@ -568,12 +582,11 @@ mod tests {
             };
             let names: [&[u8]; 2] = [b"a", b"b"];
             let buckets = vec![(clock - 3, vec![(0, 5), (1, -2)]), (clock, vec![(1, 7)])];
-            let bytes =
-                super::super::window::write_encoding(&shape, &Views::NONE, &names, &buckets);
-            let core = Core::decode_at(&bytes, 0, DEFAULT_COMPACT_MAX).unwrap();
+            let bytes = crate::topn::encoding::write(&shape, &Views::NONE, &names, &buckets);
+            let core = Layout::decode_at(&bytes, 0, DEFAULT_COMPACT_MAX).unwrap();
             assert!(core.is_compact());
             assert_eq!(core.encode(), bytes, "clock {clock}");
-            let full = Core::decode_at(&bytes, 0, 0).unwrap();
+            let full = Layout::decode_at(&bytes, 0, 0).unwrap();
             assert_eq!(full.top_in(5, i64::MAX, 24), core.top_in(5, i64::MAX, 24));
         }
     }
@@ -583,7 +596,7 @@ mod tests {
     /// without packing a copy a write, and goes compact once it fits.
     #[test]
     fn a_key_goes_compact_exactly_when_its_packed_bytes_fit() {
-        let mut core = Core::new(1000, 4, 0, DEFAULT_COMPACT_MAX);
+        let mut core = Layout::new(1000, 4, 0, DEFAULT_COMPACT_MAX);
         let long = |i: usize| format!("{i:0>1000}");
         for i in 0..10 {
             core.incr(long(i).as_bytes(), 3, 10_000, DEFAULT_COMPACT_MAX)
@@ -593,14 +606,14 @@ mod tests {
             !core.is_compact(),
             "10 members of 1,000 bytes are over 8 KiB"
         );
-        let Core::Full(full) = &core else {
+        let Layout::Full(full) = &core else {
             unreachable!()
         };
         let shape = full.key_shape();
         let entries: Vec<_> = full.live_entries().collect();
         assert_eq!(
             packed_bytes(shape.clock.unwrap_or(0), full.live_entries()),
-            Small::from_entries(shape, &entries).bytes()
+            Compact::from_entries(shape, &entries).bytes()
         );
         for _ in 0..3 {
             core.incr(long(0).as_bytes(), 1, 10_000, DEFAULT_COMPACT_MAX)
@@ -635,8 +648,8 @@ mod tests {
             let ks: Vec<i64> = (2..window as i64).filter(|_| rng.gen_bool(0.5)).collect();
             let views = Views::new(&ks, window).unwrap();
             let new = |limit| match capped {
-                true => Core::capped(1000, window, align, 3),
-                false => Core::new(1000, window, align, limit).with_views(views),
+                true => Layout::capped(1000, window, align, 3),
+                false => Layout::new(1000, window, align, limit).with_views(views),
             };
             let (mut many, mut one) = (new(limit), new(limit));
             let mut t = 50_000i64;
@@ -694,11 +707,11 @@ mod tests {
 
     #[test]
     fn a_new_key_is_compact_and_small() {
-        let mut core = Core::new(3_600_000, 24, 0, DEFAULT_COMPACT_MAX);
+        let mut core = Layout::new(3_600_000, 24, 0, DEFAULT_COMPACT_MAX);
         core.incr(b"page:1", 1, 1_700_000_000_000, DEFAULT_COMPACT_MAX)
             .unwrap();
         assert!(core.is_compact());
         assert!(core.mem_usage() < 128, "{} bytes", core.mem_usage());
-        assert!(!Core::new(1000, 2, 0, 0).is_compact());
+        assert!(!Layout::new(1000, 2, 0, 0).is_compact());
     }
 }

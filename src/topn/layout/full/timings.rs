@@ -7,8 +7,8 @@ use rand::{Rng, SeedableRng};
 
 const H: i64 = 3_600_000;
 
-fn fill(buckets: i64, per: u32, overlap: bool) -> TopN {
-    let mut t = TopN::new(H, 24);
+fn fill(buckets: i64, per: u32, overlap: bool) -> Full {
+    let mut t = Full::new(H, 24);
     let mut rng = StdRng::seed_from_u64(1);
     let mut worst = std::time::Duration::ZERO;
     for b in 0..buckets {
@@ -108,7 +108,7 @@ fn bench() {
         let enc = t.encode();
         eprintln!("encode: {:?}, {} bytes", e.elapsed(), enc.len());
         let d = std::time::Instant::now();
-        let dec = TopN::decode(&enc).unwrap();
+        let dec = Full::decode(&enc).unwrap();
         eprintln!("decode: {:?}", d.elapsed());
         let f = std::time::Instant::now();
         drop(dec);
@@ -135,7 +135,7 @@ fn bench() {
 #[test]
 #[ignore]
 fn bench_boundary() {
-    let mut t = TopN::new(H, 24);
+    let mut t = Full::new(H, 24);
     let name = |i: u64| format!("{}", 100_000_000 + i);
     for i in 0..100_000 {
         t.incr(name(i).as_bytes(), 1, 1000).unwrap();
@@ -179,7 +179,7 @@ fn bench_boundary() {
 #[test]
 #[ignore]
 fn bench_adverse() {
-    let mut t = TopN::new(H, 24);
+    let mut t = Full::new(H, 24);
     let n = 50_000u32;
     for b in 0..24i64 {
         for i in 0..n {
@@ -306,7 +306,7 @@ fn bench_adverse() {
 fn bench_reads() {
     let (members, events, head) = (200_000u64, 50_000u64, 5_000u64);
     let mut rng = StdRng::seed_from_u64(24);
-    let mut t = TopN::new(1000, 24);
+    let mut t = Full::new(1000, 24);
     for b in 0..24i64 {
         let mut counts: std::collections::HashMap<u64, i64> = Default::default();
         for e in 0..events {
@@ -342,7 +342,7 @@ fn bench_reads() {
             t.m.names.clock_index_len()
         );
         // A replica's copy: loaded (members numbered in byte order), then its upkeep.
-        let mut d = TopN::decode_at(&t.encode(), Some((23 + aged) * 1000 + 1)).unwrap();
+        let mut d = Full::decode_at(&t.encode(), Some((23 + aged) * 1000 + 1)).unwrap();
         while d.upkeep(128) == 128 {}
         let sp = t.span(newest, 2).unwrap();
         time(&format!("reads: {aged} aged, LAST 2 summed"), 20, || {
@@ -421,7 +421,7 @@ fn bench_defrag() {
 fn bench_reads_weighted() {
     let (members, events) = (200_000u64, 50_000u64);
     let mut rng = StdRng::seed_from_u64(11);
-    let mut t = TopN::new(1000, 24);
+    let mut t = Full::new(1000, 24);
     for b in 0..24i64 {
         for e in 0..events {
             let r = (members as f64 * rng.gen::<f64>()) as u64;
@@ -462,8 +462,8 @@ fn bench_reads_weighted() {
 #[ignore]
 fn bench_views_weighted() {
     let (members, events) = (200_000u64, 50_000u64);
-    let views = super::super::views::Views::new(&[6, 12], 24).unwrap();
-    let mut keys = [TopN::new(1000, 24), TopN::new(1000, 24).with_views(&views)];
+    let views = crate::topn::views::Views::new(&[6, 12], 24).unwrap();
+    let mut keys = [Full::new(1000, 24), Full::new(1000, 24).with_views(&views)];
     for (i, t) in keys.iter_mut().enumerate() {
         let mut rng = StdRng::seed_from_u64(11);
         let s = std::time::Instant::now();
@@ -512,7 +512,7 @@ fn bench_views_weighted() {
     }
     // A bucket leaves each view (and the window): the views' share, then the rest of upkeep,
     // in the timer's slices, beside the same upkeep without views.
-    let slices = |t: &mut TopN, f: fn(&mut TopN) -> usize| {
+    let slices = |t: &mut Full, f: fn(&mut Full) -> usize| {
         let (mut worst, mut n) = (std::time::Duration::ZERO, 0);
         loop {
             let s = std::time::Instant::now();

@@ -5,11 +5,11 @@
 
 use std::collections::VecDeque;
 
-use super::super::packed::{packable, Packer, Step};
-use super::super::storage::dispose_value;
 use super::bucket::{Bucket, BUCKET_MIGRATE_STEP, MOVED};
 use super::members::{Members, INDEX_BYTES_PER_KEY};
-use super::{note_path, TopN, EMPTY};
+use super::packed::{packable, Packer, Step};
+use super::{note_path, Full, EMPTY};
+use crate::topn::storage::dispose_value;
 
 /// Everything of a state the clock has entirely passed, freed piecewise by later writes.
 pub(super) struct Graveyard {
@@ -61,7 +61,7 @@ impl Graveyard {
 /// Work units of a slot added to the clock index (a B-tree insertion).
 const CLOCK_SLOT_COST: usize = 4;
 
-impl TopN {
+impl Full {
     #[cfg_attr(not(test), allow(dead_code))]
     /// Retirement work allowed per `incr` (entries of stale buckets, or graveyard items). >= 1.
     pub fn set_retire_budget(&mut self, budget: usize) {

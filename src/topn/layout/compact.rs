@@ -1,61 +1,20 @@
 //! The compact layout of a small TOPN: every (bucket, member, count) of the
 //! window in one buffer, as Redis keeps a small zset in one listpack, found
-//! by a scan. `core.rs` turns a key full past `recipes.topn-compact-max`
+//! by a scan. `layout/mod.rs` turns a key full past `recipes.topn-compact-max`
 //! entries and compact again below half of it. Pure Rust, no FFI.
 //!
 //! Reads compute the window's counts from the entries (at most compact-max
 //! of them); the answers, the encoding and the replayed increments are those
-//! of the full layout (`window/`) for the same events: both follow the
-//! definitions, and `core.rs`'s model test checks them against each other.
+//! of the full layout (`full/`) for the same events: both follow the
+//! definitions, and `layout/mod.rs`'s model test checks them against each other.
 
-use super::parse::Pair;
-use super::select::clamp_i64;
-use super::views::Views;
-use super::window::Overflow;
+use crate::topn::encoding::write as write_encoding;
+use crate::topn::parse::Pair;
+use crate::topn::select::clamp_i64;
+use crate::topn::shape::{Overflow, Shape};
+use crate::topn::views::Views;
 use crate::tuples::varint;
 use std::collections::BTreeMap;
-
-/// A key's shape and clock: what both layouts encode first.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Shape {
-    pub bucket_ms: i64,
-    pub window: u32,
-    pub align_ms: i64,
-    /// The newest bucket ever written.
-    pub clock: Option<i64>,
-}
-
-impl Shape {
-    pub fn bucket_of(&self, at_ms: i64) -> i64 {
-        at_ms
-            .saturating_sub(self.align_ms)
-            .div_euclid(self.bucket_ms.max(1))
-    }
-
-    pub fn bucket_start(&self, idx: i64) -> i64 {
-        idx.saturating_mul(self.bucket_ms)
-            .saturating_add(self.align_ms)
-    }
-
-    /// The oldest bucket of the window ending at bucket `clock`.
-    fn live_lo(&self, clock: i64) -> i64 {
-        clock.saturating_sub(self.window as i64 - 1)
-    }
-
-    /// Whether an event at `at_ms` is older than the key's own window (the
-    /// window ending at its clock): a write ignores it.
-    pub fn is_older_than_window(&self, at_ms: i64) -> bool {
-        self.clock
-            .is_some_and(|c| self.bucket_of(at_ms) < self.live_lo(c))
-    }
-
-    /// When the whole window has passed with no writes: the start of bucket
-    /// `clock + window` (saturating); `None` before the first write.
-    pub fn expire_at_ms(&self) -> Option<i64> {
-        let c = self.clock?;
-        Some(self.bucket_start(c.saturating_add(self.window as i64)))
-    }
-}
 
 /// One stored count.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -66,7 +25,7 @@ struct Entry<'a> {
 }
 
 #[derive(Clone, Debug)]
-pub struct Small {
+pub struct Compact {
     shape: Shape,
     /// The entries by (bucket, member), each `varint(clock - bucket),
     /// varint(len), member, zigzag varint(count)`: never a zero count, never
@@ -80,9 +39,9 @@ pub struct Small {
     views: u8,
 }
 
-impl Small {
-    pub fn new(shape: Shape) -> Small {
-        Small {
+impl Compact {
+    pub fn new(shape: Shape) -> Compact {
+        Compact {
             shape,
             buf: Vec::new(),
             retired: 0,
@@ -91,7 +50,7 @@ impl Small {
     }
 
     /// The same key with `views` declared.
-    pub fn with_views(mut self, views: Views) -> Small {
+    pub fn with_views(mut self, views: Views) -> Compact {
         let mut buf: Vec<u8> = views.iter().flat_map(u32::to_le_bytes).collect();
         buf.extend_from_slice(self.entry_bytes());
         self.buf = buf;
@@ -115,7 +74,7 @@ impl Small {
     /// The layout of a content given as `(bucket, member, count)` entries of
     /// the window ending at `shape.clock`, at most one per (bucket, member)
     /// (bucket indexes, not times: a time saturates where an index does not).
-    pub fn from_entries(shape: Shape, entries: &[(i64, &[u8], i64)]) -> Small {
+    pub fn from_entries(shape: Shape, entries: &[(i64, &[u8], i64)]) -> Compact {
         let mut entries: Vec<Entry> = entries
             .iter()
             .filter(|e| e.2 != 0)
@@ -126,7 +85,7 @@ impl Small {
             })
             .collect();
         entries.sort_unstable_by(|a, b| (a.bucket, a.member).cmp(&(b.bucket, b.member)));
-        let mut small = Small::new(shape);
+        let mut small = Compact::new(shape);
         small.buf = pack(shape.clock.unwrap_or(0), &entries);
         small
     }
@@ -357,7 +316,7 @@ impl Small {
                 _ => buckets.push((e.bucket, vec![(number, e.count)])),
             }
         }
-        super::window::write_encoding(&self.shape, &self.views(), &names, &buckets)
+        write_encoding(&self.shape, &self.views(), &names, &buckets)
     }
 
     /// The buffer, for defrag.

@@ -8,12 +8,12 @@
 use super::bucket::{Bucket, Table};
 use super::members::Members;
 use super::retire::Graveyard;
-use super::TopN;
+use super::Full;
 use crate::tuples::defrag::{rebuild, vec_deque, Mover, Pass, SLAB_MAX};
 use std::collections::HashMap;
 use std::hash::BuildHasher;
 
-impl TopN {
+impl Full {
     /// Offers its blocks to a defrag pass: the small ones in a first unit, then the members
     /// (names a run per unit), a bucket per unit, and each graveyard like the live state.
     pub fn defrag<M: Mover>(&mut self, pass: &mut Pass<M>) {

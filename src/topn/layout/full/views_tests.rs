@@ -3,8 +3,8 @@
 //! running ahead, clock jumps, upkeep in small slices, loads and copies. Every read agrees, and
 //! reads at the server's time once upkeep caught up walk a view.
 
-use super::super::views::Views;
 use super::*;
+use crate::topn::views::Views;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -17,7 +17,7 @@ fn owned(rows: Vec<(&[u8], i64)>) -> Vec<(Vec<u8>, i64)> {
 }
 
 /// Every read of both keys at `at`, each `LAST k` and a few members, agrees.
-fn same_reads(a: &TopN, b: &TopN, at: i64, pool: usize, what: &str) {
+fn same_reads(a: &Full, b: &Full, at: i64, pool: usize, what: &str) {
     for k in 1..=a.window() {
         for n in [1, 3, 50] {
             assert_eq!(
@@ -46,8 +46,8 @@ fn run(seed: u64) {
     }
     let views = Views::new(&ks, window).unwrap();
     let bucket_ms = 1000;
-    let mut with = TopN::new(bucket_ms, window).with_views(&views);
-    let mut plain = TopN::new(bucket_ms, window);
+    let mut with = Full::new(bucket_ms, window).with_views(&views);
+    let mut plain = Full::new(bucket_ms, window);
     let budget = rng.gen_range(1..40);
     with.set_retire_budget(budget);
     with.set_pack_min(1 + (seed % 7) as usize);
@@ -86,7 +86,7 @@ fn run(seed: u64) {
         }
         if step % 250 == 0 {
             // A load (RDB, a replica's sync) and a copy read alike and keep the views.
-            let loaded = TopN::decode_at(&with.encode(), Some(server)).unwrap();
+            let loaded = Full::decode_at(&with.encode(), Some(server)).unwrap();
             assert_eq!(loaded.declared_views(), views);
             loaded.check_views();
             assert_eq!(loaded.encode(), with.encode());
@@ -126,7 +126,7 @@ fn views_read_as_sums_of_their_buckets() {
 #[test]
 fn a_view_read_is_a_walk() {
     let views = Views::new(&[2, 3], 6).unwrap();
-    let mut t = TopN::new(1000, 6).with_views(&views);
+    let mut t = Full::new(1000, 6).with_views(&views);
     for b in 0..6i64 {
         for m in 0..50 {
             let name = format!("m{m}");
@@ -140,7 +140,7 @@ fn a_view_read_is_a_walk() {
     let before = paths()[13];
     let top = owned(t.top_in(3, 5_500, 3));
     assert_eq!(paths()[13], before + 1);
-    let mut plain = TopN::decode(&t.encode()).unwrap();
+    let mut plain = Full::decode(&t.encode()).unwrap();
     plain.views.clear();
     assert_eq!(top, owned(plain.top_in(3, 5_500, 3)));
 }

@@ -102,16 +102,14 @@
 //! `defrag.rs` (active defrag); tests in `tests.rs`, `model_tests.rs`, `defrag_tests.rs`,
 //! `views_tests.rs`, `timings.rs`.
 
-use crate::tuples::schema::newer_release;
 use std::collections::{BTreeSet, VecDeque};
 use std::fmt;
 
-use super::packed::Packer;
-use super::parse::Pair;
-use super::small::Shape;
+use crate::topn::parse::Pair;
+use crate::topn::shape::{Overflow, Shape};
 use bucket::Bucket;
-pub(super) use encoding::write as write_encoding;
 use members::{Members, MIGRATE_STEP};
+use packed::Packer;
 use retire::Graveyard;
 
 mod bucket;
@@ -119,6 +117,7 @@ mod defrag;
 mod encoding;
 mod members;
 mod merge;
+mod packed;
 mod read;
 mod retire;
 mod views;
@@ -146,27 +145,7 @@ pub const DEFAULT_PACK_MIN: usize = 4096;
 /// After a write dropped a packed copy, packing waits this long (server time).
 const REPACK_DELAY_MS: i64 = 1000;
 
-/// Version byte that starts every encoding of a key without ALIGN (the first encoding).
-pub const ENCODING_VERSION: u8 = 1;
-/// Version byte of a key with a non-zero ALIGN: version 1 with `i64 align_ms` after the window.
-pub const ENCODING_VERSION_ALIGNED: u8 = 2;
-/// Version byte of a key with VIEWS: version 2 (`align_ms` may be 0) with `u8 nviews, nviews x
-/// u32 k` (ascending) after the ALIGN.
-pub const ENCODING_VERSION_VIEWS: u8 = 4;
-
-/// An increment would overflow a bucket count or a window total; nothing was changed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Overflow;
-
-impl fmt::Display for Overflow {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("increment or decrement would overflow")
-    }
-}
-
-impl std::error::Error for Overflow {}
-
-/// Where an increment lands and what it starts from (`TopN::prepare`).
+/// Where an increment lands and what it starts from (`Full::prepare`).
 struct Prepared {
     bucket: i64,
     new_clock: i64,
@@ -180,30 +159,6 @@ struct Prepared {
     /// The member's entry in `bucket`.
     entry: i64,
 }
-
-/// Why `TopN::decode` refused its input.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum DecodeError {
-    /// The input ended early.
-    Truncated,
-    /// The first byte (or the RDB's encoding version) is not a known
-    /// encoding version: a newer release wrote it.
-    UnknownVersion(i64),
-    /// The input is structurally wrong (the text says how).
-    Invalid(&'static str),
-}
-
-impl fmt::Display for DecodeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            DecodeError::Truncated => f.write_str("truncated TOPN encoding"),
-            DecodeError::UnknownVersion(v) => write!(f, "TOPN {}", newer_release(*v)),
-            DecodeError::Invalid(why) => write!(f, "invalid TOPN encoding: {why}"),
-        }
-    }
-}
-
-impl std::error::Error for DecodeError {}
 
 const EMPTY: u32 = u32::MAX;
 
@@ -244,7 +199,7 @@ fn reduce(h: u64, cap: usize) -> usize {
 }
 
 /// Exact top-N over a sliding window of time buckets. See the module docs.
-pub struct TopN {
+pub struct Full {
     bucket_ms: i64,
     /// Bucket boundaries sit this far after the epoch's multiples of `bucket_ms`
     /// (0 <= align_ms < bucket_ms), e.g. so that daily buckets start at a local midnight.
@@ -295,10 +250,10 @@ pub struct TopN {
     views: Vec<views::View>,
 }
 
-impl Clone for TopN {
+impl Clone for Full {
     /// Copies the data; the graveyard (already unreachable state) is not copied.
-    fn clone(&self) -> TopN {
-        TopN {
+    fn clone(&self) -> Full {
+        Full {
             bucket_ms: self.bucket_ms,
             align_ms: self.align_ms,
             window: self.window,
@@ -328,9 +283,9 @@ impl Clone for TopN {
     }
 }
 
-impl fmt::Debug for TopN {
+impl fmt::Debug for Full {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TopN")
+        f.debug_struct("Full")
             .field("bucket_ms", &self.bucket_ms)
             .field("align_ms", &self.align_ms)
             .field("window", &self.window)
@@ -344,11 +299,11 @@ impl fmt::Debug for TopN {
     }
 }
 
-impl TopN {
+impl Full {
     /// An empty structure. `bucket_ms` must be >= 1 and `window` >= 1 (smaller values are
     /// raised to 1; the caller validates user input).
-    pub fn new(bucket_ms: i64, window: u32) -> TopN {
-        TopN {
+    pub fn new(bucket_ms: i64, window: u32) -> Full {
+        Full {
             bucket_ms: bucket_ms.max(1),
             align_ms: 0,
             window: window.max(1),
@@ -379,7 +334,7 @@ impl TopN {
 
     /// The same structure with its bucket boundaries shifted by `align_ms` (brought into
     /// `0..bucket_ms`; the caller validates user input). Only for an empty structure.
-    pub fn with_align(mut self, align_ms: i64) -> TopN {
+    pub fn with_align(mut self, align_ms: i64) -> Full {
         self.align_ms = align_ms.rem_euclid(self.bucket_ms);
         self
     }
@@ -673,7 +628,7 @@ impl TopN {
 
     /// Estimate of the heap bytes held.
     pub fn mem_usage(&self) -> usize {
-        std::mem::size_of::<TopN>()
+        std::mem::size_of::<Full>()
             + self.m.heap_bytes()
             + self.buckets.capacity() * std::mem::size_of::<Bucket>()
             + self.buckets.iter().map(Bucket::heap_bytes).sum::<usize>()
@@ -714,5 +669,5 @@ fn bucket_index(bucket_ms: i64, align_ms: i64, at_ms: i64) -> i64 {
 #[allow(dead_code)]
 fn _assert_send_sync() {
     fn is<T: Send + Sync>() {}
-    is::<TopN>();
+    is::<Full>();
 }
