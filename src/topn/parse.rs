@@ -1,12 +1,13 @@
 //! Parsing of TOPN arguments (pure).
 
-use super::layout::capped::MAX_CAPACITY;
 use crate::args::{int_in, opt_int_in, parse_options, CmdError, Takes, MAX_TIME_MS};
 
 /// Bucket width limits, in seconds (up to a year).
 pub const MAX_BUCKET_S: i64 = 31_536_000;
 /// Window length limit, in buckets.
 pub const MAX_WINDOW: i64 = 100_000;
+/// Counters a CAPACITY key keeps at most a bucket, whatever CAPACITY asks.
+pub const MAX_CAPACITY: u32 = 10_000;
 
 /// What `create_options` finds: (BUCKET s, WINDOW, ALIGN s, CAPACITY, VIEWS), `None` =
 /// default (CAPACITY: none, exact), no VIEWS = none.

@@ -391,7 +391,9 @@ struct ViewIndex {
 
 /// Keys taken out of a table with its clock index, only to be dropped (dropping a key reads
 /// nothing it points to): they cannot be read, so the invariant on `Key` holds.
-pub(super) struct DroppedKeys(#[allow(dead_code)] BTreeSet<Key>);
+pub(super) struct DroppedKeys {
+    _keys: BTreeSet<Key>,
+}
 
 /// The member slots (`id -> name, total, clock total, data`, in fixed chunks that never
 /// reallocate), the order index over the indexed ones (`BTreeSet` of `(total desc, name
@@ -682,7 +684,7 @@ impl<P> NameTable<P> {
 
     /// Takes the clock index away (to be dropped, maybe on another thread).
     pub(super) fn clock_index_take(&mut self) -> Option<DroppedKeys> {
-        self.clock.take().map(|c| DroppedKeys(c.keys))
+        self.clock.take().map(|c| DroppedKeys { _keys: c.keys })
     }
 
     /// The complete clock index, best first (`None` while it is absent or being built).

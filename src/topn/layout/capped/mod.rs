@@ -21,7 +21,7 @@ use hashbrown::HashMap;
 use std::collections::VecDeque;
 
 use crate::topn::encoding::DecodeError;
-use crate::topn::parse::Pair;
+use crate::topn::parse::{Pair, MAX_CAPACITY};
 use crate::topn::shape::{Overflow, Shape};
 use crate::topn::storage::dispose_value;
 use summary::{hash, Summary};
@@ -29,8 +29,6 @@ use summary::{hash, Summary};
 mod summary;
 use crate::tuples::defrag::{Mover, Pass};
 
-/// Counters a bucket keeps at most, whatever CAPACITY asks.
-pub const MAX_CAPACITY: u32 = 10_000;
 const _: () = assert!(MAX_CAPACITY as usize <= summary::MAX_COUNTERS);
 
 /// The first byte of a capped key's encoding (an exact key's are 1 and 2).

@@ -69,7 +69,7 @@ impl Full {
     }
 
     /// Rebuilds a structure from `encode()` output. Rejects truncated or malformed input.
-    #[cfg_attr(not(test), allow(dead_code))]
+    #[cfg(test)]
     pub fn decode(bytes: &[u8]) -> Result<Full, DecodeError> {
         Self::decode_at(bytes, None)
     }

@@ -99,8 +99,9 @@
 //! sums), `members.rs` (names, totals, order index, lookup), `retire.rs` (freeing, aging,
 //! packing, the clock index: the upkeep), `views.rs` (views), `read.rs` (fixes, the cost
 //! model, the walk and the sums), `merge.rs` (threshold merges), `encoding.rs` (persistence),
-//! `defrag.rs` (active defrag); tests in `tests.rs`, `model_tests.rs`, `defrag_tests.rs`,
-//! `views_tests.rs`, `timings.rs`.
+//! `packed.rs` (packed copies of sealed buckets), `defrag.rs` (active defrag); tests in
+//! `tests.rs` (shared helpers, reads), `tables_tests.rs`, `rules_tests.rs`, `encoding_tests.rs`,
+//! `model_tests.rs`, `align_tests.rs`, `defrag_tests.rs`, `views_tests.rs`, `timings.rs`.
 
 use std::collections::{BTreeSet, VecDeque};
 use std::fmt;
@@ -129,7 +130,13 @@ mod align_tests;
 #[cfg(test)]
 mod defrag_tests;
 #[cfg(test)]
+mod encoding_tests;
+#[cfg(test)]
 mod model_tests;
+#[cfg(test)]
+mod rules_tests;
+#[cfg(test)]
+mod tables_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
@@ -339,22 +346,22 @@ impl Full {
         self
     }
 
-    #[cfg_attr(not(test), allow(dead_code))]
+    #[cfg(test)]
     pub fn bucket_ms(&self) -> i64 {
         self.bucket_ms
     }
 
-    #[cfg_attr(not(test), allow(dead_code))]
+    #[cfg(test)]
     pub fn align_ms(&self) -> i64 {
         self.align_ms
     }
 
-    #[cfg_attr(not(test), allow(dead_code))]
+    #[cfg(test)]
     pub fn window(&self) -> u32 {
         self.window
     }
 
-    #[cfg_attr(not(test), allow(dead_code))]
+    #[cfg(test)]
     /// Newest bucket index ever written (`None` before the first write).
     pub fn clock(&self) -> Option<i64> {
         self.clock
@@ -387,7 +394,7 @@ impl Full {
 
     /// Whether an event at `at_ms` is older than the key's own window (the window ending at
     /// its newest bucket written): `incr` ignores it.
-    #[cfg_attr(not(test), allow(dead_code))]
+    #[cfg(test)]
     pub fn is_older_than_window(&self, at_ms: i64) -> bool {
         self.key_shape().is_older_than_window(at_ms)
     }
@@ -654,7 +661,7 @@ impl Full {
     }
 
     /// When the whole window has passed with no writes (`Shape::expire_at_ms`).
-    #[cfg_attr(not(test), allow(dead_code))]
+    #[cfg(test)]
     pub fn expire_at_ms(&self) -> Option<i64> {
         self.key_shape().expire_at_ms()
     }
@@ -666,8 +673,8 @@ fn bucket_index(bucket_ms: i64, align_ms: i64, at_ms: i64) -> i64 {
     at_ms.saturating_sub(align_ms).div_euclid(bucket_ms.max(1))
 }
 
-#[allow(dead_code)]
-fn _assert_send_sync() {
+// A key may be freed on a background thread.
+const _: fn() = || {
     fn is<T: Send + Sync>() {}
     is::<Full>();
-}
+};

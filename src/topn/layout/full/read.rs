@@ -458,7 +458,7 @@ impl Full {
         }
     }
 
-    #[cfg_attr(not(test), allow(dead_code))]
+    #[cfg(test)]
     /// The member's count over the window ending at `at_ms`.
     pub fn count(&self, member: &[u8], at_ms: i64) -> i64 {
         self.count_in(member, at_ms, self.window)
@@ -479,7 +479,7 @@ impl Full {
         }
     }
 
-    #[cfg_attr(not(test), allow(dead_code))]
+    #[cfg(test)]
     /// Exact top `n` over the window ending at `at_ms` (before or after the clock), highest
     /// first, ties by member ascending; members whose count is 0 are left out.
     pub fn top(&self, n: usize, at_ms: i64) -> Vec<(&[u8], i64)> {

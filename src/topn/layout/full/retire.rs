@@ -62,19 +62,19 @@ impl Graveyard {
 const CLOCK_SLOT_COST: usize = 4;
 
 impl Full {
-    #[cfg_attr(not(test), allow(dead_code))]
+    #[cfg(test)]
     /// Retirement work allowed per `incr` (entries of stale buckets, or graveyard items). >= 1.
     pub fn set_retire_budget(&mut self, budget: usize) {
         self.retire_budget = budget.max(1);
     }
 
-    #[cfg_attr(not(test), allow(dead_code))]
+    #[cfg(test)]
     /// Buckets of at least this many entries (>= 1) get a packed copy once sealed.
     pub fn set_pack_min(&mut self, entries: usize) {
         self.pack_min = entries.max(1);
     }
 
-    #[cfg_attr(not(test), allow(dead_code))]
+    #[cfg(test)]
     /// Retirement work units done by the last `incr` call.
     pub fn last_retire_work(&self) -> usize {
         self.last_retire_work
@@ -98,7 +98,7 @@ impl Full {
         self.graveyards.is_empty() && self.buckets.front().is_none_or(|b| !self.is_stale(b.idx))
     }
 
-    #[cfg_attr(not(test), allow(dead_code))]
+    #[cfg(test)]
     /// True when no stale bucket, graveyard or aging is waiting.
     pub fn is_settled(&self) -> bool {
         self.graveyards.is_empty()
@@ -427,6 +427,7 @@ impl Full {
     }
 
     /// Whether upkeep would pack now.
+    #[cfg(test)]
     pub(super) fn packing_pending(&self) -> bool {
         self.seen_ms >= self.pack_after_ms && self.packing_owed()
     }
