@@ -1,175 +1,14 @@
-//! The only `unsafe` code of TOPN, behind a small safe API used by the layouts:
-//!
-//! - [`Cells`]: a fixed-size array of `Copy` cells initialized lazily, a chunk at a time
-//!   (`MaybeUninit` storage).
-//! - [`NameTable`]: the member slots (interned names, one heap block `[id][len][bytes]` each,
-//!   plus a running total and caller data) together with the order index, whose 16-byte keys
-//!   are non-owning pointers to those blocks. Keeping the names and the keys that point at them
-//!   in one type lets this module uphold, by itself, the invariant that makes the key reads
-//!   sound: a name block is freed only after its key (if any) has left the index. A second
-//!   order index (the *clock* index, over a second total per slot) is built a slice at a time
-//!   and kept to the same rule. Active defrag moves name blocks too, and re-points the keys
-//!   that point at them within the same step ([`NameTable::defrag`]).
+//! Interned member names and the order indexes whose keys point at them, in one type
+//! ([`NameTable`]) so that this module alone upholds the invariant that makes the key reads
+//! sound (see the module above).
 
 use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
 use std::cell::Cell;
 use std::cmp::Ordering;
 use std::collections::BTreeSet;
-use std::mem::MaybeUninit;
 use std::ptr::NonNull;
-use std::sync::OnceLock;
 
 use crate::tuples::defrag::{rebuild, Mover, Pass};
-
-// ---------------------------------------------------------------------------------------------
-// Disposal of big arrays.
-
-/// Where big arrays that are no longer needed go (an old hash table once migrated): freeing
-/// megabytes costs the thread that frees them about a millisecond (the pages go back to the
-/// system), so the server layer sets a background dropper. Unset (unit tests), they are
-/// dropped in place.
-static DISPOSER: OnceLock<fn(Box<dyn Send>)> = OnceLock::new();
-
-/// Arrays of at least this many bytes are disposed of through the disposer.
-const DISPOSE_BYTES: usize = 256 << 10;
-
-/// Sets the disposer (once; later calls are ignored).
-pub fn set_disposer(f: fn(Box<dyn Send>)) {
-    let _ = DISPOSER.set(f);
-}
-
-/// Drops `cells`, through the disposer when it is big.
-pub(super) fn dispose<T: Copy + Send + 'static>(cells: Cells<T>) {
-    let bytes = cells.heap_bytes();
-    dispose_value(cells, bytes);
-}
-
-/// Drops `value`, which holds `bytes` of heap, through the disposer when that is a lot.
-pub(in crate::topn) fn dispose_value<T: Send + 'static>(value: T, bytes: usize) {
-    if bytes >= DISPOSE_BYTES {
-        if let Some(f) = DISPOSER.get() {
-            return f(Box::new(value));
-        }
-    }
-    drop(value)
-}
-
-// ---------------------------------------------------------------------------------------------
-// Lazily initialized cell arrays.
-
-/// log2 of the cells per lazily initialized chunk.
-const INIT_CHUNK_SHIFT: u32 = 9;
-/// Arrays up to this many cells are filled at once (no chunk bitmap).
-const EAGER_CELLS: usize = 4096;
-
-/// A fixed-size array whose storage is initialized a chunk at a time, on the first write into
-/// the chunk; unwritten chunks read as `empty`. A new big table thus costs an untouched
-/// allocation instead of a fill, and its page faults are spread over the writes that follow.
-///
-/// Invariant: a cell of `data` is initialized when `init` is empty or its chunk's bit is set.
-#[derive(Clone)]
-pub(super) struct Cells<T: Copy> {
-    data: Vec<MaybeUninit<T>>,
-    /// One bit per chunk: initialized. Empty when the whole array is (small arrays).
-    init: Vec<u64>,
-    empty: T,
-}
-
-impl<T: Copy> Cells<T> {
-    pub(super) fn new(len: usize, empty: T) -> Cells<T> {
-        if len <= EAGER_CELLS {
-            return Cells {
-                data: vec![MaybeUninit::new(empty); len],
-                init: Vec::new(),
-                empty,
-            };
-        }
-        let mut data: Vec<MaybeUninit<T>> = Vec::with_capacity(len);
-        // SAFETY: `len <= capacity`, and `MaybeUninit<T>` needs no initialization. No chunk bit
-        // is set yet, so `get` reads none of these cells before `set` initializes its chunk.
-        unsafe { data.set_len(len) };
-        let chunks = (len + (1 << INIT_CHUNK_SHIFT) - 1) >> INIT_CHUNK_SHIFT;
-        Cells {
-            data,
-            init: vec![0; chunks.div_ceil(64)],
-            empty,
-        }
-    }
-
-    #[inline]
-    pub(super) fn len(&self) -> usize {
-        self.data.len()
-    }
-
-    #[inline]
-    fn is_init(&self, i: usize) -> bool {
-        let c = i >> INIT_CHUNK_SHIFT;
-        self.init.is_empty() || (self.init[c >> 6] >> (c & 63)) & 1 != 0
-    }
-
-    #[inline]
-    pub(super) fn get(&self, i: usize) -> T {
-        let cell = &self.data[i];
-        if self.is_init(i) {
-            // SAFETY: the chunk of `i` is initialized (the invariant on `Cells`), and `i` is in
-            // bounds (indexed above).
-            unsafe { cell.assume_init() }
-        } else {
-            self.empty
-        }
-    }
-
-    #[inline]
-    pub(super) fn set(&mut self, i: usize, v: T) {
-        if !self.is_init(i) {
-            let c = i >> INIT_CHUNK_SHIFT;
-            let lo = c << INIT_CHUNK_SHIFT;
-            let hi = (lo + (1 << INIT_CHUNK_SHIFT)).min(self.data.len());
-            let empty = self.empty;
-            for x in &mut self.data[lo..hi] {
-                *x = MaybeUninit::new(empty);
-            }
-            self.init[c >> 6] |= 1 << (c & 63);
-        }
-        self.data[i] = MaybeUninit::new(v);
-    }
-
-    /// The initialized runs of cells, as `(first index, cells)`, ascending. Cells outside them
-    /// read as `empty`. For scans: a plain slice walk instead of a chunk check per cell.
-    pub(super) fn init_runs(&self) -> impl Iterator<Item = (usize, &[T])> + '_ {
-        let len = self.data.len();
-        let run = if self.init.is_empty() {
-            len.max(1)
-        } else {
-            1 << INIT_CHUNK_SHIFT
-        };
-        (0..len)
-            .step_by(run)
-            .filter(move |&lo| self.is_init(lo))
-            .map(move |lo| {
-                let cells = &self.data[lo..(lo + run).min(len)];
-                // SAFETY: `lo..lo + run` lies in one chunk (a whole eager array has no chunk
-                // bitmap and is initialized), and that chunk is initialized (checked by the
-                // filter; the invariant on `Cells`). `MaybeUninit<T>` has `T`'s layout, so an
-                // initialized `[MaybeUninit<T>]` may be read as `[T]`; the borrow of `self`
-                // keeps the cells alive and unchanged.
-                (lo, unsafe {
-                    &*(cells as *const [MaybeUninit<T>] as *const [T])
-                })
-            })
-    }
-
-    pub(super) fn heap_bytes(&self) -> usize {
-        self.data.capacity() * std::mem::size_of::<T>() + self.init.capacity() * 8
-    }
-
-    /// Offers its two blocks to a defrag pass (a move copies the uninitialized cells too, as
-    /// bytes: they stay unread until their chunk is initialized).
-    pub(super) fn defrag(&mut self, m: &mut impl Mover) {
-        m.vec(&mut self.data);
-        m.vec(&mut self.init);
-    }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Interned names.
@@ -270,27 +109,27 @@ const DEFRAG_RUN: usize = 128;
 
 /// One member slot: its interned name (`None` for a free slot), its running total, and data
 /// of the caller's.
-pub(super) struct Slot<P> {
+pub(in crate::topn) struct Slot<P> {
     name: Option<Name>,
     total: i64,
     /// The second total (see the clock index).
     clock_total: i64,
-    pub(super) data: P,
+    pub(in crate::topn) data: P,
 }
 
 impl<P> Slot<P> {
     #[inline]
-    pub(super) fn is_live(&self) -> bool {
+    pub(in crate::topn) fn is_live(&self) -> bool {
         self.name.is_some()
     }
 
     #[inline]
-    pub(super) fn total(&self) -> i64 {
+    pub(in crate::topn) fn total(&self) -> i64 {
         self.total
     }
 
     #[inline]
-    pub(super) fn clock_total(&self) -> i64 {
+    pub(in crate::topn) fn clock_total(&self) -> i64 {
         self.clock_total
     }
 }
@@ -308,7 +147,7 @@ impl<P> Slot<P> {
 ///
 /// The pointer is a `Cell` so that defrag can re-point a key in place: the moved block holds
 /// the same bytes, so the key keeps its place in the B-tree's order.
-pub(super) struct Key {
+pub(in crate::topn) struct Key {
     total: i64,
     name: Cell<NonNull<u8>>,
 }
@@ -323,7 +162,7 @@ unsafe impl Sync for Key {}
 
 impl Key {
     #[inline]
-    pub(super) fn total(&self) -> i64 {
+    pub(in crate::topn) fn total(&self) -> i64 {
         self.total
     }
 
@@ -336,14 +175,14 @@ impl Key {
 
     /// The member id.
     #[inline]
-    pub(super) fn id(&self) -> u32 {
+    pub(in crate::topn) fn id(&self) -> u32 {
         // SAFETY: the block is alive (the invariant on `Key`).
         unsafe { block_id(self.name.get()) }
     }
 
     /// The member name.
     #[inline]
-    pub(super) fn bytes(&self) -> &[u8] {
+    pub(in crate::topn) fn bytes(&self) -> &[u8] {
         // SAFETY: the block is alive at least as long as the table `self` is borrowed from
         // (the invariant on `Key`).
         unsafe { block_bytes(self.name.get()) }
@@ -391,7 +230,7 @@ struct ViewIndex {
 
 /// Keys taken out of a table with its clock index, only to be dropped (dropping a key reads
 /// nothing it points to): they cannot be read, so the invariant on `Key` holds.
-pub(super) struct DroppedKeys {
+pub(in crate::topn) struct DroppedKeys {
     _keys: BTreeSet<Key>,
 }
 
@@ -399,7 +238,7 @@ pub(super) struct DroppedKeys {
 /// reallocate), the order index over the indexed ones (`BTreeSet` of `(total desc, name
 /// asc)`), when asked for, the clock index (the same over `clock_total`), and an index per
 /// view of the key (the same over the view's totals; every indexed slot is in each).
-pub(super) struct NameTable<P> {
+pub(in crate::topn) struct NameTable<P> {
     // Declared first so that keys are dropped before the names they point to.
     index: BTreeSet<Key>,
     clock: Option<ClockIndex>,
@@ -408,7 +247,7 @@ pub(super) struct NameTable<P> {
 }
 
 impl<P> NameTable<P> {
-    pub(super) fn new() -> NameTable<P> {
+    pub(in crate::topn) fn new() -> NameTable<P> {
         NameTable {
             index: BTreeSet::new(),
             clock: None,
@@ -418,14 +257,14 @@ impl<P> NameTable<P> {
     }
 
     /// Gives an empty table `n` view indexes.
-    pub(super) fn add_views(&mut self, n: usize) {
+    pub(in crate::topn) fn add_views(&mut self, n: usize) {
         debug_assert!(self.slots() == 0);
         self.views = (0..n).map(|_| ViewIndex::default()).collect();
     }
 
     /// The total of live slot `id` in view `v`.
     #[inline]
-    pub(super) fn view_total(&self, v: usize, id: u32) -> i64 {
+    pub(in crate::topn) fn view_total(&self, v: usize, id: u32) -> i64 {
         self.views[v].totals[id as usize]
     }
 
@@ -436,7 +275,7 @@ impl<P> NameTable<P> {
     }
 
     /// Sets the total of live slot `id` in view `v`, repositioning its key if indexed.
-    pub(super) fn set_view_total(&mut self, v: usize, id: u32, total: i64) {
+    pub(in crate::topn) fn set_view_total(&mut self, v: usize, id: u32, total: i64) {
         let mut key = self.view_key(v, id);
         if key.total == total {
             return;
@@ -451,12 +290,12 @@ impl<P> NameTable<P> {
     }
 
     /// View `v`'s index, best first.
-    pub(super) fn view_iter(&self, v: usize) -> impl Iterator<Item = &Key> + '_ {
+    pub(in crate::topn) fn view_iter(&self, v: usize) -> impl Iterator<Item = &Key> + '_ {
         self.views[v].keys.iter()
     }
 
     /// Keys in every view index, and the slots their totals cover.
-    pub(super) fn view_sizes(&self) -> (usize, usize) {
+    pub(in crate::topn) fn view_sizes(&self) -> (usize, usize) {
         let keys = self.views.iter().map(|v| v.keys.len()).sum();
         (keys, self.views.iter().map(|v| v.totals.capacity()).sum())
     }
@@ -472,7 +311,7 @@ impl<P> NameTable<P> {
     }
 
     #[inline]
-    pub(super) fn slot(&self, id: u32) -> &Slot<P> {
+    pub(in crate::topn) fn slot(&self, id: u32) -> &Slot<P> {
         &self.chunks[id as usize / CHUNK][id as usize % CHUNK]
     }
 
@@ -483,23 +322,23 @@ impl<P> NameTable<P> {
 
     /// The caller's data of slot `id`.
     #[inline]
-    pub(super) fn data_mut(&mut self, id: u32) -> &mut P {
+    pub(in crate::topn) fn data_mut(&mut self, id: u32) -> &mut P {
         &mut self.slot_mut(id).data
     }
 
     /// The name of live slot `id`.
     #[inline]
-    pub(super) fn name(&self, id: u32) -> &[u8] {
+    pub(in crate::topn) fn name(&self, id: u32) -> &[u8] {
         self.slot(id).name.as_ref().expect("live member").bytes()
     }
 
     /// Number of slots, live or free.
-    pub(super) fn slots(&self) -> usize {
+    pub(in crate::topn) fn slots(&self) -> usize {
         self.chunks.len().saturating_sub(1) * CHUNK + self.chunks.last().map_or(0, |c| c.len())
     }
 
     /// Appends a live slot (total 0, not in the index); returns its id, the slot count before.
-    pub(super) fn push(&mut self, name: &[u8], data: P) -> u32 {
+    pub(in crate::topn) fn push(&mut self, name: &[u8], data: P) -> u32 {
         if self.chunks.last().is_none_or(|c| c.len() == CHUNK) {
             self.chunks.push(Vec::new());
         }
@@ -526,7 +365,7 @@ impl<P> NameTable<P> {
     }
 
     /// Makes free slot `id` live again (total 0, not in the index).
-    pub(super) fn refill(&mut self, id: u32, name: &[u8], data: P) {
+    pub(in crate::topn) fn refill(&mut self, id: u32, name: &[u8], data: P) {
         let s = self.slot_mut(id);
         assert!(s.name.is_none(), "refill of a live slot");
         s.name = Some(Name::new(id, name));
@@ -565,7 +404,7 @@ impl<P> NameTable<P> {
     }
 
     /// Adds live slot `id` to the index (and to the clock index, if that covers it).
-    pub(super) fn index_insert(&mut self, id: u32) {
+    pub(in crate::topn) fn index_insert(&mut self, id: u32) {
         let key = self.key(id);
         self.index.insert(key);
         for v in 0..self.views.len() {
@@ -582,7 +421,7 @@ impl<P> NameTable<P> {
 
     /// Sets the clock total of live slot `id`, repositioning it in the clock index if there.
     #[inline]
-    pub(super) fn set_clock_total(&mut self, id: u32, total: i64) {
+    pub(in crate::topn) fn set_clock_total(&mut self, id: u32, total: i64) {
         if !self.in_clock(id) {
             self.slot_mut(id).clock_total = total;
             return;
@@ -599,7 +438,7 @@ impl<P> NameTable<P> {
     }
 
     /// Sets the total of live slot `id`, repositioning it in the index if it is there.
-    pub(super) fn set_total(&mut self, id: u32, total: i64) {
+    pub(in crate::topn) fn set_total(&mut self, id: u32, total: i64) {
         let mut key = self.key(id);
         if key.total == total {
             return;
@@ -613,7 +452,7 @@ impl<P> NameTable<P> {
     }
 
     /// Frees live slot `id` (out of the index, name dropped, total 0); returns the name length.
-    pub(super) fn free(&mut self, id: u32) -> usize {
+    pub(in crate::topn) fn free(&mut self, id: u32) -> usize {
         let key = self.key(id);
         self.index.remove(&key);
         self.clock_remove(id);
@@ -636,7 +475,7 @@ impl<P> NameTable<P> {
     }
 
     /// Builds the whole clock index at once (at a load, beside `rebuild_index`).
-    pub(super) fn rebuild_clock_index(&mut self) {
+    pub(in crate::topn) fn rebuild_clock_index(&mut self) {
         let mut keys: Vec<Key> = self.ids().map(|id| self.clock_key(id)).collect();
         keys.sort_unstable();
         self.clock = Some(ClockIndex {
@@ -646,7 +485,7 @@ impl<P> NameTable<P> {
     }
 
     /// Starts a clock index (empty; `clock_index_step` builds it).
-    pub(super) fn clock_index_start(&mut self) {
+    pub(in crate::topn) fn clock_index_start(&mut self) {
         self.clock = Some(ClockIndex {
             keys: BTreeSet::new(),
             built: 0,
@@ -655,7 +494,7 @@ impl<P> NameTable<P> {
 
     /// Adds up to `slots` more slots to the clock index being built; returns the slots
     /// visited (0 when it is complete or absent).
-    pub(super) fn clock_index_step(&mut self, slots: usize) -> usize {
+    pub(in crate::topn) fn clock_index_step(&mut self, slots: usize) -> usize {
         let total = self.slots();
         let Some(from) = self.clock.as_ref().map(|c| c.built) else {
             return 0;
@@ -673,22 +512,22 @@ impl<P> NameTable<P> {
     }
 
     /// Whether there is a complete clock index.
-    pub(super) fn clock_index_ready(&self) -> bool {
+    pub(in crate::topn) fn clock_index_ready(&self) -> bool {
         self.clock.as_ref().is_some_and(|c| c.built >= self.slots())
     }
 
     /// Whether a clock index exists (complete or being built).
-    pub(super) fn has_clock_index(&self) -> bool {
+    pub(in crate::topn) fn has_clock_index(&self) -> bool {
         self.clock.is_some()
     }
 
     /// Takes the clock index away (to be dropped, maybe on another thread).
-    pub(super) fn clock_index_take(&mut self) -> Option<DroppedKeys> {
+    pub(in crate::topn) fn clock_index_take(&mut self) -> Option<DroppedKeys> {
         self.clock.take().map(|c| DroppedKeys { _keys: c.keys })
     }
 
     /// The complete clock index, best first (`None` while it is absent or being built).
-    pub(super) fn clock_index_iter(&self) -> Option<impl Iterator<Item = &Key> + '_> {
+    pub(in crate::topn) fn clock_index_iter(&self) -> Option<impl Iterator<Item = &Key> + '_> {
         if !self.clock_index_ready() {
             return None;
         }
@@ -696,14 +535,14 @@ impl<P> NameTable<P> {
     }
 
     /// Keys in the clock index.
-    pub(super) fn clock_index_len(&self) -> usize {
+    pub(in crate::topn) fn clock_index_len(&self) -> usize {
         self.clock.as_ref().map_or(0, |c| c.keys.len())
     }
 
     /// Whether live slot `id` is in the clock index exactly when it should be, with its
     /// current clock total.
     #[cfg(test)]
-    pub(super) fn clock_index_consistent(&self, id: u32) -> bool {
+    pub(in crate::topn) fn clock_index_consistent(&self, id: u32) -> bool {
         let found = self.clock.as_ref().is_some_and(|c| {
             c.keys
                 .get(&self.clock_key(id))
@@ -713,7 +552,7 @@ impl<P> NameTable<P> {
     }
 
     /// Live slot ids (ascending).
-    pub(super) fn ids(&self) -> impl Iterator<Item = u32> + '_ {
+    pub(in crate::topn) fn ids(&self) -> impl Iterator<Item = u32> + '_ {
         self.chunks
             .iter()
             .flatten()
@@ -724,7 +563,7 @@ impl<P> NameTable<P> {
 
     /// Writes every slot's total (its clock total with `clock`) into `out[id]` (0 for a free
     /// slot); `out` has a cell per slot.
-    pub(super) fn totals_into(&self, clock: bool, out: &mut [i64]) {
+    pub(in crate::topn) fn totals_into(&self, clock: bool, out: &mut [i64]) {
         // Chunk by chunk: a plain loop over each (a flattened iterator checks its state at
         // every slot).
         for (out, chunk) in out.chunks_mut(CHUNK).zip(&self.chunks) {
@@ -735,7 +574,7 @@ impl<P> NameTable<P> {
     }
 
     /// Rebuilds the index over every live slot.
-    pub(super) fn rebuild_index(&mut self) {
+    pub(in crate::topn) fn rebuild_index(&mut self) {
         let mut keys: Vec<Key> = self.ids().map(|id| self.key(id)).collect();
         keys.sort_unstable();
         self.index = keys.into_iter().collect();
@@ -747,23 +586,23 @@ impl<P> NameTable<P> {
     }
 
     /// The index, best first.
-    pub(super) fn index_iter(&self) -> impl DoubleEndedIterator<Item = &Key> + '_ {
+    pub(in crate::topn) fn index_iter(&self) -> impl DoubleEndedIterator<Item = &Key> + '_ {
         self.index.iter()
     }
 
-    pub(super) fn index_len(&self) -> usize {
+    pub(in crate::topn) fn index_len(&self) -> usize {
         self.index.len()
     }
 
     /// Whether live slot `id` is in the index, with its current total.
     #[cfg(test)]
-    pub(super) fn index_contains(&self, id: u32) -> bool {
+    pub(in crate::topn) fn index_contains(&self, id: u32) -> bool {
         self.index.get(&self.key(id)).is_some_and(|k| k.id() == id)
     }
 
     /// Drops the worst index key (clock index first, then views'); false if every index was
     /// empty.
-    pub(super) fn index_pop_last(&mut self) -> bool {
+    pub(in crate::topn) fn index_pop_last(&mut self) -> bool {
         if let Some(c) = &mut self.clock {
             if c.keys.pop_last().is_some() {
                 return true;
@@ -781,7 +620,7 @@ impl<P> NameTable<P> {
 
     /// Frees one piece of the slot table (the last slot, or the last chunk once empty); false
     /// when no chunk is left.
-    pub(super) fn pop_step(&mut self) -> bool {
+    pub(in crate::topn) fn pop_step(&mut self) -> bool {
         let Some(chunk) = self.chunks.last() else {
             return false;
         };
@@ -806,7 +645,7 @@ impl<P> NameTable<P> {
     }
 
     /// Releases the (empty) chunk list and index.
-    pub(super) fn release(&mut self) {
+    pub(in crate::topn) fn release(&mut self) {
         self.index = BTreeSet::new();
         self.clock = None;
         self.views = Vec::new();
@@ -814,7 +653,7 @@ impl<P> NameTable<P> {
     }
 
     /// True when nothing is left to free.
-    pub(super) fn is_freed(&self) -> bool {
+    pub(in crate::topn) fn is_freed(&self) -> bool {
         self.index.is_empty()
             && self.clock.is_none()
             && self.views.is_empty()
@@ -822,7 +661,7 @@ impl<P> NameTable<P> {
     }
 
     /// Number of chunks of the slot table.
-    pub(super) fn chunk_count(&self) -> usize {
+    pub(in crate::topn) fn chunk_count(&self) -> usize {
         self.chunks.len()
     }
 
@@ -830,7 +669,7 @@ impl<P> NameTable<P> {
     /// unit, then the name blocks of its slots a run per unit, each name's keys re-pointed in
     /// the unit that moves it; then the indexes' nodes, rebuilt when small ([`rebuild`]).
     /// A clock index being built is walked as it stands: a slot it covers has its key there.
-    pub(super) fn defrag<M: Mover>(&mut self, pass: &mut Pass<M>) {
+    pub(in crate::topn) fn defrag<M: Mover>(&mut self, pass: &mut Pass<M>) {
         pass.work(|m| m.vec(&mut self.chunks));
         let chunks = self.chunks.len();
         pass.each(0..chunks, |c, pass| {
@@ -907,7 +746,7 @@ impl<P> NameTable<P> {
 
     /// Whether every key of both indexes points at its slot's name block.
     #[cfg(test)]
-    pub(super) fn keys_point_at_names(&self) -> bool {
+    pub(in crate::topn) fn keys_point_at_names(&self) -> bool {
         let clock = self.clock.iter().flat_map(|c| c.keys.iter());
         let views = self.views.iter().flat_map(|v| v.keys.iter());
         self.index.iter().chain(clock).chain(views).all(|k| {
@@ -922,7 +761,7 @@ impl<P> NameTable<P> {
     }
 
     /// Heap bytes of the slot table (not the names nor the index).
-    pub(super) fn slot_heap_bytes(&self) -> usize {
+    pub(in crate::topn) fn slot_heap_bytes(&self) -> usize {
         self.chunks.capacity() * std::mem::size_of::<Vec<Slot<P>>>()
             + self
                 .chunks
@@ -967,60 +806,5 @@ impl<P: Clone> Clone for NameTable<P> {
             });
         }
         t
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn init_runs_cover_every_written_cell() {
-        for len in [0usize, 1, 100, 4096, 4097, 5000, 70_000] {
-            let mut c = Cells::new(len, 0u32);
-            for i in (0..len).step_by(977) {
-                c.set(i, i as u32 + 1);
-            }
-            let mut seen = vec![0u32; len];
-            let mut last_end = 0;
-            for (lo, run) in c.init_runs() {
-                assert!(lo >= last_end, "runs overlap or go backwards");
-                last_end = lo + run.len();
-                seen[lo..lo + run.len()].copy_from_slice(run);
-            }
-            assert!((0..len).all(|i| seen[i] == c.get(i)), "len {len}");
-        }
-    }
-
-    #[test]
-    fn name_table_keys_follow_slots() {
-        let mut t: NameTable<u8> = NameTable::new();
-        let a = t.push(b"a", 1);
-        let b = t.push(b"bb", 2);
-        t.index_insert(a);
-        t.index_insert(b);
-        t.set_total(b, 5);
-        let order: Vec<(i64, u32, Vec<u8>)> = t
-            .index_iter()
-            .map(|k| (k.total(), k.id(), k.bytes().to_vec()))
-            .collect();
-        assert_eq!(order, vec![(5, b, b"bb".to_vec()), (0, a, b"a".to_vec())]);
-        assert_eq!(t.free(b), 2);
-        assert_eq!(t.index_len(), 1);
-        t.refill(b, b"c", 3);
-        assert!(!t.index_contains(b));
-        t.set_total(b, 4);
-        assert!(!t.index_contains(b));
-        t.rebuild_index();
-        assert!(t.index_contains(a) && t.index_contains(b));
-        let c = t.clone();
-        drop(t);
-        assert_eq!(c.name(b), b"c");
-        assert!(c.index_contains(b));
-        let mut c = c;
-        while c.pop_step() {}
-        assert_eq!(c.index_len(), 0);
-        c.release();
-        assert!(c.is_freed());
     }
 }
