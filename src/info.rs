@@ -22,7 +22,7 @@ extern "C" fn info(ctx: *mut raw::RedisModuleInfoCtx, _for_crash_report: c_int) 
     api!(RedisModule_InfoAddFieldCString(
         ctx,
         c"version".as_ptr(),
-        crate::RELEASE.as_ptr()
+        crate::release::RELEASE.as_ptr()
     ));
     let families = FAMILIES.get().copied().unwrap_or_default();
     let module_wide = crate::server::defrag::STATS;

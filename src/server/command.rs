@@ -2,7 +2,8 @@
 //! check, argument decoding, call counting, and a panic guard so no Rust
 //! panic ever unwinds into Redis.
 
-use super::{api, key::bytes_of, Ctx, RStr};
+use super::api::{api, bytes_of, RStr};
+use super::ctx::Ctx;
 use crate::args::CmdError;
 use crate::docs::{self, Arg, ArgType, Docs};
 use crate::stats::Stat;

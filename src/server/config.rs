@@ -2,7 +2,7 @@
 //! redis.conf, or `loadmodule <so> <name> <value> ...`. Each family declares
 //! its own [`Config`] statics; `register` hands them to Redis at load.
 
-use super::{api, RStr};
+use super::api::{api, RStr};
 use redis_module::raw;
 use std::ffi::{c_void, CStr};
 use std::os::raw::{c_char, c_int, c_longlong};

@@ -23,7 +23,7 @@
 //! It runs on the main thread inside the callback, while nothing else holds
 //! a reference into the value.
 
-use super::api;
+use super::api::api;
 use super::module_type::ModuleValue;
 use crate::stats::Stat;
 use crate::tuples::defrag::{Mover, Pass, Resume};

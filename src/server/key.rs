@@ -1,7 +1,10 @@
 //! An open key, closed on drop, with the sorted-set and list operations the
 //! families need through the low-level key API (no `RM_Call`).
 
-use super::{api, Ctx, RStr};
+use super::api::{api, bytes_of, RStr};
+use super::ctx::{Arg, Class, Ctx};
+use crate::args::CmdError;
+use std::ffi::CStr;
 use redis_module::raw;
 use std::os::raw::{c_int, c_long};
 
@@ -40,29 +43,6 @@ impl Drop for OwnedStr {
     fn drop(&mut self) {
         api!(RedisModule_FreeString(self.ctx.0, self.ptr));
     }
-}
-
-/// The bytes of a Redis string.
-///
-/// # Safety
-///
-/// `s` must be a valid Redis string that stays alive and unchanged for `'a`
-/// (an argument of the running command, or a name Redis passes to a
-/// callback, read during that callback). Safe code gets bytes with a
-/// lifetime the borrow checker enforces: `Args::bytes`, `OwnedStr::bytes`.
-pub unsafe fn bytes_of<'a>(s: RStr) -> &'a [u8] {
-    let mut len = 0usize;
-    let p = api!(RedisModule_StringPtrLen(s, &mut len));
-    // Sound by the contract above: `len` bytes owned by `s`, alive for 'a.
-    unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len) }
-}
-
-/// A copy of the bytes of a Redis string that Redis passes to a callback,
-/// for the duration of that callback.
-pub fn copy_of(s: RStr) -> Vec<u8> {
-    // Sound: the string is alive while the callback that holds it runs, and
-    // the bytes are copied before it returns.
-    unsafe { bytes_of(s) }.to_vec()
 }
 
 impl Key {
@@ -280,5 +260,61 @@ impl Drop for Key {
         if !self.ptr.is_null() {
             api!(RedisModule_CloseKey(self.ptr));
         }
+    }
+}
+
+/// What a command does to its key through the context (here, not in `ctx`,
+/// which keys sit on).
+impl Ctx {
+    /// Deletes `key` if its new expiry is already past, as a core write with
+    /// an expiry in the past would leave it; true if it did. Never on a
+    /// replica or while loading: those follow the master's own `DEL`.
+    pub fn delete_if_expired(self, key: &mut Key, name: RStr, expire_at: i64) -> bool {
+        if expire_at > self.now_ms() || self.is_replicated_or_loading() {
+            return false;
+        }
+        key.delete();
+        self.notify(Class::Expired, c"expired", name);
+        self.replicate(c"DEL", &[Arg::Str(name)]);
+        true
+    }
+
+    pub fn open(self, name: RStr, write: bool) -> Key {
+        Key::open(self, name, write)
+    }
+
+    /// Opens a key that must be missing or of `kind` (WRONGTYPE otherwise).
+    pub fn open_kind(self, name: RStr, write: bool, kind: KeyKind) -> Result<Key, CmdError> {
+        let key = Key::open(self, name, write);
+        match key.kind() {
+            KeyKind::Empty => Ok(key),
+            found if found == kind => Ok(key),
+            _ => Err(CmdError::WrongType),
+        }
+    }
+
+    /// Gives a written key its new absolute expiry, if the write has one, and
+    /// fires `expire`; deletes it instead if that time is already past.
+    /// Returns true when the key is gone.
+    pub fn apply_expiry(self, key: &mut Key, name: RStr, expire_at: Option<i64>) -> bool {
+        let Some(ms) = expire_at else {
+            return false;
+        };
+        if self.delete_if_expired(key, name, ms) {
+            return true;
+        }
+        key.set_expire_at(ms);
+        self.notify(Class::Generic, c"expire", name);
+        false
+    }
+
+    /// After a removal that changed `key`: fires `event`, `del` if the key is
+    /// now gone, and replicates the (deterministic) call verbatim.
+    pub fn removed(self, key: &Key, name: RStr, class: Class, event: &CStr) {
+        self.notify(class, event, name);
+        if key.kind() == KeyKind::Empty {
+            self.notify(Class::Generic, c"del", name);
+        }
+        self.replicate_verbatim();
     }
 }

@@ -16,7 +16,9 @@
 //! for the type those callbacks were registered with, so casting it back to
 //! `T` is sound; it is freed exactly once, by `free`.
 
-use super::{api, copy_of, new_string, Key, KeyKind, RStr};
+use super::api::{api, copy_of, new_string, RStr};
+use super::fault;
+use super::key::{Key, KeyKind};
 use crate::args::{printable, CmdError};
 use crate::tuples::defrag::{Mover, Pass};
 use redis_module::native_types::RedisType;
@@ -149,9 +151,9 @@ fn key_name(io: *mut raw::RedisModuleIO) -> Option<Vec<u8>> {
 extern "C" fn rdb_save<T: ModuleValue>(rdb: *mut raw::RedisModuleIO, value: *mut c_void) {
     guarded((), || {
         let encoded = catch_unwind(AssertUnwindSafe(|| {
-            if super::panics::armed() {
+            if fault::armed() {
                 let name = key_name(rdb).unwrap_or_default();
-                super::panics::inject(super::panics::Fault::Save, &name);
+                fault::inject(fault::Fault::Save, &name);
             }
             unsafe { value_ref::<T>(value) }.encode()
         }));
@@ -212,7 +214,7 @@ fn log_refusal<T: ModuleValue>(io: *mut raw::RedisModuleIO, encver: c_int, why: 
     let Some(held_back) = REFUSALS
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
-        .admit(super::clock_ms())
+        .admit(super::ctx::clock_ms())
     else {
         return;
     };
@@ -279,8 +281,8 @@ extern "C" fn aof_rewrite<T: ModuleValue>(
     value: *mut c_void,
 ) {
     let rewritten = catch_unwind(AssertUnwindSafe(|| {
-        if super::panics::armed() {
-            super::panics::inject(super::panics::Fault::Save, &copy_of(key));
+        if fault::armed() {
+            fault::inject(fault::Fault::Save, &copy_of(key));
         }
         unsafe { value_ref::<T>(value) }.rewrite(&AofWriter { io: aof, key })
     }));

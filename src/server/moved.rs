@@ -23,7 +23,8 @@
 //! meanwhile). What is found is scheduled again under its new name.
 //! Only renames and moves of our keys cost a search.
 
-use super::{api, Ctx, RStr};
+use super::api::{api, copy_of, RStr};
+use super::ctx::Ctx;
 use redis_module::raw;
 use std::collections::HashSet;
 use std::ffi::c_void;
@@ -124,7 +125,7 @@ pub fn unlinked(name: RStr, db: c_int, value: *const c_void) {
         let incoming = st
             .loaded
             .as_ref()
-            .is_some_and(|(_, d, n)| *d == db && *n == super::copy_of(name));
+            .is_some_and(|(_, d, n)| *d == db && *n == copy_of(name));
         update_watching(&st);
         if incoming {
             return;
@@ -371,7 +372,7 @@ extern "C" fn on_scanned(
         // during the call that runs this callback.
         let step = unsafe { &mut *privdata.cast::<ScanStep>() };
         if step.wanted.contains(&value) {
-            step.found.push(super::copy_of(name));
+            step.found.push(copy_of(name));
         }
     }));
 }

@@ -28,7 +28,10 @@
 //! suite can show the above. Unset (as in production) each check is one load
 //! of a static.
 
-use super::{api, copy_of, free_string, new_string, Arg, Ctx, Key, KeyKind, RStr};
+use super::api::{api, copy_of, free_string, new_string, RStr};
+use super::ctx::{Arg, Ctx, Word};
+use super::fault;
+use super::key::{Key, KeyKind};
 use crate::args::printable;
 use crate::stats::Stat;
 use redis_module::raw;
@@ -42,14 +45,12 @@ use std::sync::{Mutex, OnceLock};
 pub const SAVE_PANICKED: &[u8] = b"\0recipes: this value's save panicked";
 
 static SERVER_PID: OnceLock<u32> = OnceLock::new();
-static FAULT_KEY: OnceLock<Option<Vec<u8>>> = OnceLock::new();
 
 /// At module load: remembers the server's pid (a save in another process is
 /// a fork's) and the test-only fault key.
 pub fn init() {
     let _ = SERVER_PID.set(std::process::id());
-    let _ =
-        FAULT_KEY.set(std::env::var_os("RECIPES_FAULT_PANIC_KEY").map(|k| k.into_encoded_bytes()));
+    fault::init();
 }
 
 /// Keys (db, name) a load filled with a placeholder for a marker: dropped
@@ -141,38 +142,6 @@ fn drop_unsaved(ctx: Ctx, unsaved: Vec<(c_int, Vec<u8>)>) {
             UNSAVED_DROPPED.add(1);
         }
         free_string(name);
-    }
-}
-
-/// Where the test-only fault injection may strike.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Fault {
-    /// Encoding the key's value for RDB, DUMP or an AOF rewrite.
-    Save,
-    /// Replicating an effect of a write to the key (after the write changed it).
-    Write,
-}
-
-/// Whether the test-only fault injection is on (never in production).
-pub fn armed() -> bool {
-    matches!(FAULT_KEY.get(), Some(Some(_)))
-}
-
-/// Panics when the test-only fault key names `fault` and `name`
-/// (`RECIPES_FAULT_PANIC_KEY=save:<name>` or `write:<name>`).
-pub fn inject(fault: Fault, name: &[u8]) {
-    let Some(Some(spec)) = FAULT_KEY.get() else {
-        return;
-    };
-    let prefix: &[u8] = match fault {
-        Fault::Save => b"save:",
-        Fault::Write => b"write:",
-    };
-    if spec.strip_prefix(prefix) == Some(name) {
-        panic!(
-            "RECIPES_FAULT_PANIC_KEY: {fault:?} of {}",
-            String::from_utf8_lossy(name)
-        );
     }
 }
 
@@ -290,8 +259,8 @@ pub fn resync_after_panic(ctx: Ctx, name: RStr) {
     ));
 }
 
-static REPLACE: super::Word = super::Word::new(c"REPLACE");
-static ABSTTL: super::Word = super::Word::new(c"ABSTTL");
+static REPLACE: Word = Word::new(c"REPLACE");
+static ABSTTL: Word = Word::new(c"ABSTTL");
 
 /// `DUMP name` through `RM_Call` (only on this rare path), unless the value
 /// cannot be encoded.

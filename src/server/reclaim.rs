@@ -31,7 +31,10 @@
 //! load completes (dropped if it is aborted).
 
 use super::slot_migration::{self, Change, SlotSet};
-use super::{api, background_free, copy_of, moved, new_string, timer, Ctx, Key, KeyKind, RStr};
+use super::api::{api, copy_of, new_string, RStr};
+use super::ctx::Ctx;
+use super::key::{Key, KeyKind};
+use super::{background_free, moved, timer};
 use crate::tuples::expiry::Schedule;
 use redis_module::native_types::RedisType;
 use redis_module::raw;

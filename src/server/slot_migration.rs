@@ -15,7 +15,8 @@
 //! schedules, which drop what they hold there, and hands them the slots of
 //! an import that starts, so no trim drops keys that arrive again.
 
-use super::{api, Ctx};
+use super::api::api;
+use super::ctx::Ctx;
 use redis_module::raw;
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::sync::{Mutex, MutexGuard};

@@ -3,7 +3,8 @@
 //! armed again after a panic, so one bad step never stops background work
 //! until a restart.
 
-use super::{api, Ctx};
+use super::api::api;
+use super::ctx::Ctx;
 use redis_module::raw;
 use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};

@@ -588,7 +588,7 @@ pub fn newer_release(version: i64) -> String {
     format!(
         "encoding version {version} is unknown to recipes {}: it was written by a newer \
          release; load it with that release or a later one (docs/upgrading.md)",
-        crate::RELEASE.to_string_lossy()
+        crate::release::RELEASE.to_string_lossy()
     )
 }
 
