@@ -1,19 +1,23 @@
 //! HCOUNTER command handlers.
 
+use super::config::COMPACT_MAX;
 use super::counter::{Count, HCounter, Place, DECLARATION};
 use super::value::HCOUNTER_TYPE;
-use super::{COMPACT_MAX, EXPIRED_PARTITIONS};
 use crate::args::{
     int_in, opt_int_in, printable, CmdError, OptionSpec, Takes, MAX_TIME_MS, MAX_TTL_S,
 };
 use crate::server::command::Args;
 use crate::server::{reclaim, reply_info, Arg, Class, Ctx, Key, RStr, AT};
+use crate::stats::Stat;
 use crate::tuples::encoding;
 use crate::tuples::index::Filter;
 use crate::tuples::page::Page;
 use crate::tuples::schema::{Pairs, Role, Schema};
 use smallvec::SmallVec;
 use std::ffi::CStr;
+
+/// Partitions removed because their TTL ran out (on a replica: as replicated).
+pub(super) static EXPIRED_PARTITIONS: Stat = Stat::new("hcounter_expired_partitions");
 
 pub(super) const CREATE_OPTIONS: [OptionSpec; 2] =
     [("TTL", Takes::Value), ("FLOAT", Takes::Nothing)];

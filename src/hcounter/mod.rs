@@ -17,6 +17,7 @@
 
 mod cells;
 mod command;
+mod config;
 mod counter;
 #[cfg(test)]
 mod defrag_tests;
@@ -32,7 +33,6 @@ mod docs;
 use crate::docs::{Docs, NONDETERMINISTIC_OUTPUT, PARTITIONS_COMPLEXITY};
 use crate::family::Family;
 use crate::server::command::{command, KEY_COUNT, KEY_DELETE, KEY_INSERT, KEY_READ, KEY_UPDATE};
-use crate::server::config::Config;
 use crate::server::reclaim::{self, Reclaimer};
 use crate::server::Ctx;
 use crate::stats::Stat;
@@ -223,24 +223,13 @@ pub static FAMILY: Family = Family {
         &SET_CALLS,
         &SEEN_CALLS,
         &RECLAIM_CALLS,
-        &EXPIRED_PARTITIONS,
+        &command::EXPIRED_PARTITIONS,
         &ERRORS,
     ],
-    configs: &[&COMPACT_MAX],
+    configs: &[&config::COMPACT_MAX],
     types: &[&value::HCOUNTER_TYPE],
     on_load: Some(on_load),
 };
-
-/// `recipes.hcounter-compact-max`: cells a partition keeps packed in one
-/// allocation before they move to a hash table (a layout setting: content,
-/// replies and RDB bytes do not depend on it). A write scans up to this many
-/// packed cells, and the move takes that many: bounded, whatever the value.
-pub(crate) static COMPACT_MAX: Config = Config::new(
-    c"hcounter-compact-max",
-    counter::DEFAULT_COMPACT_MAX as i64,
-    0,
-    4096,
-);
 
 static CREATE_CALLS: Stat = Stat::new("hcounter_create_calls");
 static INCR_CALLS: Stat = Stat::new("hcounter_incr_calls");
@@ -253,8 +242,6 @@ static INFO_CALLS: Stat = Stat::new("hcounter_info_calls");
 static SET_CALLS: Stat = Stat::new("hcounter_set_calls");
 static SEEN_CALLS: Stat = Stat::new("hcounter_seen_calls");
 static RECLAIM_CALLS: Stat = Stat::new("hcounter_reclaim_calls");
-/// Partitions removed because their TTL ran out (on a replica: as replicated).
-static EXPIRED_PARTITIONS: Stat = Stat::new("hcounter_expired_partitions");
 static ERRORS: Stat = Stat::new("hcounter_errors");
 
 static RECLAIMER: Reclaimer = Reclaimer {

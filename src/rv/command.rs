@@ -1,10 +1,15 @@
 //! RV command handlers.
 
 use super::parse::{add_options, expiry_ms, get_options};
-use super::{DEFAULT_MAXLEN, TRIMS};
-use crate::args::{CmdError, Expiry};
+use crate::args::{CmdError, Expiry, MAX_LEN};
 use crate::server::command::Args;
+use crate::server::config::Config;
 use crate::server::{Arg, Class, Ctx, Key, KeyKind, AT, MAXLEN};
+use crate::stats::Stat;
+
+pub(super) static TRIMS: Stat = Stat::new("rv_trims");
+/// `recipes.rv-default-maxlen`: cap for RV.ADD without MAXLEN (0 = none).
+pub(super) static DEFAULT_MAXLEN: Config = Config::new(c"rv-default-maxlen", 0, 0, MAX_LEN);
 
 /// Opens `key` and checks it is a sorted set or missing.
 fn open_zset(ctx: Ctx, args: &Args, write: bool) -> Result<Key, CmdError> {

@@ -15,11 +15,9 @@ mod parse;
 /// The argument grammar of the commands declared below.
 mod docs;
 
-use crate::args::MAX_LEN;
 use crate::docs::Docs;
 use crate::family::Family;
 use crate::server::command::{command, KEY_DELETE, KEY_READ, KEY_UPDATE};
-use crate::server::config::Config;
 use crate::stats::Stat;
 
 pub static FAMILY: Family = Family {
@@ -90,9 +88,9 @@ pub static FAMILY: Family = Family {
         ),
     ],
     stats: &[
-        &ADD_CALLS, &GET_CALLS, &REM_CALLS, &LEN_CALLS, &TRIMS, &ERRORS,
+        &ADD_CALLS, &GET_CALLS, &REM_CALLS, &LEN_CALLS, &command::TRIMS, &ERRORS,
     ],
-    configs: &[&DEFAULT_MAXLEN],
+    configs: &[&command::DEFAULT_MAXLEN],
     types: &[],
     on_load: None,
 };
@@ -101,8 +99,4 @@ static ADD_CALLS: Stat = Stat::new("rv_add_calls");
 static GET_CALLS: Stat = Stat::new("rv_get_calls");
 static REM_CALLS: Stat = Stat::new("rv_rem_calls");
 static LEN_CALLS: Stat = Stat::new("rv_len_calls");
-static TRIMS: Stat = Stat::new("rv_trims");
 static ERRORS: Stat = Stat::new("rv_errors");
-
-/// `recipes.rv-default-maxlen`: cap for RV.ADD without MAXLEN (0 = none).
-static DEFAULT_MAXLEN: Config = Config::new(c"rv-default-maxlen", 0, 0, MAX_LEN);

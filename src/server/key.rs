@@ -4,8 +4,8 @@
 use super::api::{api, bytes_of, RStr};
 use super::ctx::{Arg, Class, Ctx};
 use crate::args::CmdError;
-use std::ffi::CStr;
 use redis_module::raw;
+use std::ffi::CStr;
 use std::os::raw::{c_int, c_long};
 
 /// What a key holds, as far as our commands care.

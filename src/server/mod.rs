@@ -31,7 +31,5 @@ pub mod timer;
 
 pub(crate) use api::api;
 pub use api::RStr;
-pub use ctx::{
-    clock_ms, reply_info, Arg, Class, Ctx, Word, WriteTime, AT, CONFIGS, MAXLEN,
-};
+pub use ctx::{clock_ms, reply_info, Arg, Class, Ctx, Word, WriteTime, AT, CONFIGS, MAXLEN};
 pub use key::{Key, KeyKind};

@@ -30,10 +30,10 @@
 //! what its keys owe is kept apart and replaces the served schedules when the
 //! load completes (dropped if it is aborted).
 
-use super::slot_migration::{self, Change, SlotSet};
 use super::api::{api, copy_of, new_string, RStr};
 use super::ctx::Ctx;
 use super::key::{Key, KeyKind};
+use super::slot_migration::{self, Change, SlotSet};
 use super::{background_free, moved, timer};
 use crate::tuples::expiry::Schedule;
 use redis_module::native_types::RedisType;

@@ -1,10 +1,17 @@
 //! TL command handlers.
 
 use super::parse::{items_to_trim, push_options, range_options, rem_count};
-use super::{DEFAULT_MAXLEN, SLACK, TRIMS};
-use crate::args::{CmdError, Expiry};
+use crate::args::{CmdError, Expiry, MAX_LEN};
 use crate::server::command::Args;
-use crate::server::{Arg, Class, Ctx, Key, KeyKind, MAXLEN};
+use crate::server::config::Config;
+use crate::server::{Arg, Class, Ctx, Key, KeyKind, Word, MAXLEN};
+use crate::stats::Stat;
+
+pub(super) static TRIMS: Stat = Stat::new("tl_trims");
+/// `recipes.tl-default-maxlen`: cap for TL.PUSH without MAXLEN (0 = none).
+pub(super) static DEFAULT_MAXLEN: Config = Config::new(c"tl-default-maxlen", 0, 0, MAX_LEN);
+/// The keyword of the replicated effect that is TL's own.
+pub(super) static SLACK: Word = Word::new(c"SLACK");
 
 /// Opens `key` and checks it is a list or missing.
 fn open_list(ctx: Ctx, args: &Args, write: bool) -> Result<Key, CmdError> {

@@ -15,12 +15,9 @@ mod parse;
 /// The argument grammar of the commands declared below.
 mod docs;
 
-use crate::args::MAX_LEN;
 use crate::docs::Docs;
 use crate::family::Family;
 use crate::server::command::{command, KEY_DELETE, KEY_INSERT, KEY_READ};
-use crate::server::config::Config;
-use crate::server::Word;
 use crate::stats::Stat;
 
 pub static FAMILY: Family = Family {
@@ -95,10 +92,10 @@ pub static FAMILY: Family = Family {
         &RANGE_CALLS,
         &REM_CALLS,
         &LEN_CALLS,
-        &TRIMS,
+        &command::TRIMS,
         &ERRORS,
     ],
-    configs: &[&DEFAULT_MAXLEN],
+    configs: &[&command::DEFAULT_MAXLEN],
     types: &[],
     on_load: None,
 };
@@ -107,11 +104,4 @@ static PUSH_CALLS: Stat = Stat::new("tl_push_calls");
 static RANGE_CALLS: Stat = Stat::new("tl_range_calls");
 static REM_CALLS: Stat = Stat::new("tl_rem_calls");
 static LEN_CALLS: Stat = Stat::new("tl_len_calls");
-static TRIMS: Stat = Stat::new("tl_trims");
 static ERRORS: Stat = Stat::new("tl_errors");
-
-/// `recipes.tl-default-maxlen`: cap for TL.PUSH without MAXLEN (0 = none).
-static DEFAULT_MAXLEN: Config = Config::new(c"tl-default-maxlen", 0, 0, MAX_LEN);
-
-/// The keyword of the replicated effect that is TL's own.
-static SLACK: Word = Word::new(c"SLACK");

@@ -1,15 +1,19 @@
 //! ULIST command handlers.
 
+use super::config::COMPACT_MAX;
 use super::list::{Row, UList, ValueKeys, DECLARATION, NEVER};
 use super::value::ULIST_TYPE;
-use super::{COMPACT_MAX, EXPIRED_VALUES};
 use crate::args::{opt_int_in, CmdError, OptionSpec, Takes, MAX_EXPIRE_MS, MAX_TIME_MS, MAX_TTL_S};
 use crate::server::command::Args;
 use crate::server::{reclaim, reply_info, Arg, Class, Ctx, Key, RStr, AT};
+use crate::stats::Stat;
 use crate::tuples::index::Filter;
 use crate::tuples::page::Page;
 use crate::tuples::schema::{Pairs, Role, Schema};
 use smallvec::SmallVec;
+
+/// Values removed by background reclaim (on a replica: as replicated).
+pub(super) static EXPIRED_VALUES: Stat = Stat::new("ulist_expired_values");
 
 pub(super) const CREATE_OPTIONS: [OptionSpec; 1] = [("EXPIRE", Takes::Value)];
 pub(super) const ADD_OPTIONS: [OptionSpec; 5] = [

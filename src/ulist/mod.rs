@@ -13,6 +13,7 @@
 
 mod command;
 mod compact;
+mod config;
 #[cfg(test)]
 mod defrag_tests;
 mod entry;
@@ -28,7 +29,6 @@ mod docs;
 use crate::docs::{Docs, NONDETERMINISTIC_OUTPUT, PARTITIONS_COMPLEXITY};
 use crate::family::Family;
 use crate::server::command::{command, KEY_DELETE, KEY_INSERT, KEY_READ};
-use crate::server::config::Config;
 use crate::server::reclaim::{self, Reclaimer};
 use crate::server::Ctx;
 use crate::stats::Stat;
@@ -187,25 +187,13 @@ pub static FAMILY: Family = Family {
         &PARTITIONS_CALLS,
         &DEL_CALLS,
         &RECLAIM_CALLS,
-        &EXPIRED_VALUES,
+        &command::EXPIRED_VALUES,
         &ERRORS,
     ],
-    configs: &[&COMPACT_MAX],
+    configs: &[&config::COMPACT_MAX],
     types: &[&value::ULIST_TYPE],
     on_load: Some(on_load),
 };
-
-/// `recipes.ulist-compact-max`: values a list keeps compact (one buffer,
-/// found by a scan) before it turns hashed; it turns compact again below
-/// half of it. A layout setting: replies, replication and RDB bytes do not
-/// depend on it. A write scans up to this many values and a conversion moves
-/// as many: bounded, whatever the value.
-pub(crate) static COMPACT_MAX: Config = Config::new(
-    c"ulist-compact-max",
-    list::DEFAULT_COMPACT_MAX as i64,
-    0,
-    4096,
-);
 
 static CREATE_CALLS: Stat = Stat::new("ulist_create_calls");
 static ADD_CALLS: Stat = Stat::new("ulist_add_calls");
@@ -216,8 +204,6 @@ static INFO_CALLS: Stat = Stat::new("ulist_info_calls");
 static PARTITIONS_CALLS: Stat = Stat::new("ulist_partitions_calls");
 static DEL_CALLS: Stat = Stat::new("ulist_del_calls");
 static RECLAIM_CALLS: Stat = Stat::new("ulist_reclaim_calls");
-/// Values removed by background reclaim (on a replica: as replicated).
-static EXPIRED_VALUES: Stat = Stat::new("ulist_expired_values");
 static ERRORS: Stat = Stat::new("ulist_errors");
 
 static RECLAIMER: Reclaimer = Reclaimer {

@@ -30,7 +30,7 @@ impl ModuleValue for UList {
     fn decode(bytes: &[u8], encver: c_int) -> Result<Self, DecodeError> {
         let version =
             Version::from_number(encver).ok_or(DecodeError::UnknownVersion(encver.into()))?;
-        format::decode(bytes, version, super::COMPACT_MAX.count())
+        format::decode(bytes, version, super::config::COMPACT_MAX.count())
     }
 
     fn placeholder() -> Self {
