@@ -950,18 +950,6 @@ impl HCounter {
     }
 }
 
-/// The tests' shorthand for the current encoding.
-#[cfg(test)]
-impl HCounter {
-    pub fn encode(&self) -> Vec<u8> {
-        super::format::encode(self, super::format::CURRENT)
-    }
-
-    pub fn decode(bytes: &[u8], compact_max: usize) -> Result<HCounter, DecodeError> {
-        super::format::decode(bytes, super::format::CURRENT, compact_max)
-    }
-}
-
 #[cfg(test)]
 #[path = "counter_tests.rs"]
 pub(super) mod tests;

@@ -146,6 +146,18 @@ fn decode_v2(r: &mut Reader, counter: &mut Loading) -> Result<(), DecodeError> {
     Ok(())
 }
 
+/// The tests' shorthand for the current encoding.
+#[cfg(test)]
+impl HCounter {
+    pub fn encode(&self) -> Vec<u8> {
+        encode(self, CURRENT)
+    }
+
+    pub fn decode(bytes: &[u8], compact_max: usize) -> Result<HCounter, DecodeError> {
+        decode(bytes, CURRENT, compact_max)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

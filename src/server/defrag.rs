@@ -1,5 +1,5 @@
 //! Active defrag, the server half: the `defrag` type callback's body for any
-//! [`ModuleValue`], the [`Mover`] that asks Redis' allocator to move blocks
+//! module type (`module_type` hands it the value's walk), the [`Mover`] that asks Redis' allocator to move blocks
 //! (`RedisModule_DefragAlloc`), and the module's global allocator, which
 //! places the blocks of containers a pass rebuilds. What a value offers, in
 //! what order, and where a stopped pass resumes is pure code
@@ -24,7 +24,6 @@
 //! a reference into the value.
 
 use super::api::api;
-use super::module_type::ModuleValue;
 use crate::stats::Stat;
 use crate::tuples::defrag::{Mover, Pass, Resume};
 use redis_module::alloc::RedisAlloc;
@@ -63,15 +62,19 @@ fn stopped() -> std::sync::MutexGuard<'static, Option<Stopped>> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// The `defrag` callback of type `T` (see the module doc); 1 when it stopped
-/// with work left (Redis calls again, with the cursor set), else 0.
+/// The `defrag` callback of a value of type `type_name` (see the module
+/// doc): moves the value's own block, then `offer`s the value (its new
+/// address) to the pass; 1 when it stopped with work left (Redis calls
+/// again, with the cursor set), else 0.
 ///
 /// # Safety
 /// `ctx` and `value` are what Redis passed the callback: `*value` is a
-/// `Box<T>` turned raw (see `module_type`), which we may replace.
-pub unsafe fn run<T: ModuleValue>(
+/// `Box` of the type turned raw (see `module_type`), which we may replace.
+pub unsafe fn run(
     ctx: *mut raw::RedisModuleDefragCtx,
     value: *mut *mut c_void,
+    type_name: &'static str,
+    offer: impl FnOnce(*mut c_void, &mut Pass<ServerMover>),
 ) -> c_int {
     CALLS.add(1);
     let mut cursor = 0;
@@ -80,7 +83,7 @@ pub unsafe fn run<T: ModuleValue>(
     let resume = (late && cursor != 0)
         .then(|| stopped().take())
         .flatten()
-        .filter(|s| s.token == cursor && s.type_name == T::TYPE_NAME)
+        .filter(|s| s.token == cursor && s.type_name == type_name)
         .map(|s| s.at);
     let mut mover = ServerMover { ctx };
     match &resume {
@@ -89,11 +92,10 @@ pub unsafe fn run<T: ModuleValue>(
         // see the module doc; `*value` then points at the moved `T`.
         None => mover.relocate(unsafe { &mut *value }),
     }
-    // Sound: `*value` is our `T` (see the safety section), and Redis holds
-    // no other reference to it during the callback.
-    let value = unsafe { &mut *(*value).cast::<T>() };
+    // Sound: see the safety section.
+    let value = unsafe { *value };
     let mut pass = Pass::new(&mut mover, resume.unwrap_or_default());
-    value.defrag(&mut pass);
+    offer(value, &mut pass);
     let Some(at) = pass.finish() else {
         return 0;
     };
@@ -105,14 +107,14 @@ pub unsafe fn run<T: ModuleValue>(
     }
     *stopped() = Some(Stopped {
         token,
-        type_name: T::TYPE_NAME,
+        type_name,
         at,
     });
     1
 }
 
 /// Moves blocks through `RedisModule_DefragAlloc` during one callback.
-struct ServerMover {
+pub struct ServerMover {
     ctx: *mut raw::RedisModuleDefragCtx,
 }
 

@@ -359,6 +359,7 @@ extern "C" fn unlink2<T: ModuleValue>(ctx: *mut raw::RedisModuleKeyOptCtx, value
             api!(RedisModule_GetKeyNameFromOptCtx(ctx)).cast_mut(),
             api!(RedisModule_GetDbIdFromOptCtx(ctx)),
             value,
+            super::reclaim::forget,
         );
     })
 }
@@ -368,8 +369,13 @@ extern "C" fn defrag<T: ModuleValue>(
     _key: RStr,
     value: *mut *mut c_void,
 ) -> c_int {
-    // Sound: Redis passes the callback's context and the key's value slot.
-    guarded(0, || unsafe { super::defrag::run::<T>(ctx, value) })
+    // Sound: Redis passes the callback's context and the key's value slot,
+    // which holds our `T`; nothing else holds a reference to it meanwhile.
+    guarded(0, || unsafe {
+        super::defrag::run(ctx, value, T::TYPE_NAME, |value, pass| {
+            (*value.cast::<T>()).defrag(pass)
+        })
+    })
 }
 
 /// Drops the value where Redis frees it: on its main thread, where eviction,
@@ -379,7 +385,7 @@ extern "C" fn defrag<T: ModuleValue>(
 /// the Redis API but the allocator, so either thread is fine.
 extern "C" fn free<T: ModuleValue>(value: *mut c_void) {
     guarded((), || {
-        super::moved::freed(value);
+        super::moved::freed(value, super::reclaim::forget_loaded);
         // A value a panic left mid-change is leaked, never walked.
         if super::panics::take_poisoned(value) {
             return;

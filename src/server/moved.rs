@@ -22,6 +22,10 @@
 //! ends when it finds the value or after a whole pass (the value was freed
 //! meanwhile). What is found is scheduled again under its new name.
 //! Only renames and moves of our keys cost a search.
+//!
+//! The schedules are `reclaim`'s, which uses this file: its caller passes how
+//! to take a name's entries out and how to schedule a name again (`forget`,
+//! `follow`), so nothing here uses `reclaim` back.
 
 use super::api::{api, copy_of, RStr};
 use super::ctx::Ctx;
@@ -107,6 +111,11 @@ fn update_watching(st: &State) {
     WATCHING.store(st.watching(), Ordering::Release);
 }
 
+/// Schedules what the key `name` of db `db` owes, if it holds a value of
+/// ours with background work, answering that value's address
+/// (`reclaim::follow_at`).
+pub type Follow = fn(Ctx, c_int, &[u8]) -> Option<usize>;
+
 /// A load or a copy scheduled the value at `value` for the key `name` of `db`.
 pub fn loaded(value: *const c_void, db: c_int, name: Vec<u8>) {
     let mut st = state();
@@ -115,8 +124,14 @@ pub fn loaded(value: *const c_void, db: c_int, name: Vec<u8>) {
 }
 
 /// `unlink2`: the value at `value` left the key `name` of `db`. Its entries
-/// leave the schedules; if it had any, it is followed.
-pub fn unlinked(name: RStr, db: c_int, value: *const c_void) {
+/// leave the schedules (`forget` takes them out, answering the name if it
+/// had any); if it had any, it is followed.
+pub fn unlinked(
+    name: RStr,
+    db: c_int,
+    value: *const c_void,
+    forget: impl FnOnce(c_int, RStr) -> Option<Vec<u8>>,
+) {
     if WATCHING.load(Ordering::Acquire) {
         let mut st = state();
         st.loaded.take_if(|(v, _, _)| *v == value as usize);
@@ -131,7 +146,7 @@ pub fn unlinked(name: RStr, db: c_int, value: *const c_void) {
             return;
         }
     }
-    let Some(name) = super::reclaim::forget(db, name) else {
+    let Some(name) = forget(db, name) else {
         return;
     };
     let mut st = state();
@@ -144,8 +159,9 @@ pub fn unlinked(name: RStr, db: c_int, value: *const c_void) {
 }
 
 /// `free` (on the main or the lazyfree thread): the value at `value` was
-/// deleted; it is followed no more.
-pub fn freed(value: *const c_void) {
+/// deleted; it is followed no more. A value a load scheduled and that was
+/// never stored takes its entries out again (`forget_loaded`).
+pub fn freed(value: *const c_void, forget_loaded: impl FnOnce(c_int, &Vec<u8>)) {
     if !WATCHING.load(Ordering::Acquire) {
         return;
     }
@@ -154,7 +170,7 @@ pub fn freed(value: *const c_void) {
     if let Some((_, db, name)) = st.loaded.take_if(|(v, _, _)| *v == value) {
         update_watching(&st);
         drop(st);
-        super::reclaim::forget_loaded(db, &name);
+        forget_loaded(db, &name);
         st = state();
     }
     st.unlinked.retain(|u| u.value != value);
@@ -218,7 +234,7 @@ const BATCH: usize = 32;
 
 /// One timer step: finds where unlinked values went (see the module doc),
 /// then scans for renamed ones until `deadline`.
-pub fn step(ctx: Ctx, deadline: Instant) {
+pub fn step(ctx: Ctx, deadline: Instant, follow: Follow) {
     let (pending, waiting) = {
         let mut st = state();
         st.loaded = None;
@@ -233,7 +249,7 @@ pub fn step(ctx: Ctx, deadline: Instant) {
     // The names left: taken again by a value of ours, or by this one.
     let mut found = HashSet::new();
     for u in &pending {
-        if let Some(value) = super::reclaim::follow_at(ctx, u.db, &u.name) {
+        if let Some(value) = follow(ctx, u.db, &u.name) {
             found.insert(value);
         }
     }
@@ -247,7 +263,7 @@ pub fn step(ctx: Ctx, deadline: Instant) {
         let moved = (0..)
             .filter(|&db| db != u.db)
             .map_while(|db| select(ctx, db).then_some(db))
-            .any(|db| super::reclaim::follow_at(ctx, db, &u.name) == Some(value));
+            .any(|db| follow(ctx, db, &u.name) == Some(value));
         if !moved {
             lost.push((u.db, value));
         }
@@ -256,7 +272,7 @@ pub fn step(ctx: Ctx, deadline: Instant) {
     search_for(&mut st, lost, &found);
     update_watching(&st);
     drop(st);
-    scan(ctx, deadline);
+    scan(ctx, deadline, follow);
 }
 
 /// Adds renamed values to the search of their db; one db is searched at a
@@ -292,7 +308,7 @@ struct ScanStep {
 }
 
 /// Scans the searched db until `deadline`; schedules what it finds.
-fn scan(ctx: Ctx, deadline: Instant) {
+fn scan(ctx: Ctx, deadline: Instant, follow: Follow) {
     let (db, cursor, wanted) = {
         let st = state();
         let Some(search) = &st.search else {
@@ -325,7 +341,7 @@ fn scan(ctx: Ctx, deadline: Instant) {
     }
     let mut got = HashSet::new();
     for name in &found.found {
-        got.extend(super::reclaim::follow_at(ctx, db, name));
+        got.extend(follow(ctx, db, name));
     }
     let finished = {
         let mut st = state();

@@ -509,7 +509,7 @@ fn tick(ctx: Ctx) -> i64 {
         return IDLE_MS;
     }
     let started = Instant::now();
-    moved::step(ctx, started + FOLLOW_BUDGET);
+    moved::step(ctx, started + FOLLOW_BUDGET, follow_at);
     // A trim step, then the usual work: trimming never holds reclaim back.
     let trimming = trim_step();
     let now = ctx.now_ms();

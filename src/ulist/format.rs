@@ -127,6 +127,20 @@ fn decode_v2<'a>(r: &mut Reader<'a>, schema: Schema) -> Result<Loading<'a>, Deco
     Ok(list)
 }
 
+/// The tests' shorthand for the current encoding.
+#[cfg(test)]
+impl UList {
+    /// Its bytes in the current encoding (`format.rs`).
+    pub fn encode(&self) -> Vec<u8> {
+        encode(self, CURRENT)
+    }
+
+    /// The inverse of `encode` (see [`decode`]).
+    pub fn decode(bytes: &[u8], compact_max: usize) -> Result<UList, DecodeError> {
+        decode(bytes, CURRENT, compact_max)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -463,23 +463,6 @@ impl<'a> Loading<'a> {
     }
 }
 
-#[cfg(test)]
-use super::format;
-
-/// The tests' shorthand for the current encoding.
-#[cfg(test)]
-impl UList {
-    /// Its bytes in the current encoding (`format.rs`).
-    pub fn encode(&self) -> Vec<u8> {
-        format::encode(self, format::CURRENT)
-    }
-
-    /// The inverse of `encode` (see [`format::decode`]).
-    pub fn decode(bytes: &[u8], compact_max: usize) -> Result<UList, DecodeError> {
-        format::decode(bytes, format::CURRENT, compact_max)
-    }
-}
-
 impl UList {
     /// Offers its blocks to a defrag pass (`tuples::defrag`).
     /// The schema is shared with other keys, so it stays where it is.
