@@ -26,10 +26,13 @@
 use super::api::api;
 use crate::stats::Stat;
 use crate::tuples::defrag::{Mover, Pass, Resume};
+#[cfg(not(test))]
 use redis_module::alloc::RedisAlloc;
 use redis_module::raw;
 use smallvec::{Array, SmallVec};
-use std::alloc::{GlobalAlloc, Layout};
+#[cfg(not(test))]
+use std::alloc::GlobalAlloc;
+use std::alloc::Layout;
 use std::ffi::c_void;
 use std::os::raw::c_int;
 use std::ptr::NonNull;
@@ -241,8 +244,8 @@ fn this_thread() -> u64 {
 /// per-thread cache hands out what was just freed), and this moves it to
 /// where the allocator wants it, before anything is written into it.
 /// Outside a rebuild it costs one atomic load.
-// Unit tests run on the system allocator (no server).
-#[cfg_attr(test, allow(dead_code))]
+// Unit tests run on the system allocator (no server): not built there.
+#[cfg(not(test))]
 pub struct ModuleAlloc;
 
 // Sound: blocks come from `RedisAlloc` and go back to it. A block moved by
@@ -251,6 +254,7 @@ pub struct ModuleAlloc;
 // wrote into it; the call runs only on the thread inside the defrag callback
 // whose context `PLACING` holds (other threads, such as Redis' lazy-free
 // thread freeing a value, see another thread id and are left alone).
+#[cfg(not(test))]
 unsafe impl GlobalAlloc for ModuleAlloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         let block = unsafe { RedisAlloc.alloc(layout) };
