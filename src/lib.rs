@@ -1,9 +1,13 @@
 //! `recipes`: five well-known Redis recipes as native, atomic commands.
 //!
 //! Layout: `server/` is the only FFI layer (key access, replies, replication,
-//! command dispatch, configs, timers); `args`, `stats` and the families'
-//! `parse` modules are pure Rust. Each family lives in its own folder and
-//! declares there what it registers (`family::Family`); `FAMILIES` lists them.
+//! command dispatch, configs, timers); `args`, `stats`, `docs`, `release`,
+//! `tuples/` and the families' `parse` modules are pure Rust. Each family
+//! lives in its own folder and declares there what it registers
+//! (`family::Family`); `FAMILIES` lists them. Layers, each using only those
+//! below it: the pure helpers; `tuples`; `server`; `family` and `info`; the
+//! families (never one another); this file. `tests/import_circles.rs` holds
+//! the crate to that, and to no import circles.
 
 mod args;
 #[cfg(test)]

@@ -14,6 +14,14 @@
 //! - `HCOUNTER.INCRBY counter increment [AT ms] name value ...`
 //! - `HCOUNTER.GET counter name value ...`
 //! - `HCOUNTER.DATA | HCOUNTER.PARTITIONS | HCOUNTER.DEL counter [name value ...]`
+//!
+//! The folder: `mod.rs` declares the family (commands, counters, configs,
+//! types) and uses its files; `command` (handlers) sits on `counter` (the
+//! value, pure, over `partition`, `cells` and `record`), `format` and
+//! `rewrite` (RDB and AOF encodings), `value` (the module type) and `config`.
+//! Uses the layers below the families (`server`, `tuples`, `args`, `docs`,
+//! `stats`, `family`), never another family; no import circles: what `mod.rs`
+//! and a file share lives below both (`tests/import_circles.rs`).
 
 mod cells;
 mod command;

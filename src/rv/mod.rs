@@ -8,6 +8,13 @@
 //!   expires s seconds after its newest entry.
 //! - `RV.GET key [LIMIT n] [SINCE ms] [WITHSCORES]`, `RV.REM key member...`,
 //!   `RV.LEN key`.
+//!
+//! The folder: `mod.rs` declares the family (commands, counters, configs,
+//! types) and uses its files; `command` (handlers, with the counters and
+//! config only it uses) sits on `parse` (pure). Uses the layers below the
+//! families (`server`, `args`, `docs`, `stats`, `family`), never another
+//! family; no import circles: what `mod.rs` and a file share lives below both
+//! (`tests/import_circles.rs`).
 
 mod command;
 mod parse;

@@ -2,6 +2,9 @@
 //! named values, the order-preserving tuple encoding, the partition index,
 //! expiry queues, and the containers that never move much at once (a chunked
 //! vector, a hash table grown by linear hashing).
+//!
+//! Uses only the pure helpers (`args`, `stats`, `release`): never `server`
+//! nor a family (`tests/import_circles.rs` holds it to that).
 
 pub mod chunked;
 pub mod defrag;

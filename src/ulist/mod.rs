@@ -10,6 +10,14 @@
 //! - `ULIST.ADD list [EXPIRE s | NEVER | PXAT ms] [AT ms] name value ...`
 //! - `ULIST.HAS list name value ...` (an ADD's names and values serve too)
 //! - `ULIST.DATA | ULIST.PARTITIONS | ULIST.DEL list [name value ...]`
+//!
+//! The folder: `mod.rs` declares the family (commands, counters, configs,
+//! types) and uses its files; `command` (handlers) sits on `list` (the value,
+//! pure, over `compact`, `hashed` and `entry`), `format` and `rewrite` (RDB
+//! and AOF encodings), `value` (the module type) and `config`. Uses the
+//! layers below the families (`server`, `tuples`, `args`, `docs`, `stats`,
+//! `family`), never another family; no import circles: what `mod.rs` and a
+//! file share lives below both (`tests/import_circles.rs`).
 
 mod command;
 mod compact;
