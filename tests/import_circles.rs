@@ -65,6 +65,20 @@ const LAYERS: &[(&str, &[&str])] = &[
             "crate::tuples",
         ],
     ),
+    // What the families declare and the INFO section over them.
+    (
+        "crate::family",
+        &["crate::server", "crate::stats", "crate::docs"],
+    ),
+    (
+        "crate::info",
+        &[
+            "crate::family",
+            "crate::server",
+            "crate::stats",
+            "crate::release",
+        ],
+    ),
     ("crate::hcounter", BELOW_FAMILIES),
     ("crate::rv", BELOW_FAMILIES),
     ("crate::tl", BELOW_FAMILIES),
