@@ -140,13 +140,15 @@ fn each_folder_uses_only_what_its_layer_allows() {
 #[test]
 fn the_scan_finds_circles_through_paths_uses_and_parents() {
     let sources = [
-        ("lib.rs", "mod a; mod b; mod p;\nfn main() { a::f(); }"),
+        ("lib.rs", "mod a; mod b; mod e; mod p;\nfn main() { a::f(); }"),
         // A use tree with `self` and an alias, a path in code.
         ("a.rs", "use crate::{b::{self as bee}};\n// crate::p::x() in a comment is no use\nfn f() { bee::g(); let s = \"crate::p\"; }"),
         ("b.rs", "fn g() { crate::a::f(); }"),
         // A parent calling its child, the child naming its parent.
         ("p/mod.rs", "mod c;\n#[path = \"d_file.rs\"]\nmod d;\npub use c::T;"),
         ("p/c.rs", "pub struct T; fn h() -> super::U { todo!() }"),
+        // A visibility restriction is no use.
+        ("e.rs", "pub(in crate::a) fn e() {}"),
         // Declared only, and using its parent from an inline test module.
         ("p/d_file.rs", "#[cfg(test)]\nmod tests { use super::*; use super::super::c::T; }"),
     ];
@@ -588,7 +590,12 @@ fn named_paths(krate: &Crate, file_module: &[String], toks: &[Token]) -> Vec<Nam
     }
     // Paths in code: `a::b..` not preceded by `::`.
     for i in 0..toks.len() {
-        if in_use[i] || (i > 0 && is(toks.get(i - 1), &Tok::PathSep)) {
+        // `pub(in crate::x)` restricts visibility: no use.
+        let visibility = i >= 3
+            && ident(toks.get(i - 1)) == Some("in")
+            && is(toks.get(i - 2), &Tok::Punct('('))
+            && ident(toks.get(i - 3)) == Some("pub");
+        if in_use[i] || visibility || (i > 0 && is(toks.get(i - 1), &Tok::PathSep)) {
             continue;
         }
         let dollar = is(toks.get(i), &Tok::Punct('$'));
