@@ -20,7 +20,7 @@
 use hashbrown::HashMap;
 use std::collections::VecDeque;
 
-use crate::topn::encoding::DecodeError;
+use crate::topn::encoding::{DecodeError, Reader};
 use crate::topn::parse::{Pair, MAX_CAPACITY};
 use crate::topn::shape::{Overflow, Shape};
 use crate::topn::storage::dispose_value;
@@ -431,7 +431,7 @@ impl Capped {
 
     /// Rebuilds a key from [`Capped::encode`]'s bytes; refuses anything else.
     pub fn decode(bytes: &[u8]) -> Result<Capped, DecodeError> {
-        let mut r = Reader(bytes);
+        let mut r = Reader::new(bytes);
         if r.take::<1>()? != [ENCODING_VERSION_CAPPED] {
             return Err(DecodeError::Invalid("not a capped TOPN"));
         }
@@ -477,29 +477,10 @@ impl Capped {
                     .map_err(DecodeError::Invalid)?;
             }
         }
-        if !r.0.is_empty() {
+        if !r.rest().is_empty() {
             return Err(DecodeError::Invalid("trailing bytes"));
         }
         Ok(key)
-    }
-}
-
-struct Reader<'a>(&'a [u8]);
-
-impl<'a> Reader<'a> {
-    fn bytes(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
-        if self.0.len() < n {
-            return Err(DecodeError::Truncated);
-        }
-        let (head, rest) = self.0.split_at(n);
-        self.0 = rest;
-        Ok(head)
-    }
-
-    fn take<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
-        let mut out = [0; N];
-        out.copy_from_slice(self.bytes(N)?);
-        Ok(out)
     }
 }
 
