@@ -1,8 +1,9 @@
 //! Persistence: the versioned encoding (RDB, DUMP), its decoder, and the replay of a key's
 //! content as increments (AOF rewrite).
 
+use super::bucket::EMPTY;
 use super::bucket::{Bucket, Table};
-use super::{Full, EMPTY};
+use super::key::Full;
 use crate::topn::encoding::{
     write, DecodeError, Reader, ENCODING_VERSION, ENCODING_VERSION_ALIGNED, ENCODING_VERSION_VIEWS,
 };

@@ -16,9 +16,9 @@
 use std::collections::HashSet;
 use std::hash::BuildHasherDefault;
 
+use super::key::Full;
 use super::members::IdHasher;
 use super::read::Span;
-use super::Full;
 use crate::topn::storage::dispose_value;
 use crate::topn::views::Views;
 
