@@ -189,4 +189,17 @@ fn a_write_looks_up_few_buckets_at_many() {
     let reply = key.incr(b"m7", 1, 19_999_000).unwrap();
     assert_eq!(reply, key.count_at_clock(b"m7").count);
     key.folded.check(&key.buckets);
+    // A load rebuilds the sums (upkeep folds them again); they are counted
+    // in the key's memory.
+    let mut loaded = Capped::decode(&key.encode()).unwrap();
+    assert_eq!(loaded.upkeep_due_ms(), Some(0));
+    let unfolded = loaded.mem_usage();
+    while loaded.upkeep(128) == 128 {}
+    loaded.folded.check(&loaded.buckets);
+    assert_eq!(loaded.window_count(b"m7"), reply);
+    assert!(
+        loaded.mem_usage() > unfolded + 500 * 32,
+        "{} bytes folded, {unfolded} not",
+        loaded.mem_usage()
+    );
 }
