@@ -53,6 +53,8 @@ impl Copies {
             key.folded.check(&key.buckets);
             assert_eq!(key.encode(), bytes);
             assert_eq!(key, &self.0[0]);
+            let counters: usize = key.buckets.iter().map(|x| x.summary.len()).sum();
+            assert_eq!(key.counters(), counters);
             for m in members {
                 let (count, bound) = direct(key, m.as_bytes());
                 assert_eq!(key.window_count(m.as_bytes()), count, "{m}");

@@ -61,6 +61,8 @@ pub struct Capped {
     retired: usize,
     /// The buckets' counts summed: any count over any window is at most it.
     total: i128,
+    /// The buckets' counters (kept: a write reports them for INFO).
+    counters: usize,
     /// The sealed buckets' counts summed, for writes (derived, `folded.rs`).
     folded: Folded,
 }
@@ -85,6 +87,7 @@ impl Capped {
             buckets: VecDeque::new(),
             retired: 0,
             total: 0,
+            counters: 0,
             folded: Folded::default(),
         }
     }
@@ -153,14 +156,18 @@ impl Capped {
         let pos = self.buckets.partition_point(|x| x.idx < b);
         let after = match self.buckets.get_mut(pos) {
             Some(bucket) if bucket.idx == b => {
-                let slot = bucket.summary.target(found, capacity);
-                (self.folded).change(bucket, slot, |s| s.add(member, h, found, by, capacity))?
+                let (slot, len) = (bucket.summary.target(found, capacity), bucket.summary.len());
+                let after = (self.folded)
+                    .change(bucket, slot, |s| s.add(member, h, found, by, capacity))?;
+                self.counters += bucket.summary.len() - len;
+                after
             }
             _ => {
                 let mut s = Summary::default();
                 let after = s.add(member, h, None, by, capacity)?;
                 self.buckets.insert(pos, Bucket::new(b, s));
                 self.folded.inserted(&mut self.buckets, pos);
+                self.counters += 1;
                 after
             }
         };
@@ -359,7 +366,7 @@ impl Capped {
     }
 
     pub fn counters(&self) -> usize {
-        self.buckets.iter().map(|x| x.summary.len()).sum()
+        self.counters
     }
 
     pub fn mem_usage(&self) -> usize {
@@ -411,11 +418,12 @@ impl Capped {
         let pos = self.buckets.partition_point(|x| x.idx < bucket);
         match self.buckets.get_mut(pos) {
             Some(x) if x.idx == bucket => {
-                let before = x.summary.sum();
+                let (before, len) = (x.summary.sum(), x.summary.len());
                 let found = x.summary.find(member, hash(member));
-                let slot = found.unwrap_or(x.summary.len());
+                let slot = found.unwrap_or(len);
                 (self.folded).change(x, slot, |s| s.set(member, counter, evicted, capacity))?;
                 self.total += x.summary.sum() - before;
+                self.counters += x.summary.len() - len;
             }
             _ => {
                 let mut s = Summary::default();
@@ -423,6 +431,7 @@ impl Capped {
                 self.total += s.sum();
                 self.buckets.insert(pos, Bucket::new(bucket, s));
                 self.folded.inserted(&mut self.buckets, pos);
+                self.counters += 1;
             }
         }
         self.shape.clock = Some(clock);
@@ -455,6 +464,7 @@ impl Capped {
         }
         let gone: Vec<Bucket> = self.buckets.drain(..n).collect();
         self.total -= gone.iter().map(|x| x.summary.sum()).sum::<i128>();
+        self.counters -= gone.iter().map(|x| x.summary.len()).sum::<usize>();
         self.retired += n;
         self.folded.left(gone, &mut self.buckets);
     }
