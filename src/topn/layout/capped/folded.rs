@@ -13,7 +13,8 @@
 //!
 //! - Buckets fold oldest first, a counter a unit of work ([`Folded::step`]: a
 //!   bounded share on each write, the rest by the upkeep timer), once sealed
-//!   (older than the clock's bucket, which takes the writes). The window's
+//!   (older than the clock's bucket, which takes the writes), on keys of
+//!   `FOLD_FROM` (32) buckets in use or more: fewer are looked up directly. The window's
 //!   first `whole` buckets are folded whole; the next may be folded in part
 //!   (its first `done` slots; slots are stable, an eviction reuses its slot);
 //!   the rest is unfolded. So a write looks up the buckets from `whole` on:
@@ -36,6 +37,16 @@ use crate::tuples::table::Table;
 
 /// Counters a write folds or unfolds at most, when work is owed.
 pub const FOLD_PER_WRITE: usize = 32;
+
+/// Buckets in use from which folding starts; it stops (the sums dropped)
+/// below half of it. Fewer buckets are looked up directly (a few
+/// microseconds), and their keys spend no memory on sums (`WINDOW 24
+/// CAPACITY 117` stays within a TOPK's memory). Tests fold from a few
+/// buckets, so that small windows cover folding, its start and its stop.
+#[cfg(not(test))]
+const FOLD_FROM: usize = 32;
+#[cfg(test)]
+const FOLD_FROM: usize = 4;
 
 /// A bucket of the window and how far it is folded.
 #[derive(Clone, Debug)]
@@ -157,13 +168,19 @@ impl Folded {
                 .sum::<i128>()
     }
 
+    /// Whether anything is summed (or leaving).
+    fn started(&self) -> bool {
+        self.summed > 0 || !self.leaving.is_empty()
+    }
+
     /// Whether there is work: counters leaving, or a sealed bucket (older
-    /// than `clock`) not folded whole.
+    /// than `clock`) not folded whole, at `FOLD_FROM` buckets or once begun.
     pub fn owes(&self, buckets: &VecDeque<Bucket>, clock: Option<i64>) -> bool {
         !self.leaving.is_empty()
-            || buckets
-                .get(self.whole)
-                .is_some_and(|b| clock.is_some_and(|c| b.idx < c))
+            || ((self.started() || buckets.len() >= FOLD_FROM)
+                && buckets
+                    .get(self.whole)
+                    .is_some_and(|b| clock.is_some_and(|c| b.idx < c)))
     }
 
     /// Up to `budget` counters unfolded (leaving buckets first) or folded
@@ -171,6 +188,9 @@ impl Folded {
     /// budget` when nothing is left.
     pub fn step(&mut self, buckets: &mut VecDeque<Bucket>, clock: i64, budget: usize) -> usize {
         let mut done = 0;
+        if !self.started() && buckets.len() < FOLD_FROM {
+            return 0;
+        }
         while done < budget {
             if let Some(l) = self.leaving.front_mut() {
                 if l.next < l.end {
@@ -292,7 +312,8 @@ impl Folded {
 
     /// The window's first `gone` buckets left it: their floors out now,
     /// their summed counters piecewise; or, when more would leave than stay
-    /// summed, every sum dropped and the staying `buckets` to fold again.
+    /// summed, every sum dropped and the staying `buckets` to fold again
+    /// (or not: below half of `FOLD_FROM` buckets).
     pub fn left(&mut self, gone: Vec<Bucket>, buckets: &mut VecDeque<Bucket>) {
         let mut free = Vec::new();
         for b in gone {
@@ -315,7 +336,8 @@ impl Folded {
                 end: b.done,
             });
         }
-        if self.leaving_summed > self.summed {
+        let few = buckets.len() < FOLD_FROM / 2 && self.started();
+        if self.leaving_summed > self.summed || few {
             for b in buckets.range_mut(..(self.whole + 1).min(buckets.len())) {
                 (b.folded_floor, b.done) = (None, 0);
             }

@@ -199,9 +199,8 @@ fn a_write_looks_up_few_buckets_at_many() {
     while loaded.upkeep(128) == 128 {}
     loaded.folded.check(&loaded.buckets);
     assert_eq!(loaded.window_count(b"m7"), reply);
-    assert!(
-        loaded.mem_usage() > unfolded + 500 * 32,
-        "{} bytes folded, {unfolded} not",
-        loaded.mem_usage()
-    );
+    // 40 to 75 bytes a member summed (the docs' figure: 32 an entry, the
+    // table between half and 7/8 full), and its name.
+    let per = (loaded.mem_usage() - unfolded) as f64 / loaded.folded_entries() as f64;
+    assert!((32.0..80.0).contains(&per), "{per:.1} B a member summed");
 }
