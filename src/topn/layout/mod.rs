@@ -269,7 +269,7 @@ impl Layout {
         match self {
             Layout::Compact(s) => s.count_in(member, at_ms, k),
             Layout::Full(f) => f.count_in(member, at_ms, k),
-            Layout::Capped(c) => c.count_in(member, at_ms, k).count,
+            Layout::Capped(c) => c.count_only(member, at_ms, k),
         }
     }
 

@@ -307,6 +307,15 @@ impl Capped {
             })
     }
 
+    /// The count alone over the last `k` buckets at `at_ms`: from the folded
+    /// sums when that is the window at the clock, else summed directly.
+    pub fn count_only(&self, member: &[u8], at_ms: i64, k: u32) -> i64 {
+        match (self.read_range(at_ms, k), self.shape.clock) {
+            (Some(range), Some(c)) if range == (self.live_lo(c), c) => self.window_count(member),
+            _ => self.count_in(member, at_ms, k).count,
+        }
+    }
+
     /// The `n` highest counts over the last `k` buckets at `at_ms` (count
     /// descending, then member), each with its error. Only members some
     /// bucket of the read holds are candidates: any other counted at most
