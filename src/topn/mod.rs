@@ -71,7 +71,7 @@ pub static FAMILY: Family = Family {
             ERRORS,
             Docs {
                 summary: "Counts an event for a member in its time bucket",
-                complexity: "O(log M) for M members, plus a bounded share of taking old buckets out of the window",
+                complexity: "O(log M) for M members (with CAPACITY m: O(log m), whatever the buckets in use), plus a bounded share of taking old buckets out of the window",
                 args: docs::INCR,
                 ..Docs::DEFAULT
             }
@@ -86,7 +86,7 @@ pub static FAMILY: Family = Family {
             ERRORS,
             Docs {
                 summary: "Counts events for many members at one time, all or nothing",
-                complexity: "O(P log M) for P pairs and M members, plus a bounded share of taking old buckets out of the window",
+                complexity: "O(P log M) for P pairs and M members (with CAPACITY m: O(P log m)), plus a bounded share of taking old buckets out of the window",
                 args: docs::INCRBY,
                 ..Docs::DEFAULT
             }
@@ -149,7 +149,7 @@ pub static FAMILY: Family = Family {
             ERRORS,
             Docs {
                 summary: "Internal: a counter of a key with CAPACITY, as an AOF rewrite writes it",
-                complexity: "O(log C) for C counters in the bucket",
+                complexity: "O(log C) for C counters in the bucket; O(C) when it moves the floor of a sealed bucket",
                 acl: &["dangerous"],
                 args: docs::SETCOUNTER,
                 ..Docs::DEFAULT
