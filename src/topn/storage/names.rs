@@ -146,9 +146,11 @@ impl<P> Slot<P> {
 /// hence the block, alive.
 ///
 /// The pointer is a `Cell` so that defrag can re-point a key in place: the moved block holds
-/// the same bytes, so the key keeps its place in the B-tree's order.
+/// the same bytes, so the key keeps its place in the B-tree's order. The total is a `Cell` so
+/// that a new total that keeps the key between its neighbours is written in place
+/// (`reposition`): the order, hence the B-tree, is unchanged.
 pub(in crate::topn) struct Key {
-    total: i64,
+    total: Cell<i64>,
     name: Cell<NonNull<u8>>,
 }
 
@@ -156,21 +158,28 @@ pub(in crate::topn) struct Key {
 // (see the invariant on `Key`); the blocks are immutable and move with the table, so keys may
 // move and be shared across threads exactly like the `Name`s they point to.
 unsafe impl Send for Key {}
-// SAFETY: see `Send` above. The `Cell` is written only by `NameTable::defrag`, which holds the
-// table by `&mut` (so no other reference to any of its keys exists, on any thread).
+// SAFETY: see `Send` above. The `Cell`s are written only by `NameTable::defrag` and
+// `reposition` (through `NameTable` methods), which hold the table by `&mut` (so no other
+// reference to any of its keys exists, on any thread).
 unsafe impl Sync for Key {}
 
 impl Key {
     #[inline]
     pub(in crate::topn) fn total(&self) -> i64 {
-        self.total
+        self.total.get()
     }
 
     fn new(total: i64, name: NonNull<u8>) -> Key {
         Key {
-            total,
+            total: Cell::new(total),
             name: Cell::new(name),
         }
+    }
+
+    /// Whether `other` is this key: the same name block with the same total.
+    #[inline]
+    fn is(&self, other: &Key) -> bool {
+        self.name.get() == other.name.get() && self.total.get() == other.total.get()
     }
 
     /// The member id.
@@ -207,7 +216,8 @@ impl Ord for Key {
     fn cmp(&self, other: &Self) -> Ordering {
         other
             .total
-            .cmp(&self.total)
+            .get()
+            .cmp(&self.total.get())
             .then_with(|| self.bytes().cmp(other.bytes()))
     }
 }
@@ -276,17 +286,10 @@ impl<P> NameTable<P> {
 
     /// Sets the total of live slot `id` in view `v`, repositioning its key if indexed.
     pub(in crate::topn) fn set_view_total(&mut self, v: usize, id: u32, total: i64) {
-        let mut key = self.view_key(v, id);
-        if key.total == total {
-            return;
-        }
+        let key = self.view_key(v, id);
         let view = &mut self.views[v];
-        let indexed = view.keys.remove(&key);
-        key.total = total;
         view.totals[id as usize] = total;
-        if indexed {
-            view.keys.insert(key);
-        }
+        reposition(&mut view.keys, key, total);
     }
 
     /// View `v`'s index, best first.
@@ -388,7 +391,7 @@ impl<P> NameTable<P> {
             .as_ref()
             .expect("live member")
             .ptr();
-        Key::new(key.total, name)
+        Key::new(key.total(), name)
     }
 
     /// The clock-index key of live slot `id`.
@@ -426,29 +429,18 @@ impl<P> NameTable<P> {
             self.slot_mut(id).clock_total = total;
             return;
         }
-        let mut key = self.clock_key(id);
-        if key.total == total {
-            return;
-        }
-        let Some(c) = &mut self.clock else { return };
-        c.keys.remove(&key);
-        key.total = total;
-        c.keys.insert(key);
+        let key = self.clock_key(id);
         self.slot_mut(id).clock_total = total;
+        if let Some(c) = &mut self.clock {
+            reposition(&mut c.keys, key, total);
+        }
     }
 
     /// Sets the total of live slot `id`, repositioning it in the index if it is there.
     pub(in crate::topn) fn set_total(&mut self, id: u32, total: i64) {
-        let mut key = self.key(id);
-        if key.total == total {
-            return;
-        }
-        let indexed = self.index.remove(&key);
-        key.total = total;
+        let key = self.key(id);
         self.slot_mut(id).total = total;
-        if indexed {
-            self.index.insert(key);
-        }
+        reposition(&mut self.index, key, total);
     }
 
     /// Frees live slot `id` (out of the index, name dropped, total 0); returns the name length.
@@ -768,6 +760,41 @@ impl<P> NameTable<P> {
                 .iter()
                 .map(|c| c.capacity() * std::mem::size_of::<Slot<P>>())
                 .sum::<usize>()
+    }
+}
+
+/// Gives `key` (the key of a slot as `index` may hold it) the total `total`, if `index` holds
+/// it. A new total that leaves the key between its neighbours (the usual increment: a member
+/// rarely passes another) is written in place, after one search; otherwise the key is taken
+/// out and put back.
+fn reposition(index: &mut BTreeSet<Key>, key: Key, total: i64) {
+    let old = key.total();
+    if old == total {
+        return;
+    }
+    let moved = Key::new(total, key.name.get());
+    // A higher total moves the key towards the front: only its predecessor can be passed;
+    // a lower one towards the back: only its successor. (A range with one bound searches
+    // once; with two, about twice.)
+    let in_place = if total > old {
+        let mut before = index.range(..=&key);
+        match before.next_back() {
+            Some(k) if k.is(&key) => before.next_back().is_none_or(|p| *p < moved).then_some(k),
+            _ => return,
+        }
+    } else {
+        let mut after = index.range(&key..);
+        match after.next() {
+            Some(k) if k.is(&key) => after.next().is_none_or(|n| moved < *n).then_some(k),
+            _ => return,
+        }
+    };
+    match in_place {
+        Some(k) => k.total.set(total),
+        None => {
+            index.remove(&key);
+            index.insert(moved);
+        }
     }
 }
 
