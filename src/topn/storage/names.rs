@@ -218,7 +218,70 @@ impl Ord for Key {
             .total
             .get()
             .cmp(&self.total.get())
-            .then_with(|| self.bytes().cmp(other.bytes()))
+            .then_with(|| cmp_names(self.bytes(), other.bytes()))
+    }
+}
+
+/// `a.cmp(b)` (bytes in lexicographic order), deciding most pairs on their first 8 bytes read
+/// as one big-endian word: counts that tie compare names all along a search, and a call to
+/// `memcmp` a comparison costs more than the comparison.
+#[inline(never)]
+fn cmp_names(a: &[u8], b: &[u8]) -> Ordering {
+    let (x, y) = (head_word(a), head_word(b));
+    if x != y {
+        return x.cmp(&y);
+    }
+    // Equal heads: a name of at most 8 bytes is a prefix of the other (the zeros that pad it).
+    if a.len() <= 8 || b.len() <= 8 {
+        return a.len().cmp(&b.len());
+    }
+    a[8..].cmp(&b[8..])
+}
+
+/// The first 8 bytes of `s` as a big-endian word, padded with zeros.
+#[inline]
+fn head_word(s: &[u8]) -> u64 {
+    match s.first_chunk::<8>() {
+        Some(head) => u64::from_be_bytes(*head),
+        None => s
+            .iter()
+            .enumerate()
+            .fold(0, |w, (i, &b)| w | u64::from(b) << (56 - 8 * i)),
+    }
+}
+
+/// Whether `reposition` first tries to write a new total in place. A try that finds the key
+/// must move after all costs one more search, so it pays while most tries succeed (counts far
+/// apart: a heavy-tailed stream) and not while most fail (counts that tie: a key moves past
+/// its equals); the odds are learnt from recent tries, and while they are poor one update in
+/// `PROBE_EVERY` still tries, so that they are learnt again.
+#[derive(Default, Clone, Copy)]
+struct InPlaceOdds {
+    /// Successes minus failures of recent tries, within `-ODDS_SPAN..=ODDS_SPAN`.
+    score: i8,
+    skipped: u8,
+}
+
+const ODDS_SPAN: i8 = 8;
+const PROBE_EVERY: u8 = 8;
+
+impl InPlaceOdds {
+    #[inline]
+    fn worth_trying(&mut self) -> bool {
+        if self.score >= 0 {
+            return true;
+        }
+        self.skipped = self.skipped.wrapping_add(1);
+        self.skipped % PROBE_EVERY == 0
+    }
+
+    #[inline]
+    fn learn(&mut self, in_place: bool) {
+        self.score = if in_place {
+            (self.score + 1).min(ODDS_SPAN)
+        } else {
+            (self.score - 1).max(-ODDS_SPAN)
+        };
     }
 }
 
@@ -227,6 +290,7 @@ impl Ord for Key {
 /// slots then keep it at).
 struct ClockIndex {
     keys: BTreeSet<Key>,
+    odds: InPlaceOdds,
     built: usize,
 }
 
@@ -235,6 +299,7 @@ struct ClockIndex {
 #[derive(Default)]
 struct ViewIndex {
     keys: BTreeSet<Key>,
+    odds: InPlaceOdds,
     totals: Vec<i64>,
 }
 
@@ -251,6 +316,7 @@ pub(in crate::topn) struct DroppedKeys {
 pub(in crate::topn) struct NameTable<P> {
     // Declared first so that keys are dropped before the names they point to.
     index: BTreeSet<Key>,
+    index_odds: InPlaceOdds,
     clock: Option<ClockIndex>,
     views: Vec<ViewIndex>,
     chunks: Vec<Vec<Slot<P>>>,
@@ -260,6 +326,7 @@ impl<P> NameTable<P> {
     pub(in crate::topn) fn new() -> NameTable<P> {
         NameTable {
             index: BTreeSet::new(),
+            index_odds: InPlaceOdds::default(),
             clock: None,
             views: Vec::new(),
             chunks: Vec::new(),
@@ -289,7 +356,7 @@ impl<P> NameTable<P> {
         let key = self.view_key(v, id);
         let view = &mut self.views[v];
         view.totals[id as usize] = total;
-        reposition(&mut view.keys, key, total);
+        reposition(&mut view.keys, &mut view.odds, key, total);
     }
 
     /// View `v`'s index, best first.
@@ -432,7 +499,7 @@ impl<P> NameTable<P> {
         let key = self.clock_key(id);
         self.slot_mut(id).clock_total = total;
         if let Some(c) = &mut self.clock {
-            reposition(&mut c.keys, key, total);
+            reposition(&mut c.keys, &mut c.odds, key, total);
         }
     }
 
@@ -440,7 +507,7 @@ impl<P> NameTable<P> {
     pub(in crate::topn) fn set_total(&mut self, id: u32, total: i64) {
         let key = self.key(id);
         self.slot_mut(id).total = total;
-        reposition(&mut self.index, key, total);
+        reposition(&mut self.index, &mut self.index_odds, key, total);
     }
 
     /// Frees live slot `id` (out of the index, name dropped, total 0); returns the name length.
@@ -472,6 +539,7 @@ impl<P> NameTable<P> {
         keys.sort_unstable();
         self.clock = Some(ClockIndex {
             keys: keys.into_iter().collect(),
+            odds: InPlaceOdds::default(),
             built: self.slots(),
         });
     }
@@ -480,6 +548,7 @@ impl<P> NameTable<P> {
     pub(in crate::topn) fn clock_index_start(&mut self) {
         self.clock = Some(ClockIndex {
             keys: BTreeSet::new(),
+            odds: InPlaceOdds::default(),
             built: 0,
         });
     }
@@ -696,6 +765,7 @@ impl<P> NameTable<P> {
             clock,
             views,
             chunks,
+            ..
         } = self;
         let Some(chunk) = chunks.get_mut(c) else {
             return;
@@ -764,37 +834,42 @@ impl<P> NameTable<P> {
 }
 
 /// Gives `key` (the key of a slot as `index` may hold it) the total `total`, if `index` holds
-/// it. A new total that leaves the key between its neighbours (the usual increment: a member
-/// rarely passes another) is written in place, after one search; otherwise the key is taken
-/// out and put back.
-fn reposition(index: &mut BTreeSet<Key>, key: Key, total: i64) {
+/// it. A new total that leaves the key between its neighbours (a member that passes no other:
+/// the usual increment of a heavy-tailed stream) is written in place, after one search, when
+/// `odds` say it is worth trying; otherwise the key is taken out and put back.
+fn reposition(index: &mut BTreeSet<Key>, odds: &mut InPlaceOdds, key: Key, total: i64) {
     let old = key.total();
     if old == total {
         return;
     }
     let moved = Key::new(total, key.name.get());
-    // A higher total moves the key towards the front: only its predecessor can be passed;
-    // a lower one towards the back: only its successor. (A range with one bound searches
-    // once; with two, about twice.)
-    let in_place = if total > old {
-        let mut before = index.range(..=&key);
-        match before.next_back() {
-            Some(k) if k.is(&key) => before.next_back().is_none_or(|p| *p < moved).then_some(k),
-            _ => return,
+    if odds.worth_trying() {
+        // A higher total moves the key towards the front: only its predecessor can be
+        // passed; a lower one towards the back: only its successor. (A range with one bound
+        // searches once; with two, about twice.)
+        let in_place = if total > old {
+            let mut before = index.range(..=&key);
+            match before.next_back() {
+                Some(k) if k.is(&key) => {
+                    before.next_back().is_none_or(|p| *p < moved).then_some(k)
+                }
+                _ => return,
+            }
+        } else {
+            let mut after = index.range(&key..);
+            match after.next() {
+                Some(k) if k.is(&key) => after.next().is_none_or(|n| moved < *n).then_some(k),
+                _ => return,
+            }
+        };
+        odds.learn(in_place.is_some());
+        if let Some(k) = in_place {
+            k.total.set(total);
+            return;
         }
-    } else {
-        let mut after = index.range(&key..);
-        match after.next() {
-            Some(k) if k.is(&key) => after.next().is_none_or(|n| moved < *n).then_some(k),
-            _ => return,
-        }
-    };
-    match in_place {
-        Some(k) => k.total.set(total),
-        None => {
-            index.remove(&key);
-            index.insert(moved);
-        }
+    }
+    if index.remove(&key) {
+        index.insert(moved);
     }
 }
 
@@ -818,6 +893,7 @@ impl<P: Clone> Clone for NameTable<P> {
             .collect();
         let mut t = NameTable {
             index: BTreeSet::new(),
+            index_odds: InPlaceOdds::default(),
             clock: None,
             views: Vec::new(),
             chunks,
@@ -829,6 +905,7 @@ impl<P: Clone> Clone for NameTable<P> {
             let keys: Vec<Key> = view.keys.iter().map(|k| t.copy_key(k)).collect();
             t.views.push(ViewIndex {
                 keys: keys.into_iter().collect(),
+                odds: InPlaceOdds::default(),
                 totals: view.totals.clone(),
             });
         }

@@ -27,6 +27,18 @@ fn listed<'a>(keys: impl Iterator<Item = &'a super::Key>) -> Vec<(i64, Vec<u8>)>
     keys.map(|k| (k.total(), k.bytes().to_vec())).collect()
 }
 
+/// Unique names, in another order than the ids: short ones, long ones sharing their first 8
+/// bytes, ones that are prefixes of others, zero bytes.
+fn name(i: usize) -> Vec<u8> {
+    let j = i ^ 0x55;
+    match i % 4 {
+        0 => format!("m{j}").into_bytes(),
+        1 => format!("member:{j}").into_bytes(),
+        2 => [&b"member:\0"[..], &j.to_be_bytes()[6..]].concat(),
+        _ => [&b"m\0"[..], &j.to_be_bytes()[6..]].concat(),
+    }
+}
+
 #[test]
 fn indexes_follow_totals_in_place_and_moved() {
     for seed in 1..=20u64 {
@@ -34,8 +46,7 @@ fn indexes_follow_totals_in_place_and_moved() {
         let mut t: NameTable<()> = NameTable::new();
         t.add_views(2);
         let n = 1 + rng.below(300) as usize;
-        // Unique names, in another order than the ids.
-        let names: Vec<Vec<u8>> = (0..n).map(|i| format!("m{}", i ^ 0x55).into_bytes()).collect();
+        let names: Vec<Vec<u8>> = (0..n).map(name).collect();
         for name in &names {
             let id = t.push(name, ());
             t.index_insert(id);
