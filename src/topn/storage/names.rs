@@ -198,6 +198,9 @@ impl Key {
     }
 }
 
+// The memory estimates count 16 bytes a key (`INDEX_BYTES_PER_KEY`): the `Cell`s cost none.
+const _: () = assert!(std::mem::size_of::<Key>() == 16);
+
 impl PartialEq for Key {
     fn eq(&self, other: &Self) -> bool {
         self.cmp(other) == Ordering::Equal
@@ -272,7 +275,7 @@ impl InPlaceOdds {
             return true;
         }
         self.skipped = self.skipped.wrapping_add(1);
-        self.skipped % PROBE_EVERY == 0
+        self.skipped.is_multiple_of(PROBE_EVERY)
     }
 
     #[inline]
@@ -837,6 +840,7 @@ impl<P> NameTable<P> {
 /// it. A new total that leaves the key between its neighbours (a member that passes no other:
 /// the usual increment of a heavy-tailed stream) is written in place, after one search, when
 /// `odds` say it is worth trying; otherwise the key is taken out and put back.
+#[allow(clippy::mutable_key_type)] // a key's total changes in place only where its order holds
 fn reposition(index: &mut BTreeSet<Key>, odds: &mut InPlaceOdds, key: Key, total: i64) {
     let old = key.total();
     if old == total {
@@ -850,9 +854,7 @@ fn reposition(index: &mut BTreeSet<Key>, odds: &mut InPlaceOdds, key: Key, total
         let in_place = if total > old {
             let mut before = index.range(..=&key);
             match before.next_back() {
-                Some(k) if k.is(&key) => {
-                    before.next_back().is_none_or(|p| *p < moved).then_some(k)
-                }
+                Some(k) if k.is(&key) => before.next_back().is_none_or(|p| *p < moved).then_some(k),
                 _ => return,
             }
         } else {

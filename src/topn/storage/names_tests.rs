@@ -69,12 +69,24 @@ fn indexes_follow_totals_in_place_and_moved() {
             }
         }
         let index = listed(t.index_iter());
-        assert_eq!(index, expected(&totals[0], &names), "order index, seed {seed}");
+        assert_eq!(
+            index,
+            expected(&totals[0], &names),
+            "order index, seed {seed}"
+        );
         let clock = listed(t.clock_index_iter().expect("built"));
-        assert_eq!(clock, expected(&totals[1], &names), "clock index, seed {seed}");
+        assert_eq!(
+            clock,
+            expected(&totals[1], &names),
+            "clock index, seed {seed}"
+        );
         for v in 0..2 {
             let view = listed(t.view_iter(v));
-            assert_eq!(view, expected(&totals[2 + v], &names), "view {v}, seed {seed}");
+            assert_eq!(
+                view,
+                expected(&totals[2 + v], &names),
+                "view {v}, seed {seed}"
+            );
         }
         assert!(t.keys_point_at_names());
     }
