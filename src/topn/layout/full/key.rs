@@ -347,10 +347,15 @@ impl Full {
         let (live, entry) = match id {
             None => (0i128, 0i64),
             Some(id) => {
-                let live = self
-                    .span_of(new_lo, new_clock)
-                    .map_or(0, |sp| self.count_id(id, &sp));
-                let entry = match self.buckets.binary_search_by_key(&b, |bk| bk.idx) {
+                // The usual write: every stored bucket is in the window, whose count is then
+                // the clock total (what `count_id` finds after two searches).
+                let live = if self.buckets.front().is_some_and(|f| f.idx >= new_lo) {
+                    self.m.clock_total(id)
+                } else {
+                    self.span_of(new_lo, new_clock)
+                        .map_or(0, |sp| self.count_id(id, &sp))
+                };
+                let entry = match self.bucket_pos(b) {
                     Ok(i) => self.buckets[i].get(id),
                     Err(_) => 0,
                 };
@@ -369,6 +374,18 @@ impl Full {
         })
     }
 
+    /// Where bucket `b` is (or would go) in `buckets`; the newest first, where writes go.
+    #[inline]
+    fn bucket_pos(&self, b: i64) -> Result<usize, usize> {
+        let n = self.buckets.len();
+        match self.buckets.back() {
+            None => Err(0),
+            Some(last) if last.idx == b => Ok(n - 1),
+            Some(last) if last.idx < b => Err(n),
+            Some(_) => self.buckets.binary_search_by_key(&b, |bk| bk.idx),
+        }
+    }
+
     /// Stores `new_entry` (the old one plus `by`) for the member in bucket `b`, creating what
     /// is missing, and keeps the aggregate in step.
     pub(super) fn store(
@@ -384,7 +401,7 @@ impl Full {
             Some(id) => id,
             None => self.m.intern(member, hash),
         };
-        let bi = match self.buckets.binary_search_by_key(&b, |bk| bk.idx) {
+        let bi = match self.bucket_pos(b) {
             Ok(i) => i,
             Err(i) => {
                 // New buckets are live, so they sort after any bucket being freed.
