@@ -42,7 +42,7 @@ fn name(i: usize) -> Vec<u8> {
 #[test]
 fn indexes_follow_totals_in_place_and_moved() {
     for seed in 1..=20u64 {
-        let mut rng = Rng(seed * 0x9E37_79B9_7F4A_7C15);
+        let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let mut t: NameTable<()> = NameTable::new();
         t.add_views(2);
         let n = 1 + rng.below(300) as usize;
