@@ -52,7 +52,7 @@ RECIPES_MODULE := $(CURDIR)/target/release/librecipes.so
 
 SUDO := $(shell if [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1; then echo sudo; fi)
 
-.PHONY: all deps build run test test-faults test-compat test-upgrade deb bench bench-compare plots fmt clean client-deps test-clients test-node
+.PHONY: all deps build run test test-faults test-compat test-upgrade deb bench bench-compare bench-plain-keys plots fmt clean client-deps test-clients test-node
 
 all: build
 
@@ -159,6 +159,15 @@ test-node: build client-deps
 bench: build
 	BENCH_MODULES="$$(scripts/compat-servers.sh path redisbloom-2.8.2 || true)" \
 		$(CARGO) run --release --example bench
+
+# What the module costs keys that are not its own, in instructions
+# (scripts/plain-keys-instructions.py says how; valgrind from Debian when missing).
+bench-plain-keys: build
+	@command -v valgrind >/dev/null 2>&1 || { \
+		echo "installing: valgrind"; \
+		$(SUDO) apt-get update -q && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends valgrind; }
+	$(PYTHON) scripts/plain-keys-instructions.py target/release/librecipes.so
 
 # scripts/bench-compare.py says how (one bench binary, this tree's, drives
 # both modules).

@@ -9,9 +9,10 @@ use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 
 use super::bucket::Bucket;
+use super::key::Full;
 use super::members::IdMap;
 use super::packed::Acc;
-use super::{note_path, Full};
+use super::paths::note_path;
 use crate::topn::select::{clamp_i64, top_positive, top_rows, Rows};
 use crate::topn::storage::Key;
 
