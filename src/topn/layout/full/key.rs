@@ -6,10 +6,11 @@ use std::fmt;
 
 use super::bucket::Bucket;
 use super::graveyard::Graveyard;
+use super::hints::PlanHints;
 use super::members::{Members, MIGRATE_STEP};
 use super::packed::Packer;
 use super::paths::note_path;
-use super::{read, views};
+use super::view::View;
 use crate::topn::parse::Pair;
 use crate::topn::shape::{Overflow, Shape};
 
@@ -82,10 +83,10 @@ pub struct Full {
     /// No packing before this server time: a write just dropped a packed copy, and more late
     /// writes into that bucket may follow (each would throw a new packing away).
     pub(super) pack_after_ms: i64,
-    /// What recent reads learnt about their fast plans (`read::PlanHints`).
-    pub(super) hints: read::PlanHints,
+    /// What recent reads learnt about their fast plans (`PlanHints`).
+    pub(super) hints: PlanHints,
     /// The declared views' running state (`views.rs`), ascending k.
-    pub(super) views: Vec<views::View>,
+    pub(super) views: Vec<View>,
 }
 
 impl Clone for Full {
@@ -164,7 +165,7 @@ impl Full {
             pack_min: DEFAULT_PACK_MIN,
             packs_dropped: 0,
             seen_ms: i64::MIN,
-            hints: read::PlanHints::default(),
+            hints: PlanHints::default(),
             pack_after_ms: i64::MIN,
             views: Vec::new(),
         }
@@ -497,11 +498,7 @@ impl Full {
             + self.buckets.iter().map(Bucket::heap_bytes).sum::<usize>()
             + self.neg.len() * 16
             + self.packer.as_ref().map_or(0, |p| p.heap_bytes())
-            + self
-                .views
-                .iter()
-                .map(views::View::heap_bytes)
-                .sum::<usize>()
+            + self.views.iter().map(View::heap_bytes).sum::<usize>()
             + self
                 .graveyards
                 .iter()

@@ -438,7 +438,7 @@ fn bench_reads_weighted() {
     while t.upkeep(128) == 128 {}
     for k in [1u32, 2, 6, 12, 24] {
         let sp = t.span(newest, k).unwrap();
-        t.hints = super::read::PlanHints::default();
+        t.hints = super::hints::PlanHints::default();
         PATHS.with(|p| p.set([0; 14]));
         let s = std::time::Instant::now();
         std::hint::black_box(t.top_in(10, newest, k));

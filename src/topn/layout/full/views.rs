@@ -13,49 +13,14 @@
 //! the clock, so it does), so freeing never touches a view. Internal state: reads use a view
 //! only while its buckets are exactly the read window's; otherwise they read as without it.
 
-use std::collections::HashSet;
-use std::hash::BuildHasherDefault;
-
 use super::key::Full;
-use super::members::IdHasher;
 use super::read::Span;
+use super::view::{Aging, IdSet, View};
 use crate::topn::storage::dispose_value;
 use crate::topn::views::Views;
 
 /// Work units of copying a bucket's ids: cells per unit (a copy is a sequential scan).
 const SNAPSHOT_CELLS_PER_UNIT: usize = 8;
-
-type IdSet = HashSet<u32, BuildHasherDefault<IdHasher>>;
-
-/// One view's running state.
-#[derive(Clone, Debug)]
-pub(super) struct View {
-    pub(super) k: u32,
-    /// Stored buckets from this one up are counted (of the one at `lo`, while it is being
-    /// subtracted, only the ids not done yet).
-    lo: i64,
-    aging: Option<Box<Aging>>,
-}
-
-/// The subtraction of bucket `lo` from a view in progress.
-#[derive(Clone, Debug)]
-struct Aging {
-    ids: Vec<u32>,
-    pos: usize,
-    done: IdSet,
-}
-
-impl View {
-    pub(super) fn heap_bytes(&self) -> usize {
-        self.aging.as_ref().map_or(0, |a| a.heap_bytes())
-    }
-}
-
-impl Aging {
-    fn heap_bytes(&self) -> usize {
-        self.ids.capacity() * 4 + self.done.capacity() * 8
-    }
-}
 
 impl Full {
     /// The same empty structure with `views` declared.

@@ -95,19 +95,24 @@
 //! - Big arrays no longer needed (a hash table migrated away from) go to `storage::dispose`,
 //!   which the server layer points at a background thread: freeing megabytes costs ~1 ms.
 //!
-//! Files: this one (the type, writes, sizes), `bucket.rs` (a bucket's table and the scans of
-//! sums), `members.rs` (names, totals, order index, lookup), `retire.rs` (freeing, aging,
-//! packing, the clock index: the upkeep), `views.rs` (views), `read.rs` (fixes, the cost
-//! model, the walk and the sums), `merge.rs` (threshold merges), `encoding.rs` (persistence),
-//! `packed.rs` (packed copies of sealed buckets), `defrag.rs` (active defrag); tests in
-//! `tests.rs` (shared helpers, reads), `tables_tests.rs`, `rules_tests.rs`, `encoding_tests.rs`,
-//! `model_tests.rs`, `align_tests.rs`, `defrag_tests.rs`, `views_tests.rs`, `timings.rs`.
+//! Files, lowest first (none uses a file above it): `hash.rs` (the lookup table's cells),
+//! `paths.rs` (which read plans ran, for tests), `hints.rs` (what reads learnt about their
+//! plans), `packed.rs` (packed copies of sealed buckets), `members.rs` (names, totals, order
+//! index, lookup), `view.rs` (one view's state), `bucket.rs` (a bucket's table and the scans
+//! of sums), `graveyard.rs` (state freed piecewise), `key.rs` (the type, writes, sizes); above
+//! it `retire.rs` (freeing, aging, packing, the clock index: the upkeep), `read.rs` (fixes,
+//! the cost model, the walk and the sums), `merge.rs` (threshold merges), `views.rs` (keeping
+//! views), `encoding.rs` (persistence), `defrag.rs` (active defrag); this file only declares
+//! them. Tests in `tests.rs` (shared helpers, reads), `tables_tests.rs`, `rules_tests.rs`,
+//! `encoding_tests.rs`, `model_tests.rs`, `align_tests.rs`, `defrag_tests.rs`,
+//! `views_tests.rs`, `timings.rs`.
 
 mod bucket;
 mod defrag;
 mod encoding;
 mod graveyard;
 mod hash;
+mod hints;
 mod key;
 mod members;
 mod merge;
@@ -115,6 +120,7 @@ mod packed;
 mod paths;
 mod read;
 mod retire;
+mod view;
 mod views;
 
 pub use key::Full;
