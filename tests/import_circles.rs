@@ -510,7 +510,7 @@ fn inline_modules(toks: &[Token]) -> Vec<Vec<String>> {
 fn declared_modules(toks: &[Token]) -> Vec<Declared> {
     let inline = inline_modules(toks);
     let mut out = Vec::new();
-    for i in 0..toks.len() {
+    for (i, inline_path) in inline.iter().enumerate() {
         if ident(toks.get(i)) != Some("mod") || !is(toks.get(i + 2), &Tok::Punct(';')) {
             continue;
         }
@@ -536,7 +536,7 @@ fn declared_modules(toks: &[Token]) -> Vec<Declared> {
             }
         }
         out.push(Declared {
-            inline_path: inline[i].clone(),
+            inline_path: inline_path.clone(),
             name: name.to_string(),
             path_attribute,
         });
