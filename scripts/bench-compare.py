@@ -44,18 +44,17 @@ BENCH_COMPARE_CALLGRIND (3; 0: none), CARGO (cargo); the
 bench's own BENCH_* knobs pass through (BENCH_ROUNDS is 1 a run here).
 """
 
-import glob
 import json
 import os
 import random
-import re
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+import callgrind
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = ROOT / "target"
@@ -137,59 +136,21 @@ def workloads():
     ]
 
 
-def resp(args):
-    parts = [a if isinstance(a, bytes) else str(a).encode() for a in args]
-    return b"*%d\r\n" % len(parts) + b"".join(b"$%d\r\n%s\r\n" % (len(p), p) for p in parts)
-
-
-def send_all(port, commands):
-    """Pipelines `commands` and reads one reply line each (the replies of
-    these commands are one line: integers, OK); fails on an error reply."""
-    with socket.create_connection(("127.0.0.1", port)) as s:
-        f = s.makefile("rb")
-        for i in range(0, len(commands), 1000):
-            batch = commands[i:i + 1000]
-            s.sendall(b"".join(resp(c) for c in batch))
-            for c in batch:
-                line = f.readline()
-                if not line or line.startswith(b"-"):
-                    sys.exit(f"bench-compare: {c[0]} under callgrind: {line!r}")
-
-
 def callgrind_calls(module, command, setup, gen, warm, outdir):
     """Instructions per call of `command` inside Redis's call()."""
-    port = random.randrange(20_000, 40_000)
-    out = outdir / f"callgrind.{command}.%p"
-    server = subprocess.Popen(
-        ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}",
-         "redis-server", "--port", str(port), "--save", "", "--appendonly", "no",
-         "--loadmodule", str(module)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        for _ in range(600):
-            try:
-                socket.create_connection(("127.0.0.1", port)).close()
-                break
-            except OSError:
-                time.sleep(0.1)
+    with callgrind.Server(outdir, command, ["--loadmodule", str(module)]) as server:
         rng = random.Random(1)
-        send_all(port, setup + [gen(rng, command) for _ in range(warm)])
+        server.conn.pipeline(setup + [gen(rng, command) for _ in range(warm)])
         rng = random.Random(7)
         measured = [gen(rng, command) for _ in range(CALLS)]
-        subprocess.run(["callgrind_control", "-i", "on", str(server.pid)], check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        send_all(port, measured)
-        subprocess.run(["callgrind_control", "-i", "off", str(server.pid)], check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    finally:
-        server.terminate()
-        server.wait()
-    [path] = glob.glob(str(out).replace("%p", str(server.pid)))
-    text = subprocess.run(["callgrind_annotate", "--inclusive=yes", path], capture_output=True,
-                          text=True, check=True).stdout
-    m = re.search(r"^\s*([\d,]+) \(\s*[\d.]+%\)\s+\S*:call \[", text, re.M)
-    if not m:
+        server.instrument(True)
+        server.conn.pipeline(measured)
+        server.instrument(False)
+        path = server.stop()
+    call = callgrind.inclusive(callgrind.annotate(path), "call")
+    if call is None:
         sys.exit(f"bench-compare: no call() in {path}")
-    return int(m.group(1).replace(",", "")) / CALLS
+    return call / CALLS
 
 
 def instruction_rows(builds, runs, outdir):

@@ -24,17 +24,14 @@ Env: PLAIN_KEYS (default 10000), PLAIN_KEYS_RUNS (3), REDIS_SERVER
 target/bench/plain-keys-instructions.json.
 """
 
-import glob
 import json
 import os
-import random
-import re
-import socket
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+import callgrind
 
 ROOT = Path(__file__).resolve().parent.parent
 KEYS = int(os.environ.get("PLAIN_KEYS", "10000"))
@@ -44,79 +41,14 @@ RUNS = int(os.environ.get("PLAIN_KEYS_RUNS", "3"))
 CHURNS = ["DEL", "UNLINK", "expiry", "eviction", "RENAME", "MOVE"]
 
 
-def resp(args):
-    parts = [a if isinstance(a, bytes) else str(a).encode() for a in args]
-    return b"*%d\r\n" % len(parts) + b"".join(b"$%d\r\n%s\r\n" % (len(p), p) for p in parts)
-
-
-class Conn:
-    def __init__(self, port):
-        self.sock = socket.create_connection(("127.0.0.1", port))
-        self.file = self.sock.makefile("rb")
-
-    def reply(self):
-        line = self.file.readline()
-        if not line:
-            sys.exit("plain-keys: the server closed the connection")
-        kind, rest = line[:1], line[1:-2]
-        if kind == b"-":
-            sys.exit(f"plain-keys: error reply {rest!r}")
-        if kind == b"$":
-            n = int(rest)
-            return None if n < 0 else self.file.read(n + 2)[:-2]
-        if kind == b"*":
-            return [self.reply() for _ in range(int(rest))]
-        return rest
-
-    def pipeline(self, commands):
-        for i in range(0, len(commands), 1000):
-            batch = commands[i:i + 1000]
-            self.sock.sendall(b"".join(resp(c) for c in batch))
-            for _ in batch:
-                self.reply()
-
-    def cmd(self, *args):
-        self.sock.sendall(resp(args))
-        return self.reply()
-
-    def info_int(self, section, field):
-        text = self.cmd("INFO", section).decode()
-        m = re.search(rf"^{field}:(\d+)", text, re.M)
-        return int(m.group(1))
-
-
-def start(module, outdir, name):
-    port = random.randrange(20_000, 40_000)
-    out = outdir / f"callgrind.{name}.%p"
-    argv = ["valgrind", "--tool=callgrind", "--instr-atstart=no",
-            f"--callgrind-out-file={out}", SERVER, "--port", str(port), "--save", "",
-            "--appendonly", "no", "--databases", "2", "--enable-debug-command", "yes"]
-    if module:
-        argv += ["--loadmodule", str(module)]
-    server = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 60
-    while True:
-        try:
-            return server, out, Conn(port)
-        except OSError:
-            if time.time() > deadline or server.poll() is not None:
-                server.kill()
-                sys.exit(f"plain-keys: {SERVER} under valgrind did not start")
-            time.sleep(0.1)
-
-
-def instrument(server, on):
-    subprocess.run(["callgrind_control", "-i", "on" if on else "off", str(server.pid)],
-                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
 def fill_schedules(c):
     c.pipeline([("ULIST.CREATE", f"ul:{i}", "VALUE", "v") for i in range(SCHEDULED)])
     c.pipeline([("ULIST.ADD", f"ul:{i}", "EXPIRE", 86400, "v", "x") for i in range(SCHEDULED)])
 
 
-def churn(c, server, kind):
+def churn(server, kind):
     """Sets the keys up (not counted), then counts the churn."""
+    c = server.conn
     c.cmd("DEBUG", "SET-ACTIVE-EXPIRE", "0")
     c.cmd("CONFIG", "SET", "maxmemory-policy", "allkeys-random")
     px = ("PX", 1) if kind == "expiry" else ()
@@ -125,7 +57,7 @@ def churn(c, server, kind):
         c.cmd("CONFIG", "SET", "maxmemory", c.info_int("memory", "used_memory"))
     time.sleep(0.01)
     evicted = c.info_int("stats", "evicted_keys")
-    instrument(server, True)
+    server.instrument(True)
     work = {
         "DEL": lambda i: ("DEL", f"k:{i}"),
         "UNLINK": lambda i: ("UNLINK", f"k:{i}"),
@@ -136,38 +68,27 @@ def churn(c, server, kind):
         "MOVE": lambda i: ("MOVE", f"k:{i}", 1),
     }[kind]
     c.pipeline([work(i) for i in range(KEYS)])
-    instrument(server, False)
+    server.instrument(False)
     if kind == "eviction" and c.info_int("stats", "evicted_keys") == evicted:
         sys.exit("plain-keys: eviction: nothing was evicted")
     if kind != "eviction" and int(c.cmd("EXISTS", "k:0", f"k:{KEYS - 1}")) != 0:
         sys.exit(f"plain-keys: {kind}: keys left behind")
 
 
-def inclusive(path, function):
-    """Instructions inside `function` and what it calls (0 if it never ran)."""
-    text = subprocess.run(["callgrind_annotate", "--inclusive=yes", path], capture_output=True,
-                          text=True, check=True).stdout
-    m = re.search(rf"^\s*([\d,]+) \(\s*[\d.]+%\)\s+\S*:{function} \[", text, re.M)
-    return int(m.group(1).replace(",", "")) if m else 0
-
-
 def instructions(module, outdir, kind, schedules):
     """(in the commands and evictions, whole server) instructions per key."""
     name = f"{kind}.{'bare' if not module else schedules}"
-    server, out, c = start(module, outdir, name)
-    try:
+    args = ["--databases", "2", "--enable-debug-command", "yes"]
+    if module:
+        args += ["--loadmodule", str(module)]
+    with callgrind.Server(outdir, name, args, server=SERVER) as server:
         if schedules == "full":
-            fill_schedules(c)
-        churn(c, server, kind)
-    finally:
-        server.terminate()
-        server.wait()
-    [path] = glob.glob(str(out).replace("%p", str(server.pid)))
-    with open(path) as f:
-        # ("summary:" stays 0 when instrumentation starts off.)
-        total = next(int(line.split()[1]) for line in f if line.startswith("totals:"))
-    work = inclusive(path, "call") + inclusive(path, "performEvictions")
-    return work / KEYS, total / KEYS
+            fill_schedules(server.conn)
+        churn(server, kind)
+        path = server.stop()
+    text = callgrind.annotate(path)
+    work = sum(callgrind.inclusive(text, f) or 0 for f in ("call", "performEvictions"))
+    return work / KEYS, callgrind.totals(path) / KEYS
 
 
 def median(xs):

@@ -27,15 +27,13 @@ valgrind options (e.g. --cache-sim=yes, then read the files with
 callgrind_annotate).
 """
 
-import glob
 import os
 import random
-import re
-import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
+
+import callgrind
 
 ROOT = Path(__file__).resolve().parent.parent
 MODULE = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "target" / "release" / "librecipes.so"
@@ -58,46 +56,11 @@ def stream(hours):
             yield m, rng.randint(1, 20), h
 
 
-def resp(args):
-    parts = [str(a).encode() for a in args]
-    return b"*%d\r\n" % len(parts) + b"".join(b"$%d\r\n%s\r\n" % (len(p), p) for p in parts)
-
-
-def send_all(port, commands):
-    with socket.create_connection(("127.0.0.1", port)) as s:
-        f = s.makefile("rb")
-        batch = []
-        for c in commands:
-            batch.append(c)
-            if len(batch) == 1000:
-                flush(s, f, batch)
-                batch = []
-        flush(s, f, batch)
-
-
-def flush(s, f, batch):
-    s.sendall(b"".join(resp(c) for c in batch))
-    for c in batch:
-        line = f.readline()
-        if not line or line.startswith(b"-"):
-            sys.exit(f"topn-write-callgrind: {c[0]}: {line!r}")
-
-
 def run(row, create, warm_hours, calls, late):
-    port = random.randrange(20_000, 40_000)
     OUT.mkdir(parents=True, exist_ok=True)
-    out = OUT / f"callgrind.{row}.%p"
-    server = subprocess.Popen(
-        ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}",
-         *os.environ.get("TOPN_CG_VALGRIND", "").split(), "redis-server", "--port", str(port), "--save", "", "--appendonly", "no",
-         "--loadmodule", str(MODULE)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        for _ in range(600):
-            try:
-                socket.create_connection(("127.0.0.1", port)).close()
-                break
-            except OSError:
-                time.sleep(0.1)
+    valgrind_args = os.environ.get("TOPN_CG_VALGRIND", "").split()
+    with callgrind.Server(OUT, row, ["--loadmodule", str(MODULE)],
+                          valgrind_args=valgrind_args) as server:
         if late is None:
             # The pool: 9-digit ids, each counted once, then uniform draws.
             rng = random.Random(5)
@@ -119,26 +82,18 @@ def run(row, create, warm_hours, calls, late):
                 m, by, h = e
                 return ("TOPN.INCR", "k", f"m{m}", "BY", by, "AT", hour0 + h * HOUR_MS - back)
 
-        send_all(port, [create.split()] + [incr(e) for e in warm])
-        subprocess.run(["callgrind_control", "-i", "on", str(server.pid)], check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        send_all(port, [incr(e) for e in measured])
-        subprocess.run(["callgrind_control", "-i", "off", str(server.pid)], check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    finally:
-        server.terminate()
-        server.wait()
-    [path] = glob.glob(str(out).replace("%p", str(server.pid)))
-    text = subprocess.run(["callgrind_annotate", "--inclusive=yes", path], capture_output=True,
-                          text=True, check=True).stdout
-    m = re.search(r"^\s*([\d,]+) \(\s*[\d.]+%\)\s+\S*:call \[", text, re.M)
-    total = re.search(r"^\s*([\d,]+) \(100\.0%\)\s+PROGRAM TOTALS", text, re.M)
-    cron = re.search(r"^\s*([\d,]+) \(\s*[\d.]+%\)\s+\S*:serverCron \[", text, re.M)
-    if not m or not total:
-        sys.exit(f"topn-write-callgrind: no call() or totals in {path}")
-    num = lambda g: int(g.group(1).replace(",", "")) / len(measured) if g else 0
+        server.conn.pipeline([create.split()] + [incr(e) for e in warm])
+        server.instrument(True)
+        server.conn.pipeline([incr(e) for e in measured])
+        server.instrument(False)
+        path = server.stop()
+    text = callgrind.annotate(path)
+    call = callgrind.inclusive(text, "call")
+    if call is None:
+        sys.exit(f"topn-write-callgrind: no call() in {path}")
     # serverCron runs by the clock, and valgrind's clock runs slow: left out.
-    return num(m), num(total) - num(cron), path
+    cron = callgrind.inclusive(text, "serverCron") or 0
+    return call / len(measured), (callgrind.totals(path) - cron) / len(measured), path
 
 
 def main():
