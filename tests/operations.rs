@@ -491,6 +491,9 @@ fn a_value_that_could_not_be_saved_never_blocks_a_load() {
         .env("RECIPES_FAULT_PANIC_KEY", "save:bad")
         .start();
     let replica = Server::start_replica_of(&srv);
+    // Synced before `bad` exists: a full sync's save would fail on it, as any
+    // save does, and the replica would retry forever.
+    wait_for_sync(&srv, &replica);
     let c = &mut srv.conn();
     assert_eq!(q::<i64>(c, &["TOPN.INCR", "good", "m"]), 1);
     assert_eq!(q::<i64>(c, &["TOPN.INCR", "bad", "m"]), 1);
