@@ -150,7 +150,7 @@ def callgrind_calls(module, command, setup, gen, warm, outdir):
     call = callgrind.inclusive(callgrind.annotate(path), "call")
     if call is None:
         sys.exit(f"bench-compare: no call() in {path}")
-    return call / CALLS
+    return call / callgrind.calls_of(path, "call")
 
 
 def instruction_rows(builds, runs, outdir):

@@ -123,6 +123,22 @@ def inclusive(text, function):
     return int(m.group(1).replace(",", "")) if m else None
 
 
+def calls_of(path, function):
+    """How many times `function` was called while counting: what to divide
+    by, as `callgrind_control -i on` may take effect a few commands late."""
+    names, callee, n = {}, None, 0
+    with open(path) as f:
+        for line in f:
+            if line.startswith(("fn=", "cfn=")):
+                m = re.match(r"c?fn=\((\d+)\)(?: (.*))?", line.rstrip("\n"))
+                if m and m.group(2):
+                    names[m.group(1)] = m.group(2)
+                callee = names.get(m.group(1)) if m and line.startswith("cfn=") else None
+            elif line.startswith("calls=") and callee == function:
+                n += int(line.split()[0][len("calls="):])
+    return n
+
+
 def totals(path):
     """Every instruction counted in the file ("summary:" stays 0 when
     instrumentation starts off)."""

@@ -93,7 +93,8 @@ def run(row, create, warm_hours, calls, late):
         sys.exit(f"topn-write-callgrind: no call() in {path}")
     # serverCron runs by the clock, and valgrind's clock runs slow: left out.
     cron = callgrind.inclusive(text, "serverCron") or 0
-    return call / len(measured), (callgrind.totals(path) - cron) / len(measured), path
+    counted = callgrind.calls_of(path, "call")
+    return call / counted, (callgrind.totals(path) - cron) / counted, path
 
 
 def main():
