@@ -141,9 +141,11 @@ fn folded_counts_answer_as_the_direct_sum() {
                     let before = keys.0[0].clone();
                     let done = keys.each(|k| k.incr_all(&pairs, at));
                     match done {
-                        Ok(()) => {
-                            for (_, m) in &pairs {
-                                keys.each(|k| k.window_count(m));
+                        Ok(counts) => {
+                            for ((_, m), count) in pairs.iter().zip(counts) {
+                                let want = keys.each(|k| k.window_count(m));
+                                assert_eq!(count, want, "seed {seed} step {step}");
+                                assert_eq!(count, direct(&keys.0[0], m).0);
                             }
                         }
                         Err(_) => {
