@@ -135,23 +135,26 @@ impl Capped {
             Ok(at) => self.buckets[at].summary.find(member, h),
             Err(_) => None,
         };
-        self.add(member, h, found, by, b)?;
-        Ok(clamp(self.reply_count(member, h)))
+        let slot = self.add(member, h, found, by, b)?;
+        let newest = self.buckets.back().is_some_and(|x| x.idx == b);
+        Ok(clamp(self.reply_count(member, h, newest.then_some(slot))))
     }
 
     /// The member's count over the window at the clock, for a write's
     /// reply: from `older` when the newest bucket holds the member and its
-    /// slot is summed (one lookup), else from the folded sums (and then
-    /// kept in `older`).
-    fn reply_count(&mut self, member: &[u8], h: u64) -> i128 {
-        let newest = self.buckets.back().map(|x| &x.summary);
-        let Some((s, own)) = newest.and_then(|x| {
-            Some(x.find(member, h))
-                .flatten()
-                .map(|s| (s, x.counter(s).0))
-        }) else {
+    /// slot is summed (one lookup, none when `slot` is still the member's),
+    /// else from the folded sums (and then kept in `older`).
+    fn reply_count(&mut self, member: &[u8], h: u64, slot: Option<usize>) -> i128 {
+        let Some(newest) = self.buckets.back().map(|x| &x.summary) else {
+            return 0;
+        };
+        let held = slot
+            .filter(|&s| s < newest.len() && newest.entry(s).0 == member)
+            .or_else(|| newest.find(member, h));
+        let Some(s) = held else {
             return self.folded.count(&self.buckets, member, h);
         };
+        let own = newest.counter(s).0;
         if let Some(&older) = self.older.get(s).filter(|&&v| v != UNSUMMED) {
             return i128::from(older) + i128::from(own);
         }
@@ -181,8 +184,8 @@ impl Capped {
     /// Adds `by` to `member`'s counter in bucket `b` (`found`: its slot
     /// there), the clock moving to `b` when it is newer and the buckets that
     /// leave the window dropped, then folds a bounded share; returns the
-    /// counter's count. Refused, changing nothing, when the counter would
-    /// overflow.
+    /// slot that counts the member. Refused, changing nothing, when the
+    /// counter would overflow.
     fn add(
         &mut self,
         member: &[u8],
@@ -190,27 +193,18 @@ impl Capped {
         found: Option<usize>,
         by: i64,
         b: i64,
-    ) -> Result<i64, Overflow> {
-        let capacity = self.capacity as usize;
+    ) -> Result<usize, Overflow> {
         let pos = self.buckets.partition_point(|x| x.idx < b);
-        let newest = pos + 1 == self.buckets.len();
-        let after = match self.buckets.get_mut(pos) {
-            Some(bucket) if bucket.idx == b => {
-                let (slot, len) = (bucket.summary.target(found, capacity), bucket.summary.len());
-                forget_older(&mut self.older, newest, found.is_none().then_some(slot));
-                let after = (self.folded)
-                    .change(bucket, slot, |s| s.add(member, h, found, by, capacity))?;
-                self.counters += bucket.summary.len() - len;
-                after
-            }
+        let slot = match self.buckets.get(pos) {
+            Some(bucket) if bucket.idx == b => self.add_in(pos, member, h, found, by)?,
             _ => {
                 let mut s = Summary::default();
-                let after = s.add(member, h, None, by, capacity)?;
+                s.add(member, h, None, by, self.capacity as usize)?;
                 self.older.clear();
                 self.insert_bucket(pos, Bucket::new(b, s));
                 self.folded.inserted(&mut self.buckets, pos);
                 self.counters += 1;
-                after
+                0
             }
         };
         let clock = self.shape.clock.map_or(b, |c| c.max(b));
@@ -221,7 +215,28 @@ impl Capped {
             .partition_point(|x| x.idx < self.live_lo(clock));
         self.drop_buckets(stale);
         self.folded.step(&mut self.buckets, clock, FOLD_PER_WRITE);
-        Ok(after)
+        Ok(slot)
+    }
+
+    /// Adds `by` to `member`'s counter in the bucket at `pos` (`found`: its
+    /// slot there), the counts' sum left to the caller; returns the slot
+    /// that counts the member. Refused, changing nothing, on an overflow.
+    fn add_in(
+        &mut self,
+        pos: usize,
+        member: &[u8],
+        h: u64,
+        found: Option<usize>,
+        by: i64,
+    ) -> Result<usize, Overflow> {
+        let capacity = self.capacity as usize;
+        let newest = pos + 1 == self.buckets.len();
+        let bucket = &mut self.buckets[pos];
+        let (slot, len) = (bucket.summary.target(found, capacity), bucket.summary.len());
+        forget_older(&mut self.older, newest, found.is_none().then_some(slot));
+        (self.folded).change(bucket, slot, |s| s.add(member, h, found, by, capacity))?;
+        self.counters += bucket.summary.len() - len;
+        Ok(slot)
     }
 
     /// Inserts a bucket at `pos` (before the folded sums learn of it): the
@@ -267,19 +282,7 @@ impl Capped {
         if self.shape.is_older_than_window(at_ms) {
             return Ok(pairs.iter().map(|&(_, m)| self.window_count(m)).collect());
         }
-        let hashes: Vec<u64> = pairs.iter().map(|&(_, m)| hash(m)).collect();
-        if self.surely_fits(pairs, at_ms) {
-            // No count can overflow: each pair is its bucket's add alone
-            // (no window sum to check it against).
-            let b = self.shape.bucket_of(at_ms);
-            for (i, (&(by, member), &h)) in pairs.iter().zip(&hashes).enumerate() {
-                let found = match self.buckets.binary_search_by_key(&b, |x| x.idx) {
-                    Ok(at) => self.buckets[at].summary.find(member, h),
-                    Err(_) => None,
-                };
-                self.add(member, h, found, by, b).map_err(|_| i)?;
-            }
-        } else {
+        if !self.surely_fits(pairs, at_ms) {
             // Near the range of counts (or of a bucket's member bytes):
             // tried on a copy, so a refusal changes nothing.
             let mut trial = self.clone();
@@ -287,24 +290,72 @@ impl Capped {
             let old = std::mem::replace(self, trial);
             let bytes = old.mem_usage();
             dispose_value(old, bytes);
+            let hashed: Vec<(u64, Option<usize>)> =
+                pairs.iter().map(|&(_, m)| (hash(m), None)).collect();
+            return Ok(self.replies(pairs, &hashed));
         }
-        Ok(self.replies(pairs, &hashes))
+        // No count can overflow: each pair is its bucket's add alone (no
+        // window sum to check it against). The first may move the clock;
+        // the others add to the same bucket, found once, and fold their
+        // shares at the end.
+        let b = self.shape.bucket_of(at_ms);
+        let mut hashed: Vec<(u64, Option<usize>)> = Vec::with_capacity(pairs.len());
+        let mut pos = 0;
+        for (i, &(by, member)) in pairs.iter().enumerate() {
+            let h = hash(member);
+            let slot = if i == 0 {
+                let found = match self.buckets.binary_search_by_key(&b, |x| x.idx) {
+                    Ok(at) => self.buckets[at].summary.find(member, h),
+                    Err(_) => None,
+                };
+                let slot = self.add(member, h, found, by, b).map_err(|_| i)?;
+                pos = self.buckets.partition_point(|x| x.idx < b);
+                slot
+            } else {
+                let found = self.buckets[pos].summary.find(member, h);
+                let slot = self.add_in(pos, member, h, found, by).map_err(|_| i)?;
+                self.total += i128::from(by);
+                slot
+            };
+            hashed.push((h, Some(slot)));
+        }
+        if let (Some(clock), true) = (self.shape.clock, pairs.len() > 1) {
+            let share = FOLD_PER_WRITE.saturating_mul(pairs.len() - 1);
+            self.folded.step(&mut self.buckets, clock, share);
+        }
+        if pos + 1 != self.buckets.len() {
+            // The slots are the newest bucket's only.
+            hashed.iter_mut().for_each(|x| x.1 = None);
+        }
+        Ok(self.replies(pairs, &hashed))
     }
 
     /// Each pair's member's count over the window, a member repeated in
-    /// the call summed once (`hashes`: the members').
-    fn replies(&mut self, pairs: &[Pair], hashes: &[u64]) -> Vec<i64> {
-        let mut seen: HashTable<usize> = HashTable::with_capacity(pairs.len());
-        let mut out = Vec::with_capacity(pairs.len());
-        for (i, (&(_, member), &h)) in pairs.iter().zip(hashes).enumerate() {
-            let first = seen.find(h, |&j| pairs[j].1 == member).copied();
-            out.push(match first {
-                Some(j) => out[j],
-                None => {
-                    seen.insert_unique(h, i, |&j| hashes[j]);
-                    clamp(self.reply_count(member, h))
-                }
-            });
+    /// the call summed once (`hashed`: each member's hash, and the slot of
+    /// the newest bucket that counted it when the call wrote there).
+    fn replies(&mut self, pairs: &[Pair], hashed: &[(u64, Option<usize>)]) -> Vec<i64> {
+        // Up to a few dozen pairs, a scan of the earlier ones finds a repeat
+        // at less than a table's cost.
+        const SCANNED: usize = 24;
+        let mut seen: HashTable<usize> = HashTable::new();
+        if pairs.len() > SCANNED {
+            seen.reserve(pairs.len(), |&j| hashed[j].0);
+        }
+        let mut out: Vec<i64> = Vec::with_capacity(pairs.len());
+        for (i, (&(_, member), &(h, slot))) in pairs.iter().zip(hashed).enumerate() {
+            let same = |j: &usize| hashed[*j].0 == h && pairs[*j].1 == member;
+            let first = match pairs.len() > SCANNED {
+                false => (0..i).find(same),
+                true => seen.find(h, same).copied(),
+            };
+            if let Some(j) = first {
+                out.push(out[j]);
+                continue;
+            }
+            if pairs.len() > SCANNED {
+                seen.insert_unique(h, i, |&j| hashed[j].0);
+            }
+            out.push(clamp(self.reply_count(member, h, slot)));
         }
         out
     }
