@@ -15,7 +15,23 @@
 //!   `error = sum(present ? error : floor)`, so the true count over the read
 //!   lies in `[count - error, count]` (the summaries merge, the bounds add).
 //!   While no bucket of the read has evicted, every error is 0: exact.
+//! - A top lists the n members with the highest `count - error` (the least
+//!   each surely counted), shown by count. By count alone, a member absent
+//!   from most buckets (a new leader of the last hours) is counted each
+//!   one's floor and passes members truly ahead of it, counted nearly
+//!   exactly; while exact, both orders agree. O(counters of the read).
 //! - Counts only grow: `BY` must be positive (Space-Saving's bounds need it).
+//!
+//! Costs. A write: one lookup in its bucket, O(log m) to keep the bucket's
+//! heap, and its reply, the member's count over the window: from the
+//! newest bucket's slot, which keeps its member's sum over the other
+//! buckets (`older`), once summed: O(1); summing it is one lookup a bucket
+//! (or the folded sums, `folded.rs`, from 32 buckets), again after an
+//! eviction in the newest bucket or any write to another one. A batch
+//! (`TOPN.INCRBY`) finds its bucket once and sums each distinct member once.
+//! Memory: at most `WINDOW x m` counters of about 40 bytes and their
+//! members' bytes; a bucket gives back its spare room when a newer one
+//! starts; `older` is 8 bytes a counter of the newest bucket.
 
 use hashbrown::{HashMap, HashTable};
 use std::collections::VecDeque;
