@@ -238,10 +238,7 @@ impl Layout {
         let counts = match self {
             Layout::Compact(s) => final_counts(pairs, |m| s.headroom(m, at_ms))?,
             Layout::Full(f) => final_counts(pairs, |m| f.headroom(m, at_ms))?,
-            Layout::Capped(c) => {
-                c.incr_all(pairs, at_ms)?;
-                return Ok(pairs.iter().map(|(_, m)| self.count_at_clock(m)).collect());
-            }
+            Layout::Capped(c) => return c.incr_all(pairs, at_ms),
         };
         // A compact key that may pass its limit turns full first (its
         // writes rewrite the whole buffer).

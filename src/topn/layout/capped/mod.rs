@@ -15,9 +15,25 @@
 //!   `error = sum(present ? error : floor)`, so the true count over the read
 //!   lies in `[count - error, count]` (the summaries merge, the bounds add).
 //!   While no bucket of the read has evicted, every error is 0: exact.
+//! - A top lists the n members with the highest `count - error` (the least
+//!   each surely counted), shown by count. By count alone, a member absent
+//!   from most buckets (a new leader of the last hours) is counted each
+//!   one's floor and passes members truly ahead of it, counted nearly
+//!   exactly; while exact, both orders agree. O(counters of the read).
 //! - Counts only grow: `BY` must be positive (Space-Saving's bounds need it).
+//!
+//! Costs. A write: one lookup in its bucket, O(log m) to keep the bucket's
+//! heap, and its reply, the member's count over the window: from the
+//! newest bucket's slot, which keeps its member's sum over the other
+//! buckets (`older`), once summed: O(1); summing it is one lookup a bucket
+//! (or the folded sums, `folded.rs`, from 32 buckets), again after an
+//! eviction in the newest bucket or any write to another one. A batch
+//! (`TOPN.INCRBY`) finds its bucket once and sums each distinct member once.
+//! Memory: at most `WINDOW x m` counters of about 40 bytes and their
+//! members' bytes; a bucket gives back its spare room when a newer one
+//! starts; `older` is 8 bytes a counter of the newest bucket.
 
-use hashbrown::HashMap;
+use hashbrown::{HashMap, HashTable};
 use std::collections::VecDeque;
 
 use crate::topn::encoding::{DecodeError, Reader};
@@ -30,6 +46,8 @@ use summary::{hash, Summary};
 mod folded;
 #[cfg(test)]
 mod folded_tests;
+#[cfg(test)]
+mod recall_tests;
 mod summary;
 use crate::tuples::defrag::{Mover, Pass};
 
@@ -63,7 +81,15 @@ pub struct Capped {
     counters: usize,
     /// The sealed buckets' counts summed, for writes (derived, `folded.rs`).
     folded: Folded,
+    /// For each slot of the newest bucket, its member's count over the
+    /// other buckets of the window (`UNSUMMED`: not known yet): a write's
+    /// reply is then one lookup, whatever the number of buckets. Derived:
+    /// any change to another bucket forgets it all, an eviction its slot.
+    older: Vec<i64>,
 }
+
+/// An entry of `Capped::older` not summed yet (sums are never negative).
+const UNSUMMED: i64 = -1;
 
 /// Equal when they hold the same counters, whatever their derived state.
 impl PartialEq for Capped {
@@ -87,6 +113,7 @@ impl Capped {
             total: 0,
             counters: 0,
             folded: Folded::default(),
+            older: Vec::new(),
         }
     }
 
@@ -124,8 +151,41 @@ impl Capped {
             Ok(at) => self.buckets[at].summary.find(member, h),
             Err(_) => None,
         };
-        self.add(member, h, found, by, b)?;
-        Ok(clamp(self.folded.count(&self.buckets, member, h)))
+        let slot = self.add(member, h, found, by, b)?;
+        let newest = self.buckets.back().is_some_and(|x| x.idx == b);
+        Ok(clamp(self.reply_count(member, h, newest.then_some(slot))))
+    }
+
+    /// The member's count over the window at the clock, for a write's
+    /// reply: from `older` when the newest bucket holds the member and its
+    /// slot is summed (one lookup, none when `slot` is still the member's),
+    /// else from the folded sums (and then kept in `older`).
+    fn reply_count(&mut self, member: &[u8], h: u64, slot: Option<usize>) -> i128 {
+        let Some(newest) = self.buckets.back().map(|x| &x.summary) else {
+            return 0;
+        };
+        let held = slot
+            .filter(|&s| s < newest.len() && newest.entry(s).0 == member)
+            .or_else(|| newest.find(member, h));
+        let Some(s) = held else {
+            return self.folded.count(&self.buckets, member, h);
+        };
+        let own = newest.counter(s).0;
+        if let Some(&older) = self.older.get(s).filter(|&&v| v != UNSUMMED) {
+            return i128::from(older) + i128::from(own);
+        }
+        let count = self.folded.count(&self.buckets, member, h);
+        if let Ok(older) = i64::try_from(count - i128::from(own)) {
+            if self.older.len() <= s {
+                // Sized once for a full bucket (its slots are at most that).
+                let slots = (self.capacity as usize).min(summary::MAX_COUNTERS);
+                self.older
+                    .reserve_exact(slots.max(s + 1) - self.older.len());
+                self.older.resize(s + 1, UNSUMMED);
+            }
+            self.older[s] = older;
+        }
+        count
     }
 
     /// The member's count over the window ending at the clock, from the
@@ -140,8 +200,8 @@ impl Capped {
     /// Adds `by` to `member`'s counter in bucket `b` (`found`: its slot
     /// there), the clock moving to `b` when it is newer and the buckets that
     /// leave the window dropped, then folds a bounded share; returns the
-    /// counter's count. Refused, changing nothing, when the counter would
-    /// overflow.
+    /// slot that counts the member. Refused, changing nothing, when the
+    /// counter would overflow.
     fn add(
         &mut self,
         member: &[u8],
@@ -149,24 +209,18 @@ impl Capped {
         found: Option<usize>,
         by: i64,
         b: i64,
-    ) -> Result<i64, Overflow> {
-        let capacity = self.capacity as usize;
+    ) -> Result<usize, Overflow> {
         let pos = self.buckets.partition_point(|x| x.idx < b);
-        let after = match self.buckets.get_mut(pos) {
-            Some(bucket) if bucket.idx == b => {
-                let (slot, len) = (bucket.summary.target(found, capacity), bucket.summary.len());
-                let after = (self.folded)
-                    .change(bucket, slot, |s| s.add(member, h, found, by, capacity))?;
-                self.counters += bucket.summary.len() - len;
-                after
-            }
+        let slot = match self.buckets.get(pos) {
+            Some(bucket) if bucket.idx == b => self.add_in(pos, member, h, found, by)?,
             _ => {
                 let mut s = Summary::default();
-                let after = s.add(member, h, None, by, capacity)?;
-                self.buckets.insert(pos, Bucket::new(b, s));
+                s.add(member, h, None, by, self.capacity as usize)?;
+                self.older.clear();
+                self.insert_bucket(pos, Bucket::new(b, s));
                 self.folded.inserted(&mut self.buckets, pos);
                 self.counters += 1;
-                after
+                0
             }
         };
         let clock = self.shape.clock.map_or(b, |c| c.max(b));
@@ -177,7 +231,45 @@ impl Capped {
             .partition_point(|x| x.idx < self.live_lo(clock));
         self.drop_buckets(stale);
         self.folded.step(&mut self.buckets, clock, FOLD_PER_WRITE);
-        Ok(after)
+        Ok(slot)
+    }
+
+    /// Adds `by` to `member`'s counter in the bucket at `pos` (`found`: its
+    /// slot there), the counts' sum left to the caller; returns the slot
+    /// that counts the member. Refused, changing nothing, on an overflow.
+    fn add_in(
+        &mut self,
+        pos: usize,
+        member: &[u8],
+        h: u64,
+        found: Option<usize>,
+        by: i64,
+    ) -> Result<usize, Overflow> {
+        let capacity = self.capacity as usize;
+        let newest = pos + 1 == self.buckets.len();
+        let bucket = &mut self.buckets[pos];
+        let (slot, len) = (bucket.summary.target(found, capacity), bucket.summary.len());
+        forget_older(&mut self.older, newest, found.is_none().then_some(slot));
+        (self.folded).change(bucket, slot, |s| s.add(member, h, found, by, capacity))?;
+        self.counters += bucket.summary.len() - len;
+        Ok(slot)
+    }
+
+    /// Inserts a bucket at `pos` (before the folded sums learn of it): the
+    /// buckets' vector grows at most to WINDOW + 1 (a bucket joins before
+    /// the oldest leaves), and the bucket it makes no longer the newest
+    /// gives back its spare bytes (only late events write to it now).
+    fn insert_bucket(&mut self, pos: usize, bucket: Bucket) {
+        let len = self.buckets.len();
+        if len == self.buckets.capacity() {
+            let most = self.shape.window as usize + 1;
+            self.buckets
+                .reserve_exact(len.max(4).min(most.saturating_sub(len)).max(1));
+        }
+        if pos == len && pos > 0 {
+            self.buckets[pos - 1].summary.shrink();
+        }
+        self.buckets.insert(pos, bucket);
     }
 
     /// Up to `budget` units of folding (the upkeep timer's); `< budget` when
@@ -198,34 +290,90 @@ impl Capped {
     }
 
     /// Applies `(increment, member)` pairs (each >= 1) all at `at_ms`, in
-    /// order, as as many `incr`s would; all or nothing: `Err(i)` when pair
-    /// `i` would overflow, and then nothing changed.
-    pub fn incr_all(&mut self, pairs: &[Pair], at_ms: i64) -> Result<(), usize> {
+    /// order, as as many `incr`s would; returns each pair's member's count
+    /// over the window after the call, each distinct member summed once.
+    /// All or nothing: `Err(i)` when pair `i` would overflow, and then
+    /// nothing changed.
+    pub fn incr_all(&mut self, pairs: &[Pair], at_ms: i64) -> Result<Vec<i64>, usize> {
         if self.shape.is_older_than_window(at_ms) {
-            return Ok(());
+            return Ok(pairs.iter().map(|&(_, m)| self.window_count(m)).collect());
         }
-        if self.surely_fits(pairs, at_ms) {
-            // No count can overflow: each pair is its bucket's add alone
-            // (no window sum to check it against).
-            let b = self.shape.bucket_of(at_ms);
-            for (i, &(by, member)) in pairs.iter().enumerate() {
-                let h = hash(member);
+        if !self.surely_fits(pairs, at_ms) {
+            // Near the range of counts (or of a bucket's member bytes):
+            // tried on a copy, so a refusal changes nothing.
+            let mut trial = self.clone();
+            trial.apply(pairs, at_ms)?;
+            let old = std::mem::replace(self, trial);
+            let bytes = old.mem_usage();
+            dispose_value(old, bytes);
+            let hashed: Vec<(u64, Option<usize>)> =
+                pairs.iter().map(|&(_, m)| (hash(m), None)).collect();
+            return Ok(self.replies(pairs, &hashed));
+        }
+        // No count can overflow: each pair is its bucket's add alone (no
+        // window sum to check it against). The first may move the clock;
+        // the others add to the same bucket, found once, and fold their
+        // shares at the end.
+        let b = self.shape.bucket_of(at_ms);
+        let mut hashed: Vec<(u64, Option<usize>)> = Vec::with_capacity(pairs.len());
+        let mut pos = 0;
+        for (i, &(by, member)) in pairs.iter().enumerate() {
+            let h = hash(member);
+            let slot = if i == 0 {
                 let found = match self.buckets.binary_search_by_key(&b, |x| x.idx) {
                     Ok(at) => self.buckets[at].summary.find(member, h),
                     Err(_) => None,
                 };
-                self.add(member, h, found, by, b).map_err(|_| i)?;
-            }
-            return Ok(());
+                let slot = self.add(member, h, found, by, b).map_err(|_| i)?;
+                pos = self.buckets.partition_point(|x| x.idx < b);
+                slot
+            } else {
+                let found = self.buckets[pos].summary.find(member, h);
+                let slot = self.add_in(pos, member, h, found, by).map_err(|_| i)?;
+                self.total += i128::from(by);
+                slot
+            };
+            hashed.push((h, Some(slot)));
         }
-        // Near the range of counts (or of a bucket's member bytes): tried on
-        // a copy, so a refusal changes nothing.
-        let mut trial = self.clone();
-        trial.apply(pairs, at_ms)?;
-        let old = std::mem::replace(self, trial);
-        let bytes = old.mem_usage();
-        dispose_value(old, bytes);
-        Ok(())
+        if let (Some(clock), true) = (self.shape.clock, pairs.len() > 1) {
+            let share = FOLD_PER_WRITE.saturating_mul(pairs.len() - 1);
+            self.folded.step(&mut self.buckets, clock, share);
+        }
+        if pos + 1 != self.buckets.len() {
+            // The slots are the newest bucket's only.
+            hashed.iter_mut().for_each(|x| x.1 = None);
+        }
+        Ok(self.replies(pairs, &hashed))
+    }
+
+    /// Each pair's member's count over the window, a member repeated in
+    /// the call summed once (`hashed`: each member's hash, and the slot of
+    /// the newest bucket that counted it when the call wrote there).
+    fn replies(&mut self, pairs: &[Pair], hashed: &[(u64, Option<usize>)]) -> Vec<i64> {
+        // Up to a few dozen pairs, a scan of the earlier ones finds a repeat
+        // at less than a table's cost.
+        const SCANNED: usize = 24;
+        let mut seen: HashTable<usize> = HashTable::new();
+        if pairs.len() > SCANNED {
+            seen.reserve(pairs.len(), |&j| hashed[j].0);
+        }
+        let mut out: Vec<i64> = Vec::with_capacity(pairs.len());
+        for (i, (&(_, member), &(h, slot))) in pairs.iter().zip(hashed).enumerate() {
+            let same = |j: &usize| hashed[*j].0 == h && pairs[*j].1 == member;
+            let first = match pairs.len() > SCANNED {
+                false => (0..i).find(same),
+                true => seen.find(h, same).copied(),
+            };
+            if let Some(j) = first {
+                out.push(out[j]);
+                continue;
+            }
+            if pairs.len() > SCANNED {
+                seen.insert_unique(h, i, |&j| hashed[j].0);
+            }
+            out.push(clamp(self.reply_count(member, h, slot)));
+        }
+        out
     }
 
     fn apply(&mut self, pairs: &[Pair], at_ms: i64) -> Result<(), usize> {
@@ -314,10 +462,13 @@ impl Capped {
         }
     }
 
-    /// The `n` highest counts over the last `k` buckets at `at_ms` (count
-    /// descending, then member), each with its error. Only members some
-    /// bucket of the read holds are candidates: any other counted at most
-    /// the floors' sum, which is every listed member's count at least.
+    /// The `n` members with the highest counts less errors (the least each
+    /// surely counted) over the last `k` buckets at `at_ms`, ties by count,
+    /// then member; listed by count descending, then member, each with its
+    /// error (while exact, errors are 0: the `n` highest counts). Only
+    /// members some bucket of the read holds are candidates: any other
+    /// counted at most the floors' sum, which is every listed member's
+    /// count at least.
     pub fn top_in(&self, n: usize, at_ms: i64, k: u32) -> Vec<(&[u8], Bounded)> {
         let Some((lo, hi)) = self.read_range(at_ms, k) else {
             return Vec::new();
@@ -347,8 +498,16 @@ impl Capped {
         let order = |a: &(&[u8], Bounded), b: &(&[u8], Bounded)| {
             b.1.count.cmp(&a.1.count).then_with(|| a.0.cmp(b.0))
         };
+        // The n listed are the surest: the highest counts less errors
+        // (both at least 0), then by `order`. A member absent from many
+        // buckets is counted every one's floor; chosen by `count` it would
+        // pass members counted nearly exactly and truly ahead of it.
+        let surest = |a: &(&[u8], Bounded), b: &(&[u8], Bounded)| {
+            let sure = |r: &(&[u8], Bounded)| r.1.count - r.1.error;
+            sure(b).cmp(&sure(a)).then_with(|| order(a, b))
+        };
         if rows.len() > n && n > 0 {
-            rows.select_nth_unstable_by(n - 1, order);
+            rows.select_nth_unstable_by(n - 1, surest);
             rows.truncate(n);
         }
         rows.sort_by(order);
@@ -385,6 +544,7 @@ impl Capped {
                 .map(|x| x.summary.heap_bytes())
                 .sum::<usize>()
             + self.folded.heap_bytes()
+            + self.older.capacity() * std::mem::size_of::<i64>()
     }
 
     /// Every counter as `(bucket, member, count, error)`, by bucket then
@@ -422,6 +582,7 @@ impl Capped {
             return Err("a counter outside the window");
         }
         let (capacity, counter) = (self.capacity as usize, (count, error));
+        self.older.clear();
         let pos = self.buckets.partition_point(|x| x.idx < bucket);
         match self.buckets.get_mut(pos) {
             Some(x) if x.idx == bucket => {
@@ -436,7 +597,7 @@ impl Capped {
                 let mut s = Summary::default();
                 s.set(member, counter, evicted, capacity)?;
                 self.total += s.sum();
-                self.buckets.insert(pos, Bucket::new(bucket, s));
+                self.insert_bucket(pos, Bucket::new(bucket, s));
                 self.folded.inserted(&mut self.buckets, pos);
                 self.counters += 1;
             }
@@ -469,6 +630,7 @@ impl Capped {
         if n == 0 {
             return;
         }
+        self.older.clear();
         let gone: Vec<Bucket> = self.buckets.drain(..n).collect();
         self.total -= gone.iter().map(|x| x.summary.sum()).sum::<i128>();
         self.counters -= gone.iter().map(|x| x.summary.len()).sum::<usize>();
@@ -559,6 +721,18 @@ impl Capped {
             return Err(DecodeError::Invalid("trailing bytes"));
         }
         Ok(key)
+    }
+}
+
+/// Keeps `older` (`Capped::older`) true before a bucket changes (`newest`:
+/// the window's newest) in slot `slot` to another member, or in counts
+/// only: a change to the newest bucket forgets that slot's sum, to any
+/// other every sum.
+fn forget_older(older: &mut Vec<i64>, newest: bool, slot: Option<usize>) {
+    if !newest {
+        older.clear();
+    } else if let Some(x) = slot.and_then(|s| older.get_mut(s)) {
+        *x = UNSUMMED;
     }
 }
 

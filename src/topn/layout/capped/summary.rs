@@ -230,6 +230,14 @@ impl Summary {
         Ok(())
     }
 
+    /// Gives back the spare capacity of its vectors (kept while it takes
+    /// writes, so that they grow by halves or doublings).
+    pub fn shrink(&mut self) {
+        self.slots.shrink_to_fit();
+        self.links.shrink_to_fit();
+        self.names.shrink_to_fit();
+    }
+
     /// The heap bytes allocated (capacities, not lengths).
     pub fn heap_bytes(&self) -> usize {
         self.slots.capacity() * std::mem::size_of::<Slot>()
