@@ -14,6 +14,17 @@ pub struct Shape {
 }
 
 impl Shape {
+    /// A fresh key's shape of one-second buckets (tests).
+    #[cfg(test)]
+    pub fn of_seconds(window: u32) -> Shape {
+        Shape {
+            bucket_ms: 1000,
+            window,
+            align_ms: 0,
+            clock: None,
+        }
+    }
+
     pub fn bucket_of(&self, at_ms: i64) -> i64 {
         at_ms
             .saturating_sub(self.align_ms)

@@ -6,20 +6,11 @@ use super::*;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-fn shape(window: u32) -> Shape {
-    Shape {
-        bucket_ms: 1000,
-        window,
-        align_ms: 0,
-        clock: None,
-    }
-}
-
 /// The direct sums: the member's count and the bound over the window.
 fn direct(key: &Capped, member: &[u8]) -> (i64, i64) {
     let bound = match key.shape.clock {
-        Some(c) => clamp(
-            key.read(key.live_lo(c), c)
+        Some(c) => clamp_i64(
+            key.read(key.shape.live_lo(c), c)
                 .map(|s| i128::from(s.floor()))
                 .sum(),
         ),
@@ -87,7 +78,7 @@ fn folded_counts_answer_as_the_direct_sum() {
         let capacity = rng.gen_range(1..7);
         let distinct = rng.gen_range(2..20);
         let members: Vec<String> = (0..distinct).map(|i| format!("m{i}")).collect();
-        let new = || Capped::new(shape(window), capacity);
+        let new = || Capped::new(Shape::of_seconds(window), capacity);
         let mut keys = Copies([new(), new(), new()]);
         let mut t = 100_000i64;
         for step in 0..600 {
@@ -191,15 +182,7 @@ fn folded_counts_answer_as_the_direct_sum() {
 /// upkeep keeps up (here: none owed after each write's share).
 #[test]
 fn a_write_looks_up_few_buckets_at_many() {
-    let mut key = Capped::new(
-        Shape {
-            bucket_ms: 1000,
-            window: 86_400,
-            align_ms: 0,
-            clock: None,
-        },
-        100,
-    );
+    let mut key = Capped::new(Shape::of_seconds(86_400), 100);
     for b in 0..20_000i64 {
         for i in 0..3 {
             key.incr(format!("m{}", (b + i) % 500).as_bytes(), 1, b * 1000)

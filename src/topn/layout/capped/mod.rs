@@ -38,6 +38,7 @@ use std::collections::VecDeque;
 
 use crate::topn::encoding::{DecodeError, Reader};
 use crate::topn::parse::{Pair, MAX_CAPACITY};
+use crate::topn::select::clamp_i64;
 use crate::topn::shape::{Overflow, Shape};
 use crate::topn::storage::dispose_value;
 use folded::{Bucket, Folded, FOLD_PER_WRITE};
@@ -125,10 +126,6 @@ impl Capped {
         self.capacity
     }
 
-    fn live_lo(&self, clock: i64) -> i64 {
-        clock.saturating_sub(self.shape.window as i64 - 1)
-    }
-
     /// Adds `by` (>= 1) at `at_ms`; returns the member's count over the
     /// window ending at the clock. An event older than that window changes
     /// nothing; buckets leave as the clock moves (at most WINDOW x CAPACITY
@@ -144,7 +141,7 @@ impl Capped {
         // new window summed (directly: one lookup a bucket).
         if self.total + i128::from(by) > i128::from(i64::MAX) {
             let clock = self.shape.clock.map_or(b, |c| c.max(b));
-            let (count, _) = self.sum_in_range(member, h, self.live_lo(clock), clock);
+            let (count, _) = self.sum_in_range(member, h, self.shape.live_lo(clock), clock);
             i64::try_from(count + i128::from(by)).map_err(|_| Overflow)?;
         }
         let found = match self.buckets.binary_search_by_key(&b, |x| x.idx) {
@@ -153,7 +150,11 @@ impl Capped {
         };
         let slot = self.add(member, h, found, by, b)?;
         let newest = self.buckets.back().is_some_and(|x| x.idx == b);
-        Ok(clamp(self.reply_count(member, h, newest.then_some(slot))))
+        Ok(clamp_i64(self.reply_count(
+            member,
+            h,
+            newest.then_some(slot),
+        )))
     }
 
     /// The member's count over the window at the clock, for a write's
@@ -192,7 +193,7 @@ impl Capped {
     /// folded sums: O(1) and the buckets not folded yet.
     pub fn window_count(&self, member: &[u8]) -> i64 {
         match self.shape.clock {
-            Some(_) => clamp(self.folded.count(&self.buckets, member, hash(member))),
+            Some(_) => clamp_i64(self.folded.count(&self.buckets, member, hash(member))),
             None => 0,
         }
     }
@@ -228,7 +229,7 @@ impl Capped {
         self.total += i128::from(by);
         let stale = self
             .buckets
-            .partition_point(|x| x.idx < self.live_lo(clock));
+            .partition_point(|x| x.idx < self.shape.live_lo(clock));
         self.drop_buckets(stale);
         self.folded.step(&mut self.buckets, clock, FOLD_PER_WRITE);
         Ok(slot)
@@ -371,7 +372,7 @@ impl Capped {
             if pairs.len() > SCANNED {
                 seen.insert_unique(h, i, |&j| hashed[j].0);
             }
-            out.push(clamp(self.reply_count(member, h, slot)));
+            out.push(clamp_i64(self.reply_count(member, h, slot)));
         }
         out
     }
@@ -405,7 +406,9 @@ impl Capped {
     fn read_range(&self, at_ms: i64, k: u32) -> Option<(i64, i64)> {
         let clock = self.shape.clock?;
         let hi = self.shape.bucket_of(at_ms);
-        let lo = hi.saturating_sub(k as i64 - 1).max(self.live_lo(clock));
+        let lo = hi
+            .saturating_sub(k as i64 - 1)
+            .max(self.shape.live_lo(clock));
         Some((lo, hi))
     }
 
@@ -431,8 +434,8 @@ impl Capped {
     fn count_in_range(&self, member: &[u8], lo: i64, hi: i64) -> Bounded {
         let (count, error) = self.sum_in_range(member, hash(member), lo, hi);
         Bounded {
-            count: clamp(count),
-            error: clamp(error),
+            count: clamp_i64(count),
+            error: clamp_i64(error),
         }
     }
 
@@ -443,7 +446,7 @@ impl Capped {
         let Some(clock) = self.shape.clock else {
             return Bounded { count: 0, error: 0 };
         };
-        self.count_in_range(member, self.live_lo(clock), clock)
+        self.count_in_range(member, self.shape.live_lo(clock), clock)
     }
 
     pub fn count_in(&self, member: &[u8], at_ms: i64, k: u32) -> Bounded {
@@ -457,7 +460,9 @@ impl Capped {
     /// sums when that is the window at the clock, else summed directly.
     pub fn count_only(&self, member: &[u8], at_ms: i64, k: u32) -> i64 {
         match (self.read_range(at_ms, k), self.shape.clock) {
-            (Some(range), Some(c)) if range == (self.live_lo(c), c) => self.window_count(member),
+            (Some(range), Some(c)) if range == (self.shape.live_lo(c), c) => {
+                self.window_count(member)
+            }
             _ => self.count_in(member, at_ms, k).count,
         }
     }
@@ -489,8 +494,8 @@ impl Capped {
             .into_iter()
             .map(|(m, (c, e))| {
                 let b = Bounded {
-                    count: clamp(c),
-                    error: clamp(e),
+                    count: clamp_i64(c),
+                    error: clamp_i64(e),
                 };
                 (m, b)
             })
@@ -518,7 +523,7 @@ impl Capped {
     /// The most any count of the window at the clock over-counts (the sum
     /// of the floors): 0 while the key is exact.
     pub fn bound(&self) -> i64 {
-        clamp(self.folded.floors(&self.buckets))
+        clamp_i64(self.folded.floors(&self.buckets))
     }
 
     /// Members held, once per bucket that holds them (the counters: a count
@@ -577,7 +582,7 @@ impl Capped {
         if count < 1 || error < 0 || error > count {
             return Err("a counter's count must be positive and its error within it");
         }
-        let lo = self.live_lo(clock);
+        let lo = self.shape.live_lo(clock);
         if bucket > clock || bucket < lo || self.shape.clock.is_some_and(|c| c > clock) {
             return Err("a counter outside the window");
         }
@@ -736,10 +741,6 @@ fn forget_older(older: &mut Vec<i64>, newest: bool, slot: Option<usize>) {
     }
 }
 
-fn clamp(v: i128) -> i64 {
-    v.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -747,12 +748,7 @@ mod tests {
     use rand::{Rng, SeedableRng};
 
     fn shape(window: u32) -> Shape {
-        Shape {
-            bucket_ms: 1000,
-            window,
-            align_ms: 0,
-            clock: None,
-        }
+        Shape::of_seconds(window)
     }
 
     /// Random skewed streams against the exact counts: every read's every
