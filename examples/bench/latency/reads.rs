@@ -2,10 +2,14 @@
 //! WINDOW 24 (24 buckets of 50,000 events over 200,000 members, popularity
 //! reversing half-way) read at its newest bucket a few seconds after it, on a
 //! master and on a real replica, against the recipe's read of the same bucket
-//! zsets built in the same run (ZUNIONSTORE + ZREVRANGE). Two shapes of
-//! counts: unit events with a skewed head (`topn-reads`), and weighted events
+//! zsets built in the same run (ZUNIONSTORE + ZREVRANGE). Three shapes of
+//! counts: unit events with a skewed head (`topn-reads`), weighted events
 //! (`BY` 1-100) spread evenly over the members (`topn-reads-weighted`: flat
-//! counts, where no pruning helps and reads sum).
+//! counts, where no pruning helps and reads sum), and heavy-tailed weights
+//! (`BY` Pareto, 1 to 1,000,000) on members equally likely
+//! (`topn-reads-heavy`). Each read's first call (its plan decided with no
+//! history) is a row of its own beside the later calls; a second key with
+//! `VIEWS 2 6 12`, filled with the same events, is read beside the first.
 
 use std::time::Duration;
 
@@ -33,6 +37,8 @@ const AGED: u64 = 9;
 const READS: usize = 10;
 const RECIPE_READS: usize = 3;
 const LASTS: [u64; 5] = [1, 2, 6, 12, 24];
+/// The views of the second key.
+const VIEWS: [u64; 3] = [2, 6, 12];
 
 /// The shape of the events' counts.
 #[derive(Clone, Copy)]
@@ -41,6 +47,8 @@ enum Counts {
     Unit,
     /// `BY` 1-100, every member equally likely.
     Weighted,
+    /// `BY` from a Pareto law (shape 1.2, 1 to 1,000,000), every member equally likely.
+    HeavyTailed,
 }
 
 impl Counts {
@@ -48,6 +56,7 @@ impl Counts {
         match self {
             Counts::Unit => "topn-reads",
             Counts::Weighted => "topn-reads-weighted",
+            Counts::HeavyTailed => "topn-reads-heavy",
         }
     }
 
@@ -57,6 +66,7 @@ impl Counts {
         match self {
             Counts::Unit => ("lat:r", "topn:lz:"),
             Counts::Weighted => ("lat:w", "topn:lw:"),
+            Counts::HeavyTailed => ("lat:h", "topn:lh:"),
         }
     }
 }
@@ -76,6 +86,10 @@ fn bucket_events(shape: Counts) -> Vec<Vec<(u64, u64)>> {
                     }
                     Counts::Unit => (g.below(MEMBERS), 1),
                     Counts::Weighted => (g.below(MEMBERS), 1 + g.below(100)),
+                    Counts::HeavyTailed => {
+                        let u = (1 + g.below(1 << 53)) as f64 / (1u64 << 53) as f64;
+                        (g.below(MEMBERS), (u.powf(-1.0 / 1.2) as u64).min(1_000_000))
+                    }
                 };
                 // Popularity reverses half-way through the window.
                 let m = if b < BUCKETS / 2 {
@@ -136,7 +150,8 @@ struct Read<'a> {
 }
 
 /// A TOPN read's server-side times on the master and the replica, its answer checked
-/// against the recipe's (counts: ties order differently).
+/// against the recipe's (counts: ties order differently): the first call of the read on
+/// that server (its plan decided with no history), then `READS` more.
 fn read_figures(
     servers: [(&str, &mut Conn); 2],
     read: &Read,
@@ -144,10 +159,12 @@ fn read_figures(
     figs: &mut Figures,
 ) -> Result<(), String> {
     for (side, conn) in servers {
+        let once = |conn: &mut Conn, n| {
+            slowlog_op_us(conn, n, Duration::ZERO, |_| vec![read.command.to_string()])
+        };
+        let first = once(conn, 1)?[0] as f64;
         let answer = reply_counts(&conn.cmd(&format!("{} WITHCOUNTS", read.command))?);
-        let mut us = slowlog_op_us(conn, READS, Duration::ZERO, |_| {
-            vec![read.command.to_string()]
-        })?;
+        let mut us = once(conn, READS)?;
         us.sort_unstable();
         let at = |q: f64| us[((us.len() - 1) as f64 * q).round() as usize] as f64;
         let agrees = if answer == recipe.1 {
@@ -155,7 +172,18 @@ fn read_figures(
         } else {
             "DIFFERENT counts from the recipe"
         };
-        let label = format!("`{}` on the {side} (SLOWLOG, max of {READS})", read.command);
+        let label = format!("`{}` on the {side}, its first call (SLOWLOG)", read.command);
+        let f = Figure::new(format!("{side} {} first", read.what), label, "us")
+            .value(first)
+            .param("window_buckets", read.window)
+            .param("aged_buckets", read.aged)
+            .param("side", side)
+            .param("call", "first");
+        figs.push(Kind::Command, f);
+        let label = format!(
+            "`{}` on the {side}, the {READS} calls after the first two (SLOWLOG, max)",
+            read.command
+        );
         let f = Figure::new(format!("{side} {}", read.what), label, "us")
             .value(at(1.0))
             .note(format!(
@@ -172,7 +200,8 @@ fn read_figures(
             ])
             .param("window_buckets", read.window)
             .param("aged_buckets", read.aged)
-            .param("side", side);
+            .param("side", side)
+            .param("call", "later");
         figs.push(Kind::Command, f);
     }
     Ok(())
@@ -195,20 +224,30 @@ pub(super) fn weighted_scenario() -> Result<Outcome, String> {
     run(Counts::Weighted)
 }
 
+pub(super) fn heavy_scenario() -> Result<Outcome, String> {
+    run(Counts::HeavyTailed)
+}
+
 fn run(shape: Counts) -> Result<Outcome, String> {
     let events_are = match shape {
         Counts::Unit => "unit events, a tenth of them on a skewed head of 1,000",
         Counts::Weighted => "events of BY 1-100 on members equally likely (flat counts)",
+        Counts::HeavyTailed => {
+            "events of BY Pareto(1.2), 1 to 1,000,000, on members equally likely (heavy-tailed)"
+        }
     };
     let title = format!(
         "TOPN reads: TOPN.CREATE k BUCKET 1 WINDOW 24, {BUCKETS} buckets of {} events over {} \
          members ({events_are}; popularity reverses half-way); TOPN.TOP k 10 AT <newest bucket> \
          LAST k a few seconds after it, and the whole window once {AGED} buckets aged out, on \
-         the master and a replica; against ZUNIONSTORE + ZREVRANGE of the same bucket zsets",
+         the master and a replica; against ZUNIONSTORE + ZREVRANGE of the same bucket zsets; \
+         beside them the same reads of a key with VIEWS {}, filled with the same events",
         thousands(EVENTS as f64),
-        thousands(MEMBERS as f64)
+        thousands(MEMBERS as f64),
+        VIEWS.map(|k| k.to_string()).join(" ")
     );
     let (key, zsets) = shape.keys();
+    let viewed = format!("{key}v");
     run_scenario(shape.id(), None, title, |run| {
         let (c, figs) = (&mut run.c, &mut run.figs);
         let data = bucket_events(shape);
@@ -237,6 +276,10 @@ fn run(shape: Counts) -> Result<Outcome, String> {
         // Buckets oldest first; the newest one begins 1 s after the fill starts, so every
         // event is inside the window when written (for a fill of up to ~24 s).
         c.cmd(&format!("TOPN.CREATE {key} BUCKET 1 WINDOW 24"))?;
+        let views = VIEWS.map(|k| k.to_string()).join(" ");
+        c.cmd(&format!(
+            "TOPN.CREATE {viewed} BUCKET 1 WINDOW 24 VIEWS {views}"
+        ))?;
         let newest = now_ms() / 1000 + 1;
         let first = newest + 1 - BUCKETS;
         let events: Vec<(u64, u64, u64)> = data
@@ -245,34 +288,28 @@ fn run(shape: Counts) -> Result<Outcome, String> {
             .flat_map(|(b, pairs)| pairs.iter().map(move |&(m, n)| (b as u64, m, n)))
             .collect();
         eprintln!(
-            "  filling {key}: {} TOPN.INCR ...",
+            "  filling {key} and {viewed}: {} TOPN.INCR each ...",
             thousands(events.len() as f64)
         );
-        let secs = timed_load(c, "TOPN reads fill", events.len() as u64, |i, out| {
-            let (b, m, n) = events[i as usize];
+        // Each event into both keys, one after the other.
+        let secs = timed_load(c, "TOPN reads fill", 2 * events.len() as u64, |i, out| {
+            let (b, m, n) = events[i as usize / 2];
             let (m, n, at) = (A::U(member(m)), A::U(n), A::U((first + b) * 1000 + 1));
+            let k = if i % 2 == 0 { key } else { &viewed };
             enc(
                 out,
-                &[
-                    A::S("TOPN.INCR"),
-                    A::S(key),
-                    m,
-                    A::S("BY"),
-                    n,
-                    A::S("AT"),
-                    at,
-                ],
+                &[A::S("TOPN.INCR"), A::S(k), m, A::S("BY"), n, A::S("AT"), at],
             );
         })?;
         let fill = Figure::new(
             "fill ops/s",
-            "TOPN.INCR k m BY n AT t while filling",
+            "TOPN.INCR k m BY n AT t while filling (both keys)",
             "ops/s",
         )
-        .value(events.len() as f64 / secs)
+        .value(2.0 * events.len() as f64 / secs)
         .note(format!(
             "{} commands in {secs:.2} s; {distinct:.0} distinct members a bucket",
-            thousands(events.len() as f64)
+            thousands(2.0 * events.len() as f64)
         ));
         figs.push(Kind::Info, fill);
         // The replica now: one full sync, faster than streaming the fill to it.
@@ -316,6 +353,20 @@ fn run(shape: Counts) -> Result<Outcome, String> {
                 recipe,
                 figs,
             )?;
+            if VIEWS.contains(&k) {
+                let read = Read {
+                    what: &format!("LAST {k} view"),
+                    command: &format!("TOPN.TOP {viewed} 10 AT {at} LAST {k}"),
+                    window: k,
+                    aged: 0,
+                };
+                read_figures(
+                    [("master", &mut *c), ("replica", &mut rc)],
+                    &read,
+                    recipe,
+                    figs,
+                )?;
+            }
         }
         eprintln!("  waiting until {AGED} buckets aged out ...");
         // Bounded: the key expires a whole window (24 s) after its newest bucket.
