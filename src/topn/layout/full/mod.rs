@@ -56,10 +56,8 @@
 //!   3. a threshold merge of the read window's k buckets (`merge.rs`, Fagin's TA): their
 //!      entries in descending count order (a sealed bucket's from its packed prefix, the
 //!      newest bucket's selected at read time: a scan of its cells), k lookups per member
-//!      seen, stopping once the n-th best is above the sum of the lists' next counts. Tried
-//!      when making the lists costs at most half the cheapest sum; before the walk when it
-//!      needs no scan or the walk would look up 4 times as many buckets a candidate
-//!      (`LAST 2` of 24).
+//!      seen, stopping once the n-th best is above the sum of the lists' next counts. Lists
+//!      are made when that costs at most half the cheapest sum.
 //!   4. sums (`select.rs` then picks the rows): one stored bucket in the read window (`LAST
 //!      1`): a selection over that bucket's cells, O(cells); else the cheaper of a dense scan
 //!      of the read window's buckets (O(cells + M): an accumulator per member slot, then two
@@ -67,10 +65,12 @@
 //!      their cells)); a hash-map sum only when members outnumber the entries summed about
 //!      100 to 1 (a map insertion costs ~100 scanned cells).
 //!
-//!   Cost unit: a scanned cell (~1.4 ns); a lookup 24, an index step 8. A walk and a merge
-//!   each give up after an eighth of the cheapest sum, and a merge's lists cost at most half
-//!   of it, so a read costs at most about 1.75x the cheapest sum, and usually a walk or a
-//!   merge of a few dozen entries. A bucket older than the newest one (of 4,096 entries or
+//!   Cost unit: a scanned cell (~1.4 ns); a lookup 40, an index step 8. The plan is decided
+//!   before any is tried (`plan.rs`): from a floor of the n-th best count (a few likely
+//!   leaders counted exactly), a walk or a merge is taken only when it is known to stop
+//!   within an eighth of the cheapest sum (the cheaper of the two), else the read sums at
+//!   once; so a read costs at most about 1.5x the cheapest sum (lists made for nothing), and
+//!   usually a walk or a merge of a few dozen entries. A bucket older than the newest one (of 4,096 entries or
 //!   more) gets a *packed copy* from the upkeep timer (`packed.rs`: its entries as id-sorted
 //!   8-byte words and its 1,024 highest counts in order, built in resumable slices, dropped by
 //!   a write into the bucket, rebuilt 1 s later): a sum scans it at half a unit an entry.
@@ -80,9 +80,8 @@
 //!   half-way; reads at the newest bucket with 3 and 9 buckets aged): `LAST 1` ~110 us (a
 //!   selection), `LAST 2` 160-230 us (a merge), `LAST 6` 12-29 us, `LAST 12` 1-2.6 us (walks), the
 //!   whole window 0.5-0.7 us (a walk of the clock index). On flat counts (weighted events
-//!   spread evenly: `timings::bench_reads_weighted`) walks and merges give up and reads sum
-//!   (`LAST 12` ~0.5 ms, in 32-bit accumulators when the value bounds allow); the key's plan hints (`read::PlanHints`) then send its next reads
-//!   straight to the sum. A load packs every sealed bucket at once. Memory: 8 bytes an entry of a
+//!   spread evenly: `timings::bench_reads_weighted`) the planner sends reads straight to the
+//!   sum (`LAST 12` ~0.5 ms, in 32-bit accumulators when the value bounds allow). A load packs every sealed bucket at once. Memory: 8 bytes an entry of a
 //!   sealed bucket and 8 KB a sealed bucket (packed copies), 8 bytes a member (clock totals),
 //!   ~36 bytes a member while the clock index exists.
 //! - *Views* (`VIEWS k ...`, `views.rs`): per declared k, each member's total over the k newest
@@ -98,10 +97,10 @@
 //! Files: this one (the type, writes, sizes), `bucket.rs` (a bucket's table and the scans of
 //! sums), `members.rs` (names, totals, order index, lookup), `retire.rs` (freeing, aging,
 //! packing, the clock index: the upkeep), `views.rs` (views), `read.rs` (fixes, the cost
-//! model, the walk and the sums), `merge.rs` (threshold merges), `encoding.rs` (persistence),
+//! model, the walk and the sums), `plan.rs` (which plan a read takes), `merge.rs` (threshold merges), `encoding.rs` (persistence),
 //! `packed.rs` (packed copies of sealed buckets), `defrag.rs` (active defrag); tests in
 //! `tests.rs` (shared helpers, reads), `tables_tests.rs`, `rules_tests.rs`, `encoding_tests.rs`,
-//! `model_tests.rs`, `align_tests.rs`, `defrag_tests.rs`, `views_tests.rs`, `timings.rs`.
+//! `model_tests.rs`, `plan_tests.rs`, `align_tests.rs`, `defrag_tests.rs`, `views_tests.rs`, `timings.rs`.
 
 use std::collections::{BTreeSet, VecDeque};
 use std::fmt;
@@ -119,6 +118,7 @@ mod encoding;
 mod members;
 mod merge;
 mod packed;
+mod plan;
 mod read;
 mod retire;
 mod views;
@@ -133,6 +133,8 @@ mod defrag_tests;
 mod encoding_tests;
 #[cfg(test)]
 mod model_tests;
+#[cfg(test)]
+mod plan_tests;
 #[cfg(test)]
 mod rules_tests;
 #[cfg(test)]
@@ -251,8 +253,6 @@ pub struct Full {
     /// No packing before this server time: a write just dropped a packed copy, and more late
     /// writes into that bucket may follow (each would throw a new packing away).
     pack_after_ms: i64,
-    /// What recent reads learnt about their fast plans (`read::PlanHints`).
-    hints: read::PlanHints,
     /// The declared views' running state (`views.rs`), ascending k.
     views: Vec<views::View>,
 }
@@ -284,7 +284,6 @@ impl Clone for Full {
             packs_dropped: 0,
             seen_ms: self.seen_ms,
             pack_after_ms: self.pack_after_ms,
-            hints: self.hints.clone(),
             views: self.views.clone(),
         }
     }
@@ -333,7 +332,6 @@ impl Full {
             pack_min: DEFAULT_PACK_MIN,
             packs_dropped: 0,
             seen_ms: i64::MIN,
-            hints: read::PlanHints::default(),
             pack_after_ms: i64::MIN,
             views: Vec::new(),
         }

@@ -6,11 +6,12 @@ use crate::stats::Stat;
 use std::cell::RefCell;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::bucket::Bucket;
 use super::members::IdMap;
 use super::packed::Acc;
+use super::plan::{note_tried, Ask, Plan};
 use super::{note_path, Full};
 use crate::topn::select::{clamp_i64, top_positive, top_rows, Rows};
 use crate::topn::storage::Key;
@@ -110,7 +111,7 @@ impl<'a> Fix<'a> {
 
 /// Cost model of reads, in units of one entry of a sum's branch-free scan (a few ns). A step
 /// of the index walk (one key, its name nearby) costs this many.
-const INDEX_STEP_COST: usize = 8;
+pub(super) const INDEX_STEP_COST: usize = 8;
 /// A lookup of a member in a bucket table (a random probe, usually a cache miss).
 pub(super) const LOOKUP_COST: usize = 40;
 /// A member slot in a sum: its accumulator zeroed, then two selection passes over it.
@@ -118,89 +119,9 @@ const SLOT_COST: usize = 1;
 /// An entry summed into a hash map (sums over few of many members): a random probe and an
 /// insertion, about 100x a scanned cell (measured: 42k entries in 5-7 ms).
 const MAP_ENTRY_COST: usize = 100;
-/// A corrected walk may spend up to 1/`WALK_SHARE` of the cost of the cheaper sum before it
-/// gives up and sums (so a read costs at most 1 + 1/WALK_SHARE times that sum, and usually
-/// far less).
+/// A corrected walk or a merge may cost up to 1/`WALK_SHARE` of the cheaper sum (the planner,
+/// `plan.rs`, takes one only when it knows it stops within that).
 const WALK_SHARE: usize = 8;
-/// A threshold merge goes before the walk when the walk corrects each candidate with at least
-/// this many times as many lookups as the merge counts a member with.
-const MERGE_FIRST_RATIO: usize = 4;
-
-/// What a read tries before it sums.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Attempt {
-    /// The fast plans, each with its whole cap.
-    Full,
-    /// The fast plans with a quarter of their caps, and a merge only of lists made already: a
-    /// read that checks whether counts that were flat still are costs the sum and a little.
-    Retry,
-    /// The sum at once.
-    Skip,
-}
-
-/// Reads of one `LAST k` whose fast plans (walk, merge) both gave up: on flat counts (many
-/// members of near counts, weighted events) they spend their caps and then sum anyway. A
-/// key remembers, per `k`, how many reads in a row did; the next reads of that `k` go
-/// straight to the sum, trying the fast plans again (with smaller caps) every `RETRY_EVERY`th
-/// read, so a dashboard repeating a read pays the sum, not the sum and the attempts. A `k`
-/// not read yet follows the key's last attempt of another `k`: after one that gave up it tries
-/// with a retry's smaller caps (flat counts are flat for every window, while another window
-/// of skewed counts may still prune).
-/// Internal state (answers never depend on it); atomics so a read stays `&self`.
-#[derive(Default)]
-pub(super) struct PlanHints {
-    misses: [AtomicU8; PlanHints::SLOTS],
-    /// Whether the key's last attempt (of any `k`) gave up.
-    last_missed: AtomicBool,
-}
-
-impl PlanHints {
-    const SLOTS: usize = 32;
-    const RETRY_EVERY: u8 = 8;
-
-    fn slot(&self, k: u32) -> &AtomicU8 {
-        &self.misses[(k as usize).min(Self::SLOTS - 1)]
-    }
-
-    /// How a read of `LAST k` treats the fast plans.
-    fn attempt(&self, k: u32) -> Attempt {
-        match self.slot(k).load(Ordering::Relaxed) {
-            0 if self.last_missed.load(Ordering::Relaxed) => Attempt::Retry,
-            0 => Attempt::Full,
-            misses if misses.is_multiple_of(Self::RETRY_EVERY) => Attempt::Retry,
-            _ => Attempt::Skip,
-        }
-    }
-
-    /// A read of `LAST k` summed: after the fast plans gave up (`evidence`: a sign the key's
-    /// counts are flat), or without them.
-    fn missed(&self, k: u32, evidence: bool) {
-        let slot = self.slot(k);
-        slot.store(
-            slot.load(Ordering::Relaxed).wrapping_add(1).max(1),
-            Ordering::Relaxed,
-        );
-        if evidence {
-            self.last_missed.store(true, Ordering::Relaxed);
-        }
-    }
-
-    /// A fast plan answered a read of `LAST k`.
-    fn hit(&self, k: u32) {
-        self.slot(k).store(0, Ordering::Relaxed);
-        self.last_missed.store(false, Ordering::Relaxed);
-    }
-}
-
-impl Clone for PlanHints {
-    fn clone(&self) -> Self {
-        PlanHints {
-            misses: std::array::from_fn(|i| AtomicU8::new(self.misses[i].load(Ordering::Relaxed))),
-            last_missed: AtomicBool::new(self.last_missed.load(Ordering::Relaxed)),
-        }
-    }
-}
-
 /// The most slots of the dense sums' accumulators kept between reads (32 MB of `i64`).
 const KEPT_ACCUMULATOR: usize = 1 << 22;
 
@@ -418,6 +339,15 @@ impl Full {
         }
     }
 
+    /// The lookups `count_id` makes for a member over `sp`.
+    pub(super) fn count_lookups(&self, sp: &Span) -> usize {
+        let inside = sp.i1 - sp.i0;
+        match self.buckets.len() - inside {
+            0 => 1,
+            outside => (1 + outside.min(self.fix_count(sp))).min(inside),
+        }
+    }
+
     /// Member `id`'s exact count over `sp`: the running total corrected, or the span's buckets
     /// summed, whichever takes fewer lookups.
     #[inline]
@@ -543,54 +473,38 @@ impl Full {
         };
         let direct = self.direct_cost(sp.i0, sp.i1);
         let sum_cost = direct.min(totals);
-        let attempt = self.hints.attempt(k);
-        let (cap, setup_cap) = match attempt {
-            Attempt::Retry => (sum_cost / WALK_SHARE / 4, 0),
-            Attempt::Full | Attempt::Skip => (sum_cost / WALK_SHARE, sum_cost / 2),
+        let cap = sum_cost / WALK_SHARE;
+        let ask = Ask {
+            sp: &sp,
+            want,
+            base: walk_base,
+            step: INDEX_STEP_COST + LOOKUP_COST * walk_fixes.len(),
+            slack: walk_fixes.iter().map(|f| f.slack()).sum(),
+            cap,
+            setup_cap: sum_cost / 2,
+            incl_has_neg,
         };
-        // A threshold merge of the read window's buckets, when making their lists costs at
-        // most half the sum (on a retry, only when they are made already). It goes first when
-        // it needs no scan, or when the walk looks up at least MERGE_FIRST_RATIO times as many
-        // buckets per candidate (a lookup in a big table is a cache miss, and a walk that
-        // fails has spent its whole cap on them).
-        let merge_setup = self
-            .merge_setup_cost(&sp)
-            .filter(|&setup| setup <= setup_cap);
-        let merge = || {
-            note_path(12);
-            self.top_by_merge(want, &sp, cap)
-        };
-        let merge_first = merge_setup == Some(0)
-            || (merge_setup.is_some() && (sp.i1 - sp.i0) * MERGE_FIRST_RATIO <= walk_fixes.len());
-        let mut tried = false;
-        if attempt != Attempt::Skip {
-            if merge_first {
-                tried = true;
-                if let Some(rows) = merge() {
-                    self.hints.hit(k);
-                    return rows;
-                }
-            }
-            let step = INDEX_STEP_COST + LOOKUP_COST * walk_fixes.len();
-            if want.saturating_mul(step) <= sum_cost / WALK_SHARE {
-                tried = true;
+        // Each plan is taken only when known to stop within the cap: a `None` is not expected
+        // (it still sums, exact).
+        match self.plan(&ask) {
+            Plan::Walk => {
+                note_tried(0);
                 note_path(if clock_walk { 11 } else { 1 });
                 if let Some(rows) = self.walk(walk_base, walk_fixes, want, cap, incl_has_neg) {
-                    self.hints.hit(k);
                     return rows;
                 }
+                note_tried(2);
             }
-            if merge_setup.is_some() && !merge_first {
-                tried = true;
-                if let Some(rows) = merge() {
-                    self.hints.hit(k);
+            Plan::Merge(lists) => {
+                note_tried(1);
+                note_path(12);
+                if let Some(rows) = self.merge_lists(want, &sp, lists, cap) {
                     return rows;
                 }
+                note_tried(2);
             }
+            Plan::Sum => {}
         }
-        // A one-bucket read's sum is a selection, so its attempts get small caps: their giving
-        // up says little about the key's counts.
-        self.hints.missed(k, tried && sp.i1 - sp.i0 > 1);
         note_path(2);
         if totals < direct {
             if let Some(rows) = self.top_through_totals(n, totals_base, totals_fixes) {

@@ -414,7 +414,7 @@ fn bench_defrag() {
 }
 
 /// The weighted case of issue 28: 24 buckets of 50,000 events over 200,000 members, `BY`
-/// 1-100, near-uniform, popularity reversing half-way; first reads (no plan hints) and
+/// 1-100, near-uniform, popularity reversing half-way; first reads and
 /// repeated reads of each `LAST k` at the newest bucket.
 #[test]
 #[ignore]
@@ -436,7 +436,6 @@ fn bench_reads_weighted() {
     while t.upkeep(128) == 128 {}
     for k in [1u32, 2, 6, 12, 24] {
         let sp = t.span(newest, k).unwrap();
-        t.hints = read::PlanHints::default();
         PATHS.with(|p| p.set([0; 14]));
         let s = std::time::Instant::now();
         std::hint::black_box(t.top_in(10, newest, k));
