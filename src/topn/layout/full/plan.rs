@@ -72,6 +72,15 @@ pub(super) fn note_tried(_i: usize) {
 /// worth counting.
 const TRY_BELOW: usize = 4096;
 
+/// The `want`-th best of `counts` (nonzero), if there are that many.
+fn floor_of(want: usize, counts: &mut [i128]) -> Option<i128> {
+    if counts.len() < want {
+        return None;
+    }
+    let (_, &mut floor, _) = counts.select_nth_unstable_by_key(want - 1, |c| Reverse(*c));
+    Some(floor)
+}
+
 impl Full {
     /// The plan of a read (see the module notes).
     pub(super) fn plan<'a>(&'a self, ask: &Ask<'_>) -> Plan<'a> {
@@ -91,51 +100,65 @@ impl Full {
         if want.saturating_mul(2 * count_cost) > ask.cap {
             return Plan::Sum;
         }
+        let walkable = want.saturating_mul(ask.step) <= ask.cap;
         let mut candidates: Vec<u32> = Vec::with_capacity(2 * want);
         self.with_index(ask.base, |keys| {
             candidates.extend(keys.take(want).map(Key::id))
         });
-        // The lists, when making them costs at most `setup_cap` (they are made already for
-        // packed buckets).
-        let mut lists = self
-            .merge_setup_cost(sp)
-            .filter(|&setup| setup <= ask.setup_cap)
-            .map(|_| self.lists(sp));
-        if let Some(lists) = &lists {
-            let mut heads: Vec<u64> = lists.iter().flat_map(|l| l.head(want)).copied().collect();
-            heads.sort_unstable_by_key(|w| Reverse(word_count(*w)));
-            // The first `want` members in the merge's order (a member leading one list often
-            // leads the others too).
-            let mut from_lists: Vec<u32> = Vec::with_capacity(want);
-            for id in heads.iter().map(|w| (w >> 32) as u32) {
-                if from_lists.len() == want {
-                    break;
-                }
-                if !from_lists.contains(&id) {
-                    from_lists.push(id);
-                }
-            }
-            candidates.extend(from_lists);
-        }
-        candidates.sort_unstable();
-        candidates.dedup();
-        let mut counts: Vec<i128> = candidates
-            .iter()
-            .map(|&id| self.count_id(id, sp))
-            .filter(|&c| c != 0)
-            .collect();
-        if counts.len() < want {
-            return Plan::Sum;
-        }
-        let (_, &mut floor, _) = counts.select_nth_unstable_by_key(want - 1, |c| Reverse(*c));
-        let walk = if want.saturating_mul(ask.step) <= ask.cap {
-            self.walk_cost(ask, floor)
+        let mut counts: Vec<i128> = Vec::with_capacity(2 * want);
+        let count = |ids: &[u32], counts: &mut Vec<i128>| {
+            counts.extend(
+                ids.iter()
+                    .map(|&id| self.count_id(id, sp))
+                    .filter(|&c| c != 0),
+            );
+        };
+        count(&candidates, &mut counts);
+        let mut walk = if walkable {
+            floor_of(want, &mut counts).and_then(|floor| self.walk_cost(ask, floor))
         } else {
             None
         };
-        let merge = lists
-            .as_mut()
-            .and_then(|lists| rehearse(lists, ask.cap, floor));
+        let setup = self.merge_setup_cost(sp);
+        // A walk known to stop makes lists that cost a scan (the newest bucket's) not worth it.
+        if walk.is_some() && setup != Some(0) {
+            return Plan::Walk;
+        }
+        // The lists, when making them costs at most `setup_cap` (they are made already for
+        // packed buckets).
+        let Some(mut lists) = setup
+            .filter(|&setup| setup <= ask.setup_cap)
+            .map(|_| self.lists(sp))
+        else {
+            return if walk.is_some() {
+                Plan::Walk
+            } else {
+                Plan::Sum
+            };
+        };
+        let mut heads: Vec<u64> = lists.iter().flat_map(|l| l.head(want)).copied().collect();
+        heads.sort_unstable_by_key(|w| Reverse(word_count(*w)));
+        // The first `want` members in the merge's order (a member leading one list often
+        // leads the others too), those not counted already.
+        let mut from_lists: Vec<u32> = Vec::with_capacity(want);
+        for id in heads.iter().map(|w| (w >> 32) as u32) {
+            if from_lists.len() == want {
+                break;
+            }
+            if !from_lists.contains(&id) {
+                from_lists.push(id);
+            }
+        }
+        from_lists.retain(|id| !candidates.contains(id));
+        count(&from_lists, &mut counts);
+        let Some(floor) = floor_of(want, &mut counts) else {
+            return Plan::Sum;
+        };
+        if walkable && walk.is_none() {
+            walk = self.walk_cost(ask, floor);
+        }
+        let merge = rehearse(&mut lists, ask.cap, floor);
+        let lists = Some(lists);
         match (walk, merge, lists) {
             (Some(w), Some(m), Some(lists)) if m < w => Plan::Merge(lists),
             (Some(_), ..) => Plan::Walk,
