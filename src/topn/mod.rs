@@ -23,6 +23,7 @@
 //! sum), `storage.rs` (the only `unsafe` of TOPN).
 
 mod command;
+mod config;
 mod encoding;
 mod layout;
 mod parse;
@@ -38,12 +39,10 @@ mod docs;
 use crate::docs::{Docs, NONDETERMINISTIC_OUTPUT};
 use crate::family::Family;
 use crate::server::command::{command, KEY_COUNT, KEY_INSERT, KEY_READ};
-use crate::server::config::Config;
 use crate::server::reclaim::{self, Reclaimer};
+use crate::server::Ctx;
 use crate::server::{background_free, timer};
-use crate::server::{Ctx, Word};
 use crate::stats::Stat;
-use parse::{MAX_BUCKET_S, MAX_WINDOW};
 
 pub static FAMILY: Family = Family {
     commands: &[
@@ -72,7 +71,7 @@ pub static FAMILY: Family = Family {
             ERRORS,
             Docs {
                 summary: "Counts an event for a member in its time bucket",
-                complexity: "O(log M) for M members, plus a bounded share of taking old buckets out of the window",
+                complexity: "O(log M) for M members (with CAPACITY m: O(log m), whatever the buckets in use), plus a bounded share of taking old buckets out of the window",
                 args: docs::INCR,
                 ..Docs::DEFAULT
             }
@@ -87,7 +86,7 @@ pub static FAMILY: Family = Family {
             ERRORS,
             Docs {
                 summary: "Counts events for many members at one time, all or nothing",
-                complexity: "O(P log M) for P pairs and M members, plus a bounded share of taking old buckets out of the window",
+                complexity: "O(P log M) for P pairs and M members (with CAPACITY m: O(P log m)), plus a bounded share of taking old buckets out of the window",
                 args: docs::INCRBY,
                 ..Docs::DEFAULT
             }
@@ -150,7 +149,7 @@ pub static FAMILY: Family = Family {
             ERRORS,
             Docs {
                 summary: "Internal: a counter of a key with CAPACITY, as an AOF rewrite writes it",
-                complexity: "O(log C) for C counters in the bucket",
+                complexity: "O(log C) for C counters in the bucket; O(C) when it moves the floor of a sealed bucket",
                 acl: &["dangerous"],
                 args: docs::SETCOUNTER,
                 ..Docs::DEFAULT
@@ -181,14 +180,14 @@ pub static FAMILY: Family = Family {
         &COUNT_CALLS,
         &INFO_CALLS,
         &SETCOUNTER_CALLS,
-        &EXPIRED_BUCKETS,
-        &LATE_EVENTS,
-        &AGED_BUCKETS,
-        &MEMBERS,
+        &command::EXPIRED_BUCKETS,
+        &command::LATE_EVENTS,
+        &command::AGED_BUCKETS,
+        &value::MEMBERS,
         &layout::full::READ_BUFFER_BYTES,
         &ERRORS,
     ],
-    configs: &[&DEFAULT_BUCKET, &DEFAULT_WINDOW, &COMPACT_MAX],
+    configs: &[&config::DEFAULT_BUCKET, &config::DEFAULT_WINDOW, &config::COMPACT_MAX],
     types: &[&value::TOPN_TYPE],
     on_load: Some(on_load),
 };
@@ -221,43 +220,7 @@ static INCR_CALLS: Stat = Stat::new("topn_incr_calls");
 static INCRBY_CALLS: Stat = Stat::new("topn_incrby_calls");
 static TOP_CALLS: Stat = Stat::new("topn_top_calls");
 static TOP24_CALLS: Stat = Stat::new("topn_top24_calls");
-/// Events refused as late: already outside the window at the server's time.
-static LATE_EVENTS: Stat = Stat::new("topn_late_events");
 static COUNT_CALLS: Stat = Stat::new("topn_count_calls");
 static INFO_CALLS: Stat = Stat::new("topn_info_calls");
 static SETCOUNTER_CALLS: Stat = Stat::new("topn_setcounter_calls");
-static EXPIRED_BUCKETS: Stat = Stat::new("topn_expired_buckets");
-/// Buckets that left the window at the server's time and were taken out of a
-/// key's running aggregate (their data stays for reads at earlier times until
-/// the key's clock moves past them).
-static AGED_BUCKETS: Stat = Stat::new("topn_aged_buckets");
-/// A gauge: members held by every TOPN key of the server.
-static MEMBERS: Stat = Stat::new("topn_members");
 static ERRORS: Stat = Stat::new("topn_errors");
-
-/// `recipes.topn-default-bucket`: bucket width in seconds for keys created
-/// without BUCKET.
-static DEFAULT_BUCKET: Config = Config::new(c"topn-default-bucket", 3600, 1, MAX_BUCKET_S);
-/// `recipes.topn-default-window`: buckets per window for keys created
-/// without WINDOW.
-static DEFAULT_WINDOW: Config = Config::new(c"topn-default-window", 24, 1, MAX_WINDOW);
-
-/// `recipes.topn-compact-max`: entries (bucket, member) a key keeps in its
-/// compact layout (one buffer, found by a scan) before it turns full; it
-/// turns compact again at half of it. A layout setting: replies, replication
-/// and RDB bytes do not depend on it. A write scans up to this many entries
-/// and a conversion moves as many: bounded, whatever the value.
-static COMPACT_MAX: Config = Config::new(
-    c"topn-compact-max",
-    layout::DEFAULT_COMPACT_MAX as i64,
-    0,
-    1024,
-);
-
-/// Keywords of TOPN's replicated effects.
-static BY: Word = Word::new(c"BY");
-static BUCKET: Word = Word::new(c"BUCKET");
-static WINDOW: Word = Word::new(c"WINDOW");
-static ALIGN: Word = Word::new(c"ALIGN");
-static VIEWS: Word = Word::new(c"VIEWS");
-static CAPACITY: Word = Word::new(c"CAPACITY");

@@ -1,12 +1,16 @@
 //! The TOPN module type: a [`Full`] in a key, with its persistence callbacks.
 
+use super::config::COMPACT_MAX;
 use super::encoding::DecodeError;
 use super::layout::Layout;
-use super::{COMPACT_MAX, MEMBERS};
 use crate::server::module_type::{type_methods, AofWriter, ModuleValue};
+use crate::stats::Stat;
 use crate::tuples::defrag::{Mover, Pass};
 use redis_module::native_types::RedisType;
 use std::os::raw::c_int;
+
+/// A gauge: members held by every TOPN key of the server.
+pub(super) static MEMBERS: Stat = Stat::new("topn_members");
 
 /// Registered as `recipesTN` (Redis type names are exactly 9 characters).
 pub static TOPN_TYPE: RedisType = RedisType::new(

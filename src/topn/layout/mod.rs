@@ -261,7 +261,7 @@ impl Layout {
         match self {
             Layout::Compact(s) => s.count_at_clock(member),
             Layout::Full(f) => f.count_at_clock(member),
-            Layout::Capped(c) => c.count_at_clock(member).count,
+            Layout::Capped(c) => c.window_count(member),
         }
     }
 
@@ -269,7 +269,7 @@ impl Layout {
         match self {
             Layout::Compact(s) => s.count_in(member, at_ms, k),
             Layout::Full(f) => f.count_in(member, at_ms, k),
-            Layout::Capped(c) => c.count_in(member, at_ms, k).count,
+            Layout::Capped(c) => c.count_only(member, at_ms, k),
         }
     }
 
@@ -313,7 +313,7 @@ impl Layout {
         match self {
             Layout::Compact(_) => 1,
             Layout::Full(f) => f.free_effort(),
-            Layout::Capped(c) => 1 + c.counters(),
+            Layout::Capped(c) => 1 + c.counters() + c.folded_entries(),
         }
     }
 
@@ -405,7 +405,7 @@ impl Layout {
         match self {
             Layout::Compact(s) => (s.shape().clock, 0, 0),
             Layout::Full(f) => f.shape(),
-            Layout::Capped(c) => (c.shape().clock, 0, 0),
+            Layout::Capped(c) => (c.shape().clock, c.buckets_in_use(), 0),
         }
     }
 
@@ -430,15 +430,16 @@ impl Layout {
         match self {
             Layout::Compact(_) => None,
             Layout::Full(f) => f.upkeep_due_ms(),
-            Layout::Capped(_) => None,
+            Layout::Capped(c) => c.upkeep_due_ms(),
         }
     }
 
     /// Up to `budget` units of upkeep; a full key that shrank turns compact.
     pub fn upkeep(&mut self, budget: usize, compact_max: usize) -> usize {
         let done = match self {
-            Layout::Compact(_) | Layout::Capped(_) => 0,
+            Layout::Compact(_) => 0,
             Layout::Full(f) => f.upkeep(budget),
+            Layout::Capped(c) => c.upkeep(budget),
         };
         self.settle(compact_max / 2, compact_max);
         done

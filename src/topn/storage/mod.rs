@@ -19,6 +19,8 @@ use std::sync::OnceLock;
 
 mod cells;
 mod names;
+#[cfg(test)]
+mod names_tests;
 
 pub(in crate::topn) use cells::Cells;
 pub(in crate::topn) use names::{Key, NameTable};

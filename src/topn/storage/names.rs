@@ -146,9 +146,11 @@ impl<P> Slot<P> {
 /// hence the block, alive.
 ///
 /// The pointer is a `Cell` so that defrag can re-point a key in place: the moved block holds
-/// the same bytes, so the key keeps its place in the B-tree's order.
+/// the same bytes, so the key keeps its place in the B-tree's order. The total is a `Cell` so
+/// that a new total that keeps the key between its neighbours is written in place
+/// (`reposition`): the order, hence the B-tree, is unchanged.
 pub(in crate::topn) struct Key {
-    total: i64,
+    total: Cell<i64>,
     name: Cell<NonNull<u8>>,
 }
 
@@ -156,21 +158,28 @@ pub(in crate::topn) struct Key {
 // (see the invariant on `Key`); the blocks are immutable and move with the table, so keys may
 // move and be shared across threads exactly like the `Name`s they point to.
 unsafe impl Send for Key {}
-// SAFETY: see `Send` above. The `Cell` is written only by `NameTable::defrag`, which holds the
-// table by `&mut` (so no other reference to any of its keys exists, on any thread).
+// SAFETY: see `Send` above. The `Cell`s are written only by `NameTable::defrag` and
+// `reposition` (through `NameTable` methods), which hold the table by `&mut` (so no other
+// reference to any of its keys exists, on any thread).
 unsafe impl Sync for Key {}
 
 impl Key {
     #[inline]
     pub(in crate::topn) fn total(&self) -> i64 {
-        self.total
+        self.total.get()
     }
 
     fn new(total: i64, name: NonNull<u8>) -> Key {
         Key {
-            total,
+            total: Cell::new(total),
             name: Cell::new(name),
         }
+    }
+
+    /// Whether `other` is this key: the same name block with the same total.
+    #[inline]
+    fn is(&self, other: &Key) -> bool {
+        self.name.get() == other.name.get() && self.total.get() == other.total.get()
     }
 
     /// The member id.
@@ -188,6 +197,9 @@ impl Key {
         unsafe { block_bytes(self.name.get()) }
     }
 }
+
+// The memory estimates count 16 bytes a key (`INDEX_BYTES_PER_KEY`): the `Cell`s cost none.
+const _: () = assert!(std::mem::size_of::<Key>() == 16);
 
 impl PartialEq for Key {
     fn eq(&self, other: &Self) -> bool {
@@ -207,8 +219,72 @@ impl Ord for Key {
     fn cmp(&self, other: &Self) -> Ordering {
         other
             .total
-            .cmp(&self.total)
-            .then_with(|| self.bytes().cmp(other.bytes()))
+            .get()
+            .cmp(&self.total.get())
+            .then_with(|| cmp_names(self.bytes(), other.bytes()))
+    }
+}
+
+/// `a.cmp(b)` (bytes in lexicographic order), deciding most pairs on their first 8 bytes read
+/// as one big-endian word: counts that tie compare names all along a search, and a call to
+/// `memcmp` a comparison costs more than the comparison.
+#[inline(never)]
+fn cmp_names(a: &[u8], b: &[u8]) -> Ordering {
+    let (x, y) = (head_word(a), head_word(b));
+    if x != y {
+        return x.cmp(&y);
+    }
+    // Equal heads: a name of at most 8 bytes is a prefix of the other (the zeros that pad it).
+    if a.len() <= 8 || b.len() <= 8 {
+        return a.len().cmp(&b.len());
+    }
+    a[8..].cmp(&b[8..])
+}
+
+/// The first 8 bytes of `s` as a big-endian word, padded with zeros.
+#[inline]
+fn head_word(s: &[u8]) -> u64 {
+    match s.first_chunk::<8>() {
+        Some(head) => u64::from_be_bytes(*head),
+        None => s
+            .iter()
+            .enumerate()
+            .fold(0, |w, (i, &b)| w | u64::from(b) << (56 - 8 * i)),
+    }
+}
+
+/// Whether `reposition` first tries to write a new total in place. A try that finds the key
+/// must move after all costs one more search, so it pays while most tries succeed (counts far
+/// apart: a heavy-tailed stream) and not while most fail (counts that tie: a key moves past
+/// its equals); the odds are learnt from recent tries, and while they are poor one update in
+/// `PROBE_EVERY` still tries, so that they are learnt again.
+#[derive(Default, Clone, Copy)]
+struct InPlaceOdds {
+    /// Successes minus failures of recent tries, within `-ODDS_SPAN..=ODDS_SPAN`.
+    score: i8,
+    skipped: u8,
+}
+
+const ODDS_SPAN: i8 = 8;
+const PROBE_EVERY: u8 = 8;
+
+impl InPlaceOdds {
+    #[inline]
+    fn worth_trying(&mut self) -> bool {
+        if self.score >= 0 {
+            return true;
+        }
+        self.skipped = self.skipped.wrapping_add(1);
+        self.skipped.is_multiple_of(PROBE_EVERY)
+    }
+
+    #[inline]
+    fn learn(&mut self, in_place: bool) {
+        self.score = if in_place {
+            (self.score + 1).min(ODDS_SPAN)
+        } else {
+            (self.score - 1).max(-ODDS_SPAN)
+        };
     }
 }
 
@@ -217,6 +293,7 @@ impl Ord for Key {
 /// slots then keep it at).
 struct ClockIndex {
     keys: BTreeSet<Key>,
+    odds: InPlaceOdds,
     built: usize,
 }
 
@@ -225,6 +302,7 @@ struct ClockIndex {
 #[derive(Default)]
 struct ViewIndex {
     keys: BTreeSet<Key>,
+    odds: InPlaceOdds,
     totals: Vec<i64>,
 }
 
@@ -241,6 +319,7 @@ pub(in crate::topn) struct DroppedKeys {
 pub(in crate::topn) struct NameTable<P> {
     // Declared first so that keys are dropped before the names they point to.
     index: BTreeSet<Key>,
+    index_odds: InPlaceOdds,
     clock: Option<ClockIndex>,
     views: Vec<ViewIndex>,
     chunks: Vec<Vec<Slot<P>>>,
@@ -250,6 +329,7 @@ impl<P> NameTable<P> {
     pub(in crate::topn) fn new() -> NameTable<P> {
         NameTable {
             index: BTreeSet::new(),
+            index_odds: InPlaceOdds::default(),
             clock: None,
             views: Vec::new(),
             chunks: Vec::new(),
@@ -276,17 +356,10 @@ impl<P> NameTable<P> {
 
     /// Sets the total of live slot `id` in view `v`, repositioning its key if indexed.
     pub(in crate::topn) fn set_view_total(&mut self, v: usize, id: u32, total: i64) {
-        let mut key = self.view_key(v, id);
-        if key.total == total {
-            return;
-        }
+        let key = self.view_key(v, id);
         let view = &mut self.views[v];
-        let indexed = view.keys.remove(&key);
-        key.total = total;
         view.totals[id as usize] = total;
-        if indexed {
-            view.keys.insert(key);
-        }
+        reposition(&mut view.keys, &mut view.odds, key, total);
     }
 
     /// View `v`'s index, best first.
@@ -388,7 +461,7 @@ impl<P> NameTable<P> {
             .as_ref()
             .expect("live member")
             .ptr();
-        Key::new(key.total, name)
+        Key::new(key.total(), name)
     }
 
     /// The clock-index key of live slot `id`.
@@ -426,29 +499,18 @@ impl<P> NameTable<P> {
             self.slot_mut(id).clock_total = total;
             return;
         }
-        let mut key = self.clock_key(id);
-        if key.total == total {
-            return;
-        }
-        let Some(c) = &mut self.clock else { return };
-        c.keys.remove(&key);
-        key.total = total;
-        c.keys.insert(key);
+        let key = self.clock_key(id);
         self.slot_mut(id).clock_total = total;
+        if let Some(c) = &mut self.clock {
+            reposition(&mut c.keys, &mut c.odds, key, total);
+        }
     }
 
     /// Sets the total of live slot `id`, repositioning it in the index if it is there.
     pub(in crate::topn) fn set_total(&mut self, id: u32, total: i64) {
-        let mut key = self.key(id);
-        if key.total == total {
-            return;
-        }
-        let indexed = self.index.remove(&key);
-        key.total = total;
+        let key = self.key(id);
         self.slot_mut(id).total = total;
-        if indexed {
-            self.index.insert(key);
-        }
+        reposition(&mut self.index, &mut self.index_odds, key, total);
     }
 
     /// Frees live slot `id` (out of the index, name dropped, total 0); returns the name length.
@@ -480,6 +542,7 @@ impl<P> NameTable<P> {
         keys.sort_unstable();
         self.clock = Some(ClockIndex {
             keys: keys.into_iter().collect(),
+            odds: InPlaceOdds::default(),
             built: self.slots(),
         });
     }
@@ -488,6 +551,7 @@ impl<P> NameTable<P> {
     pub(in crate::topn) fn clock_index_start(&mut self) {
         self.clock = Some(ClockIndex {
             keys: BTreeSet::new(),
+            odds: InPlaceOdds::default(),
             built: 0,
         });
     }
@@ -704,6 +768,7 @@ impl<P> NameTable<P> {
             clock,
             views,
             chunks,
+            ..
         } = self;
         let Some(chunk) = chunks.get_mut(c) else {
             return;
@@ -771,6 +836,45 @@ impl<P> NameTable<P> {
     }
 }
 
+/// Gives `key` (the key of a slot as `index` may hold it) the total `total`, if `index` holds
+/// it. A new total that leaves the key between its neighbours (a member that passes no other:
+/// the usual increment of a heavy-tailed stream) is written in place, after one search, when
+/// `odds` say it is worth trying; otherwise the key is taken out and put back.
+#[allow(clippy::mutable_key_type)] // a key's total changes in place only where its order holds
+fn reposition(index: &mut BTreeSet<Key>, odds: &mut InPlaceOdds, key: Key, total: i64) {
+    let old = key.total();
+    if old == total {
+        return;
+    }
+    let moved = Key::new(total, key.name.get());
+    if odds.worth_trying() {
+        // A higher total moves the key towards the front: only its predecessor can be
+        // passed; a lower one towards the back: only its successor. (A range with one bound
+        // searches once; with two, about twice.)
+        let in_place = if total > old {
+            let mut before = index.range(..=&key);
+            match before.next_back() {
+                Some(k) if k.is(&key) => before.next_back().is_none_or(|p| *p < moved).then_some(k),
+                _ => return,
+            }
+        } else {
+            let mut after = index.range(&key..);
+            match after.next() {
+                Some(k) if k.is(&key) => after.next().is_none_or(|n| moved < *n).then_some(k),
+                _ => return,
+            }
+        };
+        odds.learn(in_place.is_some());
+        if let Some(k) = in_place {
+            k.total.set(total);
+            return;
+        }
+    }
+    if index.remove(&key) {
+        index.insert(moved);
+    }
+}
+
 impl<P: Clone> Clone for NameTable<P> {
     /// A deep copy: names are copied, the index is rebuilt over the copies (the clock index
     /// is not: it is built again when wanted).
@@ -791,6 +895,7 @@ impl<P: Clone> Clone for NameTable<P> {
             .collect();
         let mut t = NameTable {
             index: BTreeSet::new(),
+            index_odds: InPlaceOdds::default(),
             clock: None,
             views: Vec::new(),
             chunks,
@@ -802,6 +907,7 @@ impl<P: Clone> Clone for NameTable<P> {
             let keys: Vec<Key> = view.keys.iter().map(|k| t.copy_key(k)).collect();
             t.views.push(ViewIndex {
                 keys: keys.into_iter().collect(),
+                odds: InPlaceOdds::default(),
                 totals: view.totals.clone(),
             });
         }

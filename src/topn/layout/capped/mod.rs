@@ -20,12 +20,16 @@
 use hashbrown::HashMap;
 use std::collections::VecDeque;
 
-use crate::topn::encoding::DecodeError;
+use crate::topn::encoding::{DecodeError, Reader};
 use crate::topn::parse::{Pair, MAX_CAPACITY};
 use crate::topn::shape::{Overflow, Shape};
 use crate::topn::storage::dispose_value;
+use folded::{Bucket, Folded, FOLD_PER_WRITE};
 use summary::{hash, Summary};
 
+mod folded;
+#[cfg(test)]
+mod folded_tests;
 mod summary;
 use crate::tuples::defrag::{Mover, Pass};
 
@@ -45,17 +49,33 @@ pub struct Bounded {
     pub error: i64,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct Capped {
     shape: Shape,
     capacity: u32,
     /// The window's buckets, ascending.
-    buckets: VecDeque<(i64, Summary)>,
+    buckets: VecDeque<Bucket>,
     /// Buckets dropped as the clock moved, since the last take.
     retired: usize,
     /// The buckets' counts summed: any count over any window is at most it.
     total: i128,
+    /// The buckets' counters (kept: a write reports them for INFO).
+    counters: usize,
+    /// The sealed buckets' counts summed, for writes (derived, `folded.rs`).
+    folded: Folded,
 }
+
+/// Equal when they hold the same counters, whatever their derived state.
+impl PartialEq for Capped {
+    fn eq(&self, other: &Capped) -> bool {
+        let content = |c: &Capped| (c.shape, c.capacity, c.total, c.buckets.len());
+        content(self) == content(other)
+            && (self.buckets.iter().zip(&other.buckets))
+                .all(|(a, b)| a.idx == b.idx && a.summary == b.summary)
+    }
+}
+
+impl Eq for Capped {}
 
 impl Capped {
     pub fn new(shape: Shape, capacity: u32) -> Capped {
@@ -65,6 +85,8 @@ impl Capped {
             buckets: VecDeque::new(),
             retired: 0,
             total: 0,
+            counters: 0,
+            folded: Folded::default(),
         }
     }
 
@@ -83,38 +105,43 @@ impl Capped {
     /// Adds `by` (>= 1) at `at_ms`; returns the member's count over the
     /// window ending at the clock. An event older than that window changes
     /// nothing; buckets leave as the clock moves (at most WINDOW x CAPACITY
-    /// counters freed at once).
+    /// counters freed at once). O(log CAPACITY) and a bounded share of the
+    /// folding (`folded.rs`), whatever the number of buckets.
     pub fn incr(&mut self, member: &[u8], by: i64, at_ms: i64) -> Result<i64, Overflow> {
-        let b = self.shape.bucket_of(at_ms);
         if self.shape.is_older_than_window(at_ms) {
-            return Ok(self.count_at_clock(member).count);
+            return Ok(self.window_count(member));
         }
-        let clock = self.shape.clock.map_or(b, |c| c.max(b));
-        // The member's count over the new window, its bucket's part apart
-        // (one lookup a bucket, one hash: the reply is this plus the part
-        // after the add).
-        let (h, lo) = (hash(member), self.live_lo(clock));
-        let (mut others, mut before, mut found) = (0i128, 0i128, None);
-        for (idx, s) in self.buckets.iter().filter(|(idx, _)| *idx >= lo) {
-            let slot = s.find(member, h);
-            let part = i128::from(slot.map_or(s.floor(), |x| s.counter(x).0));
-            if *idx == b {
-                (before, found) = (part, slot);
-            } else {
-                others += part;
-            }
+        let (b, h) = (self.shape.bucket_of(at_ms), hash(member));
+        // Checked before anything changes. Any count is at most the counts'
+        // sum, so only near the range's end is the member's count over the
+        // new window summed (directly: one lookup a bucket).
+        if self.total + i128::from(by) > i128::from(i64::MAX) {
+            let clock = self.shape.clock.map_or(b, |c| c.max(b));
+            let (count, _) = self.sum_in_range(member, h, self.live_lo(clock), clock);
+            i64::try_from(count + i128::from(by)).map_err(|_| Overflow)?;
         }
-        // Checked before anything changes: the window's sum here, the
-        // bucket's counter by the add (a new bucket is kept once added to).
-        i64::try_from(others + before + i128::from(by)).map_err(|_| Overflow)?;
-        let after = self.add(member, h, found, by, b)?;
-        Ok(clamp(others + i128::from(after)))
+        let found = match self.buckets.binary_search_by_key(&b, |x| x.idx) {
+            Ok(at) => self.buckets[at].summary.find(member, h),
+            Err(_) => None,
+        };
+        self.add(member, h, found, by, b)?;
+        Ok(clamp(self.folded.count(&self.buckets, member, h)))
+    }
+
+    /// The member's count over the window ending at the clock, from the
+    /// folded sums: O(1) and the buckets not folded yet.
+    pub fn window_count(&self, member: &[u8]) -> i64 {
+        match self.shape.clock {
+            Some(_) => clamp(self.folded.count(&self.buckets, member, hash(member))),
+            None => 0,
+        }
     }
 
     /// Adds `by` to `member`'s counter in bucket `b` (`found`: its slot
     /// there), the clock moving to `b` when it is newer and the buckets that
-    /// leave the window dropped; returns the counter's count. Refused, changing
-    /// nothing, when the counter would overflow.
+    /// leave the window dropped, then folds a bounded share; returns the
+    /// counter's count. Refused, changing nothing, when the counter would
+    /// overflow.
     fn add(
         &mut self,
         member: &[u8],
@@ -124,13 +151,21 @@ impl Capped {
         b: i64,
     ) -> Result<i64, Overflow> {
         let capacity = self.capacity as usize;
-        let pos = self.buckets.partition_point(|(idx, _)| *idx < b);
+        let pos = self.buckets.partition_point(|x| x.idx < b);
         let after = match self.buckets.get_mut(pos) {
-            Some((idx, s)) if *idx == b => s.add(member, h, found, by, capacity)?,
+            Some(bucket) if bucket.idx == b => {
+                let (slot, len) = (bucket.summary.target(found, capacity), bucket.summary.len());
+                let after = (self.folded)
+                    .change(bucket, slot, |s| s.add(member, h, found, by, capacity))?;
+                self.counters += bucket.summary.len() - len;
+                after
+            }
             _ => {
                 let mut s = Summary::default();
                 let after = s.add(member, h, None, by, capacity)?;
-                self.buckets.insert(pos, (b, s));
+                self.buckets.insert(pos, Bucket::new(b, s));
+                self.folded.inserted(&mut self.buckets, pos);
+                self.counters += 1;
                 after
             }
         };
@@ -139,9 +174,27 @@ impl Capped {
         self.total += i128::from(by);
         let stale = self
             .buckets
-            .partition_point(|(idx, _)| *idx < self.live_lo(clock));
+            .partition_point(|x| x.idx < self.live_lo(clock));
         self.drop_buckets(stale);
+        self.folded.step(&mut self.buckets, clock, FOLD_PER_WRITE);
         Ok(after)
+    }
+
+    /// Up to `budget` units of folding (the upkeep timer's); `< budget` when
+    /// nothing is left.
+    pub fn upkeep(&mut self, budget: usize) -> usize {
+        match self.shape.clock {
+            Some(clock) => self.folded.step(&mut self.buckets, clock, budget.max(1)),
+            None => 0,
+        }
+    }
+
+    /// `Some(0)` while folding is owed (it follows the key's clock, not the
+    /// server's time).
+    pub fn upkeep_due_ms(&self) -> Option<i64> {
+        self.folded
+            .owes(&self.buckets, self.shape.clock)
+            .then_some(0)
     }
 
     /// Applies `(increment, member)` pairs (each >= 1) all at `at_ms`, in
@@ -157,8 +210,8 @@ impl Capped {
             let b = self.shape.bucket_of(at_ms);
             for (i, &(by, member)) in pairs.iter().enumerate() {
                 let h = hash(member);
-                let found = match self.buckets.binary_search_by_key(&b, |(idx, _)| *idx) {
-                    Ok(at) => self.buckets[at].1.find(member, h),
+                let found = match self.buckets.binary_search_by_key(&b, |x| x.idx) {
+                    Ok(at) => self.buckets[at].summary.find(member, h),
                     Err(_) => None,
                 };
                 self.add(member, h, found, by, b).map_err(|_| i)?;
@@ -188,8 +241,8 @@ impl Capped {
         let added: i128 = pairs.iter().map(|&(by, _)| i128::from(by)).sum();
         let names: usize = pairs.iter().map(|(_, m)| m.len()).sum();
         let b = self.shape.bucket_of(at_ms);
-        let held = match self.buckets.binary_search_by_key(&b, |(idx, _)| *idx) {
-            Ok(i) => self.buckets[i].1.name_bytes(),
+        let held = match self.buckets.binary_search_by_key(&b, |x| x.idx) {
+            Ok(i) => self.buckets[i].summary.name_bytes(),
             Err(_) => 0,
         };
         self.total + added <= i128::from(i64::MAX) && held + names <= summary::MAX_NAME_BYTES
@@ -211,23 +264,33 @@ impl Capped {
     fn read(&self, lo: i64, hi: i64) -> impl Iterator<Item = &Summary> + '_ {
         self.buckets
             .iter()
-            .filter(move |(idx, _)| *idx >= lo && *idx <= hi)
-            .map(|(_, s)| s)
+            .filter(move |x| x.idx >= lo && x.idx <= hi)
+            .map(|x| &x.summary)
     }
 
-    fn count_in_range(&self, member: &[u8], lo: i64, hi: i64) -> Bounded {
-        let (mut count, mut error, h) = (0i128, 0i128, hash(member));
+    /// A member's count and error over buckets `lo..=hi`, summed directly
+    /// (one lookup a bucket).
+    fn sum_in_range(&self, member: &[u8], h: u64, lo: i64, hi: i64) -> (i128, i128) {
+        let (mut count, mut error) = (0i128, 0i128);
         for s in self.read(lo, hi) {
             let (c, e) = s.get(member, h).unwrap_or((s.floor(), s.floor()));
             count += i128::from(c);
             error += i128::from(e);
         }
+        (count, error)
+    }
+
+    fn count_in_range(&self, member: &[u8], lo: i64, hi: i64) -> Bounded {
+        let (count, error) = self.sum_in_range(member, hash(member), lo, hi);
         Bounded {
             count: clamp(count),
             error: clamp(error),
         }
     }
 
+    /// The count and error over the window at the clock, summed directly:
+    /// the oracle of [`Capped::window_count`].
+    #[cfg(test)]
     pub fn count_at_clock(&self, member: &[u8]) -> Bounded {
         let Some(clock) = self.shape.clock else {
             return Bounded { count: 0, error: 0 };
@@ -240,6 +303,15 @@ impl Capped {
             .map_or(Bounded { count: 0, error: 0 }, |(lo, hi)| {
                 self.count_in_range(member, lo, hi)
             })
+    }
+
+    /// The count alone over the last `k` buckets at `at_ms`: from the folded
+    /// sums when that is the window at the clock, else summed directly.
+    pub fn count_only(&self, member: &[u8], at_ms: i64, k: u32) -> i64 {
+        match (self.read_range(at_ms, k), self.shape.clock) {
+            (Some(range), Some(c)) if range == (self.live_lo(c), c) => self.window_count(member),
+            _ => self.count_in(member, at_ms, k).count,
+        }
     }
 
     /// The `n` highest counts over the last `k` buckets at `at_ms` (count
@@ -287,14 +359,7 @@ impl Capped {
     /// The most any count of the window at the clock over-counts (the sum
     /// of the floors): 0 while the key is exact.
     pub fn bound(&self) -> i64 {
-        let Some(clock) = self.shape.clock else {
-            return 0;
-        };
-        clamp(
-            self.read(self.live_lo(clock), clock)
-                .map(|s| i128::from(s.floor()))
-                .sum(),
-        )
+        clamp(self.folded.floors(&self.buckets))
     }
 
     /// Members held, once per bucket that holds them (the counters: a count
@@ -308,17 +373,18 @@ impl Capped {
     }
 
     pub fn counters(&self) -> usize {
-        self.buckets.iter().map(|(_, s)| s.len()).sum()
+        self.counters
     }
 
     pub fn mem_usage(&self) -> usize {
         std::mem::size_of::<Capped>()
-            + self.buckets.capacity() * std::mem::size_of::<(i64, Summary)>()
+            + self.buckets.capacity() * std::mem::size_of::<Bucket>()
             + self
                 .buckets
                 .iter()
-                .map(|(_, s)| s.heap_bytes())
+                .map(|x| x.summary.heap_bytes())
                 .sum::<usize>()
+            + self.folded.heap_bytes()
     }
 
     /// Every counter as `(bucket, member, count, error)`, by bucket then
@@ -327,10 +393,10 @@ impl Capped {
     pub fn counters_by_bucket(&self) -> Vec<BucketCounters<'_>> {
         self.buckets
             .iter()
-            .map(|(idx, s)| {
-                let mut list: Vec<(&[u8], i64, i64)> = s.iter().collect();
+            .map(|x| {
+                let mut list: Vec<(&[u8], i64, i64)> = x.summary.iter().collect();
                 list.sort_unstable();
-                (*idx, s.evicted, list)
+                (x.idx, x.summary.evicted, list)
             })
             .collect()
     }
@@ -356,46 +422,58 @@ impl Capped {
             return Err("a counter outside the window");
         }
         let (capacity, counter) = (self.capacity as usize, (count, error));
-        let pos = self.buckets.partition_point(|(idx, _)| *idx < bucket);
+        let pos = self.buckets.partition_point(|x| x.idx < bucket);
         match self.buckets.get_mut(pos) {
-            Some((idx, s)) if *idx == bucket => {
-                let before = s.sum();
-                s.set(member, counter, evicted, capacity)?;
-                self.total += s.sum() - before;
+            Some(x) if x.idx == bucket => {
+                let (before, len) = (x.summary.sum(), x.summary.len());
+                let found = x.summary.find(member, hash(member));
+                let slot = found.unwrap_or(len);
+                (self.folded).change(x, slot, |s| s.set(member, counter, evicted, capacity))?;
+                self.total += x.summary.sum() - before;
+                self.counters += x.summary.len() - len;
             }
             _ => {
                 let mut s = Summary::default();
                 s.set(member, counter, evicted, capacity)?;
                 self.total += s.sum();
-                self.buckets.insert(pos, (bucket, s));
+                self.buckets.insert(pos, Bucket::new(bucket, s));
+                self.folded.inserted(&mut self.buckets, pos);
+                self.counters += 1;
             }
         }
         self.shape.clock = Some(clock);
-        let stale = self.buckets.partition_point(|(idx, _)| *idx < lo);
+        let stale = self.buckets.partition_point(|x| x.idx < lo);
         self.drop_buckets(stale);
         Ok(())
     }
 
     /// Offers every bucket's blocks to a defrag pass, a bucket a unit of work (at most
-    /// `MAX_CAPACITY` counters).
+    /// `MAX_CAPACITY` counters), then the folded sums'.
     pub fn defrag<M: Mover>(&mut self, pass: &mut Pass<M>) {
-        for (_, summary) in self.buckets.iter_mut() {
-            pass.work(|m| summary.defrag(m));
+        for x in self.buckets.iter_mut() {
+            pass.work(|m| x.summary.defrag(m));
         }
+        self.folded.defrag(pass);
+    }
+
+    /// Entries the folded sums hold (a value's free effort).
+    pub fn folded_entries(&self) -> usize {
+        self.folded.len()
     }
 
     /// Drops the `n` oldest buckets; many counters are freed off the main
     /// thread (as big values are), so a write that moves the clock far does
-    /// not free WINDOW x CAPACITY counters at once.
+    /// not free WINDOW x CAPACITY counters at once; the folded sums let go
+    /// of them piecewise (`folded.rs`).
     fn drop_buckets(&mut self, n: usize) {
         if n == 0 {
             return;
         }
-        let gone: Vec<(i64, Summary)> = self.buckets.drain(..n).collect();
-        self.total -= gone.iter().map(|(_, s)| s.sum()).sum::<i128>();
-        let bytes = gone.iter().map(|(_, s)| s.heap_bytes()).sum();
-        dispose_value(gone, bytes);
+        let gone: Vec<Bucket> = self.buckets.drain(..n).collect();
+        self.total -= gone.iter().map(|x| x.summary.sum()).sum::<i128>();
+        self.counters -= gone.iter().map(|x| x.summary.len()).sum::<usize>();
         self.retired += n;
+        self.folded.left(gone, &mut self.buckets);
     }
 }
 
@@ -431,7 +509,7 @@ impl Capped {
 
     /// Rebuilds a key from [`Capped::encode`]'s bytes; refuses anything else.
     pub fn decode(bytes: &[u8]) -> Result<Capped, DecodeError> {
-        let mut r = Reader(bytes);
+        let mut r = Reader::new(bytes);
         if r.take::<1>()? != [ENCODING_VERSION_CAPPED] {
             return Err(DecodeError::Invalid("not a capped TOPN"));
         }
@@ -477,29 +555,10 @@ impl Capped {
                     .map_err(DecodeError::Invalid)?;
             }
         }
-        if !r.0.is_empty() {
+        if !r.rest().is_empty() {
             return Err(DecodeError::Invalid("trailing bytes"));
         }
         Ok(key)
-    }
-}
-
-struct Reader<'a>(&'a [u8]);
-
-impl<'a> Reader<'a> {
-    fn bytes(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
-        if self.0.len() < n {
-            return Err(DecodeError::Truncated);
-        }
-        let (head, rest) = self.0.split_at(n);
-        self.0 = rest;
-        Ok(head)
-    }
-
-    fn take<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
-        let mut out = [0; N];
-        out.copy_from_slice(self.bytes(N)?);
-        Ok(out)
     }
 }
 

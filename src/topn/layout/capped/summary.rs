@@ -138,6 +138,21 @@ impl Summary {
         (s.count, s.error)
     }
 
+    /// Slot `slot`'s member and count.
+    pub fn entry(&self, slot: usize) -> (&[u8], i64) {
+        (self.name(slot), self.slots[slot].count)
+    }
+
+    /// The slot an add of a member found at `found` changes: its own, a new
+    /// one below `capacity`, else the counter it evicts.
+    pub fn target(&self, found: Option<usize>, capacity: usize) -> usize {
+        match (found, self.links.first()) {
+            (Some(s), _) => s,
+            (None, Some(root)) if self.len() >= capacity.min(MAX_COUNTERS) => root.heap as usize,
+            _ => self.len(),
+        }
+    }
+
     pub fn get(&self, member: &[u8], hash: u64) -> Option<(i64, i64)> {
         self.find(member, hash).map(|s| self.counter(s))
     }

@@ -1,8 +1,8 @@
 //! Unit tests of ALIGN: bucket boundaries shifted from the epoch, in reads, expiry, the
 //! encoding (version 2 only for a non-zero ALIGN) and the AOF replay.
 
+use super::key::*;
 use super::tests::check_invariants;
-use super::*;
 use crate::topn::encoding::{DecodeError, ENCODING_VERSION, ENCODING_VERSION_ALIGNED};
 
 const HOUR: i64 = 3_600_000;

@@ -5,9 +5,13 @@
 //! (retirement walks its cells) never clusters another. Also the branch-free scans that sums
 //! are made of.
 
+use super::hash::{mix, reduce, GOLDEN};
 use super::packed::{Acc, Packed};
-use super::{mix, note_path, reduce, EMPTY, GOLDEN};
+use super::paths::note_path;
 use crate::topn::storage::{dispose, dispose_value, Cells};
+
+/// A cell that holds no member id.
+pub(super) const EMPTY: u32 = u32::MAX;
 
 /// An old-table cell whose entry has moved to the current table. Empty and moved cells hold
 /// the count 0 (scans add them to a dummy slot without looking).

@@ -6,9 +6,9 @@
 //! index being built, a graveyard being freed): the job's positions stay valid.
 
 use super::bucket::{Bucket, Table};
+use super::graveyard::Graveyard;
+use super::key::Full;
 use super::members::Members;
-use super::retire::Graveyard;
-use super::Full;
 use crate::tuples::defrag::{rebuild, vec_deque, Mover, Pass, SLAB_MAX};
 use std::collections::HashMap;
 use std::hash::BuildHasher;

@@ -6,8 +6,8 @@
 //! incremental state (table growth, lookup rehash, aging, clock index build, packing,
 //! graveyards); a twin that gets the same operations and no defrag must answer the same.
 
+use super::key::*;
 use super::tests::{beyond_i64, check_invariants, same_answers};
-use super::*;
 use crate::tuples::defrag::model::{in_slices, MoveAll};
 use crate::tuples::defrag::{Pass, Resume, REBUILD_MAX};
 use rand::rngs::StdRng;

@@ -1,10 +1,11 @@
 //! Persistence: the versioned encoding (RDB, DUMP), its decoder, and the replay of a key's
 //! content as increments (AOF rewrite).
 
+use super::bucket::EMPTY;
 use super::bucket::{Bucket, Table};
-use super::{Full, EMPTY};
+use super::key::Full;
 use crate::topn::encoding::{
-    write, DecodeError, ENCODING_VERSION, ENCODING_VERSION_ALIGNED, ENCODING_VERSION_VIEWS,
+    write, DecodeError, Reader, ENCODING_VERSION, ENCODING_VERSION_ALIGNED, ENCODING_VERSION_VIEWS,
 };
 use crate::topn::shape::Shape;
 use crate::topn::views::{Views, MAX_VIEWS};
@@ -77,7 +78,7 @@ impl Full {
     /// `decode`, for a server whose time is `now_ms`: buckets that already left the window at
     /// that time are loaded aged (out of the aggregate), so no upkeep is owed for them.
     pub fn decode_at(bytes: &[u8], now_ms: Option<i64>) -> Result<Full, DecodeError> {
-        let mut r = Reader { buf: bytes };
+        let mut r = Reader::new(bytes);
         let version = r.u8()?;
         if ![
             ENCODING_VERSION,
@@ -151,7 +152,7 @@ impl Full {
         }
 
         let nmembers = r.u32()? as usize;
-        if nmembers > r.buf.len() / 4 {
+        if nmembers > r.rest().len() / 4 {
             return Err(DecodeError::Truncated);
         }
         if !has_clock && nmembers != 0 {
@@ -160,7 +161,7 @@ impl Full {
         t.m.reserve(nmembers);
         for _ in 0..nmembers {
             let len = r.u32()? as usize;
-            let name = r.take(len)?;
+            let name = r.bytes(len)?;
             let hash = t.m.hash_name(name);
             if t.m.find(name, hash).is_some() {
                 return Err(DecodeError::Invalid("duplicate member"));
@@ -168,7 +169,7 @@ impl Full {
             t.m.intern_raw(name, hash);
         }
         let nbuckets = r.u32()? as usize;
-        if nbuckets > r.buf.len() / 12 {
+        if nbuckets > r.rest().len() / 12 {
             return Err(DecodeError::Truncated);
         }
         let lo = t.live_lo(clock);
@@ -186,7 +187,7 @@ impl Full {
             if nentries == 0 {
                 return Err(DecodeError::Invalid("empty bucket"));
             }
-            if nentries > r.buf.len() / 12 {
+            if nentries > r.rest().len() / 12 {
                 return Err(DecodeError::Truncated);
             }
             let mut b = Bucket::new(idx);
@@ -219,7 +220,7 @@ impl Full {
             }
             t.buckets.push_back(b);
         }
-        if !r.buf.is_empty() {
+        if !r.rest().is_empty() {
             return Err(DecodeError::Invalid("trailing bytes"));
         }
         if t.m.ids().any(|id| t.m.meta(id).refs == 0) {
@@ -270,33 +271,5 @@ impl Full {
             }
         }
         out
-    }
-}
-
-struct Reader<'a> {
-    buf: &'a [u8],
-}
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
-        if self.buf.len() < n {
-            return Err(DecodeError::Truncated);
-        }
-        let (a, b) = self.buf.split_at(n);
-        self.buf = b;
-        Ok(a)
-    }
-    fn u8(&mut self) -> Result<u8, DecodeError> {
-        Ok(self.take(1)?[0])
-    }
-    fn u32(&mut self) -> Result<u32, DecodeError> {
-        Ok(u32::from_le_bytes(
-            self.take(4)?.try_into().expect("4 bytes"),
-        ))
-    }
-    fn i64(&mut self) -> Result<i64, DecodeError> {
-        Ok(i64::from_le_bytes(
-            self.take(8)?.try_into().expect("8 bytes"),
-        ))
     }
 }

@@ -1,8 +1,8 @@
 //! Unit tests of the full layout's encoding: round trips, bytes that follow the content
 //! alone, refusals of damaged input, replay and clones.
 
+use super::key::*;
 use super::tests::*;
-use super::*;
 use crate::topn::encoding::{DecodeError, ENCODING_VERSION};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

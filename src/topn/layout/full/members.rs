@@ -6,7 +6,7 @@ use std::collections::hash_map::RandomState;
 use std::collections::HashMap;
 use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
 
-use super::{mix, GOLDEN};
+use super::hash::{mix, GOLDEN};
 use crate::topn::select::clamp_i64;
 use crate::topn::storage::{dispose, Cells, NameTable};
 

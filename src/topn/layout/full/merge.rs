@@ -17,10 +17,10 @@ use std::collections::HashSet;
 use std::hash::BuildHasherDefault;
 
 use super::bucket::Bucket;
+use super::key::Full;
 use super::members::IdHasher;
 use super::packed::{packable, word, word_count, PrefixBuilder};
 use super::read::{Best, Span, LOOKUP_COST};
-use super::Full;
 use crate::topn::select::Rows;
 
 /// Entries of a list selected at read time (from a bucket without a prefix).

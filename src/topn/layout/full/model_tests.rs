@@ -1,10 +1,12 @@
 //! Model-based tests: random increments, upkeep and reads against a model that keeps every
 //! event, checking every read at many times and windows.
 
+use super::key::*;
+use super::paths::PATHS;
 use super::read::Base;
 use super::tests::{check_invariants, top_owned};
-use super::*;
 use crate::topn::select::clamp_i64;
+use crate::topn::shape::Overflow;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::HashMap;

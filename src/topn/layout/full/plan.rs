@@ -23,7 +23,7 @@ use std::cmp::Reverse;
 use super::merge::{rehearse, List};
 use super::packed::word_count;
 use super::read::{Base, Span, LOOKUP_COST};
-use super::Full;
+use super::key::Full;
 use crate::topn::storage::Key;
 
 /// How a read answers.

@@ -9,10 +9,11 @@ use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::bucket::Bucket;
+use super::key::Full;
 use super::members::IdMap;
 use super::packed::Acc;
+use super::paths::note_path;
 use super::plan::{note_tried, Ask, Plan};
-use super::{note_path, Full};
 use crate::topn::select::{clamp_i64, top_positive, top_rows, Rows};
 use crate::topn::storage::Key;
 

@@ -3,60 +3,14 @@
 //! time out of the running aggregate, and packing sealed buckets (`packed.rs`). All of it in
 //! bounded slices: a budget of work units per `incr`, and the server timer's `upkeep` calls.
 
-use std::collections::VecDeque;
-
+use super::bucket::EMPTY;
 use super::bucket::{Bucket, BUCKET_MIGRATE_STEP, MOVED};
+use super::graveyard::Graveyard;
+use super::key::Full;
 use super::members::{Members, INDEX_BYTES_PER_KEY};
 use super::packed::{packable, Packer, Step};
-use super::{note_path, Full, EMPTY};
+use super::paths::note_path;
 use crate::topn::storage::dispose_value;
-
-/// Everything of a state the clock has entirely passed, freed piecewise by later writes.
-pub(super) struct Graveyard {
-    pub(super) members: Members,
-    pub(super) buckets: VecDeque<Bucket>,
-}
-
-impl Graveyard {
-    pub(super) fn is_empty(&self) -> bool {
-        self.buckets.is_empty() && self.members.is_freed()
-    }
-
-    /// Frees up to `budget` items; returns the work done.
-    pub(super) fn step(&mut self, budget: usize) -> usize {
-        let mut done = 0;
-        while done < budget {
-            if let Some(b) = self.buckets.front() {
-                let cost = b.drop_cost();
-                if done > 0 && done + cost > budget {
-                    break;
-                }
-                self.buckets.pop_front();
-                done = (done + cost).min(budget);
-            } else {
-                done += self.members.free_step(budget - done);
-                break;
-            }
-        }
-        if self.buckets.is_empty() && self.buckets.capacity() > 0 {
-            self.buckets = VecDeque::new();
-        }
-        done
-    }
-
-    pub(super) fn heap_bytes(&self) -> usize {
-        self.members.heap_bytes()
-            + self
-                .buckets
-                .iter()
-                .map(|b| b.heap_bytes() + std::mem::size_of::<Bucket>())
-                .sum::<usize>()
-    }
-
-    pub(super) fn effort(&self) -> usize {
-        self.members.effort() + self.buckets.len() * 2
-    }
-}
 
 /// Work units of a slot added to the clock index (a B-tree insertion).
 const CLOCK_SLOT_COST: usize = 4;

@@ -1,8 +1,9 @@
 //! Unit tests of the full layout's window rules: bucket arithmetic, ties, overflow, late
 //! events, the server's time, upkeep and retirement, memory figures.
 
+use super::key::*;
 use super::tests::*;
-use super::*;
+use crate::topn::shape::Overflow;
 
 #[test]
 fn bucket_arithmetic_and_window_bounds() {

@@ -1,16 +1,17 @@
 //! Unit tests of the full layout's tables: lazy cells, bucket tables and the member table
 //! growing by incremental migration.
 
-use super::bucket::{Bucket, MOVED};
+use super::bucket::{Bucket, EMPTY, MOVED};
+use super::graveyard::Graveyard;
+use super::key::*;
 use super::members::Members;
-use super::retire::Graveyard;
 use super::tests::*;
-use super::*;
 use crate::topn::select::clamp_i64;
 use crate::topn::storage::Cells;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
+use std::collections::VecDeque;
 
 #[test]
 fn lazy_cells() {

@@ -1,13 +1,16 @@
 //! Shared helpers of the full layout's unit tests (`check_invariants`, which the model tests
 //! use too, samples, answers compared) and the tests of its reads.
 
+use super::bucket::EMPTY;
 use super::bucket::MOVED;
+use super::key::*;
 use super::members::{cell_id, EMPTY_CELL, TOMB};
-use super::*;
+use super::paths::PATHS;
 use crate::topn::storage::Cells;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
+use std::collections::HashMap;
 
 pub(super) const H: i64 = 3_600_000;
 

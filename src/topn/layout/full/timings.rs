@@ -1,7 +1,9 @@
 //! Timings, not asserted: `cargo test --release --lib topn -- --ignored --nocapture`.
 
+use super::bucket::Bucket;
+use super::key::*;
+use super::paths::PATHS;
 use super::read::Base;
-use super::*;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 

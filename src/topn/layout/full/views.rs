@@ -16,9 +16,9 @@
 use std::collections::HashSet;
 use std::hash::BuildHasherDefault;
 
+use super::key::Full;
 use super::members::IdHasher;
 use super::read::Span;
-use super::Full;
 use crate::topn::storage::dispose_value;
 use crate::topn::views::Views;
 
@@ -159,6 +159,10 @@ impl Full {
             return Some(view.lo);
         }
         let target = self.view_target(view.k);
+        // The usual write: the view is where it should be (no search).
+        if view.lo >= target {
+            return None;
+        }
         let i = self.buckets.partition_point(|b| b.idx < view.lo);
         self.buckets.get(i).map(|b| b.idx).filter(|&x| x < target)
     }

@@ -3,7 +3,8 @@
 //! running ahead, clock jumps, upkeep in small slices, loads and copies. Every read agrees, and
 //! reads at the server's time once upkeep caught up walk a view.
 
-use super::*;
+use super::key::*;
+use super::paths::PATHS;
 use crate::topn::views::Views;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

@@ -1,150 +1,17 @@
-//! TOPN's data structure: exact top-N over a sliding window of time buckets.
-//! Pure Rust, std only, no FFI.
-//!
-//! Design:
-//! - Time is cut into buckets starting ALIGN after the epoch's multiples of the bucket width
-//!   (`bucket = (at_ms - align_ms).div_euclid(bucket_ms)`). The key's *clock* is the newest
-//!   bucket ever written (monotone); *live* buckets are `[clock - window + 1, clock]`. Writes
-//!   older than that are ignored; reads only ever see live buckets.
-//! - Members are interned once: each name is one heap block `[id][len][bytes]` owned by its slot
-//!   (`id -> name, total, refs`, in fixed chunks that never reallocate) and referenced by the
-//!   lookup table (`hash|id` cells, linear probing, grown by incremental migration like Redis'
-//!   rehash) and by the order index (16-byte keys).
-//! - Each bucket is a flat open-addressing map `u32 id -> i64 count` (two plain arrays: freeing
-//!   a bucket is a few deallocations, whatever its size), with a per-bucket hash seed.
-//! - No call does O(size) work at once: hash tables grow by incremental migration, big new
-//!   arrays are initialized lazily chunk by chunk, slot chunks never reallocate.
-//! - A running aggregate `total` per member (exact: i128, in a side table when beyond i64) is
-//!   ordered by `BTreeSet<(total desc, name asc)>`: a read whose window is the aggregate's is a
-//!   walk of n keys. The aggregate covers the stored buckets from `agg_lo` up; the bucket at
-//!   `agg_lo` may be covered only from table cell `agg_pos` on.
-//! - Two kinds of retirement, both incremental (`retire`, a budget of work units per `incr`, and
-//!   `upkeep`, the server's timer):
-//!   - *freeing*: a bucket older than the key's window (the clock moved) is walked cell by cell,
-//!     each entry released (and subtracted if still in the aggregate); a member is freed when
-//!     no stored bucket holds it (`refs == 0`). When the clock jumps past the whole window, the
-//!     whole old state moves to a graveyard freed piecewise.
-//!   - *aging*: a bucket that left the window at the server's time (`observe_time`) is walked
-//!     cell by cell and subtracted from the aggregate, its data kept: reads at an earlier `AT`
-//!     still see it, and only the clock frees it. So once upkeep has caught up, the aggregate is
-//!     exactly the window at the server's time, however long ago the last write was. This is
-//!     internal state: no answer depends on it, and servers need not agree on it.
-//! - A bucket being walked is *frozen*: its cells never move (no new cell, no migration), so a
-//!   cursor tells which cells are done. Only a bucket being aged can still take writes (a
-//!   replica or an AOF replay lagging the server's time): a member it holds is updated in place,
-//!   counted in the aggregate if its cell is not aged yet; a new member goes to the bucket's
-//!   `extra`, a side bucket never in the aggregate.
-//! - A second running total per member, its *clock total*, covers every stored bucket (the
-//!   window at the clock, plus what is left of a stale bucket being freed): writes add to it,
-//!   freeing subtracts, aging does not touch it (one more addition per write). While a live
-//!   bucket is aged (the server's time ran ahead of the clock: an idle key, a replica, a
-//!   reload), the clock totals differ from the aggregate, and upkeep builds a second order
-//!   index over them, the *clock index*, a slice at a time (O(M log M) once per such spell);
-//!   a write then repositions its member in both indexes. Once the clock passes the aged
-//!   buckets the clock index is dropped (freed off the main thread).
-//! - Reads are `&self` and exact in every state. A read window's counts are one of the two
-//!   totals corrected by *fixes*: for the aggregate, subtract its buckets outside the read
-//!   window (stale ones, newer than `AT`, older than `LAST k`) and add the aged buckets inside
-//!   it; for the clock totals, subtract the stored buckets outside the read window. Each read
-//!   corrects whichever needs fewer fixes. Its plans, cheapest first (`read.rs`):
-//!   1. no fix: a walk of n keys of an index, O(n log M). A read at the server's time once
-//!      upkeep caught up (the aggregate), and a whole-window read at the clock, also with
-//!      buckets aged (the clock index).
-//!   2. a walk with fixes: each candidate corrected with one lookup per fix, stopping once the
-//!      next candidate's bound (its total plus the most a fix can add, from per-bucket value
-//!      bounds) cannot beat the n-th best. `LAST 6`, `LAST 12` at the clock.
-//!   3. a threshold merge of the read window's k buckets (`merge.rs`, Fagin's TA): their
-//!      entries in descending count order (a sealed bucket's from its packed prefix, the
-//!      newest bucket's selected at read time: a scan of its cells), k lookups per member
-//!      seen, stopping once the n-th best is above the sum of the lists' next counts. Lists
-//!      are made when that costs at most half the cheapest sum.
-//!   4. sums (`select.rs` then picks the rows): one stored bucket in the read window (`LAST
-//!      1`): a selection over that bucket's cells, O(cells); else the cheaper of a dense scan
-//!      of the read window's buckets (O(cells + M): an accumulator per member slot, then two
-//!      selection passes) and a base's totals corrected by scans of its fixes' buckets (O(M +
-//!      their cells)); a hash-map sum only when members outnumber the entries summed about
-//!      100 to 1 (a map insertion costs ~100 scanned cells).
-//!
-//!   Cost unit: a scanned cell (~1.4 ns); a lookup 40, an index step 8. The plan is decided
-//!   before any is tried (`plan.rs`): from a floor of the n-th best count (a few likely
-//!   leaders counted exactly), a walk or a merge is taken only when it is known to stop
-//!   within an eighth of the cheapest sum (the cheaper of the two), else the read sums at
-//!   once; so a read costs at most about 1.5x the cheapest sum (lists made for nothing), and
-//!   usually a walk or a merge of a few dozen entries. A bucket older than the newest one (of 4,096 entries or
-//!   more) gets a *packed copy* from the upkeep timer (`packed.rs`: its entries as id-sorted
-//!   8-byte words and its 1,024 highest counts in order, built in resumable slices, dropped by
-//!   a write into the bucket, rebuilt 1 s later): a sum scans it at half a unit an entry.
-//!   Selection reads names only for the rows returned and for ties at the n-th count.
-//!   Measured in-process (`timings::bench_reads`: the bench's `topn-reads` key, 24 buckets x
-//!   50,000 events over 200,000 members, ~41,000 distinct a bucket, popularity reversing
-//!   half-way; reads at the newest bucket with 3 and 9 buckets aged): `LAST 1` ~110 us (a
-//!   selection), `LAST 2` 160-230 us (a merge), `LAST 6` 12-29 us, `LAST 12` 1-2.6 us (walks), the
-//!   whole window 0.5-0.7 us (a walk of the clock index). On flat counts (weighted events
-//!   spread evenly: `timings::bench_reads_weighted`) the planner sends reads straight to the
-//!   sum (`LAST 12` ~0.5 ms, in 32-bit accumulators when the value bounds allow). A load packs every sealed bucket at once. Memory: 8 bytes an entry of a
-//!   sealed bucket and 8 KB a sealed bucket (packed copies), 8 bytes a member (clock totals),
-//!   ~36 bytes a member while the clock index exists.
-//! - *Views* (`VIEWS k ...`, `views.rs`): per declared k, each member's total over the k newest
-//!   buckets at the key's newest time, with its own order index, kept by writes and by the same
-//!   upkeep budgets (a bucket leaving a view is subtracted from a snapshot of its ids). A read
-//!   whose stored buckets are exactly a view's walks that index (plan 1); otherwise views play
-//!   no part. About 44 bytes a member a view; a write pays one more index update a view.
-//! - The encoding is a function of the content (members in byte order, a bucket's entries by
-//!   member): servers with other table layouts (a replica) write the same bytes.
-//! - Big arrays no longer needed (a hash table migrated away from) go to `storage::dispose`,
-//!   which the server layer points at a background thread: freeing megabytes costs ~1 ms.
-//!
-//! Files: this one (the type, writes, sizes), `bucket.rs` (a bucket's table and the scans of
-//! sums), `members.rs` (names, totals, order index, lookup), `retire.rs` (freeing, aging,
-//! packing, the clock index: the upkeep), `views.rs` (views), `read.rs` (fixes, the cost
-//! model, the walk and the sums), `plan.rs` (which plan a read takes), `merge.rs` (threshold merges), `encoding.rs` (persistence),
-//! `packed.rs` (packed copies of sealed buckets), `defrag.rs` (active defrag); tests in
-//! `tests.rs` (shared helpers, reads), `tables_tests.rs`, `rules_tests.rs`, `encoding_tests.rs`,
-//! `model_tests.rs`, `plan_tests.rs`, `align_tests.rs`, `defrag_tests.rs`, `views_tests.rs`, `timings.rs`.
+//! The full layout's key: the type, its writes and sizes (the module above says how it
+//! works).
 
 use std::collections::{BTreeSet, VecDeque};
 use std::fmt;
 
+use super::bucket::Bucket;
+use super::graveyard::Graveyard;
+use super::members::{Members, MIGRATE_STEP};
+use super::packed::Packer;
+use super::paths::note_path;
+use super::views;
 use crate::topn::parse::Pair;
 use crate::topn::shape::{Overflow, Shape};
-use bucket::Bucket;
-use members::{Members, MIGRATE_STEP};
-use packed::Packer;
-use retire::Graveyard;
-
-mod bucket;
-mod defrag;
-mod encoding;
-mod members;
-mod merge;
-mod packed;
-mod plan;
-mod read;
-mod retire;
-mod views;
-
-pub use read::{release_if_idle, READ_BUFFER_BYTES};
-
-#[cfg(test)]
-mod align_tests;
-#[cfg(test)]
-mod defrag_tests;
-#[cfg(test)]
-mod encoding_tests;
-#[cfg(test)]
-mod model_tests;
-#[cfg(test)]
-mod plan_tests;
-#[cfg(test)]
-mod rules_tests;
-#[cfg(test)]
-mod tables_tests;
-#[cfg(test)]
-mod tests;
-#[cfg(test)]
-mod timings;
-#[cfg(test)]
-mod views_tests;
 
 /// Entries of stale buckets retired (or graveyard items freed) per `incr` call by default.
 pub const DEFAULT_RETIRE_BUDGET: usize = 64;
@@ -169,92 +36,54 @@ struct Prepared {
     entry: i64,
 }
 
-const EMPTY: u32 = u32::MAX;
-
-#[cfg(test)]
-thread_local! {
-    /// Test-only path counters: [plain walks, corrected walks, direct fallbacks, buries,
-    /// retirement steps in a bucket caught mid-growth, writes to a frozen bucket's extra,
-    /// writes to an aged bucket, buckets aged, sums over a packed copy, packings done,
-    /// clock-index build steps, walks of the clock index, threshold merges, walks of a view].
-    static PATHS: std::cell::Cell<[usize; 14]> = const { std::cell::Cell::new([0; 14]) };
-}
-
-#[inline]
-fn note_path(_i: usize) {
-    #[cfg(test)]
-    PATHS.with(|p| {
-        let mut v = p.get();
-        v[_i] += 1;
-        p.set(v);
-    });
-}
-const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
-
-/// A strong 64-bit mixer (MurmurHash3's finalizer).
-#[inline]
-fn mix(mut x: u64) -> u64 {
-    x ^= x >> 33;
-    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    x ^= x >> 33;
-    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    x ^ (x >> 33)
-}
-
-/// Maps a hash onto `[0, cap)` (Lemire's multiply-shift on the high 32 bits).
-#[inline]
-fn reduce(h: u64, cap: usize) -> usize {
-    (((h >> 32) * cap as u64) >> 32) as usize
-}
-
 /// Exact top-N over a sliding window of time buckets. See the module docs.
 pub struct Full {
-    bucket_ms: i64,
+    pub(super) bucket_ms: i64,
     /// Bucket boundaries sit this far after the epoch's multiples of `bucket_ms`
     /// (0 <= align_ms < bucket_ms), e.g. so that daily buckets start at a local midnight.
-    align_ms: i64,
-    window: u32,
+    pub(super) align_ms: i64,
+    pub(super) window: u32,
     /// Newest bucket ever written.
-    clock: Option<i64>,
-    m: Members,
+    pub(super) clock: Option<i64>,
+    pub(super) m: Members,
     /// Stored buckets, ascending index; the front ones may be stale (being freed).
-    buckets: VecDeque<Bucket>,
+    pub(super) buckets: VecDeque<Bucket>,
     /// Freeing cursor into the front bucket when it is stale (its table cells, then `extra`'s).
-    retire_pos: usize,
+    pub(super) retire_pos: usize,
     /// The running aggregate (`total` per member) covers every stored bucket above `agg_lo`
     /// and, of the bucket at `agg_lo`, the table cells from `agg_pos` on (all of them when
     /// `agg_pos` is 0). Stored buckets below are *aged*: still data, out of the aggregate.
-    agg_lo: i64,
-    agg_pos: usize,
+    pub(super) agg_lo: i64,
+    pub(super) agg_pos: usize,
     /// Oldest bucket of the window at the newest server time seen (`observe_time`).
-    wall_lo: i64,
-    graveyards: Vec<Graveyard>,
-    retire_budget: usize,
-    last_retire_work: usize,
+    pub(super) wall_lo: i64,
+    pub(super) graveyards: Vec<Graveyard>,
+    pub(super) retire_budget: usize,
+    pub(super) last_retire_work: usize,
     /// Buckets freed (or buried) since the last `take_retired_buckets`.
-    retired_buckets: usize,
+    pub(super) retired_buckets: usize,
     /// Buckets taken out of the aggregate since the last `take_aged_buckets`.
-    aged_buckets: usize,
+    pub(super) aged_buckets: usize,
     /// Entries of all stored buckets (`extra`s and freed cells of the front bucket included).
-    total_entries: usize,
+    pub(super) total_entries: usize,
     /// Stored buckets that ever held a negative count.
-    neg: BTreeSet<i64>,
+    pub(super) neg: BTreeSet<i64>,
     /// Buckets whose table growth is in progress, advanced a step by every write so that a
     /// bucket that stops taking writes does not keep two tables.
-    growing: VecDeque<i64>,
+    pub(super) growing: VecDeque<i64>,
     /// The packing of a sealed bucket in progress (upkeep's last job).
-    packer: Option<Packer>,
+    pub(super) packer: Option<Packer>,
     /// Buckets with fewer entries are not packed (a scan of them is short anyway).
-    pack_min: usize,
+    pub(super) pack_min: usize,
     /// Packed copies dropped by writes (in `shape`: upkeep is owed again).
-    packs_dropped: u64,
+    pub(super) packs_dropped: u64,
     /// The newest server time seen (`observe_time`).
-    seen_ms: i64,
+    pub(super) seen_ms: i64,
     /// No packing before this server time: a write just dropped a packed copy, and more late
     /// writes into that bucket may follow (each would throw a new packing away).
-    pack_after_ms: i64,
+    pub(super) pack_after_ms: i64,
     /// The declared views' running state (`views.rs`), ascending k.
-    views: Vec<views::View>,
+    pub(super) views: Vec<views::View>,
 }
 
 impl Clone for Full {
@@ -409,12 +238,12 @@ impl Full {
 
     /// Oldest live bucket for a clock.
     #[inline]
-    fn live_lo(&self, clock: i64) -> i64 {
+    pub(super) fn live_lo(&self, clock: i64) -> i64 {
         clock.saturating_sub(self.window as i64 - 1)
     }
 
     #[inline]
-    fn is_stale(&self, idx: i64) -> bool {
+    pub(super) fn is_stale(&self, idx: i64) -> bool {
         match self.clock {
             Some(c) => idx < self.live_lo(c),
             None => false,
@@ -423,14 +252,14 @@ impl Full {
 
     /// Whether table cell `pos` of bucket `idx` counts in the aggregate.
     #[inline]
-    fn cell_in_agg(&self, idx: i64, pos: usize) -> bool {
+    pub(super) fn cell_in_agg(&self, idx: i64, pos: usize) -> bool {
         idx > self.agg_lo || (idx == self.agg_lo && pos >= self.agg_pos)
     }
 
     /// A bucket whose cells are being walked (freed, or aged out of the aggregate): its table
     /// must not move a cell, so it takes no new cell and does not migrate.
     #[inline]
-    fn is_frozen(&self, idx: i64) -> bool {
+    pub(super) fn is_frozen(&self, idx: i64) -> bool {
         self.is_stale(idx) || (idx == self.agg_lo && self.agg_pos > 0)
     }
 
@@ -514,10 +343,15 @@ impl Full {
         let (live, entry) = match id {
             None => (0i128, 0i64),
             Some(id) => {
-                let live = self
-                    .span_of(new_lo, new_clock)
-                    .map_or(0, |sp| self.count_id(id, &sp));
-                let entry = match self.buckets.binary_search_by_key(&b, |bk| bk.idx) {
+                // The usual write: every stored bucket is in the window, whose count is then
+                // the clock total (what `count_id` finds after two searches).
+                let live = if self.buckets.front().is_some_and(|f| f.idx >= new_lo) {
+                    self.m.clock_total(id)
+                } else {
+                    self.span_of(new_lo, new_clock)
+                        .map_or(0, |sp| self.count_id(id, &sp))
+                };
+                let entry = match self.bucket_pos(b) {
                     Ok(i) => self.buckets[i].get(id),
                     Err(_) => 0,
                 };
@@ -536,14 +370,34 @@ impl Full {
         })
     }
 
+    /// Where bucket `b` is (or would go) in `buckets`; the newest first, where writes go.
+    #[inline]
+    fn bucket_pos(&self, b: i64) -> Result<usize, usize> {
+        let n = self.buckets.len();
+        match self.buckets.back() {
+            None => Err(0),
+            Some(last) if last.idx == b => Ok(n - 1),
+            Some(last) if last.idx < b => Err(n),
+            Some(_) => self.buckets.binary_search_by_key(&b, |bk| bk.idx),
+        }
+    }
+
     /// Stores `new_entry` (the old one plus `by`) for the member in bucket `b`, creating what
     /// is missing, and keeps the aggregate in step.
-    fn store(&mut self, member: &[u8], hash: u32, id: Option<u32>, b: i64, by: i64, entry: i64) {
+    pub(super) fn store(
+        &mut self,
+        member: &[u8],
+        hash: u32,
+        id: Option<u32>,
+        b: i64,
+        by: i64,
+        entry: i64,
+    ) {
         let id = match id {
             Some(id) => id,
             None => self.m.intern(member, hash),
         };
-        let bi = match self.buckets.binary_search_by_key(&b, |bk| bk.idx) {
+        let bi = match self.bucket_pos(b) {
             Ok(i) => i,
             Err(i) => {
                 // New buckets are live, so they sort after any bucket being freed.
@@ -673,6 +527,6 @@ fn bucket_index(bucket_ms: i64, align_ms: i64, at_ms: i64) -> i64 {
 
 // A key may be freed on a background thread.
 const _: fn() = || {
-    fn is<T: Send + Sync>() {}
+    pub(super) fn is<T: Send + Sync>() {}
     is::<Full>();
 };
