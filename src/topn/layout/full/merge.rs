@@ -110,6 +110,15 @@ impl Full {
         self.buckets.range(sp.i0..sp.i1).map(Bucket::list).collect()
     }
 
+    /// The lists of the buckets of `sp` known without a scan (their packed prefixes).
+    pub(super) fn free_lists(&self, sp: &Span) -> Vec<List<'_>> {
+        self.buckets
+            .range(sp.i0..sp.i1)
+            .filter(|b| b.has_prefix())
+            .map(Bucket::list)
+            .collect()
+    }
+
     /// The top `want` over `sp` by a threshold merge of its buckets' lists, or `None` when the
     /// merge gives up: fewer than `want` positive counts, a list read to a cut end, or more
     /// than `cap` spent after the lists are made (a unit per entry read, `LOOKUP_COST` per
@@ -132,7 +141,7 @@ impl Full {
             best: Best::new(want),
             full: self,
         };
-        threshold_merge(&mut lists, cap, &mut tally)?;
+        threshold_merge(&mut lists, sp.i1 - sp.i0, cap, &mut tally)?;
         Some(tally.best.into_rows())
     }
 }
@@ -183,8 +192,15 @@ impl Tally for Rehearsal {
 /// lists are left as they were). Exact for the merge itself: it reads in the same order and
 /// stops no later, since every member not read by then counts below `floor` (at most the lists'
 /// next counts), so the n best were all read and its n-th best is at least `floor`.
-pub(super) fn rehearse(lists: &mut [List<'_>], cap: usize, floor: i128) -> Option<usize> {
-    let cost = threshold_merge(lists, cap, &mut Rehearsal(floor));
+/// `span` is the read window's bucket count (the lookups a member seen costs): more than the
+/// lists' when some are left out, as if their next counts were 0 (a merge can stop no earlier).
+pub(super) fn rehearse(
+    lists: &mut [List<'_>],
+    span: usize,
+    cap: usize,
+    floor: i128,
+) -> Option<usize> {
+    let cost = threshold_merge(lists, span, cap, &mut Rehearsal(floor));
     lists.iter_mut().for_each(|l| l.pos = 0);
     cost
 }
@@ -192,8 +208,12 @@ pub(super) fn rehearse(lists: &mut [List<'_>], cap: usize, floor: i128) -> Optio
 /// The lists' entries in descending count order, each member `seen` once, until no member not
 /// read yet can reach the tally's n-th best (then the cost spent), or `None` when a list is
 /// read to a cut end first or more than `cap` is spent.
-fn threshold_merge(lists: &mut [List<'_>], cap: usize, tally: &mut impl Tally) -> Option<usize> {
-    let span = lists.len();
+fn threshold_merge(
+    lists: &mut [List<'_>],
+    span: usize,
+    cap: usize,
+    tally: &mut impl Tally,
+) -> Option<usize> {
     let mut seen: HashSet<u32, BuildHasherDefault<IdHasher>> = HashSet::default();
     let mut cost = 0usize;
     loop {

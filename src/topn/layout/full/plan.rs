@@ -1,12 +1,13 @@
-//! Plans of reads, decided before any is tried: a read whose window needs fixes (`read.rs`)
+//! Plans of reads, decided before they are tried: a read whose window needs fixes (`read.rs`)
 //! walks an index or merges its buckets' lists only when it knows beforehand that the plan
 //! stops within its cap (an eighth of the cheapest sum); otherwise it sums at once. So no read
 //! pays for an attempt that gives up (on flat counts every fast plan would), and the decision
 //! depends on the key's content alone, not on the reads before.
 //!
 //! The proof needs a *floor*: a count the read window's n-th best reaches for sure. The planner
-//! counts exactly the few members most likely to lead (the index's first n and the lists' first
-//! n entries, in the merge's order): their n-th best nonzero count is one. Then
+//! counts exactly a few members likely to lead: the index's first n, then the first n (in the
+//! merge's order) of the lists known without a scan (the packed buckets' prefixes); their n-th
+//! best nonzero count is one. Then
 //! - a walk stops at the latest at the first key whose bound (total plus the fixes' slack) is
 //!   below the floor: every member of the n best has a bound at least its count, so all were
 //!   visited. The keys above the floor are counted without lookups (an index step each, an
@@ -14,9 +15,12 @@
 //! - a merge stops at the latest where its lists' next counts sum below the floor
 //!   (`merge::rehearse` reads the lists in the merge's order without counting).
 //!
-//! On small keys (a cap of a few microseconds) a walk neither proven nor ruled out is still
-//! tried. Counting the candidates costs `2 n` lookups per bucket a count needs at most, and a scan of
-//! the newest bucket when its list is wanted (both small shares of the sum they may save).
+//! The planning costs what the cheap plan it finds does: a few dozen lookups, no scan. A list
+//! that costs a scan (the newest bucket's, still taking writes) is made only when no walk is
+//! proven and the free lists alone, as if the others' counts were 0, show a merge could stop
+//! within the cap (its heads then raise the floor); on flat counts they show it cannot, and the
+//! read sums without the scan. On small keys (a cap of a few microseconds) a walk neither
+//! proven nor ruled out is still tried. Counting the candidates costs at most the cap.
 
 use std::cmp::Reverse;
 
@@ -81,6 +85,79 @@ fn floor_of(want: usize, counts: &mut [i128]) -> Option<i128> {
     Some(floor)
 }
 
+/// The cheaper of a proven walk and a proven merge (of `lists`), else the sum.
+fn choose(walk: Option<usize>, merge: Option<usize>, lists: Vec<List<'_>>) -> Plan<'_> {
+    match (walk, merge) {
+        (Some(w), Some(m)) if m < w => Plan::Merge(lists),
+        (Some(_), _) => Plan::Walk,
+        (None, Some(_)) => Plan::Merge(lists),
+        (None, None) => Plan::Sum,
+    }
+}
+
+/// A floor of the read window's n-th best count: the exact counts of a few members likely to
+/// lead, each counted once.
+struct Floor<'f> {
+    full: &'f Full,
+    sp: &'f Span,
+    want: usize,
+    /// The most members counted.
+    budget: usize,
+    counted: Vec<u32>,
+    counts: Vec<i128>,
+}
+
+impl<'f> Floor<'f> {
+    fn new(full: &'f Full, sp: &'f Span, want: usize, budget: usize) -> Floor<'f> {
+        Floor {
+            full,
+            sp,
+            want,
+            budget,
+            counted: Vec::with_capacity(3 * want),
+            counts: Vec::with_capacity(3 * want),
+        }
+    }
+
+    /// Counts the members of `ids` not counted yet, within the budget.
+    fn count(&mut self, ids: &[u32]) {
+        for &id in ids {
+            if self.counted.len() == self.budget {
+                return;
+            }
+            if !self.counted.contains(&id) {
+                self.counted.push(id);
+                let c = self.full.count_id(id, self.sp);
+                if c != 0 {
+                    self.counts.push(c);
+                }
+            }
+        }
+    }
+
+    /// Counts the first `want` members of `lists` in the merge's order (a member leading one
+    /// list often leads the others too) not counted yet.
+    fn count_heads(&mut self, lists: &[List<'_>]) {
+        let mut heads: Vec<u64> = lists.iter().flat_map(|l| l.head(self.want)).copied().collect();
+        heads.sort_unstable_by_key(|w| Reverse(word_count(*w)));
+        let mut fresh: Vec<u32> = Vec::with_capacity(self.want);
+        for id in heads.iter().map(|w| (w >> 32) as u32) {
+            if fresh.len() == self.want {
+                break;
+            }
+            if !fresh.contains(&id) && !self.counted.contains(&id) {
+                fresh.push(id);
+            }
+        }
+        self.count(&fresh);
+    }
+
+    /// The floor, once `want` nonzero counts are known.
+    fn get(&mut self) -> Option<i128> {
+        floor_of(self.want, &mut self.counts)
+    }
+}
+
 impl Full {
     /// The plan of a read (see the module notes).
     pub(super) fn plan<'a>(&'a self, ask: &Ask<'_>) -> Plan<'a> {
@@ -92,79 +169,60 @@ impl Full {
         }
     }
 
-    /// The cheaper of a walk and a merge known to stop within the cap, else the sum.
+    /// The cheaper of a walk and a merge known to stop within the cap, else the sum. The floor
+    /// comes first from what costs no scan (the index's head, the packed lists' heads); the
+    /// lists that cost a scan (the newest bucket's) are made only when no walk is proven and
+    /// a merge could still be, as if their counts were 0.
     fn proven_plan<'a>(&'a self, ask: &Ask<'_>) -> Plan<'a> {
         let Ask { sp, want, .. } = *ask;
-        // Counting the candidates costs at most the cap.
+        // Counting the candidates costs at most the cap (at least `2 want` of them).
         let count_cost = LOOKUP_COST * self.count_lookups(sp);
-        if want.saturating_mul(2 * count_cost) > ask.cap {
+        let budget = ask.cap / count_cost;
+        if budget < 2 * want {
             return Plan::Sum;
         }
+        let span = sp.i1 - sp.i0;
         let walkable = want.saturating_mul(ask.step) <= ask.cap;
-        let mut candidates: Vec<u32> = Vec::with_capacity(2 * want);
+        let mut floor = Floor::new(self, sp, want, budget);
+        let mut index_head: Vec<u32> = Vec::with_capacity(want);
         self.with_index(ask.base, |keys| {
-            candidates.extend(keys.take(want).map(Key::id))
+            index_head.extend(keys.take(want).map(Key::id))
         });
-        let mut counts: Vec<i128> = Vec::with_capacity(2 * want);
-        let count = |ids: &[u32], counts: &mut Vec<i128>| {
-            counts.extend(
-                ids.iter()
-                    .map(|&id| self.count_id(id, sp))
-                    .filter(|&c| c != 0),
-            );
+        floor.count(&index_head);
+        let mut free = self.free_lists(sp);
+        floor.count_heads(&free);
+        let walk = |floor: Option<i128>| {
+            floor
+                .filter(|_| walkable)
+                .and_then(|floor| self.walk_cost(ask, floor))
         };
-        count(&candidates, &mut counts);
-        let mut walk = if walkable {
-            floor_of(want, &mut counts).and_then(|floor| self.walk_cost(ask, floor))
-        } else {
-            None
-        };
+        let mut walk_cost = walk(floor.get());
         let setup = self.merge_setup_cost(sp);
-        // A walk known to stop makes lists that cost a scan (the newest bucket's) not worth it.
-        if walk.is_some() && setup != Some(0) {
+        if setup == Some(0) {
+            // Every list is free: the cheaper proven plan.
+            let merge = floor
+                .get()
+                .and_then(|f| rehearse(&mut free, span, ask.cap, f));
+            return choose(walk_cost, merge, free);
+        }
+        if walk_cost.is_some() {
             return Plan::Walk;
         }
-        // The lists, when making them costs at most `setup_cap` (they are made already for
-        // packed buckets).
-        let Some(mut lists) = setup
-            .filter(|&setup| setup <= ask.setup_cap)
-            .map(|_| self.lists(sp))
-        else {
-            return if walk.is_some() {
-                Plan::Walk
-            } else {
-                Plan::Sum
-            };
-        };
-        let mut heads: Vec<u64> = lists.iter().flat_map(|l| l.head(want)).copied().collect();
-        heads.sort_unstable_by_key(|w| Reverse(word_count(*w)));
-        // The first `want` members in the merge's order (a member leading one list often
-        // leads the others too), those not counted already.
-        let mut from_lists: Vec<u32> = Vec::with_capacity(want);
-        for id in heads.iter().map(|w| (w >> 32) as u32) {
-            if from_lists.len() == want {
-                break;
-            }
-            if !from_lists.contains(&id) {
-                from_lists.push(id);
-            }
-        }
-        from_lists.retain(|id| !candidates.contains(id));
-        count(&from_lists, &mut counts);
-        let Some(floor) = floor_of(want, &mut counts) else {
+        // The lists that cost a scan, when a merge could stop within the cap even if their
+        // counts were all 0, and the scan costs at most `setup_cap`.
+        let hopeful = floor
+            .get()
+            .is_some_and(|f| rehearse(&mut free, span, ask.cap, f).is_some());
+        if !hopeful || setup.is_none_or(|setup| setup > ask.setup_cap) {
             return Plan::Sum;
-        };
-        if walkable && walk.is_none() {
-            walk = self.walk_cost(ask, floor);
         }
-        let merge = rehearse(&mut lists, ask.cap, floor);
-        let lists = Some(lists);
-        match (walk, merge, lists) {
-            (Some(w), Some(m), Some(lists)) if m < w => Plan::Merge(lists),
-            (Some(_), ..) => Plan::Walk,
-            (None, Some(_), Some(lists)) => Plan::Merge(lists),
-            _ => Plan::Sum,
-        }
+        let mut lists = self.lists(sp);
+        floor.count_heads(&lists);
+        walk_cost = walk(floor.get());
+        let merge = floor
+            .get()
+            .and_then(|f| rehearse(&mut lists, span, ask.cap, f));
+        choose(walk_cost, merge, lists)
     }
 
     /// The most a walk of the read's index costs when the n-th best is at least `floor`, if it
