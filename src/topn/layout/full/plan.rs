@@ -24,10 +24,10 @@
 
 use std::cmp::Reverse;
 
+use super::key::Full;
 use super::merge::{rehearse, List};
 use super::packed::word_count;
 use super::read::{Base, Span, LOOKUP_COST};
-use super::key::Full;
 use crate::topn::storage::Key;
 
 /// How a read answers.
@@ -138,7 +138,11 @@ impl<'f> Floor<'f> {
     /// Counts the first `want` members of `lists` in the merge's order (a member leading one
     /// list often leads the others too) not counted yet.
     fn count_heads(&mut self, lists: &[List<'_>]) {
-        let mut heads: Vec<u64> = lists.iter().flat_map(|l| l.head(self.want)).copied().collect();
+        let mut heads: Vec<u64> = lists
+            .iter()
+            .flat_map(|l| l.head(self.want))
+            .copied()
+            .collect();
         heads.sort_unstable_by_key(|w| Reverse(word_count(*w)));
         let mut fresh: Vec<u32> = Vec::with_capacity(self.want);
         for id in heads.iter().map(|w| (w >> 32) as u32) {

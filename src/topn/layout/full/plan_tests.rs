@@ -69,6 +69,10 @@ fn a_skewed_window_walks_or_merges_without_trying_anything_else() {
     // `LAST 12`: the walk corrects each candidate for 12 buckets at most, and the packed
     // lists' heads prove it before the newest bucket's list is made (a scan of it).
     for aged in [0, 3] {
-        assert_eq!(tried(&key(true, aged), 12), [1, 0, 0], "LAST 12, {aged} aged");
+        assert_eq!(
+            tried(&key(true, aged), 12),
+            [1, 0, 0],
+            "LAST 12, {aged} aged"
+        );
     }
 }

@@ -14,7 +14,7 @@ use super::members::IdMap;
 use super::packed::Acc;
 use super::paths::note_path;
 use super::plan::{note_tried, Ask, Plan};
-use crate::topn::select::{clamp_i64, top_positive, top_rows, Rows};
+use crate::topn::select::{clamp_i64, top_dense, top_positive, top_rows, Rows};
 use crate::topn::storage::Key;
 
 /// Stored buckets `[i0, i1)` (deque positions) of the read window `[lo, hi]` (bucket indexes).
@@ -135,7 +135,7 @@ thread_local! {
 }
 
 /// An accumulator type with its kept vector.
-trait Kept: Acc {
+trait Kept: Acc + Ord + Into<i64> {
     fn kept() -> &'static std::thread::LocalKey<RefCell<Vec<Self>>>;
 }
 
@@ -628,10 +628,10 @@ impl Full {
     }
 
     /// The top `n` of dense sums (`acc[id]`).
-    pub(super) fn select_dense<A: Acc>(&self, n: usize, acc: &[A]) -> Rows<'_> {
+    pub(super) fn select_dense<A: Acc + Ord + Into<i64>>(&self, n: usize, acc: &[A]) -> Rows<'_> {
         let name = |id: u32| self.m.name(id);
         let all = || acc.iter().enumerate().map(|(id, v)| (v.get(), id as u32));
-        top_positive(n, all, name).unwrap_or_else(|| {
+        top_dense(n, acc, name).unwrap_or_else(|| {
             top_rows(
                 n,
                 || all().filter(|c| c.0 != 0).map(|(v, id)| (v as i128, id)),

@@ -560,7 +560,10 @@ fn bench_read_shapes() {
                     "flat" => (rng.gen_range(0..members), rng.gen_range(1..=100)),
                     _ => {
                         let u: f64 = 1.0 - rng.gen::<f64>();
-                        (rng.gen_range(0..members), (u.powf(-1.0 / 1.2) as i64).min(1_000_000))
+                        (
+                            rng.gen_range(0..members),
+                            (u.powf(-1.0 / 1.2) as i64).min(1_000_000),
+                        )
                     }
                 };
                 let m = if b < 12 { rank } else { members - 1 - rank };
