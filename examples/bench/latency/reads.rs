@@ -9,7 +9,10 @@
 //! (`BY` Pareto, 1 to 1,000,000) on members equally likely
 //! (`topn-reads-heavy`). Each read's first call (its plan decided with no
 //! history) is a row of its own beside the later calls; a second key with
-//! `VIEWS 2 6 12`, filled with the same events, is read beside the first.
+//! `VIEWS 2 6 12`, filled with the same events, is read beside the first. The
+//! fill writes ahead of the server's clock, so that `LAST 2`, `6` and `12` are
+//! also read at the server's time while it is in the newest bucket (`... now`
+//! rows): there the second key's views are the read windows (`... view now`).
 
 use std::time::Duration;
 
@@ -29,7 +32,10 @@ const EVENTS: u64 = 50_000;
 const MEMBERS: u64 = 200_000;
 const HEAD_EVENTS: u64 = 5_000;
 const HEAD_RANKS: f64 = 1_000.0;
-/// The reads come at least this long after the newest bucket began.
+/// The newest bucket begins this long after the fill starts (the fill writes ahead of the
+/// server's clock), so the reads at the server's time come while it is the newest bucket.
+const AHEAD_S: u64 = 24;
+/// The reads at `AT` the newest bucket come at least this long after it began.
 const LAG_S: u64 = 3;
 /// The second whole-window read waits for this many buckets to age out.
 const AGED: u64 = 9;
@@ -241,11 +247,13 @@ fn run(shape: Counts) -> Result<Outcome, String> {
     let title = format!(
         "TOPN reads: TOPN.CREATE k BUCKET 1 WINDOW 24, {BUCKETS} buckets of {} events over {} \
          members ({events_are}; popularity reverses half-way); TOPN.TOP k 10 AT <newest bucket> \
-         LAST k a few seconds after it, and the whole window once {AGED} buckets aged out, on \
+         LAST k a few seconds after it (and LAST {} with no AT while the server's time is in the \
+         newest bucket), and the whole window once {AGED} buckets aged out, on \
          the master and a replica; against ZUNIONSTORE + ZREVRANGE of the same bucket zsets; \
          beside them the same reads of a key with VIEWS {}, filled with the same events",
         thousands(EVENTS as f64),
         thousands(MEMBERS as f64),
+        VIEWS.map(|k| k.to_string()).join(", "),
         VIEWS.map(|k| k.to_string()).join(" ")
     );
     let (key, zsets) = shape.keys();
@@ -275,14 +283,14 @@ fn run(shape: Counts) -> Result<Outcome, String> {
         for k in LASTS {
             recipe.push(recipe_figure(c, shape, k, figs)?);
         }
-        // Buckets oldest first; the newest one begins 1 s after the fill starts, so every
-        // event is inside the window when written (for a fill of up to ~24 s).
+        // Buckets oldest first, all ahead of the server's clock (the oldest begins 1 s after
+        // the fill starts), so every event is inside the window when written.
         c.cmd(&format!("TOPN.CREATE {key} BUCKET 1 WINDOW 24"))?;
         let views = VIEWS.map(|k| k.to_string()).join(" ");
         c.cmd(&format!(
             "TOPN.CREATE {viewed} BUCKET 1 WINDOW 24 VIEWS {views}"
         ))?;
-        let newest = now_ms() / 1000 + 1;
+        let newest = now_ms() / 1000 + AHEAD_S;
         let first = newest + 1 - BUCKETS;
         // Each key filled by TOPN.INCRBY calls of up to `PAIRS` events of one bucket (one
         // event a call would leave too little of the window by the reads on a busy machine).
@@ -327,6 +335,35 @@ fn run(shape: Counts) -> Result<Outcome, String> {
             replica_synced(c, &mut rc)
         })?;
         let newest_ms = newest * 1000;
+        // At the server's time, while it is in the newest bucket (and the views hold its k
+        // newest buckets): `LAST k` with no `AT`, on the key and on the key with views.
+        while now_ms() < newest_ms + 200 {
+            sleep_checked(Duration::from_millis(20))?;
+        }
+        let label = "the reads at the server's time began this long after the newest bucket began \
+                     (under 1,000 ms: their window is the recipe's)";
+        let now_at = Figure::new("reads now at", label, "ms").value((now_ms() - newest_ms) as f64);
+        figs.push(Kind::Info, now_at);
+        eprintln!("  reading LAST k at the server's time, with and without views ...");
+        for (k, recipe) in LASTS.into_iter().zip(&recipe) {
+            if !VIEWS.contains(&k) {
+                continue;
+            }
+            for (what, k_key) in [("now", key), ("view now", &viewed[..])] {
+                let read = Read {
+                    what: &format!("LAST {k} {what}"),
+                    command: &format!("TOPN.TOP {k_key} 10 LAST {k}"),
+                    window: k,
+                    aged: 0,
+                };
+                read_figures(
+                    [("master", &mut *c), ("replica", &mut rc)],
+                    &read,
+                    recipe,
+                    figs,
+                )?;
+            }
+        }
         while now_ms() < newest_ms + LAG_S * 1000 {
             sleep_checked(Duration::from_millis(20))?;
         }
