@@ -68,7 +68,7 @@
 //!   Cost unit: a scanned cell (~1.4 ns); a lookup 40, an index step 8. The plan is decided
 //!   before any is tried (`plan.rs`): from a floor of the n-th best count (the index's head and
 //!   the packed buckets' list heads counted exactly: a few dozen lookups), a walk or a merge is
-//!   taken only when it is known to stop within an eighth of the cheapest sum (the cheaper of
+//!   taken only when it is known to stop within a quarter of the cheapest sum (the cheaper of
 //!   the two), else the read sums at once. The newest bucket's list (a scan) is made only when
 //!   no walk is proven and the free lists show a merge still could be; so planning costs what
 //!   the plan it finds costs, a read at most about 1.5x the cheapest sum (a scan made for

@@ -1,6 +1,6 @@
 //! Plans of reads, decided before they are tried: a read whose window needs fixes (`read.rs`)
 //! walks an index or merges its buckets' lists only when it knows beforehand that the plan
-//! stops within its cap (an eighth of the cheapest sum); otherwise it sums at once. So no read
+//! stops within its cap (a quarter of the cheapest sum); otherwise it sums at once. So no read
 //! pays for an attempt that gives up (on flat counts every fast plan would), and the decision
 //! depends on the key's content alone, not on the reads before.
 //!
@@ -20,7 +20,7 @@
 //! proven and the free lists alone, as if the others' counts were 0, show a merge could stop
 //! within the cap (its heads then raise the floor); on flat counts they show it cannot, and the
 //! read sums without the scan. On small keys (a cap of a few microseconds) a walk neither
-//! proven nor ruled out is still tried. Counting the candidates costs at most the cap.
+//! proven nor ruled out is still tried. Counting the candidates costs at most half the cap.
 
 use std::cmp::Reverse;
 
@@ -179,9 +179,9 @@ impl Full {
     /// a merge could still be, as if their counts were 0.
     fn proven_plan<'a>(&'a self, ask: &Ask<'_>) -> Plan<'a> {
         let Ask { sp, want, .. } = *ask;
-        // Counting the candidates costs at most the cap (at least `2 want` of them).
+        // Counting the candidates costs at most half the cap (at least `2 want` of them).
         let count_cost = LOOKUP_COST * self.count_lookups(sp);
-        let budget = ask.cap / count_cost;
+        let budget = ask.cap / 2 / count_cost;
         if budget < 2 * want {
             return Plan::Sum;
         }
@@ -193,15 +193,20 @@ impl Full {
             index_head.extend(keys.take(want).map(Key::id))
         });
         floor.count(&index_head);
-        let mut free = self.free_lists(sp);
-        floor.count_heads(&free);
         let walk = |floor: Option<i128>| {
             floor
                 .filter(|_| walkable)
                 .and_then(|floor| self.walk_cost(ask, floor))
         };
-        let mut walk_cost = walk(floor.get());
+        // The index's head alone often proves the walk (skewed counts): then the planning
+        // cost the walk's first `want` steps.
         let setup = self.merge_setup_cost(sp);
+        if setup != Some(0) && walk(floor.get()).is_some() {
+            return Plan::Walk;
+        }
+        let mut free = self.free_lists(sp);
+        floor.count_heads(&free);
+        let mut walk_cost = walk(floor.get());
         if setup == Some(0) {
             // Every list is free: the cheaper proven plan.
             let merge = floor
@@ -212,11 +217,11 @@ impl Full {
         if walk_cost.is_some() {
             return Plan::Walk;
         }
-        // The lists that cost a scan, when a merge could stop within the cap even if their
-        // counts were all 0, and the scan costs at most `setup_cap`.
+        // The lists that cost a scan, when a merge could stop within half the cap even if
+        // their counts were all 0, and the scan costs at most `setup_cap`.
         let hopeful = floor
             .get()
-            .is_some_and(|f| rehearse(&mut free, span, ask.cap, f).is_some());
+            .is_some_and(|f| rehearse(&mut free, span, ask.cap / 2, f).is_some());
         if !hopeful || setup.is_none_or(|setup| setup > ask.setup_cap) {
             return Plan::Sum;
         }

@@ -121,8 +121,9 @@ const SLOT_COST: usize = 1;
 /// insertion, about 100x a scanned cell (measured: 42k entries in 5-7 ms).
 const MAP_ENTRY_COST: usize = 100;
 /// A corrected walk or a merge may cost up to 1/`WALK_SHARE` of the cheaper sum (the planner,
-/// `plan.rs`, takes one only when it knows it stops within that).
-const WALK_SHARE: usize = 8;
+/// `plan.rs`, takes one only when it knows it stops within that, so it never gives up: the
+/// share leaves room for the model's error on lookups, a cache miss each when cold).
+const WALK_SHARE: usize = 4;
 /// The most slots of the dense sums' accumulators kept between reads (32 MB of `i64`).
 const KEPT_ACCUMULATOR: usize = 1 << 22;
 
