@@ -32,8 +32,9 @@ use crate::topn::storage::Key;
 
 /// How a read answers.
 pub(super) enum Plan<'a> {
-    /// A walk of the read's index (proven to stop within the cap).
-    Walk,
+    /// A walk of the read's index (proven to stop within the cap), with the exact counts of
+    /// the index's first keys the planner counted (the walk does not count them again).
+    Walk(Vec<i128>),
     /// A threshold merge of these lists (proven to stop within the cap).
     Merge(Vec<List<'a>>),
     /// A sum.
@@ -86,10 +87,15 @@ fn floor_of(want: usize, counts: &mut [i128]) -> Option<i128> {
 }
 
 /// The cheaper of a proven walk and a proven merge (of `lists`), else the sum.
-fn choose(walk: Option<usize>, merge: Option<usize>, lists: Vec<List<'_>>) -> Plan<'_> {
+fn choose<'a>(
+    walk: Option<usize>,
+    merge: Option<usize>,
+    lists: Vec<List<'a>>,
+    head: Vec<i128>,
+) -> Plan<'a> {
     match (walk, merge) {
         (Some(w), Some(m)) if m < w => Plan::Merge(lists),
-        (Some(_), _) => Plan::Walk,
+        (Some(_), _) => Plan::Walk(head),
         (None, Some(_)) => Plan::Merge(lists),
         (None, None) => Plan::Sum,
     }
@@ -126,12 +132,16 @@ impl<'f> Floor<'f> {
                 return;
             }
             if !self.counted.contains(&id) {
-                self.counted.push(id);
-                let c = self.full.count_id(id, self.sp);
-                if c != 0 {
-                    self.counts.push(c);
-                }
+                self.add(id, self.full.count_id(id, self.sp));
             }
+        }
+    }
+
+    /// Member `id`, not counted yet, counts `count`.
+    fn add(&mut self, id: u32, count: i128) {
+        self.counted.push(id);
+        if count != 0 {
+            self.counts.push(count);
         }
     }
 
@@ -167,7 +177,7 @@ impl Full {
     pub(super) fn plan<'a>(&'a self, ask: &Ask<'_>) -> Plan<'a> {
         match self.proven_plan(ask) {
             Plan::Sum if ask.cap < TRY_BELOW && ask.want.saturating_mul(ask.step) <= ask.cap => {
-                Plan::Walk
+                Plan::Walk(Vec::new())
             }
             plan => plan,
         }
@@ -188,11 +198,15 @@ impl Full {
         let span = sp.i1 - sp.i0;
         let walkable = want.saturating_mul(ask.step) <= ask.cap;
         let mut floor = Floor::new(self, sp, want, budget);
-        let mut index_head: Vec<u32> = Vec::with_capacity(want);
+        // The index's first keys (distinct members), counted as the walk would count them.
+        let mut head: Vec<i128> = Vec::with_capacity(want);
         self.with_index(ask.base, |keys| {
-            index_head.extend(keys.take(want).map(Key::id))
+            for id in keys.take(want).map(Key::id) {
+                let count = self.count_id(id, sp);
+                floor.add(id, count);
+                head.push(count);
+            }
         });
-        floor.count(&index_head);
         let walk = |floor: Option<i128>| {
             floor
                 .filter(|_| walkable)
@@ -202,7 +216,7 @@ impl Full {
         // cost the walk's first `want` steps.
         let setup = self.merge_setup_cost(sp);
         if setup != Some(0) && walk(floor.get()).is_some() {
-            return Plan::Walk;
+            return Plan::Walk(head);
         }
         let mut free = self.free_lists(sp);
         floor.count_heads(&free);
@@ -212,10 +226,10 @@ impl Full {
             let merge = floor
                 .get()
                 .and_then(|f| rehearse(&mut free, span, ask.cap, f));
-            return choose(walk_cost, merge, free);
+            return choose(walk_cost, merge, free, head);
         }
         if walk_cost.is_some() {
-            return Plan::Walk;
+            return Plan::Walk(head);
         }
         // The lists that cost a scan, when a merge could stop within half the cap even if
         // their counts were all 0, and the scan costs at most `setup_cap`.
@@ -231,7 +245,7 @@ impl Full {
         let merge = floor
             .get()
             .and_then(|f| rehearse(&mut lists, span, ask.cap, f));
-        choose(walk_cost, merge, lists)
+        choose(walk_cost, merge, lists, head)
     }
 
     /// The most a walk of the read's index costs when the n-th best is at least `floor`, if it

@@ -193,6 +193,32 @@ pub fn release_if_idle() {
     release::<i32>();
 }
 
+/// A walk down an order index: each candidate's total corrected by `fixes`, stopping once the
+/// next candidate's bound (its total plus the most the fixes can add) cannot beat the n-th
+/// best; given up (`None`) once it has cost more than `cap`. The index's first keys count
+/// `head` (counted already by the planner).
+#[derive(Clone, Copy)]
+struct Walk<'f, 'h> {
+    fixes: &'f [Fix<'f>],
+    want: usize,
+    cap: usize,
+    incl_has_neg: bool,
+    head: &'h [i128],
+}
+
+impl<'f> Walk<'f, '_> {
+    /// A walk that never gives up and counts every key itself.
+    fn uncapped(fixes: &'f [Fix<'f>], want: usize, incl_has_neg: bool) -> Self {
+        Walk {
+            fixes,
+            want,
+            cap: usize::MAX,
+            incl_has_neg,
+            head: &[],
+        }
+    }
+}
+
 /// The best `want` candidates offered, by count then name: a max-heap on "worseness", whose
 /// root is the current n-th best.
 pub(super) struct Best<'a> {
@@ -444,7 +470,7 @@ impl Full {
             note_path(13);
             // A view's totals are the read window's: a walk of its index, as for the window.
             return self
-                .walk(Base::View(v), &[], want, usize::MAX, incl_has_neg)
+                .walk(Base::View(v), &Walk::uncapped(&[], want, incl_has_neg))
                 .unwrap_or_default();
         }
         let agg = self.fixes(&sp, Base::Agg);
@@ -459,7 +485,7 @@ impl Full {
         if walk_fixes.is_empty() {
             note_path(if clock_walk { 11 } else { 0 });
             return self
-                .walk(walk_base, walk_fixes, want, usize::MAX, incl_has_neg)
+                .walk(walk_base, &Walk::uncapped(walk_fixes, want, incl_has_neg))
                 .unwrap_or_default();
         }
         // The cheapest sum: the read window's buckets, or a base's totals (copying them reads
@@ -489,10 +515,17 @@ impl Full {
         // Each plan is taken only when known to stop within the cap: a `None` is not expected
         // (it still sums, exact).
         match self.plan(&ask) {
-            Plan::Walk => {
+            Plan::Walk(head) => {
                 note_tried(0);
                 note_path(if clock_walk { 11 } else { 1 });
-                if let Some(rows) = self.walk(walk_base, walk_fixes, want, cap, incl_has_neg) {
+                let walk = Walk {
+                    fixes: walk_fixes,
+                    want,
+                    cap,
+                    incl_has_neg,
+                    head: &head,
+                };
+                if let Some(rows) = self.walk(walk_base, &walk) {
                     return rows;
                 }
                 note_tried(2);
@@ -516,34 +549,15 @@ impl Full {
         self.top_direct(n, sp.i0, sp.i1)
     }
 
-    /// The top `want` by a walk of `base`'s order index, each candidate's total corrected by
-    /// `fixes`, stopping once the next candidate's bound (its total plus the most the fixes
-    /// can add) cannot beat the n-th best; `None` once it has cost more than `cap`.
-    fn walk(
-        &self,
-        base: Base,
-        fixes: &[Fix<'_>],
-        want: usize,
-        cap: usize,
-        incl_has_neg: bool,
-    ) -> Option<Rows<'_>> {
+    /// The top `want` by a walk of `base`'s order index (see [`Walk`]).
+    fn walk(&self, base: Base, walk: &Walk<'_, '_>) -> Option<Rows<'_>> {
         match base {
-            Base::Agg => self.walk_keys(
-                self.m.names.index_iter(),
-                base,
-                fixes,
-                want,
-                cap,
-                incl_has_neg,
-            ),
+            Base::Agg => self.walk_keys(self.m.names.index_iter(), base, walk),
             Base::Clock => {
                 let keys = self.m.names.clock_index_iter()?;
-                self.walk_keys(keys, base, fixes, want, cap, incl_has_neg)
+                self.walk_keys(keys, base, walk)
             }
-            Base::View(v) => {
-                let keys = self.m.names.view_iter(v);
-                self.walk_keys(keys, base, fixes, want, cap, incl_has_neg)
-            }
+            Base::View(v) => self.walk_keys(self.m.names.view_iter(v), base, walk),
         }
     }
 
@@ -552,16 +566,20 @@ impl Full {
         &'a self,
         keys: impl Iterator<Item = &'a Key>,
         base: Base,
-        fixes: &[Fix<'_>],
-        want: usize,
-        cap: usize,
-        incl_has_neg: bool,
+        walk: &Walk<'_, '_>,
     ) -> Option<Rows<'a>> {
+        let Walk {
+            fixes,
+            want,
+            cap,
+            incl_has_neg,
+            head,
+        } = *walk;
         let slack: i128 = fixes.iter().map(|f| f.slack()).sum();
         let step = INDEX_STEP_COST + LOOKUP_COST * fixes.len();
         let mut cost = 0usize;
         let mut best = Best::new(want);
-        for key in keys {
+        for (i, key) in keys.enumerate() {
             cost += step;
             if cost > cap {
                 return None;
@@ -582,15 +600,21 @@ impl Full {
             if bound <= 0 && !incl_has_neg {
                 break;
             }
-            let id = key.id();
-            let mut cnt = if kt == i64::MAX || kt == i64::MIN {
-                self.base_total(base, id)
-            } else {
-                kt as i128
+            let cnt = match head.get(i) {
+                Some(&counted) => counted,
+                None => {
+                    let id = key.id();
+                    let mut cnt = if kt == i64::MAX || kt == i64::MIN {
+                        self.base_total(base, id)
+                    } else {
+                        kt as i128
+                    };
+                    for f in fixes {
+                        cnt += f.value(id);
+                    }
+                    cnt
+                }
             };
-            for f in fixes {
-                cnt += f.value(id);
-            }
             if cnt != 0 {
                 best.offer(cnt, name);
             }
