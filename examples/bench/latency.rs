@@ -688,7 +688,22 @@ pub(crate) fn group(_s: &Settings) -> Group {
             &["topn.top"],
             reads::weighted_scenario,
         ),
+        measure(
+            "topn-reads-heavy",
+            Role::Module,
+            &["topn.top"],
+            reads::heavy_scenario,
+        ),
     ];
+    // `BENCH_LATENCY`: comma-separated prefixes of the scenarios to run (all when unset).
+    let wanted: Vec<String> = std::env::var("BENCH_LATENCY")
+        .unwrap_or_default()
+        .split(',')
+        .map(|s| s.trim().to_ascii_lowercase())
+        .filter(|s| !s.is_empty())
+        .collect();
+    let wants = |id: &str| wanted.is_empty() || wanted.iter().any(|w| id.starts_with(w.as_str()));
+    let measures: Vec<Measure> = measures.into_iter().filter(|m| wants(m.id)).collect();
     let with_goals = [
         "topn",
         "ulist",
@@ -696,11 +711,13 @@ pub(crate) fn group(_s: &Settings) -> Group {
         "switch",
         "topn-reads",
         "topn-reads-weighted",
+        "topn-reads-heavy",
     ];
     Group {
         measures,
         compares: with_goals
             .iter()
+            .filter(|id| wants(id))
             .map(|&id| goal(id, Goal::AtMost(1.0)))
             .collect(),
         ..Group::new(

@@ -101,6 +101,69 @@ pub(super) fn top_positive<'a, I: Iterator<Item = (i64, u32)>>(
     Some(finish(n, Some(t as i128), rows, tied, name))
 }
 
+/// Counts a chunk of [`top_dense`] holds: its maximum is a vectorized pass, and a chunk whose
+/// maximum is below the n-th best so far is skipped whole.
+const CHUNK: usize = 64;
+
+/// [`top_positive`] over dense counts (`counts[id]`): the same rows, chunk by chunk, a chunk
+/// read one count at a time only when its maximum can reach the n-th best so far (on a dense
+/// sum over 200,000 members, a few hundred of them once the first chunks set the floor).
+pub(super) fn top_dense<'a, T: Copy + Ord + Default + Into<i64>>(
+    n: usize,
+    counts: &[T],
+    name: impl Fn(u32) -> &'a [u8],
+) -> Option<Rows<'a>> {
+    let desc = |a: &i64, b: &i64| b.cmp(a);
+    // A small buffer: the floor rises within the first chunks, and then most are skipped.
+    let full = n.saturating_mul(2).saturating_add(CHUNK);
+    // Each chunk's maximum, kept for the second pass.
+    let maxima: Vec<i64> = counts
+        .chunks(CHUNK)
+        .map(|chunk| chunk.iter().copied().fold(T::default(), Ord::max).into())
+        .collect();
+    let mut buf: Vec<i64> = Vec::new();
+    let mut floor = 0i64;
+    for (chunk, &max) in counts.chunks(CHUNK).zip(&maxima) {
+        if max <= floor {
+            continue;
+        }
+        for &c in chunk {
+            let c: i64 = c.into();
+            if c > floor {
+                buf.push(c);
+                if buf.len() >= full {
+                    buf.select_nth_unstable_by(n - 1, desc);
+                    buf.truncate(n);
+                    floor = buf[n - 1];
+                }
+            }
+        }
+    }
+    if buf.len() < n {
+        return None;
+    }
+    buf.select_nth_unstable_by(n - 1, desc);
+    let t = buf[n - 1];
+    drop(buf);
+    let mut rows: Vec<(i128, u32)> = Vec::new();
+    let mut tied: Vec<u32> = Vec::new();
+    for (i, chunk) in counts.chunks(CHUNK).enumerate() {
+        if maxima[i] < t {
+            continue;
+        }
+        for (j, &c) in chunk.iter().enumerate() {
+            let c: i64 = c.into();
+            let id = (i * CHUNK + j) as u32;
+            if c > t {
+                rows.push((c as i128, id));
+            } else if c == t {
+                tied.push(id);
+            }
+        }
+    }
+    Some(finish(n, Some(t as i128), rows, tied, name))
+}
+
 /// The rows above the threshold plus the members tied with it that fit in `n`, by name, all
 /// sorted highest first, ties by member ascending.
 fn finish<'a>(
@@ -208,10 +271,20 @@ mod tests {
                     || counts.iter().enumerate().map(|(i, c)| (*c, i as u32)),
                     name,
                 );
+                let dense = top_dense(n, &counts, name);
+                let dense_32 = top_dense(
+                    n,
+                    &counts.iter().map(|&c| c as i32).collect::<Vec<_>>(),
+                    name,
+                );
                 if positives >= n {
-                    assert_eq!(fast, Some(want), "top_positive n={n} round={round}");
+                    assert_eq!(fast, Some(want.clone()), "top_positive n={n} round={round}");
+                    assert_eq!(dense, Some(want.clone()), "top_dense n={n} round={round}");
+                    assert_eq!(dense_32, Some(want), "top_dense i32 n={n} round={round}");
                 } else {
                     assert_eq!(fast, None);
+                    assert_eq!(dense, None);
+                    assert_eq!(dense_32, None);
                 }
             }
         }

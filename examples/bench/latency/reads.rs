@@ -2,10 +2,17 @@
 //! WINDOW 24 (24 buckets of 50,000 events over 200,000 members, popularity
 //! reversing half-way) read at its newest bucket a few seconds after it, on a
 //! master and on a real replica, against the recipe's read of the same bucket
-//! zsets built in the same run (ZUNIONSTORE + ZREVRANGE). Two shapes of
-//! counts: unit events with a skewed head (`topn-reads`), and weighted events
+//! zsets built in the same run (ZUNIONSTORE + ZREVRANGE). Three shapes of
+//! counts: unit events with a skewed head (`topn-reads`), weighted events
 //! (`BY` 1-100) spread evenly over the members (`topn-reads-weighted`: flat
-//! counts, where no pruning helps and reads sum).
+//! counts, where no pruning helps and reads sum), and heavy-tailed weights
+//! (`BY` Pareto, 1 to 1,000,000) on members equally likely
+//! (`topn-reads-heavy`). Each read's first call (its plan decided with no
+//! history) is a row of its own beside the later calls; a second key with
+//! `VIEWS 2 6 12`, filled with the same events, is read beside the first. The
+//! fill writes ahead of the server's clock, so that `LAST 2`, `6` and `12` are
+//! also read at the server's time while it is in the newest bucket (`... now`
+//! rows): there the second key's views are the read windows (`... view now`).
 
 use std::time::Duration;
 
@@ -25,7 +32,10 @@ const EVENTS: u64 = 50_000;
 const MEMBERS: u64 = 200_000;
 const HEAD_EVENTS: u64 = 5_000;
 const HEAD_RANKS: f64 = 1_000.0;
-/// The reads come at least this long after the newest bucket began.
+/// The newest bucket begins this long after the fill starts (the fill writes ahead of the
+/// server's clock), so the reads at the server's time come while it is the newest bucket.
+const AHEAD_S: u64 = 24;
+/// The reads at `AT` the newest bucket come at least this long after it began.
 const LAG_S: u64 = 3;
 /// The second whole-window read waits for this many buckets to age out.
 const AGED: u64 = 9;
@@ -33,6 +43,10 @@ const AGED: u64 = 9;
 const READS: usize = 10;
 const RECIPE_READS: usize = 3;
 const LASTS: [u64; 5] = [1, 2, 6, 12, 24];
+/// Events a fill call.
+const PAIRS: usize = 100;
+/// The views of the second key.
+const VIEWS: [u64; 3] = [2, 6, 12];
 
 /// The shape of the events' counts.
 #[derive(Clone, Copy)]
@@ -41,6 +55,8 @@ enum Counts {
     Unit,
     /// `BY` 1-100, every member equally likely.
     Weighted,
+    /// `BY` from a Pareto law (shape 1.2, 1 to 1,000,000), every member equally likely.
+    HeavyTailed,
 }
 
 impl Counts {
@@ -48,6 +64,7 @@ impl Counts {
         match self {
             Counts::Unit => "topn-reads",
             Counts::Weighted => "topn-reads-weighted",
+            Counts::HeavyTailed => "topn-reads-heavy",
         }
     }
 
@@ -57,6 +74,7 @@ impl Counts {
         match self {
             Counts::Unit => ("lat:r", "topn:lz:"),
             Counts::Weighted => ("lat:w", "topn:lw:"),
+            Counts::HeavyTailed => ("lat:h", "topn:lh:"),
         }
     }
 }
@@ -76,6 +94,10 @@ fn bucket_events(shape: Counts) -> Vec<Vec<(u64, u64)>> {
                     }
                     Counts::Unit => (g.below(MEMBERS), 1),
                     Counts::Weighted => (g.below(MEMBERS), 1 + g.below(100)),
+                    Counts::HeavyTailed => {
+                        let u = (1 + g.below(1 << 53)) as f64 / (1u64 << 53) as f64;
+                        (g.below(MEMBERS), (u.powf(-1.0 / 1.2) as u64).min(1_000_000))
+                    }
                 };
                 // Popularity reverses half-way through the window.
                 let m = if b < BUCKETS / 2 {
@@ -136,7 +158,8 @@ struct Read<'a> {
 }
 
 /// A TOPN read's server-side times on the master and the replica, its answer checked
-/// against the recipe's (counts: ties order differently).
+/// against the recipe's (counts: ties order differently): the first call of the read on
+/// that server (its plan decided with no history), then `READS` more.
 fn read_figures(
     servers: [(&str, &mut Conn); 2],
     read: &Read,
@@ -144,10 +167,12 @@ fn read_figures(
     figs: &mut Figures,
 ) -> Result<(), String> {
     for (side, conn) in servers {
+        let once = |conn: &mut Conn, n| {
+            slowlog_op_us(conn, n, Duration::ZERO, |_| vec![read.command.to_string()])
+        };
+        let first = once(conn, 1)?[0] as f64;
         let answer = reply_counts(&conn.cmd(&format!("{} WITHCOUNTS", read.command))?);
-        let mut us = slowlog_op_us(conn, READS, Duration::ZERO, |_| {
-            vec![read.command.to_string()]
-        })?;
+        let mut us = once(conn, READS)?;
         us.sort_unstable();
         let at = |q: f64| us[((us.len() - 1) as f64 * q).round() as usize] as f64;
         let agrees = if answer == recipe.1 {
@@ -155,7 +180,18 @@ fn read_figures(
         } else {
             "DIFFERENT counts from the recipe"
         };
-        let label = format!("`{}` on the {side} (SLOWLOG, max of {READS})", read.command);
+        let label = format!("`{}` on the {side}, its first call (SLOWLOG)", read.command);
+        let f = Figure::new(format!("{side} {} first", read.what), label, "us")
+            .value(first)
+            .param("window_buckets", read.window)
+            .param("aged_buckets", read.aged)
+            .param("side", side)
+            .param("call", "first");
+        figs.push(Kind::Command, f);
+        let label = format!(
+            "`{}` on the {side}, the {READS} calls after the first two (SLOWLOG, max)",
+            read.command
+        );
         let f = Figure::new(format!("{side} {}", read.what), label, "us")
             .value(at(1.0))
             .note(format!(
@@ -172,7 +208,8 @@ fn read_figures(
             ])
             .param("window_buckets", read.window)
             .param("aged_buckets", read.aged)
-            .param("side", side);
+            .param("side", side)
+            .param("call", "later");
         figs.push(Kind::Command, f);
     }
     Ok(())
@@ -195,20 +232,32 @@ pub(super) fn weighted_scenario() -> Result<Outcome, String> {
     run(Counts::Weighted)
 }
 
+pub(super) fn heavy_scenario() -> Result<Outcome, String> {
+    run(Counts::HeavyTailed)
+}
+
 fn run(shape: Counts) -> Result<Outcome, String> {
     let events_are = match shape {
         Counts::Unit => "unit events, a tenth of them on a skewed head of 1,000",
         Counts::Weighted => "events of BY 1-100 on members equally likely (flat counts)",
+        Counts::HeavyTailed => {
+            "events of BY Pareto(1.2), 1 to 1,000,000, on members equally likely (heavy-tailed)"
+        }
     };
     let title = format!(
         "TOPN reads: TOPN.CREATE k BUCKET 1 WINDOW 24, {BUCKETS} buckets of {} events over {} \
          members ({events_are}; popularity reverses half-way); TOPN.TOP k 10 AT <newest bucket> \
-         LAST k a few seconds after it, and the whole window once {AGED} buckets aged out, on \
-         the master and a replica; against ZUNIONSTORE + ZREVRANGE of the same bucket zsets",
+         LAST k a few seconds after it (and LAST {} with no AT while the server's time is in the \
+         newest bucket), and the whole window once {AGED} buckets aged out, on \
+         the master and a replica; against ZUNIONSTORE + ZREVRANGE of the same bucket zsets; \
+         beside them the same reads of a key with VIEWS {}, filled with the same events",
         thousands(EVENTS as f64),
-        thousands(MEMBERS as f64)
+        thousands(MEMBERS as f64),
+        VIEWS.map(|k| k.to_string()).join(", "),
+        VIEWS.map(|k| k.to_string()).join(" ")
     );
     let (key, zsets) = shape.keys();
+    let viewed = format!("{key}v");
     run_scenario(shape.id(), None, title, |run| {
         let (c, figs) = (&mut run.c, &mut run.figs);
         let data = bucket_events(shape);
@@ -234,45 +283,47 @@ fn run(shape: Counts) -> Result<Outcome, String> {
         for k in LASTS {
             recipe.push(recipe_figure(c, shape, k, figs)?);
         }
-        // Buckets oldest first; the newest one begins 1 s after the fill starts, so every
-        // event is inside the window when written (for a fill of up to ~24 s).
+        // Buckets oldest first, all ahead of the server's clock (the oldest begins 1 s after
+        // the fill starts), so every event is inside the window when written.
         c.cmd(&format!("TOPN.CREATE {key} BUCKET 1 WINDOW 24"))?;
-        let newest = now_ms() / 1000 + 1;
+        let views = VIEWS.map(|k| k.to_string()).join(" ");
+        c.cmd(&format!(
+            "TOPN.CREATE {viewed} BUCKET 1 WINDOW 24 VIEWS {views}"
+        ))?;
+        let newest = now_ms() / 1000 + AHEAD_S;
         let first = newest + 1 - BUCKETS;
-        let events: Vec<(u64, u64, u64)> = data
+        // Each key filled by TOPN.INCRBY calls of up to `PAIRS` events of one bucket (one
+        // event a call would leave too little of the window by the reads on a busy machine).
+        let calls: Vec<(usize, usize)> = data
             .iter()
             .enumerate()
-            .flat_map(|(b, pairs)| pairs.iter().map(move |&(m, n)| (b as u64, m, n)))
+            .flat_map(|(b, pairs)| (0..pairs.len()).step_by(PAIRS).map(move |s| (b, s)))
             .collect();
+        let events: usize = data.iter().map(Vec::len).sum();
         eprintln!(
-            "  filling {key}: {} TOPN.INCR ...",
-            thousands(events.len() as f64)
+            "  filling {key} and {viewed}: {} events each, TOPN.INCRBY of {PAIRS} ...",
+            thousands(events as f64)
         );
-        let secs = timed_load(c, "TOPN reads fill", events.len() as u64, |i, out| {
-            let (b, m, n) = events[i as usize];
-            let (m, n, at) = (A::U(member(m)), A::U(n), A::U((first + b) * 1000 + 1));
-            enc(
-                out,
-                &[
-                    A::S("TOPN.INCR"),
-                    A::S(key),
-                    m,
-                    A::S("BY"),
-                    n,
-                    A::S("AT"),
-                    at,
-                ],
-            );
+        let secs = timed_load(c, "TOPN reads fill", 2 * calls.len() as u64, |i, out| {
+            let (b, s) = calls[i as usize / 2];
+            let k = if i % 2 == 0 { key } else { &viewed };
+            let at = (first + b as u64) * 1000 + 1;
+            let mut args = vec![A::S("TOPN.INCRBY"), A::S(k), A::S("AT"), A::U(at)];
+            for &(m, n) in &data[b][s..(s + PAIRS).min(data[b].len())] {
+                args.push(A::U(n));
+                args.push(A::U(member(m)));
+            }
+            enc(out, &args);
         })?;
         let fill = Figure::new(
-            "fill ops/s",
-            "TOPN.INCR k m BY n AT t while filling",
-            "ops/s",
+            "fill events/s",
+            format!("TOPN.INCRBY k AT t n m ... ({PAIRS} pairs a call) while filling, both keys"),
+            "events/s",
         )
-        .value(events.len() as f64 / secs)
+        .value(2.0 * events as f64 / secs)
         .note(format!(
-            "{} commands in {secs:.2} s; {distinct:.0} distinct members a bucket",
-            thousands(events.len() as f64)
+            "{} events in {secs:.2} s; {distinct:.0} distinct members a bucket",
+            thousands(2.0 * events as f64)
         ));
         figs.push(Kind::Info, fill);
         // The replica now: one full sync, faster than streaming the fill to it.
@@ -284,6 +335,35 @@ fn run(shape: Counts) -> Result<Outcome, String> {
             replica_synced(c, &mut rc)
         })?;
         let newest_ms = newest * 1000;
+        // At the server's time, while it is in the newest bucket (and the views hold its k
+        // newest buckets): `LAST k` with no `AT`, on the key and on the key with views.
+        while now_ms() < newest_ms + 200 {
+            sleep_checked(Duration::from_millis(20))?;
+        }
+        let label = "the reads at the server's time began this long after the newest bucket began \
+                     (under 1,000 ms: their window is the recipe's)";
+        let now_at = Figure::new("reads now at", label, "ms").value((now_ms() - newest_ms) as f64);
+        figs.push(Kind::Info, now_at);
+        eprintln!("  reading LAST k at the server's time, with and without views ...");
+        for (k, recipe) in LASTS.into_iter().zip(&recipe) {
+            if !VIEWS.contains(&k) {
+                continue;
+            }
+            for (what, k_key) in [("now", key), ("view now", &viewed[..])] {
+                let read = Read {
+                    what: &format!("LAST {k} {what}"),
+                    command: &format!("TOPN.TOP {k_key} 10 LAST {k}"),
+                    window: k,
+                    aged: 0,
+                };
+                read_figures(
+                    [("master", &mut *c), ("replica", &mut rc)],
+                    &read,
+                    recipe,
+                    figs,
+                )?;
+            }
+        }
         while now_ms() < newest_ms + LAG_S * 1000 {
             sleep_checked(Duration::from_millis(20))?;
         }
@@ -316,6 +396,20 @@ fn run(shape: Counts) -> Result<Outcome, String> {
                 recipe,
                 figs,
             )?;
+            if VIEWS.contains(&k) {
+                let read = Read {
+                    what: &format!("LAST {k} view"),
+                    command: &format!("TOPN.TOP {viewed} 10 AT {at} LAST {k}"),
+                    window: k,
+                    aged: 0,
+                };
+                read_figures(
+                    [("master", &mut *c), ("replica", &mut rc)],
+                    &read,
+                    recipe,
+                    figs,
+                )?;
+            }
         }
         eprintln!("  waiting until {AGED} buckets aged out ...");
         // Bounded: the key expires a whole window (24 s) after its newest bucket.

@@ -6,7 +6,6 @@ use std::fmt;
 
 use super::bucket::Bucket;
 use super::graveyard::Graveyard;
-use super::hints::PlanHints;
 use super::members::{Members, MIGRATE_STEP};
 use super::packed::Packer;
 use super::paths::note_path;
@@ -83,8 +82,6 @@ pub struct Full {
     /// No packing before this server time: a write just dropped a packed copy, and more late
     /// writes into that bucket may follow (each would throw a new packing away).
     pub(super) pack_after_ms: i64,
-    /// What recent reads learnt about their fast plans (`PlanHints`).
-    pub(super) hints: PlanHints,
     /// The declared views' running state (`views.rs`), ascending k.
     pub(super) views: Vec<View>,
 }
@@ -116,7 +113,6 @@ impl Clone for Full {
             packs_dropped: 0,
             seen_ms: self.seen_ms,
             pack_after_ms: self.pack_after_ms,
-            hints: self.hints.clone(),
             views: self.views.clone(),
         }
     }
@@ -165,7 +161,6 @@ impl Full {
             pack_min: DEFAULT_PACK_MIN,
             packs_dropped: 0,
             seen_ms: i64::MIN,
-            hints: PlanHints::default(),
             pack_after_ms: i64::MIN,
             views: Vec::new(),
         }

@@ -28,13 +28,18 @@ const READ_PREFIX_LEN: usize = 256;
 
 /// One bucket's positive entries, highest count first, as far as known: words
 /// `id << 32 | count`; the entries left out have a count of at most `rest`.
-struct List<'a> {
+pub(super) struct List<'a> {
     words: Cow<'a, [u64]>,
     rest: i64,
     pos: usize,
 }
 
 impl List<'_> {
+    /// The first `n` entries (words), highest count first.
+    pub(super) fn head(&self, n: usize) -> &[u64] {
+        &self.words[..n.min(self.words.len())]
+    }
+
     /// The most a member not read from this list yet can count in its bucket.
     #[inline]
     fn frontier(&self) -> i64 {
@@ -47,7 +52,7 @@ impl List<'_> {
 impl Bucket {
     /// Whether the bucket's order is known without a scan (a packed copy and no `extra`).
     #[inline]
-    fn has_prefix(&self) -> bool {
+    pub(super) fn has_prefix(&self) -> bool {
         self.packed.is_some() && self.extra.is_none()
     }
 
@@ -99,47 +104,144 @@ impl Full {
         Some(cost)
     }
 
+    /// The lists of the buckets of `sp`, for `merge_lists` (a scan of each bucket without a
+    /// prefix: see `merge_setup_cost`).
+    pub(super) fn lists(&self, sp: &Span) -> Vec<List<'_>> {
+        self.buckets.range(sp.i0..sp.i1).map(Bucket::list).collect()
+    }
+
+    /// The lists of the buckets of `sp` known without a scan (their packed prefixes).
+    pub(super) fn free_lists(&self, sp: &Span) -> Vec<List<'_>> {
+        self.buckets
+            .range(sp.i0..sp.i1)
+            .filter(|b| b.has_prefix())
+            .map(Bucket::list)
+            .collect()
+    }
+
     /// The top `want` over `sp` by a threshold merge of its buckets' lists, or `None` when the
     /// merge gives up: fewer than `want` positive counts, a list read to a cut end, or more
     /// than `cap` spent after the lists are made (a unit per entry read, `LOOKUP_COST` per
     /// bucket for each member seen).
+    #[cfg(test)]
     pub(super) fn top_by_merge(&self, want: usize, sp: &Span, cap: usize) -> Option<Rows<'_>> {
-        let span: Vec<&Bucket> = self.buckets.range(sp.i0..sp.i1).collect();
-        let mut lists: Vec<List<'_>> = span.iter().map(|b| b.list()).collect();
-        let mut seen: HashSet<u32, BuildHasherDefault<IdHasher>> = HashSet::default();
-        let mut best = Best::new(want);
-        let mut cost = 0usize;
-        loop {
-            let mut threshold: i128 = 0;
-            let mut next: Option<(usize, i64)> = None;
-            for (i, l) in lists.iter().enumerate() {
-                let f = l.frontier();
-                threshold += f as i128;
-                if l.pos < l.words.len() && next.is_none_or(|(_, best)| f > best) {
-                    next = Some((i, f));
-                }
-            }
-            if best.nth().is_some_and(|(worst, _)| threshold < worst) {
-                break;
-            }
-            // Every list is read: a list cut short, or too few positive counts.
-            let (i, _) = next?;
-            let w = lists[i].words[lists[i].pos];
-            lists[i].pos += 1;
-            cost += 1;
-            let id = (w >> 32) as u32;
-            if !seen.insert(id) {
-                continue;
-            }
-            cost += LOOKUP_COST * span.len();
-            if cost > cap {
-                return None;
-            }
-            let count: i128 = span.iter().map(|b| b.get(id) as i128).sum();
-            if count > 0 {
-                best.offer(count, self.m.name(id));
+        self.merge_lists(want, sp, self.lists(sp), cap)
+    }
+
+    /// `top_by_merge` over lists made already.
+    pub(super) fn merge_lists<'a>(
+        &'a self,
+        want: usize,
+        sp: &Span,
+        mut lists: Vec<List<'a>>,
+        cap: usize,
+    ) -> Option<Rows<'a>> {
+        let mut tally = Counted {
+            span: self.buckets.range(sp.i0..sp.i1).collect(),
+            best: Best::new(want),
+            full: self,
+        };
+        threshold_merge(&mut lists, sp.i1 - sp.i0, cap, &mut tally)?;
+        Some(tally.best.into_rows())
+    }
+}
+
+/// What a threshold merge learns of the members it reads, and when it may stop.
+trait Tally {
+    /// The n-th best count known so far: the merge stops once no member not read yet can
+    /// reach it.
+    fn nth(&self) -> Option<i128>;
+    /// A member read for the first time.
+    fn seen(&mut self, id: u32);
+}
+
+/// The merge proper: each member seen counted over the read window.
+struct Counted<'a> {
+    span: Vec<&'a Bucket>,
+    best: Best<'a>,
+    full: &'a Full,
+}
+
+impl Tally for Counted<'_> {
+    fn nth(&self) -> Option<i128> {
+        self.best.nth().map(|(count, _)| count)
+    }
+
+    fn seen(&mut self, id: u32) {
+        let count: i128 = self.span.iter().map(|b| b.get(id) as i128).sum();
+        if count > 0 {
+            self.best.offer(count, self.full.m.name(id));
+        }
+    }
+}
+
+/// The planner's rehearsal of a merge (`plan.rs`): no counts, only a floor of the read window's
+/// n-th best count, which the merge's own n-th best reaches by the time this one stops.
+struct Rehearsal(i128);
+
+impl Tally for Rehearsal {
+    fn nth(&self) -> Option<i128> {
+        Some(self.0)
+    }
+
+    fn seen(&mut self, _id: u32) {}
+}
+
+/// The cost of a merge of `lists` that stops at the latest where the sum of the lists' next
+/// counts falls below `floor`, if it stays within `cap` and its lists are long enough (the
+/// lists are left as they were). Exact for the merge itself: it reads in the same order and
+/// stops no later, since every member not read by then counts below `floor` (at most the lists'
+/// next counts), so the n best were all read and its n-th best is at least `floor`.
+/// `span` is the read window's bucket count (the lookups a member seen costs): more than the
+/// lists' when some are left out, as if their next counts were 0 (a merge can stop no earlier).
+pub(super) fn rehearse(
+    lists: &mut [List<'_>],
+    span: usize,
+    cap: usize,
+    floor: i128,
+) -> Option<usize> {
+    let cost = threshold_merge(lists, span, cap, &mut Rehearsal(floor));
+    lists.iter_mut().for_each(|l| l.pos = 0);
+    cost
+}
+
+/// The lists' entries in descending count order, each member `seen` once, until no member not
+/// read yet can reach the tally's n-th best (then the cost spent), or `None` when a list is
+/// read to a cut end first or more than `cap` is spent.
+fn threshold_merge(
+    lists: &mut [List<'_>],
+    span: usize,
+    cap: usize,
+    tally: &mut impl Tally,
+) -> Option<usize> {
+    let mut seen: HashSet<u32, BuildHasherDefault<IdHasher>> = HashSet::default();
+    let mut cost = 0usize;
+    loop {
+        let mut threshold: i128 = 0;
+        let mut next: Option<(usize, i64)> = None;
+        for (i, l) in lists.iter().enumerate() {
+            let f = l.frontier();
+            threshold += f as i128;
+            if l.pos < l.words.len() && next.is_none_or(|(_, best)| f > best) {
+                next = Some((i, f));
             }
         }
-        Some(best.into_rows())
+        if tally.nth().is_some_and(|worst| threshold < worst) {
+            return Some(cost);
+        }
+        // Every list is read: a list cut short, or too few positive counts.
+        let (i, _) = next?;
+        let w = lists[i].words[lists[i].pos];
+        lists[i].pos += 1;
+        cost += 1;
+        let id = (w >> 32) as u32;
+        if !seen.insert(id) {
+            continue;
+        }
+        cost += LOOKUP_COST * span;
+        if cost > cap {
+            return None;
+        }
+        tally.seen(id);
     }
 }

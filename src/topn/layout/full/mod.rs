@@ -56,10 +56,8 @@
 //!   3. a threshold merge of the read window's k buckets (`merge.rs`, Fagin's TA): their
 //!      entries in descending count order (a sealed bucket's from its packed prefix, the
 //!      newest bucket's selected at read time: a scan of its cells), k lookups per member
-//!      seen, stopping once the n-th best is above the sum of the lists' next counts. Tried
-//!      when making the lists costs at most half the cheapest sum; before the walk when it
-//!      needs no scan or the walk would look up 4 times as many buckets a candidate
-//!      (`LAST 2` of 24).
+//!      seen, stopping once the n-th best is above the sum of the lists' next counts. A scan
+//!      for a list is made when it costs at most half the cheapest sum (see below).
 //!   4. sums (`select.rs` then picks the rows): one stored bucket in the read window (`LAST
 //!      1`): a selection over that bucket's cells, O(cells); else the cheaper of a dense scan
 //!      of the read window's buckets (O(cells + M): an accumulator per member slot, then two
@@ -67,24 +65,31 @@
 //!      their cells)); a hash-map sum only when members outnumber the entries summed about
 //!      100 to 1 (a map insertion costs ~100 scanned cells).
 //!
-//!   Cost unit: a scanned cell (~1.4 ns); a lookup 24, an index step 8. A walk and a merge
-//!   each give up after an eighth of the cheapest sum, and a merge's lists cost at most half
-//!   of it, so a read costs at most about 1.75x the cheapest sum, and usually a walk or a
-//!   merge of a few dozen entries. A bucket older than the newest one (of 4,096 entries or
-//!   more) gets a *packed copy* from the upkeep timer (`packed.rs`: its entries as id-sorted
-//!   8-byte words and its 1,024 highest counts in order, built in resumable slices, dropped by
-//!   a write into the bucket, rebuilt 1 s later): a sum scans it at half a unit an entry.
+//!   Cost unit: a scanned cell (~1.4 ns); a lookup 40, an index step 8. The plan is decided
+//!   before any is tried (`plan.rs`): from a floor of the n-th best count (the index's head and
+//!   the packed buckets' list heads counted exactly: a few dozen lookups), a walk or a merge is
+//!   taken only when it is known to stop within a quarter of the cheapest sum (the cheaper of
+//!   the two), else the read sums at once. The newest bucket's list (a scan) is made only when
+//!   no walk is proven and the free lists show a merge still could be; so planning costs what
+//!   the plan it finds costs, a read at most about 1.5x the cheapest sum (a scan made for
+//!   nothing), and usually a walk or a merge of a few dozen entries.
+//!   A bucket older than the newest one (of 4,096 entries or more) gets a *packed copy* from
+//!   the upkeep timer (`packed.rs`: its entries as id-sorted 8-byte words and its 1,024
+//!   highest counts in order, built in resumable slices, dropped by a write into the bucket,
+//!   rebuilt 1 s later): a sum scans it at half a unit an entry.
 //!   Selection reads names only for the rows returned and for ties at the n-th count.
-//!   Measured in-process (`timings::bench_reads`: the bench's `topn-reads` key, 24 buckets x
-//!   50,000 events over 200,000 members, ~41,000 distinct a bucket, popularity reversing
-//!   half-way; reads at the newest bucket with 3 and 9 buckets aged): `LAST 1` ~110 us (a
-//!   selection), `LAST 2` 160-230 us (a merge), `LAST 6` 12-29 us, `LAST 12` 1-2.6 us (walks), the
-//!   whole window 0.5-0.7 us (a walk of the clock index). On flat counts (weighted events
-//!   spread evenly: `timings::bench_reads_weighted`) walks and merges give up and reads sum
-//!   (`LAST 12` ~0.5 ms, in 32-bit accumulators when the value bounds allow); the key's plan hints (`read::PlanHints`) then send its next reads
-//!   straight to the sum. A load packs every sealed bucket at once. Memory: 8 bytes an entry of a
-//!   sealed bucket and 8 KB a sealed bucket (packed copies), 8 bytes a member (clock totals),
-//!   ~36 bytes a member while the clock index exists.
+//!   Measured in-process (`timings::bench_read_shapes`: the bench's three `topn-reads` keys,
+//!   24 buckets x 50,000 events over 200,000 members, popularity reversing half-way, 3 buckets
+//!   aged; medians of repeated reads at the newest bucket, master and loaded copy, on a busy
+//!   machine): skewed and heavy-tailed counts `LAST 1` ~100 us (a selection), `LAST 2`
+//!   130-190 us (a merge), `LAST 6` 9-15 us and `LAST 12` 7-9 us (walks), the whole window
+//!   0.3 us (a walk of the clock index); flat counts (weighted events spread evenly) go
+//!   straight to the sum: `LAST 2` ~0.3 ms, `LAST 6` 0.19-0.25 ms, `LAST 12` 0.33-0.38 ms (in
+//!   32-bit accumulators when the value bounds allow; the selection over 200,000 slots ~34 us,
+//!   chunk by chunk: `select.rs`), a first read 0.1-0.25 ms more (the kept accumulators'
+//!   pages, cold caches). A load packs every sealed bucket at once.
+//!   Memory: 8 bytes an entry of a sealed bucket and 8 KB a sealed bucket (packed copies), 8
+//!   bytes a member (clock totals), ~36 bytes a member while the clock index exists.
 //! - *Views* (`VIEWS k ...`, `views.rs`): per declared k, each member's total over the k newest
 //!   buckets at the key's newest time, with its own order index, kept by writes and by the same
 //!   upkeep budgets (a bucket leaving a view is subtracted from a snapshot of its ids). A read
@@ -96,30 +101,32 @@
 //!   which the server layer points at a background thread: freeing megabytes costs ~1 ms.
 //!
 //! Files, lowest first (none uses a file above it): `hash.rs` (the lookup table's cells),
-//! `paths.rs` (which read plans ran, for tests), `hints.rs` (what reads learnt about their
-//! plans), `packed.rs` (packed copies of sealed buckets), `members.rs` (names, totals, order
-//! index, lookup), `view.rs` (one view's state), `bucket.rs` (a bucket's table and the scans
-//! of sums), `graveyard.rs` (state freed piecewise), `key.rs` (the type, writes, sizes); above
-//! it `retire.rs` (freeing, aging, packing, the clock index: the upkeep), `read.rs` (fixes,
-//! the cost model, the walk and the sums), `merge.rs` (threshold merges), `views.rs` (keeping
-//! views), `encoding.rs` (persistence), `defrag.rs` (active defrag); this file only declares
-//! them. Tests in `tests.rs` (shared helpers, reads), `tables_tests.rs`, `rules_tests.rs`,
-//! `encoding_tests.rs`, `model_tests.rs`, `align_tests.rs`, `defrag_tests.rs`,
-//! `views_tests.rs`, `timings.rs`.
+//! `paths.rs` (which read plans ran, for tests), `packed.rs` (packed copies of sealed
+//! buckets), `members.rs` (names, totals, order index, lookup), `view.rs` (one view's state),
+//! `bucket.rs` (a bucket's table and the scans of sums), `graveyard.rs` (state freed
+//! piecewise), `key.rs` (the type, writes, sizes); above it `retire.rs` (freeing, aging,
+//! packing, the clock index: the upkeep), `read.rs` (fixes, the cost model, the walk and the
+//! sums), `merge.rs` (threshold merges), `plan.rs` (which plan a read takes), `top.rs` (a read:
+//! its plan, then that plan), `views.rs`
+//! (keeping views), `encoding.rs` (persistence), `defrag.rs` (active defrag); this file only
+//! declares them. Tests in `tests.rs` (shared helpers, reads), `tables_tests.rs`,
+//! `rules_tests.rs`, `encoding_tests.rs`, `model_tests.rs`, `plan_tests.rs`, `align_tests.rs`,
+//! `defrag_tests.rs`, `views_tests.rs`, `timings.rs`.
 
 mod bucket;
 mod defrag;
 mod encoding;
 mod graveyard;
 mod hash;
-mod hints;
 mod key;
 mod members;
 mod merge;
 mod packed;
 mod paths;
+mod plan;
 mod read;
 mod retire;
+mod top;
 mod view;
 mod views;
 
@@ -134,6 +141,8 @@ mod defrag_tests;
 mod encoding_tests;
 #[cfg(test)]
 mod model_tests;
+#[cfg(test)]
+mod plan_tests;
 #[cfg(test)]
 mod rules_tests;
 #[cfg(test)]

@@ -9,12 +9,10 @@ use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::bucket::Bucket;
-use super::hints::Attempt;
 use super::key::Full;
 use super::members::IdMap;
 use super::packed::Acc;
-use super::paths::note_path;
-use crate::topn::select::{clamp_i64, top_positive, top_rows, Rows};
+use crate::topn::select::{clamp_i64, top_dense, top_positive, top_rows, Rows};
 use crate::topn::storage::Key;
 
 /// Stored buckets `[i0, i1)` (deque positions) of the read window `[lo, hi]` (bucket indexes).
@@ -81,7 +79,7 @@ impl<'a> Fix<'a> {
     }
 
     /// The model's cost of a scan of this correction.
-    fn cost(self) -> usize {
+    pub(super) fn cost(self) -> usize {
         match self {
             Fix::Sub(b, 0) | Fix::Add(b, None) | Fix::SubAll(b) => b.sum_cost(),
             Fix::Sub(b, _) | Fix::Add(b, _) => b.scan_cost(),
@@ -102,7 +100,7 @@ impl<'a> Fix<'a> {
     }
 
     /// The most this correction can add to a member's count.
-    fn slack(self) -> i128 {
+    pub(super) fn slack(self) -> i128 {
         match self {
             Fix::Sub(b, _) | Fix::SubAll(b) => -(b.min_val.min(0) as i128),
             Fix::Add(b, _) => b.max_val.max(0) as i128,
@@ -112,22 +110,18 @@ impl<'a> Fix<'a> {
 
 /// Cost model of reads, in units of one entry of a sum's branch-free scan (a few ns). A step
 /// of the index walk (one key, its name nearby) costs this many.
-const INDEX_STEP_COST: usize = 8;
+pub(super) const INDEX_STEP_COST: usize = 8;
 /// A lookup of a member in a bucket table (a random probe, usually a cache miss).
 pub(super) const LOOKUP_COST: usize = 40;
 /// A member slot in a sum: its accumulator zeroed, then two selection passes over it.
-const SLOT_COST: usize = 1;
+pub(super) const SLOT_COST: usize = 1;
 /// An entry summed into a hash map (sums over few of many members): a random probe and an
 /// insertion, about 100x a scanned cell (measured: 42k entries in 5-7 ms).
 const MAP_ENTRY_COST: usize = 100;
-/// A corrected walk may spend up to 1/`WALK_SHARE` of the cost of the cheaper sum before it
-/// gives up and sums (so a read costs at most 1 + 1/WALK_SHARE times that sum, and usually
-/// far less).
-const WALK_SHARE: usize = 8;
-/// A threshold merge goes before the walk when the walk corrects each candidate with at least
-/// this many times as many lookups as the merge counts a member with.
-const MERGE_FIRST_RATIO: usize = 4;
-
+/// A corrected walk or a merge may cost up to 1/`WALK_SHARE` of the cheaper sum (the planner,
+/// `plan.rs`, takes one only when it knows it stops within that, so it never gives up: the
+/// share leaves room for the model's error on lookups, a cache miss each when cold).
+pub(super) const WALK_SHARE: usize = 4;
 /// The most slots of the dense sums' accumulators kept between reads (32 MB of `i64`).
 const KEPT_ACCUMULATOR: usize = 1 << 22;
 
@@ -140,7 +134,7 @@ thread_local! {
 }
 
 /// An accumulator type with its kept vector.
-trait Kept: Acc {
+trait Kept: Acc + Ord + Into<i64> {
     fn kept() -> &'static std::thread::LocalKey<RefCell<Vec<Self>>>;
 }
 
@@ -195,6 +189,32 @@ pub fn release_if_idle() {
     }
     release::<i64>();
     release::<i32>();
+}
+
+/// A walk down an order index: each candidate's total corrected by `fixes`, stopping once the
+/// next candidate's bound (its total plus the most the fixes can add) cannot beat the n-th
+/// best; given up (`None`) once it has cost more than `cap`. The index's first keys count
+/// `head` (counted already by the planner).
+#[derive(Clone, Copy)]
+pub(super) struct Walk<'f, 'h> {
+    pub(super) fixes: &'f [Fix<'f>],
+    pub(super) want: usize,
+    pub(super) cap: usize,
+    pub(super) incl_has_neg: bool,
+    pub(super) head: &'h [i128],
+}
+
+impl<'f> Walk<'f, '_> {
+    /// A walk that never gives up and counts every key itself.
+    pub(super) fn uncapped(fixes: &'f [Fix<'f>], want: usize, incl_has_neg: bool) -> Self {
+        Walk {
+            fixes,
+            want,
+            cap: usize::MAX,
+            incl_has_neg,
+            head: &[],
+        }
+    }
 }
 
 /// The best `want` candidates offered, by count then name: a max-heap on "worseness", whose
@@ -345,6 +365,15 @@ impl Full {
         }
     }
 
+    /// The lookups `count_id` makes for a member over `sp`.
+    pub(super) fn count_lookups(&self, sp: &Span) -> usize {
+        let inside = sp.i1 - sp.i0;
+        match self.buckets.len() - inside {
+            0 => 1,
+            outside => (1 + outside.min(self.fix_count(sp))).min(inside),
+        }
+    }
+
     /// Member `id`'s exact count over `sp`: the running total corrected, or the span's buckets
     /// summed, whichever takes fewer lookups.
     #[inline]
@@ -406,155 +435,15 @@ impl Full {
         }
     }
 
-    #[cfg(test)]
-    /// Exact top `n` over the window ending at `at_ms` (before or after the clock), highest
-    /// first, ties by member ascending; members whose count is 0 are left out.
-    pub fn top(&self, n: usize, at_ms: i64) -> Vec<(&[u8], i64)> {
-        self.top_in(n, at_ms, self.window)
-    }
-
-    /// `top` over the `k` newest buckets of the window ending at `at_ms` (`LAST k`; TOP24 on a
-    /// key whose window is longer than 24 hours). Only buckets inside the key's own window
-    /// count.
-    ///
-    /// Cost (the plans of the module notes): with no fix (the read window is the aggregate's,
-    /// or the clock index's) a walk of the index, O(n log M). Otherwise a walk correcting each
-    /// candidate with one lookup per fix, or a threshold merge of the read window's buckets,
-    /// each given up after 1/WALK_SHARE of the cheapest sum; then that sum.
-    pub fn top_in(&self, n: usize, at_ms: i64, k: u32) -> Vec<(&[u8], i64)> {
-        if n == 0 {
-            return Vec::new();
-        }
-        let Some(sp) = self.span(at_ms, k) else {
-            return Vec::new();
-        };
-        let want = n.min(self.m.live);
-        if want == 0 {
-            return Vec::new();
-        }
-        // Whether a bucket of the read window may hold a negative count (then a member with a
-        // non-positive bound can still have a nonzero, negative count).
-        let incl_has_neg = self.neg.range(sp.lo..=sp.hi).next().is_some();
-        if let Some(v) = self.view_for(&sp) {
-            note_path(13);
-            // A view's totals are the read window's: a walk of its index, as for the window.
-            return self
-                .walk(Base::View(v), &[], want, usize::MAX, incl_has_neg)
-                .unwrap_or_default();
-        }
-        let agg = self.fixes(&sp, Base::Agg);
-        let clock = self.fixes(&sp, Base::Clock);
-        // The walk goes down the index that needs fewer fixes (the clock index once built).
-        let clock_walk = self.m.names.clock_index_ready() && clock.len() < agg.len();
-        let (walk_base, walk_fixes) = if clock_walk {
-            (Base::Clock, &clock)
-        } else {
-            (Base::Agg, &agg)
-        };
-        if walk_fixes.is_empty() {
-            note_path(if clock_walk { 11 } else { 0 });
-            return self
-                .walk(walk_base, walk_fixes, want, usize::MAX, incl_has_neg)
-                .unwrap_or_default();
-        }
-        // The cheapest sum: the read window's buckets, or a base's totals (copying them reads
-        // a slot each: about a scanned cell) corrected by scans of its fixes' buckets.
-        let totals_cost = |fixes: &[Fix<'_>]| {
-            (SLOT_COST + 1) * self.m.nslots + fixes.iter().map(|f| f.cost()).sum::<usize>()
-        };
-        let (agg_cost, clock_cost) = (totals_cost(&agg), totals_cost(&clock));
-        let (totals_base, totals_fixes, totals) = if clock_cost < agg_cost {
-            (Base::Clock, &clock, clock_cost)
-        } else {
-            (Base::Agg, &agg, agg_cost)
-        };
-        let direct = self.direct_cost(sp.i0, sp.i1);
-        let sum_cost = direct.min(totals);
-        let attempt = self.hints.attempt(k);
-        let (cap, setup_cap) = match attempt {
-            Attempt::Retry => (sum_cost / WALK_SHARE / 4, 0),
-            Attempt::Full | Attempt::Skip => (sum_cost / WALK_SHARE, sum_cost / 2),
-        };
-        // A threshold merge of the read window's buckets, when making their lists costs at
-        // most half the sum (on a retry, only when they are made already). It goes first when
-        // it needs no scan, or when the walk looks up at least MERGE_FIRST_RATIO times as many
-        // buckets per candidate (a lookup in a big table is a cache miss, and a walk that
-        // fails has spent its whole cap on them).
-        let merge_setup = self
-            .merge_setup_cost(&sp)
-            .filter(|&setup| setup <= setup_cap);
-        let merge = || {
-            note_path(12);
-            self.top_by_merge(want, &sp, cap)
-        };
-        let merge_first = merge_setup == Some(0)
-            || (merge_setup.is_some() && (sp.i1 - sp.i0) * MERGE_FIRST_RATIO <= walk_fixes.len());
-        let mut tried = false;
-        if attempt != Attempt::Skip {
-            if merge_first {
-                tried = true;
-                if let Some(rows) = merge() {
-                    self.hints.hit(k);
-                    return rows;
-                }
-            }
-            let step = INDEX_STEP_COST + LOOKUP_COST * walk_fixes.len();
-            if want.saturating_mul(step) <= sum_cost / WALK_SHARE {
-                tried = true;
-                note_path(if clock_walk { 11 } else { 1 });
-                if let Some(rows) = self.walk(walk_base, walk_fixes, want, cap, incl_has_neg) {
-                    self.hints.hit(k);
-                    return rows;
-                }
-            }
-            if merge_setup.is_some() && !merge_first {
-                tried = true;
-                if let Some(rows) = merge() {
-                    self.hints.hit(k);
-                    return rows;
-                }
-            }
-        }
-        // A one-bucket read's sum is a selection, so its attempts get small caps: their giving
-        // up says little about the key's counts.
-        self.hints.missed(k, tried && sp.i1 - sp.i0 > 1);
-        note_path(2);
-        if totals < direct {
-            if let Some(rows) = self.top_through_totals(n, totals_base, totals_fixes) {
-                return rows;
-            }
-        }
-        self.top_direct(n, sp.i0, sp.i1)
-    }
-
-    /// The top `want` by a walk of `base`'s order index, each candidate's total corrected by
-    /// `fixes`, stopping once the next candidate's bound (its total plus the most the fixes
-    /// can add) cannot beat the n-th best; `None` once it has cost more than `cap`.
-    fn walk(
-        &self,
-        base: Base,
-        fixes: &[Fix<'_>],
-        want: usize,
-        cap: usize,
-        incl_has_neg: bool,
-    ) -> Option<Rows<'_>> {
+    /// The top `want` by a walk of `base`'s order index (see [`Walk`]).
+    pub(super) fn walk(&self, base: Base, walk: &Walk<'_, '_>) -> Option<Rows<'_>> {
         match base {
-            Base::Agg => self.walk_keys(
-                self.m.names.index_iter(),
-                base,
-                fixes,
-                want,
-                cap,
-                incl_has_neg,
-            ),
+            Base::Agg => self.walk_keys(self.m.names.index_iter(), base, walk),
             Base::Clock => {
                 let keys = self.m.names.clock_index_iter()?;
-                self.walk_keys(keys, base, fixes, want, cap, incl_has_neg)
+                self.walk_keys(keys, base, walk)
             }
-            Base::View(v) => {
-                let keys = self.m.names.view_iter(v);
-                self.walk_keys(keys, base, fixes, want, cap, incl_has_neg)
-            }
+            Base::View(v) => self.walk_keys(self.m.names.view_iter(v), base, walk),
         }
     }
 
@@ -563,16 +452,20 @@ impl Full {
         &'a self,
         keys: impl Iterator<Item = &'a Key>,
         base: Base,
-        fixes: &[Fix<'_>],
-        want: usize,
-        cap: usize,
-        incl_has_neg: bool,
+        walk: &Walk<'_, '_>,
     ) -> Option<Rows<'a>> {
+        let Walk {
+            fixes,
+            want,
+            cap,
+            incl_has_neg,
+            head,
+        } = *walk;
         let slack: i128 = fixes.iter().map(|f| f.slack()).sum();
         let step = INDEX_STEP_COST + LOOKUP_COST * fixes.len();
         let mut cost = 0usize;
         let mut best = Best::new(want);
-        for key in keys {
+        for (i, key) in keys.enumerate() {
             cost += step;
             if cost > cap {
                 return None;
@@ -593,15 +486,21 @@ impl Full {
             if bound <= 0 && !incl_has_neg {
                 break;
             }
-            let id = key.id();
-            let mut cnt = if kt == i64::MAX || kt == i64::MIN {
-                self.base_total(base, id)
-            } else {
-                kt as i128
+            let cnt = match head.get(i) {
+                Some(&counted) => counted,
+                None => {
+                    let id = key.id();
+                    let mut cnt = if kt == i64::MAX || kt == i64::MIN {
+                        self.base_total(base, id)
+                    } else {
+                        kt as i128
+                    };
+                    for f in fixes {
+                        cnt += f.value(id);
+                    }
+                    cnt
+                }
             };
-            for f in fixes {
-                cnt += f.value(id);
-            }
             if cnt != 0 {
                 best.offer(cnt, name);
             }
@@ -640,10 +539,10 @@ impl Full {
     }
 
     /// The top `n` of dense sums (`acc[id]`).
-    pub(super) fn select_dense<A: Acc>(&self, n: usize, acc: &[A]) -> Rows<'_> {
+    pub(super) fn select_dense<A: Acc + Ord + Into<i64>>(&self, n: usize, acc: &[A]) -> Rows<'_> {
         let name = |id: u32| self.m.name(id);
         let all = || acc.iter().enumerate().map(|(id, v)| (v.get(), id as u32));
-        top_positive(n, all, name).unwrap_or_else(|| {
+        top_dense(n, acc, name).unwrap_or_else(|| {
             top_rows(
                 n,
                 || all().filter(|c| c.0 != 0).map(|(v, id)| (v as i128, id)),

@@ -416,7 +416,7 @@ fn bench_defrag() {
 }
 
 /// The weighted case of issue 28: 24 buckets of 50,000 events over 200,000 members, `BY`
-/// 1-100, near-uniform, popularity reversing half-way; first reads (no plan hints) and
+/// 1-100, near-uniform, popularity reversing half-way; first reads and
 /// repeated reads of each `LAST k` at the newest bucket.
 #[test]
 #[ignore]
@@ -438,7 +438,6 @@ fn bench_reads_weighted() {
     while t.upkeep(128) == 128 {}
     for k in [1u32, 2, 6, 12, 24] {
         let sp = t.span(newest, k).unwrap();
-        t.hints = super::hints::PlanHints::default();
         PATHS.with(|p| p.set([0; 14]));
         let s = std::time::Instant::now();
         std::hint::black_box(t.top_in(10, newest, k));
@@ -535,4 +534,76 @@ fn bench_views_weighted() {
         "a bucket leaves: (slices of 128 units, longest) views {views:?}, then upkeep {rest:?}; \
          upkeep without views {without:?}"
     );
+}
+
+/// The bench's three `topn-reads` keys in-process (24 buckets of 50,000 events over 200,000
+/// members, popularity reversing half-way, 3 buckets aged): unit events with a skewed head,
+/// flat weighted counts (`BY` 1-100), heavy-tailed weights (`BY` Pareto 1.2, up to 10^6). Each
+/// `LAST k` at the newest bucket: its first read (the kept accumulators released before), the
+/// median and worst of 10 more, the plans tried; on the key and on a loaded copy (a replica).
+#[test]
+#[ignore]
+fn bench_read_shapes() {
+    let (members, events) = (200_000u64, 50_000u64);
+    for shape in ["skewed", "flat", "heavy"] {
+        let mut rng = StdRng::seed_from_u64(24);
+        let mut t = Full::new(1000, 24);
+        for b in 0..24i64 {
+            let mut counts = vec![0i64; members as usize];
+            for e in 0..events {
+                let (rank, by) = match shape {
+                    "skewed" if e < 5_000 => {
+                        let u: f64 = rng.gen();
+                        ((1000.0 * u * u * u) as u64, 1)
+                    }
+                    "skewed" => (rng.gen_range(0..members), 1),
+                    "flat" => (rng.gen_range(0..members), rng.gen_range(1..=100)),
+                    _ => {
+                        let u: f64 = 1.0 - rng.gen::<f64>();
+                        (
+                            rng.gen_range(0..members),
+                            (u.powf(-1.0 / 1.2) as i64).min(1_000_000),
+                        )
+                    }
+                };
+                let m = if b < 12 { rank } else { members - 1 - rank };
+                counts[m as usize] += by;
+            }
+            for (m, &n) in counts.iter().enumerate().filter(|(_, n)| **n > 0) {
+                t.incr(format!("{}", 100_000_000 + m).as_bytes(), n, b * 1000 + 1)
+                    .unwrap();
+            }
+        }
+        t.observe_time(26 * 1000 + 1);
+        while t.upkeep(128) == 128 {}
+        let mut d = Full::decode_at(&t.encode(), Some(26 * 1000 + 1)).unwrap();
+        while d.upkeep(128) == 128 {}
+        let at = 23 * 1000 + 500;
+        for (side, key) in [("master", &t), ("replica", &d)] {
+            for k in [1u32, 2, 6, 12, 24] {
+                super::read::release_if_idle();
+                super::read::release_if_idle();
+                super::plan::TRIED.with(|c| c.set([0; 3]));
+                let s = std::time::Instant::now();
+                let rows = std::hint::black_box(key.top_in(10, at, k));
+                let first = s.elapsed();
+                let tried = super::plan::TRIED.with(|c| c.get());
+                let mut later: Vec<_> = (0..10)
+                    .map(|_| {
+                        let s = std::time::Instant::now();
+                        std::hint::black_box(key.top_in(10, at, k));
+                        s.elapsed()
+                    })
+                    .collect();
+                later.sort();
+                let sp = key.span(at, k).unwrap();
+                assert_eq!(rows, key.top_direct(10, sp.i0, sp.i1));
+                eprintln!(
+                    "{shape} {side} LAST {k}: first {first:?}, later median {:?} max {:?} \
+                     (walks, merges, gave up: {tried:?})",
+                    later[5], later[9]
+                );
+            }
+        }
+    }
 }
