@@ -32,9 +32,9 @@ enum Kind {
 impl Kind {
     fn id(self) -> &'static str {
         match self {
-            Kind::Exact => "exact boundary max",
-            Kind::Views => "views boundary max",
-            Kind::Capped => "capacity boundary max",
+            Kind::Exact => "exact boundary p99.9",
+            Kind::Views => "views boundary p99.9",
+            Kind::Capped => "capacity boundary p99.9",
         }
     }
 
@@ -52,11 +52,12 @@ fn summary(us: &mut [i64]) -> String {
     us.sort_unstable();
     let at = |q: f64| us[((us.len() - 1) as f64 * q) as usize];
     format!(
-        "{} writes: median {} us, p99.9 {} us, max {} us",
+        "{} writes: median {} us, p99.9 {} us, max {} us ({} over 1 ms)",
         us.len(),
         at(0.5),
         at(0.999),
-        at(1.0)
+        at(1.0),
+        us.iter().filter(|&&x| x > 1000).count()
     )
 }
 
@@ -121,7 +122,6 @@ fn boundary_writes(c: &mut Conn, kind: Kind) -> Result<Measured, String> {
         crossing.extend(us);
     }
     c.cmd(&format!("UNLINK {key}"))?;
-    let max = crossing.iter().copied().max().unwrap_or(0);
     let note = format!(
         "across {CROSSED} boundaries: {}; first writes of the buckets: {:?} us\n      \
          ordinary (newest bucket, nothing to retire): {}",
@@ -129,12 +129,15 @@ fn boundary_writes(c: &mut Conn, kind: Kind) -> Result<Measured, String> {
         firsts,
         summary(&mut ordinary)
     );
-    Ok((max as f64, note).into())
+    // SLOWLOG times are wall-clock: on a shared machine the max is the worst preemption
+    // (milliseconds), so the measure is the p99.9, the max in the note.
+    let p999 = crossing[((crossing.len() - 1) as f64 * 0.999) as usize];
+    Ok((p999 as f64, note).into())
 }
 
 fn measure(kind: Kind) -> Measure {
     let label = format!(
-        "TOPN.INCR across bucket boundaries, BUCKET 3600 WINDOW {WINDOW}{} (max)",
+        "TOPN.INCR across bucket boundaries, BUCKET 3600 WINDOW {WINDOW}{} (p99.9)",
         kind.options()
     );
     Measure::new(kind.id(), Role::Module, label, Unit::Micros, move |c| {
@@ -149,7 +152,7 @@ pub(crate) fn group(_s: &Settings) -> Group {
         measures: kinds.into_iter().map(measure).collect(),
         compares: kinds
             .into_iter()
-            .map(|k| goal(k.id(), Goal::AtMost(1000.0)))
+            .map(|k| goal(k.id(), Goal::AtMost(250.0)))
             .collect(),
         ..Group::new(
             "topn-boundary",

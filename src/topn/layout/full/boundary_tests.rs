@@ -65,7 +65,7 @@ impl Writer {
             at.div_euclid(H)
         );
         self.writes += 1;
-        if self.writes % 100 == 0 {
+        if self.writes.is_multiple_of(100) {
             self.t.upkeep(300);
         }
     }
@@ -140,7 +140,6 @@ fn drop_later(value: Box<dyn Send>) {
 #[test]
 #[ignore]
 fn time_boundary_writes() {
-    const RETIRE: usize = 64;
     // As the server does: big arrays are freed on another thread.
     crate::topn::storage::set_disposer(drop_later);
     for views in [&[][..], &[6i64, 12][..]] {
@@ -152,8 +151,6 @@ fn time_boundary_writes() {
         let mut rng = StdRng::seed_from_u64(7);
         let mut worst: Vec<(i64, i64, u32, usize)> = Vec::new();
         let mut all = Vec::new();
-        let mut slices = Vec::new();
-        t.set_retire_budget(1);
         for b in 0..window + 6 {
             for i in 0..per {
                 let now = b * H + (i as i64) * (H / per as i64);
@@ -162,13 +159,9 @@ fn time_boundary_writes() {
                 let s = thread_ns();
                 t.incr(&m, 1, now).unwrap();
                 let d = thread_ns() - s;
-                let s = thread_ns();
-                let w = t.retire(RETIRE);
-                let r = thread_ns() - s;
                 if b >= window {
                     all.push(d);
-                    slices.push(r);
-                    worst.push((r, b, i, w));
+                    worst.push((d, b, i, t.last_retire_work()));
                 }
                 if i % 100 == 99 {
                     t.upkeep(2000);
@@ -177,13 +170,6 @@ fn time_boundary_writes() {
         }
         worst.sort_by_key(|w| -w.0);
         all.sort();
-        slices.sort();
-        eprintln!(
-            "retire({RETIRE}) slices: median {} ns p99.9 {} ns max {} ns",
-            slices[slices.len() / 2],
-            slices[slices.len() * 999 / 1000],
-            slices[slices.len() - 1]
-        );
         eprintln!(
             "views {views:?}: writes {} median {} ns p99.9 {} ns max {} ns",
             all.len(),
@@ -191,7 +177,7 @@ fn time_boundary_writes() {
             all[all.len() * 999 / 1000],
             all[all.len() - 1]
         );
-        for w in worst.iter().take(12) {
+        for w in worst.iter().take(5) {
             eprintln!(
                 "  {} ns bucket {} write {} retire work {}",
                 w.0, w.1, w.2, w.3

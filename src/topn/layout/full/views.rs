@@ -240,7 +240,7 @@ impl Full {
                     if id >= MOVED || aging.done.contains(&id) {
                         aging.pos += 1;
                         skipped += 1;
-                        if skipped % SKIPPED_CELLS_PER_UNIT == 0 {
+                        if skipped.is_multiple_of(SKIPPED_CELLS_PER_UNIT) {
                             done += 1;
                         }
                         continue;
