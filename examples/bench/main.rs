@@ -77,6 +77,7 @@ mod server;
 mod settings;
 mod tl;
 mod topn;
+mod topn_boundary;
 mod topn_capacity;
 mod topn_capacity_writes;
 mod topn_small;
@@ -102,6 +103,7 @@ fn all_groups(s: &Settings) -> Vec<Group> {
         topn_topk::group(s),
         topn_capacity::group(s),
         topn_capacity_writes::group(s),
+        topn_boundary::group(s),
         ulist::write_group(s),
         ulist::gem_group(s),
         ulist::memory_group(s),

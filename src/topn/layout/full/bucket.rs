@@ -375,6 +375,23 @@ impl Bucket {
         }
     }
 
+    /// What cell numbers depend on (the tables' sizes and the migration's progress, `extra`'s
+    /// too): while it stays the same, every entry keeps its cell (a new entry takes an empty
+    /// one). A member moved by a write from the old table to the current one is in a later
+    /// cell.
+    pub(super) fn layout(&self) -> [usize; 6] {
+        let own = |b: &Bucket| {
+            [
+                b.old_cap(),
+                b.old.as_ref().map_or(0, |o| o.pos),
+                b.cur.cap(),
+            ]
+        };
+        let [a, b, c] = own(self);
+        let [d, e, f] = self.extra.as_deref().map_or([0; 3], own);
+        [a, b, c, d, e, f]
+    }
+
     /// Cell `pos` of the table (`[0, cells)`) or of `extra` (from `cells` on): id and count.
     #[inline]
     pub(super) fn any_cell(&self, pos: usize) -> (u32, i64) {

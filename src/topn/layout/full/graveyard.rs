@@ -5,6 +5,7 @@ use std::collections::VecDeque;
 
 use super::bucket::Bucket;
 use super::members::Members;
+use crate::topn::storage::dispose_value;
 
 /// Everything of a state the clock has entirely passed, freed piecewise by later writes.
 pub(super) struct Graveyard {
@@ -26,7 +27,10 @@ impl Graveyard {
                 if done > 0 && done + cost > budget {
                     break;
                 }
-                self.buckets.pop_front();
+                if let Some(gone) = self.buckets.pop_front() {
+                    let bytes = gone.heap_bytes();
+                    dispose_value(gone, bytes);
+                }
                 done = (done + cost).min(budget);
             } else {
                 done += self.members.free_step(budget - done);

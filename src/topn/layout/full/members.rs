@@ -8,7 +8,7 @@ use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
 
 use super::hash::{mix, GOLDEN};
 use crate::topn::select::clamp_i64;
-use crate::topn::storage::{dispose, Cells, NameTable};
+use crate::topn::storage::{dispose, dispose_value, Cells, NameTable};
 
 /// A member's data besides its name and total (kept in its `NameTable` slot).
 #[derive(Clone, Copy)]
@@ -96,6 +96,8 @@ impl Members {
     #[inline]
     pub(super) fn set_view_total(&mut self, v: usize, id: u32, total: i128) {
         let clamped = clamp_keeping(total, &mut self.big_views[v], id);
+        #[cfg(test)]
+        count_index_ops(usize::from(self.names.view_total(v, id) != clamped));
         self.names.set_view_total(v, id, clamped);
     }
 
@@ -112,6 +114,21 @@ impl Members {
     #[inline]
     pub(super) fn name(&self, id: u32) -> &[u8] {
         self.names.name(id)
+    }
+
+    /// Work units of an order-index operation (an insertion, removal or repositioning), against
+    /// 1 a member visited: a search whose comparisons of tied totals read names all along, so
+    /// about its depth (1-5 us on a key of 200,000 members: 10 units). Retirement charges them,
+    /// so that a slice of a budget is bounded in time whatever the number of views.
+    #[inline]
+    pub(super) fn index_op_cost(&self) -> usize {
+        1 + (usize::BITS - self.live.leading_zeros()) as usize / 2
+    }
+
+    /// Order indexes a member is in: the aggregate's, each view's, the clock index if built.
+    #[inline]
+    pub(super) fn indexes(&self) -> usize {
+        1 + self.big_views.len() + usize::from(self.names.has_clock_index())
     }
 
     /// The member's running total, exact.
@@ -303,18 +320,26 @@ impl Members {
     pub(super) fn intern(&mut self, name: &[u8], hash: u32) -> u32 {
         let id = self.intern_raw(name, hash);
         self.names.index_insert(id);
+        #[cfg(test)]
+        count_index_ops(self.indexes());
         id
     }
 
     #[inline]
     pub(super) fn set_total(&mut self, id: u32, total: i128) {
         let clamped = clamp_keeping(total, &mut self.big, id);
+        #[cfg(test)]
+        count_index_ops(usize::from(self.names.slot(id).total() != clamped));
         self.names.set_total(id, clamped);
     }
 
     #[inline]
     pub(super) fn set_clock_total(&mut self, id: u32, total: i128) {
         let clamped = clamp_keeping(total, &mut self.big_clock, id);
+        #[cfg(test)]
+        count_index_ops(usize::from(
+            self.names.has_clock_index() && self.names.slot(id).clock_total() != clamped,
+        ));
         self.names.set_clock_total(id, clamped);
     }
 
@@ -338,6 +363,8 @@ impl Members {
         for big in &mut self.big_views {
             big.remove(&id);
         }
+        #[cfg(test)]
+        count_index_ops(self.indexes());
         let hash = self.meta(id).hash;
         self.table_remove(id, hash);
         self.name_bytes -= self.names.free(id);
@@ -393,9 +420,14 @@ impl Members {
             if !self.names.pop_step() {
                 self.live = 0;
                 self.name_bytes = 0;
-                self.table = Cells::new(0, EMPTY_CELL);
-                self.old = Cells::new(0, EMPTY_CELL);
-                self.free_ids = Vec::new();
+                dispose(std::mem::replace(
+                    &mut self.table,
+                    Cells::new(0, EMPTY_CELL),
+                ));
+                dispose(std::mem::replace(&mut self.old, Cells::new(0, EMPTY_CELL)));
+                let ids = std::mem::take(&mut self.free_ids);
+                let bytes = ids.capacity() * 4;
+                dispose_value(ids, bytes);
                 self.big = IdMap::default();
                 self.big_clock = IdMap::default();
                 self.big_views = Vec::new();
@@ -432,6 +464,18 @@ impl Clone for Members {
             big_views: self.big_views.clone(),
         }
     }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Order-index operations (B-tree searches) done on this thread, for tests that bound them
+    /// per call.
+    pub(super) static INDEX_OPS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+#[cfg(test)]
+fn count_index_ops(n: usize) {
+    INDEX_OPS.with(|c| c.set(c.get() + n));
 }
 
 /// A total stored clamped to i64, made exact again from the side table of totals beyond i64.

@@ -136,6 +136,8 @@ pub use read::{release_if_idle, READ_BUFFER_BYTES};
 #[cfg(test)]
 mod align_tests;
 #[cfg(test)]
+mod boundary_tests;
+#[cfg(test)]
 mod defrag_tests;
 #[cfg(test)]
 mod encoding_tests;

@@ -12,8 +12,20 @@ use super::packed::{packable, Packer, Step};
 use super::paths::note_path;
 use crate::topn::storage::dispose_value;
 
-/// Work units of a slot added to the clock index (a B-tree insertion).
+/// Work units of a slot added to the clock index (a B-tree insertion; the build runs only in
+/// upkeep, whose budgets are bigger, and must outpace the members that writes add).
 const CLOCK_SLOT_COST: usize = 4;
+/// Work units of an old-table cell migrated (about 4 cells collected).
+pub(super) const MIGRATED_CELL_COST: usize = 4;
+
+/// The work done after a step of `cost` units, if the step fits in what is left of `budget`
+/// (if not, the slice reports the whole budget: more is left). A step always fits in an empty
+/// slice, which then reports at most the budget: every slice progresses, and none reports more
+/// than its budget.
+#[inline]
+pub(super) fn charge(done: usize, cost: usize, budget: usize) -> Option<usize> {
+    (done == 0 || done + cost <= budget).then(|| (done + cost).min(budget))
+}
 
 impl Full {
     #[cfg(test)]
@@ -209,23 +221,26 @@ impl Full {
                 let all = cells + front.extra.as_ref().map_or(0, |x| x.cells());
                 if self.retire_pos >= all {
                     let cost = front.drop_cost();
-                    if done > 0 && done + cost > budget {
+                    let Some(charged) = charge(done, cost, budget) else {
+                        done = budget;
                         break;
-                    }
+                    };
                     self.total_entries -= front.entries();
                     self.neg.remove(&idx);
-                    self.buckets.pop_front();
+                    if let Some(gone) = self.buckets.pop_front() {
+                        let bytes = gone.heap_bytes();
+                        dispose_value(gone, bytes);
+                    }
                     self.retire_pos = 0;
                     self.retired_buckets += 1;
                     if idx >= self.agg_lo {
                         self.agg_lo = idx + 1;
                         self.agg_pos = 0;
                     }
-                    done = (done + cost).min(budget);
+                    done = charged;
                     continue;
                 }
                 let pos = self.retire_pos;
-                self.retire_pos += 1;
                 let (id, c, in_agg) = if pos < cells {
                     let (id, c) = front.cell(pos);
                     (id, c, self.cell_in_agg(idx, pos))
@@ -242,12 +257,26 @@ impl Full {
                     note_path(4);
                 }
                 if id == EMPTY || id == MOVED {
+                    self.retire_pos += 1;
                     empty_visits += 1;
                     if empty_visits & 7 == 0 {
                         done += 1;
                     }
                     continue;
                 }
+                let last = self.m.meta(id).refs == 1;
+                let ops = if last {
+                    self.m.indexes()
+                } else {
+                    usize::from(in_agg && c != 0)
+                        + usize::from(c != 0 && self.m.names.has_clock_index())
+                };
+                let Some(charged) = charge(done, 1 + ops * self.m.index_op_cost(), budget) else {
+                    done = budget;
+                    break;
+                };
+                done = charged;
+                self.retire_pos += 1;
                 // Keep the key so lookups still probe past it; the count is now released.
                 let b0 = &mut self.buckets[0];
                 if pos < cells {
@@ -255,10 +284,9 @@ impl Full {
                 } else if let Some(x) = &mut b0.extra {
                     x.set_val(pos - cells, 0);
                 }
-                done += 1;
-                if self.m.meta(id).refs == 1 {
+                if last {
                     // Its last entry: the total is exactly this entry's part; free without
-                    // repositioning.
+                    // repositioning (out of every index).
                     self.m.free(id);
                 } else {
                     if in_agg && c != 0 {
@@ -290,18 +318,23 @@ impl Full {
             }
             let cells = self.buckets[i].cells();
             while done < budget && self.agg_pos < cells {
-                let pos = self.agg_pos;
-                // From the first cell on, the bucket is frozen (see `is_frozen`).
-                self.agg_pos += 1;
-                let (id, c) = self.buckets[i].cell(pos);
+                let (id, c) = self.buckets[i].cell(self.agg_pos);
                 if id == EMPTY || id == MOVED {
+                    self.agg_pos += 1;
                     empty_visits += 1;
                     if empty_visits & 7 == 0 {
                         done += 1;
                     }
                     continue;
                 }
-                done += 1;
+                let cost = 1 + usize::from(c != 0) * self.m.index_op_cost();
+                let Some(charged) = charge(done, cost, budget) else {
+                    done = budget;
+                    break;
+                };
+                done = charged;
+                // From the first cell on, the bucket is frozen (see `is_frozen`).
+                self.agg_pos += 1;
                 if c != 0 {
                     let t = self.m.total(id) - c as i128;
                     self.m.set_total(id, t);
@@ -403,10 +436,10 @@ impl Full {
                     };
                     let b = &mut self.buckets[i];
                     if b.old.is_some() {
-                        // Finish the growth first (a migrated cell costs about 4 collected).
-                        let cells = (budget - done).div_ceil(4);
+                        // Finish the growth first.
+                        let cells = (budget - done).div_ceil(MIGRATED_CELL_COST);
                         b.migrate(cells);
-                        done += cells * 4;
+                        done += cells * MIGRATED_CELL_COST;
                         continue;
                     }
                     Packer::new(b.idx, b.generation, self.m.nslots, b.len)

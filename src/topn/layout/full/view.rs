@@ -21,8 +21,11 @@ pub(super) struct View {
 /// The subtraction of bucket `lo` from a view in progress.
 #[derive(Clone, Debug)]
 pub(super) struct Aging {
-    pub(super) ids: Vec<u32>,
+    /// Next cell to visit (the table's, then `extra`'s: `Bucket::any_cell`).
     pub(super) pos: usize,
+    /// The bucket's layout when `pos` last moved: another one starts the walk over.
+    pub(super) layout: [usize; 6],
+    /// Members whose entry left the view.
     pub(super) done: IdSet,
 }
 
@@ -34,6 +37,6 @@ impl View {
 
 impl Aging {
     pub(super) fn heap_bytes(&self) -> usize {
-        self.ids.capacity() * 4 + self.done.capacity() * 8
+        self.done.capacity() * 8
     }
 }

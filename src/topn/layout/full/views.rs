@@ -5,22 +5,28 @@
 //! A view counts the stored buckets from `lo` up. Its *target* is the k newest buckets at the
 //! key's newest time (the clock, or the server's time when later). A bucket that leaves the
 //! view is subtracted a member at a time by the same budgets as retirement (`retire`, a slice
-//! per write; `upkeep`, the timer): its member ids are first copied (a snapshot: the bucket may
-//! still take writes, which can move its cells), then each id's current entry is subtracted
-//! once. A write into that bucket meanwhile subtracts the member's old entry itself and leaves
-//! the view alone (the id is then *done*), so every entry leaves exactly once. A stale bucket is
+//! per write; `upkeep`, the timer): a cursor walks its cells and subtracts each member's current
+//! entry once (the member is then *done*). A write into that bucket meanwhile subtracts the
+//! member's old entry itself and leaves the view alone (the member is done too), so every entry
+//! leaves exactly once. The bucket may still take writes between slices: a new entry takes an
+//! empty cell (and is done: it was never counted), but a table growth or migration step moves
+//! cells, so a walk whose bucket changed its layout (`Bucket::layout`) starts over (members
+//! already done are skipped at an eighth of a unit, as empty cells are), and a growth in
+//! progress is finished first. A stale bucket is
 //! freed only once every view has passed it (a view's target is always inside the window at
 //! the clock, so it does), so freeing never touches a view. Internal state: reads use a view
 //! only while its buckets are exactly the read window's; otherwise they read as without it.
 
+use super::bucket::MOVED;
 use super::key::Full;
 use super::read::Span;
+use super::retire::{charge, MIGRATED_CELL_COST};
 use super::view::{Aging, IdSet, View};
 use crate::topn::storage::dispose_value;
 use crate::topn::views::Views;
 
-/// Work units of copying a bucket's ids: cells per unit (a copy is a sequential scan).
-const SNAPSHOT_CELLS_PER_UNIT: usize = 8;
+/// Cells visited per work unit when empty or done (a sequential scan).
+const SKIPPED_CELLS_PER_UNIT: usize = 8;
 
 impl Full {
     /// The same empty structure with `views` declared.
@@ -161,34 +167,61 @@ impl Full {
                     self.views[v].lo = idx + 1;
                     continue;
                 };
-                let aging = match self.views[v].aging.take() {
+                let mut aging = match self.views[v].aging.take() {
                     Some(a) => a,
                     None => {
                         let bucket = &self.buckets[bi];
-                        let mut ids = Vec::with_capacity(bucket.entries());
-                        bucket.for_each(&mut |id, _| ids.push(id));
-                        done += bucket.cells() / SNAPSHOT_CELLS_PER_UNIT + 1;
+                        done += 1;
                         self.views[v].lo = idx;
                         // Sized at once: no rehash of a big set inside a later slice.
-                        let done = IdSet::with_capacity_and_hasher(ids.len(), Default::default());
-                        Box::new(Aging { ids, pos: 0, done })
+                        let set =
+                            IdSet::with_capacity_and_hasher(bucket.entries(), Default::default());
+                        Box::new(Aging {
+                            pos: 0,
+                            layout: bucket.layout(),
+                            done: set,
+                        })
                     }
                 };
-                let mut aging = aging;
-                while done < budget && aging.pos < aging.ids.len() {
-                    let id = aging.ids[aging.pos];
-                    aging.pos += 1;
-                    done += 1;
-                    if !aging.done.insert(id) {
+                if self.buckets[bi].old.is_some() && !self.is_frozen(idx) {
+                    // A growth moves cells a step a write: finish it (not in a bucket whose
+                    // cells aging or freeing walks in place; those take no new cell).
+                    let cells = ((budget - done) / MIGRATED_CELL_COST).max(1);
+                    self.buckets[bi].migrate(cells);
+                    done = (done + cells * MIGRATED_CELL_COST).min(budget);
+                }
+                let layout = self.buckets[bi].layout();
+                if layout != aging.layout {
+                    aging.pos = 0;
+                    aging.layout = layout;
+                }
+                let end = self.buckets[bi].scan_cost();
+                let mut skipped = 0usize;
+                while done < budget && aging.pos < end {
+                    let (id, _) = self.buckets[bi].any_cell(aging.pos);
+                    if id >= MOVED || aging.done.contains(&id) {
+                        aging.pos += 1;
+                        skipped += 1;
+                        if skipped.is_multiple_of(SKIPPED_CELLS_PER_UNIT) {
+                            done += 1;
+                        }
                         continue;
                     }
                     let c = self.buckets[bi].get(id);
+                    let cost = 1 + usize::from(c != 0) * self.m.index_op_cost();
+                    let Some(charged) = charge(done, cost, budget) else {
+                        done = budget;
+                        break;
+                    };
+                    done = charged;
+                    aging.pos += 1;
+                    aging.done.insert(id);
                     if c != 0 {
                         let t = self.m.view_total(v, id) - c as i128;
                         self.m.set_view_total(v, id, t);
                     }
                 }
-                if aging.pos < aging.ids.len() {
+                if aging.pos < end {
                     self.views[v].aging = Some(aging);
                 } else {
                     self.views[v].lo = idx + 1;
@@ -219,7 +252,7 @@ impl Full {
             let from = self.buckets.partition_point(|b| b.idx < view.lo);
             if let Some(a) = &view.aging {
                 assert_eq!(self.buckets.get(from).map(|b| b.idx), Some(view.lo));
-                assert!(a.pos <= a.ids.len());
+                assert!(a.pos <= self.buckets[from].scan_cost());
             }
             for id in self.m.ids() {
                 let mut sum = 0i128;
