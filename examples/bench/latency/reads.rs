@@ -384,22 +384,13 @@ fn run(shape: Counts) -> Result<Outcome, String> {
         let at = newest_ms + 500;
         eprintln!("  reading LAST k on the master and the replica ...");
         for (k, recipe) in LASTS.into_iter().zip(&recipe) {
-            let read = Read {
-                what: &format!("LAST {k}"),
-                command: &format!("TOPN.TOP {key} 10 AT {at} LAST {k}"),
-                window: k,
-                aged: 0,
-            };
-            read_figures(
-                [("master", &mut *c), ("replica", &mut rc)],
-                &read,
-                recipe,
-                figs,
-            )?;
-            if VIEWS.contains(&k) {
+            for (what, k_key) in [("", key), (" view", &viewed[..])] {
+                if k_key != key && !VIEWS.contains(&k) {
+                    continue;
+                }
                 let read = Read {
-                    what: &format!("LAST {k} view"),
-                    command: &format!("TOPN.TOP {viewed} 10 AT {at} LAST {k}"),
+                    what: &format!("LAST {k}{what}"),
+                    command: &format!("TOPN.TOP {k_key} 10 AT {at} LAST {k}"),
                     window: k,
                     aged: 0,
                 };
