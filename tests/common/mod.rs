@@ -28,6 +28,7 @@
 //! The starter itself (free port, startup deadline, stop by pid, module path)
 //! is `server.rs`, shared with the bench and re-exported here; so is its env:
 //! `RECIPES_MODULE`, `REDIS_SERVER`, `REDIS_CLI`, `REDIS_CHECK_AOF`, `KEEP_TMP`.
+// Each test file compiles this module and uses a part of it.
 #![allow(dead_code)]
 
 pub mod cluster;
