@@ -34,6 +34,7 @@
 //! starts; `older` is 8 bytes a counter of the newest bucket.
 
 use hashbrown::{HashMap, HashTable};
+use smallvec::SmallVec;
 use std::collections::VecDeque;
 
 use crate::topn::encoding::{DecodeError, Reader};
@@ -91,6 +92,10 @@ pub struct Capped {
 
 /// An entry of `Capped::older` not summed yet (sums are never negative).
 const UNSUMMED: i64 = -1;
+
+/// A batch's members' hashes, each with the newest bucket's slot counting
+/// it when known: on the stack for up to 16 pairs.
+type Hashed = SmallVec<[(u64, Option<usize>); 16]>;
 
 /// Equal when they hold the same counters, whatever their derived state.
 impl PartialEq for Capped {
@@ -159,15 +164,15 @@ impl Capped {
 
     /// The member's count over the window at the clock, for a write's
     /// reply: from `older` when the newest bucket holds the member and its
-    /// slot is summed (one lookup, none when `slot` is still the member's),
-    /// else from the folded sums (and then kept in `older`).
+    /// slot is summed (no lookup when `slot`, the newest bucket's slot
+    /// counting the member, is known), else from the folded sums (and then
+    /// kept in `older`).
     fn reply_count(&mut self, member: &[u8], h: u64, slot: Option<usize>) -> i128 {
         let Some(newest) = self.buckets.back().map(|x| &x.summary) else {
             return 0;
         };
-        let held = slot
-            .filter(|&s| s < newest.len() && newest.entry(s).0 == member)
-            .or_else(|| newest.find(member, h));
+        debug_assert!(slot.is_none_or(|s| newest.entry(s).0 == member));
+        let held = slot.or_else(|| newest.find(member, h));
         let Some(s) = held else {
             return self.folded.count(&self.buckets, member, h);
         };
@@ -307,8 +312,7 @@ impl Capped {
             let old = std::mem::replace(self, trial);
             let bytes = old.mem_usage();
             dispose_value(old, bytes);
-            let hashed: Vec<(u64, Option<usize>)> =
-                pairs.iter().map(|&(_, m)| (hash(m), None)).collect();
+            let hashed: Hashed = pairs.iter().map(|&(_, m)| (hash(m), None)).collect();
             return Ok(self.replies(pairs, &hashed));
         }
         // No count can overflow: each pair is its bucket's add alone (no
@@ -316,7 +320,7 @@ impl Capped {
         // the others add to the same bucket, found once, and fold their
         // shares at the end.
         let b = self.shape.bucket_of(at_ms);
-        let mut hashed: Vec<(u64, Option<usize>)> = Vec::with_capacity(pairs.len());
+        let mut hashed = Hashed::with_capacity(pairs.len());
         let mut pos = 0;
         for (i, &(by, member)) in pairs.iter().enumerate() {
             let h = hash(member);
@@ -329,9 +333,15 @@ impl Capped {
                 pos = self.buckets.partition_point(|x| x.idx < b);
                 slot
             } else {
-                let found = self.buckets[pos].summary.find(member, h);
+                let summary = &self.buckets[pos].summary;
+                let (found, len) = (summary.find(member, h), summary.len());
                 let slot = self.add_in(pos, member, h, found, by).map_err(|_| i)?;
                 self.total += i128::from(by);
+                if found.is_none() && slot < len {
+                    // An eviction: the slot no longer counts the earlier
+                    // pairs' member it held.
+                    (hashed.iter_mut().filter(|x| x.1 == Some(slot))).for_each(|x| x.1 = None);
+                }
                 slot
             };
             hashed.push((h, Some(slot)));
