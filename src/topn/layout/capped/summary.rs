@@ -422,7 +422,36 @@ impl Summary {
     /// Whether slot a orders before slot b: (count, member) ascending.
     fn less(&self, a: u16, b: u16) -> bool {
         let (x, y) = (&self.slots[a as usize], &self.slots[b as usize]);
-        x.count < y.count || (x.count == y.count && self.name(a as usize) < self.name(b as usize))
+        x.count < y.count || (x.count == y.count && self.name_less(x, y))
+    }
+
+    /// Whether slot x's member orders before slot y's. Tied counts are
+    /// common at the bottom of a bucket (the heap compares their members at
+    /// every level): members of up to 8 bytes are compared as words.
+    fn name_less(&self, x: &Slot, y: &Slot) -> bool {
+        if let (Some(p), Some(q)) = (self.prefix(x), self.prefix(y)) {
+            if p != q {
+                return p < q;
+            }
+            if x.len <= 8 && y.len <= 8 {
+                return x.len < y.len;
+            }
+        }
+        let name = |s: &Slot| &self.names[s.off as usize..][..s.len as usize];
+        name(x) < name(y)
+    }
+
+    /// A slot's first 8 member bytes as a big-endian word, 0 past its end
+    /// (so words order as the bytes do, a prefix before what it starts),
+    /// read whole from the arena when 8 bytes are there (not at its end).
+    fn prefix(&self, s: &Slot) -> Option<u64> {
+        let bytes = self.names.get(s.off as usize..s.off as usize + 8)?;
+        let word = u64::from_be_bytes(bytes.try_into().ok()?);
+        Some(match s.len {
+            0 => 0,
+            len @ 1..8 => word & (u64::MAX << (64 - 8 * len)),
+            _ => word,
+        })
     }
 
     fn place(&mut self, i: usize, s: u16) {
@@ -640,6 +669,50 @@ mod tests {
                 if step % 97 == 0 {
                     check(&s);
                     assert_eq!(s.clone(), s);
+                }
+            }
+            check(&s);
+        }
+    }
+
+    /// Members compared as words order as their bytes do, wherever they sit
+    /// in the arena: prefixes, zero bytes, 8 bytes and past, the arena's end.
+    #[test]
+    fn members_order_as_their_bytes() {
+        let names: Vec<&[u8]> = vec![
+            b"",
+            b"\0",
+            b"\0\0",
+            b"a",
+            b"a\0",
+            b"a\0\0",
+            b"ab",
+            b"b",
+            b"\xff",
+            b"\xff\xff",
+            b"abcdefg",
+            b"abcdefgh",
+            b"abcdefgh\0",
+            b"abcdefghi",
+            b"abcdefgi",
+            b"abcdefh",
+            b"m1234567",
+            b"m123456",
+            b"m12345678",
+            b"\xff\xff\xff\xff\xff\xff\xff\xff",
+        ];
+        let mut rng = StdRng::seed_from_u64(3);
+        for _ in 0..20 {
+            let mut order = names.clone();
+            rand::seq::SliceRandom::shuffle(&mut order[..], &mut rng);
+            let mut s = Summary::default();
+            for m in &order {
+                s.set(m, (1, 0), false, 100).unwrap();
+            }
+            for a in 0..s.len() {
+                for b in 0..s.len() {
+                    let (x, y) = (s.name(a), s.name(b));
+                    assert_eq!(s.less(a as u16, b as u16), x < y, "{x:?} {y:?}");
                 }
             }
             check(&s);
