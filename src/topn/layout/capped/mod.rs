@@ -25,13 +25,16 @@
 //! Costs. A write: one lookup in its bucket, O(log m) to keep the bucket's
 //! heap, and its reply, the member's count over the window: from the
 //! newest bucket's slot, which keeps its member's sum over the other
-//! buckets (`older`), once summed: O(1); summing it is one lookup a bucket
-//! (or the folded sums, `folded.rs`, from 32 buckets), again after an
-//! eviction in the newest bucket or any write to another one. A batch
-//! (`TOPN.INCRBY`) finds its bucket once and sums each distinct member once.
+//! buckets (`older.rs`), once summed: O(1); summing it is one lookup a
+//! bucket (or the folded sums, `folded.rs`, from 32 buckets), again after an
+//! eviction in the newest bucket or any write to another one, unless a
+//! filter of the older buckets' members says none holds it (their floors
+//! then). A batch (`TOPN.INCRBY`) finds its bucket once and sums each
+//! distinct member once.
 //! Memory: at most `WINDOW x m` counters of about 40 bytes and their
 //! members' bytes; a bucket gives back its spare room when a newer one
-//! starts; `older` is 8 bytes a counter of the newest bucket.
+//! starts; `older` is 8 bytes a counter of the newest bucket and half a
+//! byte one of the others.
 
 use hashbrown::{HashMap, HashTable};
 use smallvec::SmallVec;
@@ -43,11 +46,13 @@ use crate::topn::select::clamp_i64;
 use crate::topn::shape::{Overflow, Shape};
 use crate::topn::storage::dispose_value;
 use folded::{Bucket, Folded, FOLD_PER_WRITE};
+use older::Older;
 use summary::{hash, Summary};
 
 mod folded;
 #[cfg(test)]
 mod folded_tests;
+mod older;
 #[cfg(test)]
 mod recall_tests;
 mod summary;
@@ -84,14 +89,15 @@ pub struct Capped {
     /// The sealed buckets' counts summed, for writes (derived, `folded.rs`).
     folded: Folded,
     /// For each slot of the newest bucket, its member's count over the
-    /// other buckets of the window (`UNSUMMED`: not known yet): a write's
-    /// reply is then one lookup, whatever the number of buckets. Derived:
-    /// any change to another bucket forgets it all, an eviction its slot.
-    older: Vec<i64>,
+    /// other buckets of the window, and which members those may hold
+    /// (`older.rs`): a write's reply is then one lookup, whatever the
+    /// number of buckets, and an evicting member's usually a few.
+    older: Older,
 }
 
-/// An entry of `Capped::older` not summed yet (sums are never negative).
-const UNSUMMED: i64 = -1;
+/// Counters of the older buckets up to which the filter of their members
+/// (`older.rs`) is built, at most a few hundred thousand instructions.
+const FILTERED_MOST: usize = 8_192;
 
 /// A batch's members' hashes, each with the newest bucket's slot counting
 /// it when known: on the stack for up to 16 pairs.
@@ -119,7 +125,7 @@ impl Capped {
             total: 0,
             counters: 0,
             folded: Folded::default(),
-            older: Vec::new(),
+            older: Older::default(),
         }
     }
 
@@ -176,22 +182,24 @@ impl Capped {
         let Some(s) = held else {
             return self.folded.count(&self.buckets, member, h);
         };
-        let own = newest.counter(s).0;
-        if let Some(&older) = self.older.get(s).filter(|&&v| v != UNSUMMED) {
-            return i128::from(older) + i128::from(own);
+        let own = i128::from(newest.counter(s).0);
+        if let Some(older) = self.older.sum(s) {
+            return i128::from(older) + own;
         }
-        let count = self.folded.count(&self.buckets, member, h);
-        if let Ok(older) = i64::try_from(count - i128::from(own)) {
-            if self.older.len() <= s {
-                // Sized once for a full bucket (its slots are at most that).
-                let slots = (self.capacity as usize).min(summary::MAX_COUNTERS);
-                self.older
-                    .reserve_exact(slots.max(s + 1) - self.older.len());
-                self.older.resize(s + 1, UNSUMMED);
-            }
-            self.older[s] = older;
+        // Unfolded, the buckets would be looked up one by one; a member
+        // none of the older ones holds is counted their floors there.
+        let unfolded = !self.folded.started();
+        let filtered = unfolded && self.counters - newest.len() <= FILTERED_MOST;
+        let older = if filtered && self.older.surely_absent(&self.buckets, h) {
+            let older = self.buckets.range(..self.buckets.len() - 1);
+            older.map(|b| i128::from(b.summary.floor())).sum()
+        } else {
+            self.folded.count(&self.buckets, member, h) - own
+        };
+        if let Ok(sum) = i64::try_from(older) {
+            self.older.keep(s, sum, self.capacity as usize);
         }
-        count
+        older + own
     }
 
     /// The member's count over the window ending at the clock, from the
@@ -222,7 +230,7 @@ impl Capped {
             _ => {
                 let mut s = Summary::default();
                 s.add(member, h, None, by, self.capacity as usize)?;
-                self.older.clear();
+                self.older.forget();
                 self.insert_bucket(pos, Bucket::new(b, s));
                 self.folded.inserted(&mut self.buckets, pos);
                 self.counters += 1;
@@ -255,7 +263,7 @@ impl Capped {
         let newest = pos + 1 == self.buckets.len();
         let bucket = &mut self.buckets[pos];
         let (slot, len) = (bucket.summary.target(found, capacity), bucket.summary.len());
-        forget_older(&mut self.older, newest, found.is_none().then_some(slot));
+        (self.older).changing(newest, found.is_none().then_some(slot), h);
         (self.folded).change(bucket, slot, |s| s.add(member, h, found, by, capacity))?;
         self.counters += bucket.summary.len() - len;
         Ok(slot)
@@ -559,7 +567,7 @@ impl Capped {
                 .map(|x| x.summary.heap_bytes())
                 .sum::<usize>()
             + self.folded.heap_bytes()
-            + self.older.capacity() * std::mem::size_of::<i64>()
+            + self.older.heap_bytes()
     }
 
     /// Every counter as `(bucket, member, count, error)`, by bucket then
@@ -597,7 +605,7 @@ impl Capped {
             return Err("a counter outside the window");
         }
         let (capacity, counter) = (self.capacity as usize, (count, error));
-        self.older.clear();
+        self.older.forget();
         let pos = self.buckets.partition_point(|x| x.idx < bucket);
         match self.buckets.get_mut(pos) {
             Some(x) if x.idx == bucket => {
@@ -645,7 +653,7 @@ impl Capped {
         if n == 0 {
             return;
         }
-        self.older.clear();
+        self.older.forget();
         let gone: Vec<Bucket> = self.buckets.drain(..n).collect();
         self.total -= gone.iter().map(|x| x.summary.sum()).sum::<i128>();
         self.counters -= gone.iter().map(|x| x.summary.len()).sum::<usize>();
@@ -736,18 +744,6 @@ impl Capped {
             return Err(DecodeError::Invalid("trailing bytes"));
         }
         Ok(key)
-    }
-}
-
-/// Keeps `older` (`Capped::older`) true before a bucket changes (`newest`:
-/// the window's newest) in slot `slot` to another member, or in counts
-/// only: a change to the newest bucket forgets that slot's sum, to any
-/// other every sum.
-fn forget_older(older: &mut Vec<i64>, newest: bool, slot: Option<usize>) {
-    if !newest {
-        older.clear();
-    } else if let Some(x) = slot.and_then(|s| older.get_mut(s)) {
-        *x = UNSUMMED;
     }
 }
 
