@@ -155,10 +155,7 @@ impl Capped {
             let (count, _) = self.sum_in_range(member, h, self.shape.live_lo(clock), clock);
             i64::try_from(count + i128::from(by)).map_err(|_| Overflow)?;
         }
-        let found = match self.buckets.binary_search_by_key(&b, |x| x.idx) {
-            Ok(at) => self.buckets[at].summary.find(member, h),
-            Err(_) => None,
-        };
+        let found = self.bucket(b).and_then(|x| x.summary.find(member, h));
         let slot = self.add(member, h, found, by, b)?;
         let newest = self.buckets.back().is_some_and(|x| x.idx == b);
         Ok(clamp_i64(self.reply_count(
@@ -211,6 +208,20 @@ impl Capped {
         }
     }
 
+    /// Where bucket `b` is or would go in the buckets (ascending): the
+    /// newest, which takes the writes, tried first.
+    fn place(&self, b: i64) -> usize {
+        match self.buckets.back() {
+            Some(x) if x.idx == b => self.buckets.len() - 1,
+            Some(x) if x.idx < b => self.buckets.len(),
+            _ => self.buckets.partition_point(|x| x.idx < b),
+        }
+    }
+
+    fn bucket(&self, b: i64) -> Option<&Bucket> {
+        self.buckets.get(self.place(b)).filter(|x| x.idx == b)
+    }
+
     /// Adds `by` to `member`'s counter in bucket `b` (`found`: its slot
     /// there), the clock moving to `b` when it is newer and the buckets that
     /// leave the window dropped, then folds a bounded share; returns the
@@ -224,7 +235,7 @@ impl Capped {
         by: i64,
         b: i64,
     ) -> Result<usize, Overflow> {
-        let pos = self.buckets.partition_point(|x| x.idx < b);
+        let pos = self.place(b);
         let slot = match self.buckets.get(pos) {
             Some(bucket) if bucket.idx == b => self.add_in(pos, member, h, found, by)?,
             _ => {
@@ -240,9 +251,12 @@ impl Capped {
         let clock = self.shape.clock.map_or(b, |c| c.max(b));
         self.shape.clock = Some(clock);
         self.total += i128::from(by);
-        let stale = self
-            .buckets
-            .partition_point(|x| x.idx < self.shape.live_lo(clock));
+        let stale = match self.buckets.front() {
+            Some(x) if x.idx < self.shape.live_lo(clock) => {
+                (self.buckets).partition_point(|x| x.idx < self.shape.live_lo(clock))
+            }
+            _ => 0,
+        };
         self.drop_buckets(stale);
         self.folded.step(&mut self.buckets, clock, FOLD_PER_WRITE);
         Ok(slot)
@@ -333,12 +347,9 @@ impl Capped {
         for (i, &(by, member)) in pairs.iter().enumerate() {
             let h = hash(member);
             let slot = if i == 0 {
-                let found = match self.buckets.binary_search_by_key(&b, |x| x.idx) {
-                    Ok(at) => self.buckets[at].summary.find(member, h),
-                    Err(_) => None,
-                };
+                let found = self.bucket(b).and_then(|x| x.summary.find(member, h));
                 let slot = self.add(member, h, found, by, b).map_err(|_| i)?;
-                pos = self.buckets.partition_point(|x| x.idx < b);
+                pos = self.place(b);
                 slot
             } else {
                 let summary = &self.buckets[pos].summary;
@@ -408,10 +419,7 @@ impl Capped {
         let added: i128 = pairs.iter().map(|&(by, _)| i128::from(by)).sum();
         let names: usize = pairs.iter().map(|(_, m)| m.len()).sum();
         let b = self.shape.bucket_of(at_ms);
-        let held = match self.buckets.binary_search_by_key(&b, |x| x.idx) {
-            Ok(i) => self.buckets[i].summary.name_bytes(),
-            Err(_) => 0,
-        };
+        let held = self.bucket(b).map_or(0, |x| x.summary.name_bytes());
         self.total + added <= i128::from(i64::MAX) && held + names <= summary::MAX_NAME_BYTES
     }
 
