@@ -30,7 +30,8 @@ default 10): cap-batch, `TOPN.INCRBY key AT ms n member ...` into
 cached redisbloom-2.8.2 of scripts/compat-servers.sh). Per event they also
 print the module's handler and the key's update with its replies (TOPN:
 the command's entry, its arguments' decoding in, and `Layout::incr_many`;
-TOPK: `TopK_Incrby_Cmd` and `TopK_Add`). Not in the default rows (they need RedisBloom).
+TOPK: `TopK_Incrby_Cmd` and `TopK_Add`). Not in the default rows (they
+need RedisBloom).
 TOPN_CG_ROWS picks rows (comma-separated; default all but the batch rows);
 TOPN_CG_VALGRIND adds valgrind options (e.g. --cache-sim=yes, then read the
 files with callgrind_annotate).
@@ -103,22 +104,25 @@ def bloom_module():
     return got.stdout.strip()
 
 
-def run(row, create, warm_hours, calls, late):
+def run(row, create, warm_hours, calls, kind):
+    """One row; `kind`: None the pool, False the stream written, True the
+    stream a day before its window (the floor), "topn" / "topk" the batch
+    rows."""
     OUT.mkdir(parents=True, exist_ok=True)
     valgrind_args = os.environ.get("TOPN_CG_VALGRIND", "").split()
     modules = ["--loadmodule", str(MODULE)]
-    if late in ("topn", "topk"):
+    if kind in ("topn", "topk"):
         modules += ["--loadmodule", bloom_module()]
     with callgrind.Server(OUT, row, modules, valgrind_args=valgrind_args) as server:
-        if late in ("topn", "topk"):
+        if kind in ("topn", "topk"):
             size = int(os.environ.get("TOPN_CG_BATCH", "10"))
             hour0 = (int(time.time() * 1000) // HOUR_MS - warm_hours) * HOUR_MS + 1
             events = list(zipf(warm_hours + 1))
-            warm = batch_calls(late == "topk", [e for e in events if e[1] < warm_hours], size, hour0)
-            measured = batch_calls(late == "topk", [e for e in events if e[1] == warm_hours][:calls],
+            warm = batch_calls(kind == "topk", [e for e in events if e[1] < warm_hours], size, hour0)
+            measured = batch_calls(kind == "topk", [e for e in events if e[1] == warm_hours][:calls],
                                    size, hour0)
             incr = None
-        elif late is None:
+        elif kind is None:
             # The pool: 9-digit ids, each counted once, then uniform draws.
             rng = random.Random(5)
             ids = [100_000_000 + i for i in range(10_000)]
@@ -133,7 +137,7 @@ def run(row, create, warm_hours, calls, late):
             events = list(stream(warm_hours + 1))
             warm = [e for e in events if e[2] < warm_hours]
             measured = [e for e in events if e[2] == warm_hours][:calls]
-            back = (36 + 24) * HOUR_MS if late else 0
+            back = (36 + 24) * HOUR_MS if kind else 0
 
             def incr(e):
                 m, by, h = e
@@ -155,11 +159,11 @@ def run(row, create, warm_hours, calls, late):
     counted = callgrind.calls_of(path, "call")
     per = counted
     parts = {}
-    if late in ("topn", "topk"):
+    if kind in ("topn", "topk"):
         # Per event: the calls hold `calls` events between them.
         per = calls * counted / len(measured)
         names = {"topn": (r"recipes::topn::FAMILY::entry", r"recipes::topn::layout::Layout::incr_many"),
-                 "topk": ("TopK_Incrby_Cmd", "TopK_Add")}[late]
+                 "topk": ("TopK_Incrby_Cmd", "TopK_Add")}[kind]
         for label, name in zip(("handler", "update+replies"), names):
             n = callgrind.inclusive(text, name)
             parts[label] = None if n is None else n / per
@@ -183,8 +187,8 @@ def main():
     picked = os.environ.get("TOPN_CG_ROWS", ",".join(default)).split(",")
     got = {}
     for row in picked:
-        create, late = rows[row]
-        got[row] = run(row, create, warm_hours, calls, late)
+        create, kind = rows[row]
+        got[row] = run(row, create, warm_hours, calls, kind)
         call, total, path, parts = got[row]
         more = "".join(f"  {k} {'-' if v is None else f'{v:,.0f}'}" for k, v in parts.items())
         print(f"{row:6} call() {call:9,.0f}  server {total:9,.0f}{more}  instr/event  ({path})",
