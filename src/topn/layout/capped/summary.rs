@@ -193,7 +193,8 @@ impl Summary {
         if let Some(s) = found {
             let new = self.slots[s].count.checked_add(by).ok_or(Overflow)?;
             self.slots[s].count = new;
-            self.resift(s);
+            // A count that grew only sinks.
+            self.sink(s as u16, self.links[s].pos as usize);
             self.sum += i128::from(by);
             return Ok(new);
         }
@@ -325,7 +326,7 @@ impl Summary {
             len,
         };
         self.index(s, hash);
-        self.resift(s);
+        self.settle_root(s as u16);
     }
 
     /// Appends a name to the arena, rebuilt first (its live names only)
@@ -462,7 +463,13 @@ impl Summary {
     /// Slot `s` to its place in the heap after its count changed.
     fn resift(&mut self, s: usize) {
         let s = s as u16;
-        let mut i = self.links[s as usize].pos as usize;
+        let i = self.rise(s, self.links[s as usize].pos as usize);
+        self.sink(s, i);
+    }
+
+    /// Slot `s`, taken to be at place `i`, up past the parents it orders
+    /// before; returns the place it stops at (not yet written).
+    fn rise(&mut self, s: u16, mut i: usize) -> usize {
         while i > 0 {
             let parent = (i - 1) / 2;
             let p = self.links[parent].heap;
@@ -472,6 +479,39 @@ impl Summary {
             self.place(i, p);
             i = parent;
         }
+        i
+    }
+
+    /// Slot `s` (the root, an evicting member's counter) to its place,
+    /// bottom-up: the hole at the root goes down the smaller children to a
+    /// leaf, one comparison a level, and `s` rises from there. Its count,
+    /// the smallest plus the increment, is usually tied with or just above
+    /// the bottom's, so it ends deep: fewer comparisons than sinking it (two
+    /// a level).
+    fn settle_root(&mut self, s: u16) {
+        debug_assert_eq!(self.links[0].heap, s);
+        let (n, mut i) = (self.links.len(), 0);
+        loop {
+            let l = 2 * i + 1;
+            if l >= n {
+                break;
+            }
+            let (lh, r) = (self.links[l].heap, l + 1);
+            let c = if r < n && self.less(self.links[r].heap, lh) {
+                r
+            } else {
+                l
+            };
+            self.place(i, self.links[c].heap);
+            i = c;
+        }
+        let i = self.rise(s, i);
+        self.place(i, s);
+    }
+
+    /// Slot `s`, taken to be at place `i`, down past the children that order
+    /// before it; places it.
+    fn sink(&mut self, s: u16, mut i: usize) {
         let n = self.links.len();
         loop {
             let l = 2 * i + 1;
