@@ -22,13 +22,24 @@ command itself: the module, its replication and its reply) and in the whole
 server while they ran but serverCron (what a pipelined client waits for:
 reading, parsing, the command, writing the replies, the module's timers);
 their ratio to the floor's.
-TOPN_CG_ROWS picks rows (comma-separated; default all); TOPN_CG_VALGRIND adds
-valgrind options (e.g. --cache-sim=yes, then read the files with
-callgrind_annotate).
+Batch rows (the `topn-capacity` group's Zipf stream, s = 1.5 over 1,000,000
+members, hourly buckets of 50,000 events, TOPN_CG_BATCH events a call,
+default 10): cap-batch, `TOPN.INCRBY key AT ms n member ...` into
+`CAPACITY 117`; topk-batch, `TOPK.INCRBY key member n ...` into
+`TOPK.RESERVE k 10 2000 7 0.925` (RedisBloom: TOPN_CG_BLOOM, default the
+cached redisbloom-2.8.2 of scripts/compat-servers.sh). Per event they also
+print the module's handler and the key's update with its replies (TOPN:
+the command's entry, its arguments' decoding in, and `Layout::incr_many`;
+TOPK: `TopK_Incrby_Cmd` and `TopK_Add`). Not in the default rows (they
+need RedisBloom).
+TOPN_CG_ROWS picks rows (comma-separated; default all but the batch rows);
+TOPN_CG_VALGRIND adds valgrind options (e.g. --cache-sim=yes, then read the
+files with callgrind_annotate).
 """
 
 import os
 import random
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -56,12 +67,62 @@ def stream(hours):
             yield m, rng.randint(1, 20), h
 
 
-def run(row, create, warm_hours, calls, late):
+def zipf(hours):
+    """(member, hour) of the `topn-capacity` group's Zipf stream (its shape,
+    not its exact draws), oldest first."""
+    rng = random.Random(29)
+    for h in range(hours):
+        for _ in range(PER_HOUR):
+            u = rng.uniform(sys.float_info.epsilon, 1.0)
+            yield (int(u ** -2.0) - 1) % 1_000_000, h
+
+
+def batch_calls(topk, events, size, hour0):
+    """The events as calls of `size` (within one hour each, as the bench's)."""
+    calls, run = [], []
+    for e in events + [None]:
+        if run and (e is None or len(run) == size or e[1] != run[0][1]):
+            if topk:
+                calls.append(["TOPK.INCRBY", "k"] + [x for m, _ in run for x in (f"m{m}", 1)])
+            else:
+                at = hour0 + run[0][1] * HOUR_MS
+                calls.append(["TOPN.INCRBY", "k", "AT", at] + [x for m, _ in run for x in (1, f"m{m}")])
+            run = []
+        if e is not None:
+            run.append(e)
+    return calls
+
+
+def bloom_module():
+    path = os.environ.get("TOPN_CG_BLOOM")
+    if path:
+        return path
+    got = subprocess.run([str(ROOT / "scripts" / "compat-servers.sh"), "path", "redisbloom-2.8.2"],
+                         capture_output=True, text=True)
+    if got.returncode != 0 or not got.stdout.strip():
+        sys.exit("topn-write-callgrind: no RedisBloom (set TOPN_CG_BLOOM)")
+    return got.stdout.strip()
+
+
+def run(row, create, warm_hours, calls, kind):
+    """One row; `kind`: None the pool, False the stream written, True the
+    stream a day before its window (the floor), "topn" / "topk" the batch
+    rows."""
     OUT.mkdir(parents=True, exist_ok=True)
     valgrind_args = os.environ.get("TOPN_CG_VALGRIND", "").split()
-    with callgrind.Server(OUT, row, ["--loadmodule", str(MODULE)],
-                          valgrind_args=valgrind_args) as server:
-        if late is None:
+    modules = ["--loadmodule", str(MODULE)]
+    if kind in ("topn", "topk"):
+        modules += ["--loadmodule", bloom_module()]
+    with callgrind.Server(OUT, row, modules, valgrind_args=valgrind_args) as server:
+        if kind in ("topn", "topk"):
+            size = int(os.environ.get("TOPN_CG_BATCH", "10"))
+            hour0 = (int(time.time() * 1000) // HOUR_MS - warm_hours) * HOUR_MS + 1
+            events = list(zipf(warm_hours + 1))
+            warm = batch_calls(kind == "topk", [e for e in events if e[1] < warm_hours], size, hour0)
+            measured = batch_calls(kind == "topk", [e for e in events if e[1] == warm_hours][:calls],
+                                   size, hour0)
+            incr = None
+        elif kind is None:
             # The pool: 9-digit ids, each counted once, then uniform draws.
             rng = random.Random(5)
             ids = [100_000_000 + i for i in range(10_000)]
@@ -76,15 +137,17 @@ def run(row, create, warm_hours, calls, late):
             events = list(stream(warm_hours + 1))
             warm = [e for e in events if e[2] < warm_hours]
             measured = [e for e in events if e[2] == warm_hours][:calls]
-            back = (36 + 24) * HOUR_MS if late else 0
+            back = (36 + 24) * HOUR_MS if kind else 0
 
             def incr(e):
                 m, by, h = e
                 return ("TOPN.INCR", "k", f"m{m}", "BY", by, "AT", hour0 + h * HOUR_MS - back)
 
-        server.conn.pipeline([create.split()] + [incr(e) for e in warm])
+        if incr is not None:
+            warm, measured = [incr(e) for e in warm], [incr(e) for e in measured]
+        server.conn.pipeline([create.split()] + warm)
         server.instrument(True)
-        server.conn.pipeline([incr(e) for e in measured])
+        server.conn.pipeline(measured)
         server.instrument(False)
         path = server.stop()
     text = callgrind.annotate(path)
@@ -94,7 +157,17 @@ def run(row, create, warm_hours, calls, late):
     # serverCron runs by the clock, and valgrind's clock runs slow: left out.
     cron = callgrind.inclusive(text, "serverCron") or 0
     counted = callgrind.calls_of(path, "call")
-    return call / counted, (callgrind.totals(path) - cron) / counted, path
+    per = counted
+    parts = {}
+    if kind in ("topn", "topk"):
+        # Per event: the calls hold `calls` events between them.
+        per = calls * counted / len(measured)
+        names = {"topn": (r"recipes::topn::FAMILY::entry", r"recipes::topn::layout::Layout::incr_many"),
+                 "topk": ("TopK_Incrby_Cmd", "TopK_Add")}[kind]
+        for label, name in zip(("handler", "update+replies"), names):
+            n = callgrind.inclusive(text, name)
+            parts[label] = None if n is None else n / per
+    return call / per, (callgrind.totals(path) - cron) / per, path, parts
 
 
 def main():
@@ -107,23 +180,30 @@ def main():
         "views": ("TOPN.CREATE k BUCKET 3600 WINDOW 24 VIEWS 6 12", False),
         "pool": ("TOPN.CREATE k BUCKET 3600 WINDOW 24", None),
         "pool-views": ("TOPN.CREATE k BUCKET 3600 WINDOW 24 VIEWS 6 12", None),
+        "cap-batch": ("TOPN.CREATE k BUCKET 3600 WINDOW 24 CAPACITY 117", "topn"),
+        "topk-batch": ("TOPK.RESERVE k 10 2000 7 0.925", "topk"),
     }
-    picked = os.environ.get("TOPN_CG_ROWS", ",".join(rows)).split(",")
+    default = [r for r in rows if not r.endswith("-batch")]
+    picked = os.environ.get("TOPN_CG_ROWS", ",".join(default)).split(",")
     got = {}
     for row in picked:
-        create, late = rows[row]
-        got[row] = run(row, create, warm_hours, calls, late)
-        call, total, path = got[row]
-        print(f"{row:6} call() {call:9,.0f}  server {total:9,.0f}  instr/event  ({path})",
+        create, kind = rows[row]
+        got[row] = run(row, create, warm_hours, calls, kind)
+        call, total, path, parts = got[row]
+        more = "".join(f"  {k} {'-' if v is None else f'{v:,.0f}'}" for k, v in parts.items())
+        print(f"{row:6} call() {call:9,.0f}  server {total:9,.0f}{more}  instr/event  ({path})",
               flush=True)
     if "floor" in got:
-        fc, ft, _ = got["floor"]
-        for row, (c, t, _) in got.items():
+        fc, ft, _, _ = got["floor"]
+        for row, (c, t, _, _) in got.items():
             print(f"{row:6} / floor: call() {c / fc:.3f}x  server {t / ft:.3f}x")
     for plain, viewed in (("w24", "views"), ("pool", "pool-views")):
         if plain in got and viewed in got:
-            (c0, t0, _), (c1, t1, _) = got[plain], got[viewed]
+            (c0, t0, _, _), (c1, t1, _, _) = got[plain], got[viewed]
             print(f"{viewed} / {plain}: call() {c1 / c0:.3f}x  server {t1 / t0:.3f}x")
+    if "cap-batch" in got and "topk-batch" in got:
+        (c0, t0, _, _), (c1, t1, _, _) = got["topk-batch"], got["cap-batch"]
+        print(f"cap-batch / topk-batch: call() {c1 / c0:.3f}x  server {t1 / t0:.3f}x")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 //! Parsing of TOPN arguments (pure).
 
 use crate::args::{int_in, opt_int_in, parse_options, CmdError, Takes, MAX_TIME_MS};
+use smallvec::SmallVec;
 
 /// Bucket width limits, in seconds (up to a year).
 pub const MAX_BUCKET_S: i64 = 31_536_000;
@@ -96,35 +97,50 @@ pub fn incr_options(tokens: &[&[u8]]) -> Result<(i64, Option<i64>), CmdError> {
 /// One `increment member` pair of `TOPN.INCRBY`.
 pub type Pair<'a> = (i64, &'a [u8]);
 
+/// A call's pairs: on the stack up to 16 (a batch of up to 16 events
+/// allocates nothing for them).
+pub type Pairs<'a> = SmallVec<[Pair<'a>; 16]>;
+
 /// `TOPN.INCRBY key [AT ms] increment member [increment member ...]`: (AT, pairs), the
 /// increment first as in ZADD (`AT` is never an increment, so a leading `AT` is the option).
-/// Every increment is named by its place in the call when it is not an integer.
-pub fn incrby_args<'a>(tokens: &[&'a [u8]]) -> Result<(Option<i64>, Vec<Pair<'a>>), CmdError> {
-    let (at, pairs) = match tokens {
+/// Every increment is named by its place in the call when it is not an integer. One pass,
+/// each increment read once: the usual one (up to 18 digits) directly.
+pub fn incrby_args<'a>(tokens: &[&'a [u8]]) -> Result<(Option<i64>, Pairs<'a>), CmdError> {
+    let (at, rest) = match tokens {
         [first, value, rest @ ..] if first.eq_ignore_ascii_case(b"AT") => {
             (Some(int_in("AT", value, 0, MAX_TIME_MS)?), rest)
         }
         _ => (None, tokens),
     };
-    if pairs.is_empty() || pairs.len() % 2 != 0 {
+    if rest.is_empty() || rest.len() % 2 != 0 {
         return Err(CmdError::Arity);
     }
-    // Argument 0 is the command's name, 1 the key.
-    let first = 2 + tokens.len() - pairs.len();
-    let parsed = pairs
-        .chunks_exact(2)
-        .enumerate()
-        .map(|(i, pair)| {
-            let by = int_in("increment", pair[0], i64::MIN, i64::MAX).map_err(|_| {
-                CmdError::invalid(format!(
-                    "increment (argument {}) must be an integer",
-                    first + 2 * i
-                ))
-            })?;
-            Ok((by, pair[1]))
-        })
-        .collect::<Result<Vec<_>, CmdError>>()?;
-    Ok((at, parsed))
+    let mut pairs = Pairs::with_capacity(rest.len() / 2);
+    for pair in rest.chunks_exact(2) {
+        let Some(by) = increment(pair[0]) else {
+            // Argument 0 is the command's name, 1 the key.
+            let place = 2 + tokens.len() - rest.len() + 2 * pairs.len();
+            return Err(CmdError::invalid(format!(
+                "increment (argument {place}) must be an integer"
+            )));
+        };
+        pairs.push((by, pair[1]));
+    }
+    Ok((at, pairs))
+}
+
+/// An increment: up to 18 digits (below `i64::MAX` whatever they are) summed
+/// directly, anything else as any integer argument is read.
+#[inline]
+fn increment(token: &[u8]) -> Option<i64> {
+    if token.len() <= 18 && !token.is_empty() && token.iter().all(u8::is_ascii_digit) {
+        return Some(
+            token
+                .iter()
+                .fold(0i64, |n, &d| n * 10 + i64::from(d - b'0')),
+        );
+    }
+    int_in("increment", token, i64::MIN, i64::MAX).ok()
 }
 
 /// `TOPN.TOP key [N] [AT ms] [LAST k] [WITHCOUNTS] [WITHERRORS]` (TOP24: no LAST): N is
@@ -419,12 +435,15 @@ mod tests {
 
     #[test]
     fn incrby_takes_pairs_increment_first_after_an_optional_at() {
+        fn parsed<'a>(t: &'a [&'a str]) -> Result<(Option<i64>, Vec<Pair<'a>>), CmdError> {
+            incrby_args(&toks(t)).map(|(at, p)| (at, p.to_vec()))
+        }
         assert_eq!(
-            incrby_args(&toks(&["3", "a", "-2", "b"])).unwrap(),
+            parsed(&["3", "a", "-2", "b"]).unwrap(),
             (None, vec![(3, &b"a"[..]), (-2, &b"b"[..])])
         );
         assert_eq!(
-            incrby_args(&toks(&["at", "9", "1", "AT"])).unwrap(),
+            parsed(&["at", "9", "1", "AT"]).unwrap(),
             (Some(9), vec![(1, &b"AT"[..])]),
             "a member may be a keyword"
         );
@@ -435,7 +454,7 @@ mod tests {
             &["AT", "9", "1"],
             &["1", "a", "2"],
         ] {
-            assert_eq!(incrby_args(&toks(bad)), Err(CmdError::Arity), "{bad:?}");
+            assert_eq!(parsed(bad), Err(CmdError::Arity), "{bad:?}");
         }
         let err = incrby_args(&toks(&["AT", "9", "1", "a", "x", "b"])).unwrap_err();
         assert_eq!(
@@ -451,6 +470,43 @@ mod tests {
         assert!(err.to_string().contains("AT"), "{err}");
         // An AT that is not first is a pair: its increment is not an integer.
         assert!(incrby_args(&toks(&["1", "a", "AT", "9"])).is_err());
+    }
+
+    /// The direct reading of short digit strings agrees with `int_in` on every
+    /// token, around its edges too.
+    #[test]
+    fn increments_read_as_any_integer() {
+        let nines = "9".repeat(18);
+        let tokens = [
+            "0",
+            "1",
+            "7",
+            "007",
+            "10",
+            "-0",
+            "-1",
+            "+1",
+            " 1",
+            "1 ",
+            "",
+            "-",
+            "1.0",
+            "1e3",
+            "x",
+            &nines,
+            "999999999999999999",
+            "1000000000000000000",
+            "9223372036854775807",
+            "9223372036854775808",
+            "-9223372036854775808",
+            "0000000000000000001",
+        ];
+        for t in tokens {
+            let direct = int_in("increment", t.as_bytes(), i64::MIN, i64::MAX).ok();
+            assert_eq!(increment(t.as_bytes()), direct, "{t:?}");
+        }
+        let (_, pairs) = incrby_args(&toks(&["AT", "5", "12", "a", "3", "b"])).unwrap();
+        assert_eq!(pairs.to_vec(), [(12, &b"a"[..]), (3, &b"b"[..])]);
     }
 
     #[test]

@@ -169,7 +169,7 @@ impl Folded {
     }
 
     /// Whether anything is summed (or leaving).
-    fn started(&self) -> bool {
+    pub fn started(&self) -> bool {
         self.summed > 0 || !self.leaving.is_empty()
     }
 

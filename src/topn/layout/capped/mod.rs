@@ -25,15 +25,19 @@
 //! Costs. A write: one lookup in its bucket, O(log m) to keep the bucket's
 //! heap, and its reply, the member's count over the window: from the
 //! newest bucket's slot, which keeps its member's sum over the other
-//! buckets (`older`), once summed: O(1); summing it is one lookup a bucket
-//! (or the folded sums, `folded.rs`, from 32 buckets), again after an
-//! eviction in the newest bucket or any write to another one. A batch
-//! (`TOPN.INCRBY`) finds its bucket once and sums each distinct member once.
+//! buckets (`older.rs`), once summed: O(1); summing it is one lookup a
+//! bucket (or the folded sums, `folded.rs`, from 32 buckets), again after an
+//! eviction in the newest bucket or any write to another one, unless a
+//! filter of the older buckets' members says none holds it (their floors
+//! then). A batch (`TOPN.INCRBY`) finds its bucket once and sums each
+//! distinct member once.
 //! Memory: at most `WINDOW x m` counters of about 40 bytes and their
 //! members' bytes; a bucket gives back its spare room when a newer one
-//! starts; `older` is 8 bytes a counter of the newest bucket.
+//! starts; `older` is 8 bytes a counter of the newest bucket and half a
+//! byte one of the others.
 
 use hashbrown::{HashMap, HashTable};
+use smallvec::SmallVec;
 use std::collections::VecDeque;
 
 use crate::topn::encoding::{DecodeError, Reader};
@@ -42,11 +46,13 @@ use crate::topn::select::clamp_i64;
 use crate::topn::shape::{Overflow, Shape};
 use crate::topn::storage::dispose_value;
 use folded::{Bucket, Folded, FOLD_PER_WRITE};
+use older::Older;
 use summary::{hash, Summary};
 
 mod folded;
 #[cfg(test)]
 mod folded_tests;
+mod older;
 #[cfg(test)]
 mod recall_tests;
 mod summary;
@@ -83,14 +89,19 @@ pub struct Capped {
     /// The sealed buckets' counts summed, for writes (derived, `folded.rs`).
     folded: Folded,
     /// For each slot of the newest bucket, its member's count over the
-    /// other buckets of the window (`UNSUMMED`: not known yet): a write's
-    /// reply is then one lookup, whatever the number of buckets. Derived:
-    /// any change to another bucket forgets it all, an eviction its slot.
-    older: Vec<i64>,
+    /// other buckets of the window, and which members those may hold
+    /// (`older.rs`): a write's reply is then one lookup, whatever the
+    /// number of buckets, and an evicting member's usually a few.
+    older: Older,
 }
 
-/// An entry of `Capped::older` not summed yet (sums are never negative).
-const UNSUMMED: i64 = -1;
+/// Counters of the older buckets up to which the filter of their members
+/// (`older.rs`) is built, at most a few hundred thousand instructions.
+const FILTERED_MOST: usize = 8_192;
+
+/// A batch's members' hashes, each with the newest bucket's slot counting
+/// it when known: on the stack for up to 16 pairs.
+type Hashed = SmallVec<[(u64, Option<usize>); 16]>;
 
 /// Equal when they hold the same counters, whatever their derived state.
 impl PartialEq for Capped {
@@ -114,7 +125,7 @@ impl Capped {
             total: 0,
             counters: 0,
             folded: Folded::default(),
-            older: Vec::new(),
+            older: Older::default(),
         }
     }
 
@@ -144,10 +155,7 @@ impl Capped {
             let (count, _) = self.sum_in_range(member, h, self.shape.live_lo(clock), clock);
             i64::try_from(count + i128::from(by)).map_err(|_| Overflow)?;
         }
-        let found = match self.buckets.binary_search_by_key(&b, |x| x.idx) {
-            Ok(at) => self.buckets[at].summary.find(member, h),
-            Err(_) => None,
-        };
+        let found = self.bucket(b).and_then(|x| x.summary.find(member, h));
         let slot = self.add(member, h, found, by, b)?;
         let newest = self.buckets.back().is_some_and(|x| x.idx == b);
         Ok(clamp_i64(self.reply_count(
@@ -159,34 +167,36 @@ impl Capped {
 
     /// The member's count over the window at the clock, for a write's
     /// reply: from `older` when the newest bucket holds the member and its
-    /// slot is summed (one lookup, none when `slot` is still the member's),
-    /// else from the folded sums (and then kept in `older`).
+    /// slot is summed (no lookup when `slot`, the newest bucket's slot
+    /// counting the member, is known), else from the folded sums (and then
+    /// kept in `older`).
     fn reply_count(&mut self, member: &[u8], h: u64, slot: Option<usize>) -> i128 {
         let Some(newest) = self.buckets.back().map(|x| &x.summary) else {
             return 0;
         };
-        let held = slot
-            .filter(|&s| s < newest.len() && newest.entry(s).0 == member)
-            .or_else(|| newest.find(member, h));
+        debug_assert!(slot.is_none_or(|s| newest.entry(s).0 == member));
+        let held = slot.or_else(|| newest.find(member, h));
         let Some(s) = held else {
             return self.folded.count(&self.buckets, member, h);
         };
-        let own = newest.counter(s).0;
-        if let Some(&older) = self.older.get(s).filter(|&&v| v != UNSUMMED) {
-            return i128::from(older) + i128::from(own);
+        let own = i128::from(newest.counter(s).0);
+        if let Some(older) = self.older.sum(s) {
+            return i128::from(older) + own;
         }
-        let count = self.folded.count(&self.buckets, member, h);
-        if let Ok(older) = i64::try_from(count - i128::from(own)) {
-            if self.older.len() <= s {
-                // Sized once for a full bucket (its slots are at most that).
-                let slots = (self.capacity as usize).min(summary::MAX_COUNTERS);
-                self.older
-                    .reserve_exact(slots.max(s + 1) - self.older.len());
-                self.older.resize(s + 1, UNSUMMED);
-            }
-            self.older[s] = older;
+        // Unfolded, the buckets would be looked up one by one; a member
+        // none of the older ones holds is counted their floors there.
+        let unfolded = !self.folded.started();
+        let filtered = unfolded && self.counters - newest.len() <= FILTERED_MOST;
+        let older = if filtered && self.older.surely_absent(&self.buckets, h) {
+            let older = self.buckets.range(..self.buckets.len() - 1);
+            older.map(|b| i128::from(b.summary.floor())).sum()
+        } else {
+            self.folded.count(&self.buckets, member, h) - own
+        };
+        if let Ok(sum) = i64::try_from(older) {
+            self.older.keep(s, sum, self.capacity as usize);
         }
-        count
+        older + own
     }
 
     /// The member's count over the window ending at the clock, from the
@@ -196,6 +206,20 @@ impl Capped {
             Some(_) => clamp_i64(self.folded.count(&self.buckets, member, hash(member))),
             None => 0,
         }
+    }
+
+    /// Where bucket `b` is or would go in the buckets (ascending): the
+    /// newest, which takes the writes, tried first.
+    fn place(&self, b: i64) -> usize {
+        match self.buckets.back() {
+            Some(x) if x.idx == b => self.buckets.len() - 1,
+            Some(x) if x.idx < b => self.buckets.len(),
+            _ => self.buckets.partition_point(|x| x.idx < b),
+        }
+    }
+
+    fn bucket(&self, b: i64) -> Option<&Bucket> {
+        self.buckets.get(self.place(b)).filter(|x| x.idx == b)
     }
 
     /// Adds `by` to `member`'s counter in bucket `b` (`found`: its slot
@@ -211,13 +235,13 @@ impl Capped {
         by: i64,
         b: i64,
     ) -> Result<usize, Overflow> {
-        let pos = self.buckets.partition_point(|x| x.idx < b);
+        let pos = self.place(b);
         let slot = match self.buckets.get(pos) {
             Some(bucket) if bucket.idx == b => self.add_in(pos, member, h, found, by)?,
             _ => {
                 let mut s = Summary::default();
                 s.add(member, h, None, by, self.capacity as usize)?;
-                self.older.clear();
+                self.older.forget();
                 self.insert_bucket(pos, Bucket::new(b, s));
                 self.folded.inserted(&mut self.buckets, pos);
                 self.counters += 1;
@@ -227,9 +251,12 @@ impl Capped {
         let clock = self.shape.clock.map_or(b, |c| c.max(b));
         self.shape.clock = Some(clock);
         self.total += i128::from(by);
-        let stale = self
-            .buckets
-            .partition_point(|x| x.idx < self.shape.live_lo(clock));
+        let stale = match self.buckets.front() {
+            Some(x) if x.idx < self.shape.live_lo(clock) => {
+                (self.buckets).partition_point(|x| x.idx < self.shape.live_lo(clock))
+            }
+            _ => 0,
+        };
         self.drop_buckets(stale);
         self.folded.step(&mut self.buckets, clock, FOLD_PER_WRITE);
         Ok(slot)
@@ -250,7 +277,7 @@ impl Capped {
         let newest = pos + 1 == self.buckets.len();
         let bucket = &mut self.buckets[pos];
         let (slot, len) = (bucket.summary.target(found, capacity), bucket.summary.len());
-        forget_older(&mut self.older, newest, found.is_none().then_some(slot));
+        (self.older).changing(newest, found.is_none().then_some(slot), h);
         (self.folded).change(bucket, slot, |s| s.add(member, h, found, by, capacity))?;
         self.counters += bucket.summary.len() - len;
         Ok(slot)
@@ -307,8 +334,7 @@ impl Capped {
             let old = std::mem::replace(self, trial);
             let bytes = old.mem_usage();
             dispose_value(old, bytes);
-            let hashed: Vec<(u64, Option<usize>)> =
-                pairs.iter().map(|&(_, m)| (hash(m), None)).collect();
+            let hashed: Hashed = pairs.iter().map(|&(_, m)| (hash(m), None)).collect();
             return Ok(self.replies(pairs, &hashed));
         }
         // No count can overflow: each pair is its bucket's add alone (no
@@ -316,22 +342,25 @@ impl Capped {
         // the others add to the same bucket, found once, and fold their
         // shares at the end.
         let b = self.shape.bucket_of(at_ms);
-        let mut hashed: Vec<(u64, Option<usize>)> = Vec::with_capacity(pairs.len());
+        let mut hashed = Hashed::with_capacity(pairs.len());
         let mut pos = 0;
         for (i, &(by, member)) in pairs.iter().enumerate() {
             let h = hash(member);
             let slot = if i == 0 {
-                let found = match self.buckets.binary_search_by_key(&b, |x| x.idx) {
-                    Ok(at) => self.buckets[at].summary.find(member, h),
-                    Err(_) => None,
-                };
+                let found = self.bucket(b).and_then(|x| x.summary.find(member, h));
                 let slot = self.add(member, h, found, by, b).map_err(|_| i)?;
-                pos = self.buckets.partition_point(|x| x.idx < b);
+                pos = self.place(b);
                 slot
             } else {
-                let found = self.buckets[pos].summary.find(member, h);
+                let summary = &self.buckets[pos].summary;
+                let (found, len) = (summary.find(member, h), summary.len());
                 let slot = self.add_in(pos, member, h, found, by).map_err(|_| i)?;
                 self.total += i128::from(by);
+                if found.is_none() && slot < len {
+                    // An eviction: the slot no longer counts the earlier
+                    // pairs' member it held.
+                    (hashed.iter_mut().filter(|x| x.1 == Some(slot))).for_each(|x| x.1 = None);
+                }
                 slot
             };
             hashed.push((h, Some(slot)));
@@ -390,10 +419,7 @@ impl Capped {
         let added: i128 = pairs.iter().map(|&(by, _)| i128::from(by)).sum();
         let names: usize = pairs.iter().map(|(_, m)| m.len()).sum();
         let b = self.shape.bucket_of(at_ms);
-        let held = match self.buckets.binary_search_by_key(&b, |x| x.idx) {
-            Ok(i) => self.buckets[i].summary.name_bytes(),
-            Err(_) => 0,
-        };
+        let held = self.bucket(b).map_or(0, |x| x.summary.name_bytes());
         self.total + added <= i128::from(i64::MAX) && held + names <= summary::MAX_NAME_BYTES
     }
 
@@ -549,7 +575,7 @@ impl Capped {
                 .map(|x| x.summary.heap_bytes())
                 .sum::<usize>()
             + self.folded.heap_bytes()
-            + self.older.capacity() * std::mem::size_of::<i64>()
+            + self.older.heap_bytes()
     }
 
     /// Every counter as `(bucket, member, count, error)`, by bucket then
@@ -587,7 +613,7 @@ impl Capped {
             return Err("a counter outside the window");
         }
         let (capacity, counter) = (self.capacity as usize, (count, error));
-        self.older.clear();
+        self.older.forget();
         let pos = self.buckets.partition_point(|x| x.idx < bucket);
         match self.buckets.get_mut(pos) {
             Some(x) if x.idx == bucket => {
@@ -635,7 +661,7 @@ impl Capped {
         if n == 0 {
             return;
         }
-        self.older.clear();
+        self.older.forget();
         let gone: Vec<Bucket> = self.buckets.drain(..n).collect();
         self.total -= gone.iter().map(|x| x.summary.sum()).sum::<i128>();
         self.counters -= gone.iter().map(|x| x.summary.len()).sum::<usize>();
@@ -726,18 +752,6 @@ impl Capped {
             return Err(DecodeError::Invalid("trailing bytes"));
         }
         Ok(key)
-    }
-}
-
-/// Keeps `older` (`Capped::older`) true before a bucket changes (`newest`:
-/// the window's newest) in slot `slot` to another member, or in counts
-/// only: a change to the newest bucket forgets that slot's sum, to any
-/// other every sum.
-fn forget_older(older: &mut Vec<i64>, newest: bool, slot: Option<usize>) {
-    if !newest {
-        older.clear();
-    } else if let Some(x) = slot.and_then(|s| older.get_mut(s)) {
-        *x = UNSUMMED;
     }
 }
 

@@ -14,10 +14,13 @@
 //!   increment sifts in O(log m).
 //! - `table`: open addressing with linear probing over slot numbers, sized
 //!   about 1.5 x the counters (at most 3/4 full), hashed with the process's
-//!   hasher. It only finds a member: no reply, order or encoding depends on
-//!   it or on the arena's layout.
+//!   hasher. A cell holds its slot's number (14 bits) and 2 bits of its
+//!   member's hash, so a probe compares a member's bytes once in 4 times
+//!   where it differs (a lookup of an absent member probes about 5 cells).
+//!   It only finds a member: no reply, order or encoding depends on it or on
+//!   the arena's layout.
 //!
-//! Slot numbers are u16 (`MAX_COUNTERS`); a bucket's live member bytes stay
+//! Slot numbers are 14 bits (`MAX_COUNTERS`); a bucket's live member bytes stay
 //! within `MAX_NAME_BYTES`, so the arena (at most twice that and a name)
 //! keeps u32 offsets. Pure Rust, no FFI.
 
@@ -30,8 +33,20 @@ use crate::tuples::table::process_hasher;
 
 /// An empty cell of the table.
 const EMPTY: u16 = u16::MAX;
-/// Counters a summary holds at most (slot numbers are u16 but `EMPTY`).
-pub const MAX_COUNTERS: usize = EMPTY as usize;
+/// A cell's slot number: its low 14 bits (the high 2 are its member's tag).
+const SLOT_BITS: u16 = (1 << 14) - 1;
+/// Counters a summary holds at most (slot numbers are 14 bits, but `EMPTY`'s).
+pub const MAX_COUNTERS: usize = SLOT_BITS as usize;
+
+/// A table cell: slot `s` with its member's tag (2 bits of its hash).
+fn cell(s: usize, hash: u64) -> u16 {
+    s as u16 | tag(hash)
+}
+
+/// The 2 bits of a hash a cell keeps (the low ones: `home` takes the high).
+fn tag(hash: u64) -> u16 {
+    (hash as u16) << 14
+}
 /// A bucket's live member bytes at most: a write past it is refused (as an
 /// overflow), a function of the content like every refusal.
 pub const MAX_NAME_BYTES: usize = 1 << 30;
@@ -119,14 +134,15 @@ impl Summary {
         if self.table.is_empty() {
             return None;
         }
-        let mut i = self.home(hash);
+        let (mut i, tag) = (self.home(hash), tag(hash));
         loop {
-            let s = self.table[i];
-            if s == EMPTY {
+            let c = self.table[i];
+            if c == EMPTY {
                 return None;
             }
-            if self.name(s as usize) == member {
-                return Some(s as usize);
+            let s = (c & SLOT_BITS) as usize;
+            if c & !SLOT_BITS == tag && self.name(s) == member {
+                return Some(s);
             }
             i = self.next(i);
         }
@@ -177,7 +193,8 @@ impl Summary {
         if let Some(s) = found {
             let new = self.slots[s].count.checked_add(by).ok_or(Overflow)?;
             self.slots[s].count = new;
-            self.resift(s);
+            // A count that grew only sinks.
+            self.sink(s as u16, self.links[s].pos as usize);
             self.sum += i128::from(by);
             return Ok(new);
         }
@@ -309,7 +326,7 @@ impl Summary {
             len,
         };
         self.index(s, hash);
-        self.resift(s);
+        self.settle_root(s as u16);
     }
 
     /// Appends a name to the arena, rebuilt first (its live names only)
@@ -363,14 +380,15 @@ impl Summary {
         while self.table[i] != EMPTY {
             i = self.next(i);
         }
-        self.table[i] = s as u16;
+        self.table[i] = cell(s, hash);
     }
 
     /// Slot `s` out of the table, the cells after it shifted back
     /// (linear probing's deletion, no tombstones).
     fn unindex(&mut self, s: usize) {
-        let mut i = self.home(hash(self.name(s)));
-        while self.table[i] != s as u16 {
+        let h = hash(self.name(s));
+        let mut i = self.home(h);
+        while self.table[i] != cell(s, h) {
             i = self.next(i);
         }
         let mut j = i;
@@ -380,7 +398,7 @@ impl Summary {
             if t == EMPTY {
                 break;
             }
-            let k = self.home(hash(self.name(t as usize)));
+            let k = self.home(hash(self.name((t & SLOT_BITS) as usize)));
             // The entry at j stays unless its home lies cyclically in (i, j].
             let stays = if i <= j {
                 i < k && k <= j
@@ -405,7 +423,36 @@ impl Summary {
     /// Whether slot a orders before slot b: (count, member) ascending.
     fn less(&self, a: u16, b: u16) -> bool {
         let (x, y) = (&self.slots[a as usize], &self.slots[b as usize]);
-        x.count < y.count || (x.count == y.count && self.name(a as usize) < self.name(b as usize))
+        x.count < y.count || (x.count == y.count && self.name_less(x, y))
+    }
+
+    /// Whether slot x's member orders before slot y's. Tied counts are
+    /// common at the bottom of a bucket (the heap compares their members at
+    /// every level): members of up to 8 bytes are compared as words.
+    fn name_less(&self, x: &Slot, y: &Slot) -> bool {
+        if let (Some(p), Some(q)) = (self.prefix(x), self.prefix(y)) {
+            if p != q {
+                return p < q;
+            }
+            if x.len <= 8 && y.len <= 8 {
+                return x.len < y.len;
+            }
+        }
+        let name = |s: &Slot| &self.names[s.off as usize..][..s.len as usize];
+        name(x) < name(y)
+    }
+
+    /// A slot's first 8 member bytes as a big-endian word, 0 past its end
+    /// (so words order as the bytes do, a prefix before what it starts),
+    /// read whole from the arena when 8 bytes are there (not at its end).
+    fn prefix(&self, s: &Slot) -> Option<u64> {
+        let bytes = self.names.get(s.off as usize..s.off as usize + 8)?;
+        let word = u64::from_be_bytes(bytes.try_into().ok()?);
+        Some(match s.len {
+            0 => 0,
+            len @ 1..8 => word & (u64::MAX << (64 - 8 * len)),
+            _ => word,
+        })
     }
 
     fn place(&mut self, i: usize, s: u16) {
@@ -416,7 +463,13 @@ impl Summary {
     /// Slot `s` to its place in the heap after its count changed.
     fn resift(&mut self, s: usize) {
         let s = s as u16;
-        let mut i = self.links[s as usize].pos as usize;
+        let i = self.rise(s, self.links[s as usize].pos as usize);
+        self.sink(s, i);
+    }
+
+    /// Slot `s`, taken to be at place `i`, up past the parents it orders
+    /// before; returns the place it stops at (not yet written).
+    fn rise(&mut self, s: u16, mut i: usize) -> usize {
         while i > 0 {
             let parent = (i - 1) / 2;
             let p = self.links[parent].heap;
@@ -426,6 +479,39 @@ impl Summary {
             self.place(i, p);
             i = parent;
         }
+        i
+    }
+
+    /// Slot `s` (the root, an evicting member's counter) to its place,
+    /// bottom-up: the hole at the root goes down the smaller children to a
+    /// leaf, one comparison a level, and `s` rises from there. Its count,
+    /// the smallest plus the increment, is usually tied with or just above
+    /// the bottom's, so it ends deep: fewer comparisons than sinking it (two
+    /// a level).
+    fn settle_root(&mut self, s: u16) {
+        debug_assert_eq!(self.links[0].heap, s);
+        let (n, mut i) = (self.links.len(), 0);
+        loop {
+            let l = 2 * i + 1;
+            if l >= n {
+                break;
+            }
+            let (lh, r) = (self.links[l].heap, l + 1);
+            let c = if r < n && self.less(self.links[r].heap, lh) {
+                r
+            } else {
+                l
+            };
+            self.place(i, self.links[c].heap);
+            i = c;
+        }
+        let i = self.rise(s, i);
+        self.place(i, s);
+    }
+
+    /// Slot `s`, taken to be at place `i`, down past the children that order
+    /// before it; places it.
+    fn sink(&mut self, s: u16, mut i: usize) {
         let n = self.links.len();
         loop {
             let l = 2 * i + 1;
@@ -554,6 +640,10 @@ mod tests {
             }
         }
         assert_eq!(s.table.iter().filter(|&&c| c != EMPTY).count(), n);
+        for &c in s.table.iter().filter(|&&c| c != EMPTY) {
+            let slot = (c & SLOT_BITS) as usize;
+            assert_eq!(c, cell(slot, hash(s.name(slot))), "a cell's tag");
+        }
         assert!(n == 0 || 4 * n <= 3 * s.table.len());
         for (i, (m, ..)) in s.iter().enumerate() {
             assert_eq!(s.find(m, hash(m)), Some(i));
@@ -619,6 +709,50 @@ mod tests {
                 if step % 97 == 0 {
                     check(&s);
                     assert_eq!(s.clone(), s);
+                }
+            }
+            check(&s);
+        }
+    }
+
+    /// Members compared as words order as their bytes do, wherever they sit
+    /// in the arena: prefixes, zero bytes, 8 bytes and past, the arena's end.
+    #[test]
+    fn members_order_as_their_bytes() {
+        let names: Vec<&[u8]> = vec![
+            b"",
+            b"\0",
+            b"\0\0",
+            b"a",
+            b"a\0",
+            b"a\0\0",
+            b"ab",
+            b"b",
+            b"\xff",
+            b"\xff\xff",
+            b"abcdefg",
+            b"abcdefgh",
+            b"abcdefgh\0",
+            b"abcdefghi",
+            b"abcdefgi",
+            b"abcdefh",
+            b"m1234567",
+            b"m123456",
+            b"m12345678",
+            b"\xff\xff\xff\xff\xff\xff\xff\xff",
+        ];
+        let mut rng = StdRng::seed_from_u64(3);
+        for _ in 0..20 {
+            let mut order = names.clone();
+            rand::seq::SliceRandom::shuffle(&mut order[..], &mut rng);
+            let mut s = Summary::default();
+            for m in &order {
+                s.set(m, (1, 0), false, 100).unwrap();
+            }
+            for a in 0..s.len() {
+                for b in 0..s.len() {
+                    let (x, y) = (s.name(a), s.name(b));
+                    assert_eq!(s.less(a as u16, b as u16), x < y, "{x:?} {y:?}");
                 }
             }
             check(&s);
