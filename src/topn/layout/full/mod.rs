@@ -113,6 +113,7 @@
 //! `rules_tests.rs`, `encoding_tests.rs`, `model_tests.rs`, `plan_tests.rs`, `align_tests.rs`,
 //! `defrag_tests.rs`, `views_tests.rs`, `timings.rs`.
 
+mod accumulator;
 mod bucket;
 mod defrag;
 mod encoding;
@@ -130,8 +131,8 @@ mod top;
 mod view;
 mod views;
 
+pub use accumulator::{tend as tend_read_buffers, READ_BUFFER_BYTES, TICK_MS};
 pub use key::Full;
-pub use read::{release_if_idle, READ_BUFFER_BYTES};
 
 #[cfg(test)]
 mod align_tests;

@@ -16,6 +16,7 @@
 //! descending order, selected a slice at a time, which threshold merges (`merge.rs`)
 //! read instead of the whole bucket.
 
+use super::accumulator::want_warm;
 use crate::tuples::defrag::Mover;
 
 /// Bits of the member id sorted per radix pass.
@@ -289,6 +290,9 @@ impl Packer {
     /// `entries` bounds the words collected (reserved at once: growing by doubling would copy
     /// megabytes in one step).
     pub(super) fn new(idx: i64, generation: u64, id_limit: usize, entries: usize) -> Packer {
+        // The key's sums will read this copy: their accumulators (one slot per id, and the
+        // scan's dummy slot) made ready ahead of the first (`accumulator.rs`).
+        want_warm(id_limit + 1);
         let bits = usize::BITS - id_limit.max(1).leading_zeros();
         Packer {
             idx,
