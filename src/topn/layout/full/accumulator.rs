@@ -7,8 +7,11 @@
 //! `WARM_SLICE` slots between commands; the first read finds them ready.
 //!
 //! Bounded: at most `KEPT_ACCUMULATOR` slots are kept after a read, at most `KEPT_WARM` made
-//! ready ahead of one; everything is freed once a period passes with no read and no packing
-//! (`tend`). `INFO recipes` `topn_read_buffer_bytes` shows what is held.
+//! ready ahead of one. A period with no read and no packing frees what reads grew beyond the
+//! ready part; the ready part stays until `WARM_HOLD_MS` pass without either (a big key often
+//! sits idle between its fill, or its last bucket's writes, and its next read: freeing it after
+//! 5-10 s would give that read the faults again). `INFO recipes` `topn_read_buffer_bytes`
+//! shows what is held.
 
 use crate::stats::Stat;
 use std::cell::{Cell, RefCell};
@@ -21,6 +24,8 @@ const KEPT_WARM: usize = 1 << 20;
 const WARM_SLICE: usize = 1 << 16;
 /// How often idle accumulators are looked at (freed after one to two periods unused).
 const RELEASE_MS: i64 = 5000;
+/// How long the ready part is kept with no read and no packing.
+const WARM_HOLD_MS: i64 = 3_600_000;
 /// The timer's period (a look at two numbers), so pages asked for are made ready soon.
 pub const TICK_MS: i64 = 100;
 /// The timer's period while pages are being made ready.
@@ -32,9 +37,10 @@ thread_local! {
     static ACCUMULATOR_32: RefCell<Vec<i32>> = const { RefCell::new(Vec::new()) };
     /// Reads that used a kept accumulator and packings that asked for one, for [`tend`].
     static USES: Cell<u64> = const { Cell::new(0) };
-    /// `USES` at the last look of [`tend`], and when that was.
-    static SEEN: Cell<(u64, i64)> = const { Cell::new((0, i64::MIN)) };
-    /// Slots the 32-bit accumulator should have ready (the most asked since it was freed).
+    /// `USES` at the last look of [`tend`], when that was, and since when nothing used them.
+    static SEEN: Cell<(u64, i64, i64)> = const { Cell::new((0, i64::MIN, i64::MIN)) };
+    /// Slots the 32-bit accumulator should have ready (the most asked, until `WARM_HOLD_MS`
+    /// pass unused).
     static WANTED_32: Cell<usize> = const { Cell::new(0) };
 }
 
@@ -84,19 +90,26 @@ pub(super) fn want_warm(slots: usize) {
     WANTED_32.with(|w| w.set(w.get().max(slots.min(KEPT_WARM))));
 }
 
-/// The module timer's step, at the server's time `now_ms`: once a period, frees this thread's
-/// accumulators if nothing used or asked for them since the last look (one big read must not
-/// hold tens of megabytes for good); then makes up to `WARM_SLICE` more slots of the wanted
-/// 32-bit accumulator ready. Returns when to run again (sooner while pages are owed).
+/// The module timer's step, at the server's time `now_ms`: once a period, if nothing used or
+/// asked for this thread's accumulators since the last look, frees the 64-bit one and the
+/// 32-bit one beyond its ready part (one big read must not hold tens of megabytes for good),
+/// and all of it once idle for `WARM_HOLD_MS`; then makes up to `WARM_SLICE` more slots of the
+/// wanted 32-bit accumulator ready. Returns when to run again (sooner while pages are owed).
 pub fn tend(now_ms: i64) -> i64 {
-    let (seen, looked) = SEEN.get();
+    let (seen, looked, idle_since) = SEEN.get();
     if now_ms.saturating_sub(looked) >= RELEASE_MS {
         let uses = USES.get();
-        SEEN.set((uses, now_ms));
+        let idle_since = if seen == uses { idle_since } else { now_ms };
+        SEEN.set((uses, now_ms, idle_since));
         if seen == uses {
-            WANTED_32.set(0);
+            if now_ms.saturating_sub(idle_since) >= WARM_HOLD_MS {
+                WANTED_32.set(0);
+            }
             release::<i64>();
-            release::<i32>();
+            if ACCUMULATOR_32.with(|k| k.try_borrow().is_ok_and(|a| a.capacity() > WANTED_32.get()))
+            {
+                release::<i32>();
+            }
         }
     }
     match warm(WANTED_32.get()) {
@@ -174,16 +187,31 @@ mod tests {
         // A read of that size uses the same pages (no new allocation).
         let ptr = ACCUMULATOR_32.with(|k| k.borrow().as_ptr());
         with_accumulator::<i32, _>(slots, |acc| assert_eq!(acc.as_ptr(), ptr));
-        // Used within the period: kept; then a period unused: freed.
-        tend(t0 + 2 * RELEASE_MS + 10);
-        assert_eq!(held::<i32>().1, slots);
-        tend(t0 + 3 * RELEASE_MS + 10);
+        // A read that grew it past the ready part: that is freed after a period unused (and
+        // the ready part made again); the ready part is kept while idle up to the hold.
+        with_accumulator::<i32, _>(2 * slots, |_| ());
+        with_accumulator::<i64, _>(slots, |_| ());
+        let mut now = t0 + 2 * RELEASE_MS + 10;
+        tend(now);
+        assert_eq!(held::<i32>().0, 2 * slots);
+        now += RELEASE_MS;
+        tend(now);
+        assert_eq!(held::<i64>(), (0, 0));
+        assert!(held::<i32>().0 < slots);
+        while tend(now) == WARM_TICK_MS {}
+        assert_eq!(held::<i32>(), (slots, slots));
+        // The last look that saw a use.
+        let used = t0 + 2 * RELEASE_MS + 10;
+        while now + RELEASE_MS - used < WARM_HOLD_MS {
+            now += RELEASE_MS;
+            tend(now);
+            assert_eq!(held::<i32>().0, slots);
+        }
+        now += RELEASE_MS;
+        tend(now);
         assert_eq!(held::<i32>(), (0, 0));
         // Asks above the bound are cut to it.
         want_warm(usize::MAX);
         assert_eq!(WANTED_32.get(), KEPT_WARM);
-        tend(t0 + 4 * RELEASE_MS + 10);
-        tend(t0 + 5 * RELEASE_MS + 10);
-        assert_eq!(held::<i32>(), (0, 0));
     }
 }
