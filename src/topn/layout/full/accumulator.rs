@@ -35,17 +35,18 @@ const WARM_TICK_MS: i64 = 10;
 thread_local! {
     static ACCUMULATOR: RefCell<Vec<i64>> = const { RefCell::new(Vec::new()) };
     static ACCUMULATOR_32: RefCell<Vec<i32>> = const { RefCell::new(Vec::new()) };
-    /// Reads that used a kept accumulator and packings that asked for one, for [`tend`].
-    static USES: Cell<u64> = const { Cell::new(0) };
-    /// `USES` at the last look of [`tend`], when that was, and since when nothing used them.
-    static SEEN: Cell<(u64, i64, i64)> = const { Cell::new((0, i64::MIN, i64::MIN)) };
+    /// Reads that used a kept accumulator, and packings that asked for one, for [`tend`].
+    static USES: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
+    /// `USES` at the last look of [`tend`], when that was, and when a look last saw either.
+    static SEEN: Cell<((u64, u64), i64, i64)> = const { Cell::new(((0, 0), i64::MIN, i64::MIN)) };
     /// Slots the 32-bit accumulator should have ready (the most asked, until `WARM_HOLD_MS`
     /// pass unused).
     static WANTED_32: Cell<usize> = const { Cell::new(0) };
 }
 
-fn note_use() {
-    USES.with(|u| u.set(u.get() + 1));
+fn note_read() {
+    let (reads, asks) = USES.get();
+    USES.set((reads + 1, asks));
 }
 
 /// An accumulator type with its kept vector.
@@ -72,7 +73,7 @@ pub static READ_BUFFER_BYTES: Stat = Stat::new("topn_read_buffer_bytes");
 pub(super) fn with_accumulator<A: Kept, R>(len: usize, f: impl FnOnce(&mut [A]) -> R) -> R {
     A::kept().with(|kept| match kept.try_borrow_mut() {
         Ok(mut acc) if len <= KEPT_ACCUMULATOR => {
-            note_use();
+            note_read();
             let held = acc.capacity();
             acc.clear();
             acc.resize(len, A::default());
@@ -86,23 +87,25 @@ pub(super) fn with_accumulator<A: Kept, R>(len: usize, f: impl FnOnce(&mut [A]) 
 /// A key whose sums will need `slots` 32-bit accumulators (the sums of its packed buckets):
 /// the timer makes them ready (up to `KEPT_WARM`).
 pub(super) fn want_warm(slots: usize) {
-    note_use();
+    let (reads, asks) = USES.get();
+    USES.set((reads, asks + 1));
     WANTED_32.with(|w| w.set(w.get().max(slots.min(KEPT_WARM))));
 }
 
-/// The module timer's step, at the server's time `now_ms`: once a period, if nothing used or
-/// asked for this thread's accumulators since the last look, frees the 64-bit one and the
-/// 32-bit one beyond its ready part (one big read must not hold tens of megabytes for good),
-/// and all of it once idle for `WARM_HOLD_MS`; then makes up to `WARM_SLICE` more slots of the
-/// wanted 32-bit accumulator ready. Returns when to run again (sooner while pages are owed).
+/// The module timer's step, at the server's time `now_ms`: once a period, if no read used
+/// this thread's accumulators since the last look, frees the 64-bit one and the 32-bit one
+/// beyond its ready part (one big read must not hold tens of megabytes for good; packings do
+/// not keep them), and the ready part too once `WARM_HOLD_MS` passed with no read and no
+/// packing; then makes up to `WARM_SLICE` more slots of the wanted 32-bit accumulator ready.
+/// Returns when to run again (sooner while pages are owed).
 pub fn tend(now_ms: i64) -> i64 {
-    let (seen, looked, idle_since) = SEEN.get();
+    let (seen, looked, active) = SEEN.get();
     if now_ms.saturating_sub(looked) >= RELEASE_MS {
         let uses = USES.get();
-        let idle_since = if seen == uses { idle_since } else { now_ms };
-        SEEN.set((uses, now_ms, idle_since));
-        if seen == uses {
-            if now_ms.saturating_sub(idle_since) >= WARM_HOLD_MS {
+        let active = if seen == uses { active } else { now_ms };
+        SEEN.set((uses, now_ms, active));
+        if seen.0 == uses.0 {
+            if now_ms.saturating_sub(active) >= WARM_HOLD_MS {
                 WANTED_32.set(0);
             }
             release::<i64>();
@@ -213,5 +216,27 @@ mod tests {
         // Asks above the bound are cut to it.
         want_warm(usize::MAX);
         assert_eq!(WANTED_32.get(), KEPT_WARM);
+    }
+
+    /// Packings keep the ready part, not what reads grew beyond it (a key whose late writes
+    /// keep its buckets packing must not hold a big read's accumulators).
+    #[test]
+    fn packings_keep_the_ready_part_only() {
+        let mut now = 1_000_000;
+        want_warm(1000);
+        while tend(now) == WARM_TICK_MS {}
+        assert_eq!(held::<i32>(), (1000, 1000));
+        with_accumulator::<i32, _>(5000, |_| ());
+        with_accumulator::<i64, _>(5000, |_| ());
+        now += RELEASE_MS;
+        tend(now);
+        assert_eq!(held::<i32>().0, 5000);
+        for _ in 0..3 {
+            want_warm(1000);
+            now += RELEASE_MS;
+            while tend(now) == WARM_TICK_MS {}
+        }
+        assert_eq!(held::<i32>(), (1000, 1000));
+        assert_eq!(held::<i64>(), (0, 0));
     }
 }
