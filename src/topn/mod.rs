@@ -202,18 +202,13 @@ static UPKEEP: Reclaimer = Reclaimer {
 
 fn on_load(ctx: Ctx) {
     reclaim::enable(ctx, &UPKEEP);
-    // Read accumulators left idle for a period are freed.
-    timer::repeat(ctx, RELEASE_MS, |_| {
-        layout::full::release_if_idle();
-        RELEASE_MS
+    // Read accumulators are made ready for big keys, and freed when left idle for a period.
+    timer::repeat(ctx, layout::full::TICK_MS, |ctx| {
+        layout::full::tend_read_buffers(ctx.now_ms())
     });
     // Old hash tables (megabytes on a big key) are freed off the main thread.
     storage::set_disposer(background_free::drop_later);
 }
-
-/// How often idle read accumulators are looked at (freed after one to two
-/// periods without a read that uses them).
-const RELEASE_MS: i64 = 5000;
 
 static CREATE_CALLS: Stat = Stat::new("topn_create_calls");
 static INCR_CALLS: Stat = Stat::new("topn_incr_calls");

@@ -26,12 +26,20 @@ use crate::topn::select::Rows;
 /// Entries of a list selected at read time (from a bucket without a prefix).
 const READ_PREFIX_LEN: usize = 256;
 
+#[cfg(test)]
+thread_local! {
+    /// Test-only: lists selected from a bucket's cells at read time (a scan each).
+    pub(super) static SCANNED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// One bucket's positive entries, highest count first, as far as known: words
 /// `id << 32 | count`; the entries left out have a count of at most `rest`.
 pub(super) struct List<'a> {
     words: Cow<'a, [u64]>,
     rest: i64,
     pos: usize,
+    /// The most a count of the list can be (a stand-in's: its bucket's maximum).
+    max: i64,
 }
 
 impl List<'_> {
@@ -46,6 +54,7 @@ impl List<'_> {
         self.words
             .get(self.pos)
             .map_or(self.rest, |w| word_count(*w))
+            .min(self.max)
     }
 }
 
@@ -64,8 +73,11 @@ impl Bucket {
                 words: Cow::Borrowed(&prefix.words),
                 rest: prefix.rest,
                 pos: 0,
+                max: i64::MAX,
             };
         }
+        #[cfg(test)]
+        SCANNED.with(|c| c.set(c.get() + 1));
         let mut builder = PrefixBuilder::new(READ_PREFIX_LEN);
         // Internal iteration: the cells are a chain of runs, which a `for` loop would step
         // through one state check at a time.
@@ -84,6 +96,7 @@ impl Bucket {
             words: Cow::Owned(words),
             rest: prefix.rest,
             pos: 0,
+            max: i64::MAX,
         }
     }
 }
@@ -116,6 +129,27 @@ impl Full {
             .range(sp.i0..sp.i1)
             .filter(|b| b.has_prefix())
             .map(Bucket::list)
+            .collect()
+    }
+
+    /// The planner's guess of the lists of `sp` before it pays the scans (`plan.rs`): the free
+    /// lists, and for each bucket without a prefix a stand-in, the newest free list with its
+    /// counts cut at that bucket's maximum (the buckets of one stream tend to look alike: on
+    /// flat counts the newest bucket's list falls as slowly as the others'). With no free list,
+    /// only the free lists (none): as if the others' counts were 0.
+    pub(super) fn guessed_lists(&self, sp: &Span) -> Vec<List<'_>> {
+        let span = || self.buckets.range(sp.i0..sp.i1);
+        let Some(model) = span().rev().find(|b| b.has_prefix()) else {
+            return Vec::new();
+        };
+        span()
+            .map(|b| match b.has_prefix() {
+                true => b.list(),
+                false => List {
+                    max: b.max_val,
+                    ..model.list()
+                },
+            })
             .collect()
     }
 

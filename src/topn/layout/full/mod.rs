@@ -69,12 +69,15 @@
 //!   before any is tried (`plan.rs`): from a floor of the n-th best count (the index's head and
 //!   the packed buckets' list heads counted exactly: a few dozen lookups), a walk or a merge is
 //!   taken only when it is known to stop within a quarter of the cheapest sum (the cheaper of
-//!   the two), else the read sums at once. The newest bucket's list (a scan) is made only when
-//!   no walk is proven and the free lists show a merge still could be; so planning costs what
-//!   the plan it finds costs, a read at most about 1.5x the cheapest sum (a scan made for
-//!   nothing), and usually a walk or a merge of a few dozen entries.
+//!   the two), else the read sums at once. A walk counts each candidate by its fixes or by the
+//!   read window's buckets, whichever takes fewer lookups. The newest bucket's list (a scan) is
+//!   made only when no walk is proven and a guess of the lists (the newest packed one standing
+//!   in for it) shows a merge still could be; so planning costs what the plan it finds costs, a
+//!   read at most about 1.5x the cheapest sum (a scan made for nothing), and usually a walk or a
+//!   merge of a few dozen entries.
 //!   A bucket older than the newest one (of 4,096 entries or more) gets a *packed copy* from
-//!   the upkeep timer (`packed.rs`: its entries as id-sorted 8-byte words and its 1,024
+//!   the upkeep timer (`packed.rs`: its entries as id-sorted 4-byte words (8-byte ones for
+//!   counts beyond 1-65,535) and its 1,024
 //!   highest counts in order, built in resumable slices, dropped by a write into the bucket,
 //!   rebuilt 1 s later): a sum scans it at half a unit an entry.
 //!   Selection reads names only for the rows returned and for ties at the n-th count.
@@ -86,9 +89,10 @@
 //!   0.3 us (a walk of the clock index); flat counts (weighted events spread evenly) go
 //!   straight to the sum: `LAST 2` ~0.3 ms, `LAST 6` 0.19-0.25 ms, `LAST 12` 0.33-0.38 ms (in
 //!   32-bit accumulators when the value bounds allow; the selection over 200,000 slots ~34 us,
-//!   chunk by chunk: `select.rs`), a first read 0.1-0.25 ms more (the kept accumulators'
-//!   pages, cold caches). A load packs every sealed bucket at once.
-//!   Memory: 8 bytes an entry of a sealed bucket and 8 KB a sealed bucket (packed copies), 8
+//!   chunk by chunk: `select.rs`), a first read 0.1-0.25 ms more (cold caches; the
+//!   accumulators' pages are made ready ahead by the timer: `accumulator.rs`). A load packs
+//!   every sealed bucket at once.
+//!   Memory: 4 bytes an entry of a sealed bucket and 8 KB a sealed bucket (packed copies), 8
 //!   bytes a member (clock totals), ~36 bytes a member while the clock index exists.
 //! - *Views* (`VIEWS k ...`, `views.rs`): per declared k, each member's total over the k newest
 //!   buckets at the key's newest time, with its own order index, kept by writes and by the same
@@ -101,7 +105,8 @@
 //!   which the server layer points at a background thread: freeing megabytes costs ~1 ms.
 //!
 //! Files, lowest first (none uses a file above it): `hash.rs` (the lookup table's cells),
-//! `paths.rs` (which read plans ran, for tests), `packed.rs` (packed copies of sealed
+//! `paths.rs` (which read plans ran, for tests), `accumulator.rs` (the dense sums'
+//! accumulators, kept and made ready), `packed.rs` (packed copies of sealed
 //! buckets), `members.rs` (names, totals, order index, lookup), `view.rs` (one view's state),
 //! `bucket.rs` (a bucket's table and the scans of sums), `graveyard.rs` (state freed
 //! piecewise), `key.rs` (the type, writes, sizes); above it `retire.rs` (freeing, aging,
@@ -113,6 +118,7 @@
 //! `rules_tests.rs`, `encoding_tests.rs`, `model_tests.rs`, `plan_tests.rs`, `align_tests.rs`,
 //! `defrag_tests.rs`, `views_tests.rs`, `timings.rs`.
 
+mod accumulator;
 mod bucket;
 mod defrag;
 mod encoding;
@@ -130,8 +136,8 @@ mod top;
 mod view;
 mod views;
 
+pub use accumulator::{tend as tend_read_buffers, READ_BUFFER_BYTES, TICK_MS};
 pub use key::Full;
-pub use read::{release_if_idle, READ_BUFFER_BYTES};
 
 #[cfg(test)]
 mod align_tests;

@@ -2,12 +2,10 @@
 //! state. The running aggregate is turned into the read window's counts by *fixes*; the cost
 //! model below chooses between an index walk and the sums (see the module notes in `mod.rs`).
 
-use crate::stats::Stat;
-use std::cell::RefCell;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::sync::atomic::{AtomicU64, Ordering};
 
+use super::accumulator::{with_accumulator, Kept};
 use super::bucket::Bucket;
 use super::key::Full;
 use super::members::IdMap;
@@ -122,75 +120,6 @@ const MAP_ENTRY_COST: usize = 100;
 /// `plan.rs`, takes one only when it knows it stops within that, so it never gives up: the
 /// share leaves room for the model's error on lookups, a cache miss each when cold).
 pub(super) const WALK_SHARE: usize = 4;
-/// The most slots of the dense sums' accumulators kept between reads (32 MB of `i64`).
-const KEPT_ACCUMULATOR: usize = 1 << 22;
-
-thread_local! {
-    /// The dense sums' accumulators, kept between reads (reads run on the server's thread): a
-    /// fresh one is megabytes of new pages for a big key, whose page faults cost more than
-    /// the sum itself (measured: ~0.6 ms of a 1 ms read over 200,000 members).
-    static ACCUMULATOR: RefCell<Vec<i64>> = const { RefCell::new(Vec::new()) };
-    static ACCUMULATOR_32: RefCell<Vec<i32>> = const { RefCell::new(Vec::new()) };
-}
-
-/// An accumulator type with its kept vector.
-trait Kept: Acc + Ord + Into<i64> {
-    fn kept() -> &'static std::thread::LocalKey<RefCell<Vec<Self>>>;
-}
-
-impl Kept for i64 {
-    fn kept() -> &'static std::thread::LocalKey<RefCell<Vec<i64>>> {
-        &ACCUMULATOR
-    }
-}
-
-impl Kept for i32 {
-    fn kept() -> &'static std::thread::LocalKey<RefCell<Vec<i32>>> {
-        &ACCUMULATOR_32
-    }
-}
-
-/// `INFO recipes` `topn_read_buffer_bytes`: bytes of the kept accumulators.
-pub static READ_BUFFER_BYTES: Stat = Stat::new("topn_read_buffer_bytes");
-/// Reads that used a kept accumulator, for [`release_if_idle`].
-static READS: AtomicU64 = AtomicU64::new(0);
-
-/// Runs `f` on `len` zeroed accumulators: the kept ones when free and small enough.
-fn with_accumulator<A: Kept, R>(len: usize, f: impl FnOnce(&mut [A]) -> R) -> R {
-    A::kept().with(|kept| match kept.try_borrow_mut() {
-        Ok(mut acc) if len <= KEPT_ACCUMULATOR => {
-            READS.fetch_add(1, Ordering::Relaxed);
-            let held = acc.capacity();
-            acc.clear();
-            acc.resize(len, A::default());
-            READ_BUFFER_BYTES.add(((acc.capacity() - held) * std::mem::size_of::<A>()) as i64);
-            f(&mut acc)
-        }
-        _ => f(&mut vec![A::default(); len]),
-    })
-}
-
-/// Frees this thread's kept accumulators if no read used them since the
-/// last call (a timer calls it every few seconds): one big read must not
-/// hold tens of megabytes for good.
-pub fn release_if_idle() {
-    static SEEN: AtomicU64 = AtomicU64::new(0);
-    let reads = READS.load(Ordering::Relaxed);
-    if SEEN.swap(reads, Ordering::Relaxed) != reads {
-        return;
-    }
-    fn release<A: Kept>() {
-        A::kept().with(|kept| {
-            if let Ok(mut acc) = kept.try_borrow_mut() {
-                let held = std::mem::take(&mut *acc).capacity();
-                READ_BUFFER_BYTES.add(-((held * std::mem::size_of::<A>()) as i64));
-            }
-        });
-    }
-    release::<i64>();
-    release::<i32>();
-}
-
 /// A walk down an order index: each candidate's total corrected by `fixes`, stopping once the
 /// next candidate's bound (its total plus the most the fixes can add) cannot beat the n-th
 /// best; given up (`None`) once it has cost more than `cap`. The index's first keys count
@@ -202,6 +131,9 @@ pub(super) struct Walk<'f, 'h> {
     pub(super) cap: usize,
     pub(super) incl_has_neg: bool,
     pub(super) head: &'h [i128],
+    /// The read window's stored buckets (deque positions), when summing them counts a
+    /// candidate in fewer lookups than the fixes (`LAST 6` of 24 buckets: 6, not 18).
+    pub(super) count_in: Option<(usize, usize)>,
 }
 
 impl<'f> Walk<'f, '_> {
@@ -213,7 +145,13 @@ impl<'f> Walk<'f, '_> {
             cap: usize::MAX,
             incl_has_neg,
             head: &[],
+            count_in: None,
         }
+    }
+
+    /// The lookups counting a candidate takes.
+    pub(super) fn lookups(fixes: usize, count_in: Option<(usize, usize)>) -> usize {
+        count_in.map_or(fixes, |(i0, i1)| i1 - i0)
     }
 }
 
@@ -460,9 +398,10 @@ impl Full {
             cap,
             incl_has_neg,
             head,
+            count_in,
         } = *walk;
         let slack: i128 = fixes.iter().map(|f| f.slack()).sum();
-        let step = INDEX_STEP_COST + LOOKUP_COST * fixes.len();
+        let step = INDEX_STEP_COST + LOOKUP_COST * Walk::lookups(fixes.len(), count_in);
         let mut cost = 0usize;
         let mut best = Best::new(want);
         for (i, key) in keys.enumerate() {
@@ -486,9 +425,13 @@ impl Full {
             if bound <= 0 && !incl_has_neg {
                 break;
             }
-            let cnt = match head.get(i) {
-                Some(&counted) => counted,
-                None => {
+            let cnt = match (head.get(i), count_in) {
+                (Some(&counted), _) => counted,
+                (None, Some((i0, i1))) => {
+                    let id = key.id();
+                    self.buckets.range(i0..i1).map(|b| b.get(id) as i128).sum()
+                }
+                (None, None) => {
                     let id = key.id();
                     let mut cnt = if kt == i64::MAX || kt == i64::MIN {
                         self.base_total(base, id)
@@ -573,7 +516,12 @@ impl Full {
 
     /// Top `n` of the buckets at deque positions `[i0, i1)` summed into dense accumulators
     /// of type `A`; `None` if a sum overflows.
-    fn dense_top<A: Kept>(&self, n: usize, i0: usize, i1: usize) -> Option<Rows<'_>> {
+    fn dense_top<A: Kept + Acc + Ord + Into<i64>>(
+        &self,
+        n: usize,
+        i0: usize,
+        i1: usize,
+    ) -> Option<Rows<'_>> {
         let slots = self.m.nslots;
         with_accumulator::<A, _>(slots + 1, |acc| {
             let overflow =

@@ -581,8 +581,7 @@ fn bench_read_shapes() {
         let at = 23 * 1000 + 500;
         for (side, key) in [("master", &t), ("replica", &d)] {
             for k in [1u32, 2, 6, 12, 24] {
-                super::read::release_if_idle();
-                super::read::release_if_idle();
+                super::accumulator::release_all();
                 super::plan::TRIED.with(|c| c.set([0; 3]));
                 let s = std::time::Instant::now();
                 let rows = std::hint::black_box(key.top_in(10, at, k));

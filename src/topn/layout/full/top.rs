@@ -72,11 +72,14 @@ impl Full {
         let direct = self.direct_cost(sp.i0, sp.i1);
         let sum_cost = direct.min(totals);
         let cap = sum_cost / WALK_SHARE;
+        // A candidate of the walk is counted by its fixes or by the read window's buckets,
+        // whichever takes fewer lookups (a cache miss each when cold).
+        let count_in = (sp.i1 - sp.i0 < walk_fixes.len()).then_some((sp.i0, sp.i1));
         let ask = Ask {
             sp: &sp,
             want,
             base: walk_base,
-            step: INDEX_STEP_COST + LOOKUP_COST * walk_fixes.len(),
+            step: INDEX_STEP_COST + LOOKUP_COST * Walk::lookups(walk_fixes.len(), count_in),
             slack: walk_fixes.iter().map(|f| f.slack()).sum(),
             cap,
             setup_cap: sum_cost / 2,
@@ -94,6 +97,7 @@ impl Full {
                     cap,
                     incl_has_neg,
                     head: &head,
+                    count_in,
                 };
                 if let Some(rows) = self.walk(walk_base, &walk) {
                     return rows;

@@ -1,0 +1,242 @@
+//! The dense sums' accumulators (one slot per member: `read.rs`), kept between reads on the
+//! server's thread, and kept *warm*: a fresh one is megabytes of new pages, whose page faults
+//! cost more than the sum itself (measured in the server: 200 faults, 0.44-0.49 ms, for the
+//! 800 KB of a 32-bit accumulator over 200,000 members, against a 0.3 ms read). So a key that
+//! gets packed copies (`packed.rs`: a big key whose sealed buckets reads sum) asks for a 32-bit
+//! accumulator of its size, and the module's timer touches its pages in slices of
+//! `WARM_SLICE` slots between commands; the first read finds them ready.
+//!
+//! Bounded: at most `KEPT_ACCUMULATOR` slots are kept after a read, at most `KEPT_WARM` made
+//! ready ahead of one. A period with no read and no packing frees what reads grew beyond the
+//! ready part; the ready part stays until `WARM_HOLD_MS` pass without either (a big key often
+//! sits idle between its fill, or its last bucket's writes, and its next read: freeing it after
+//! 5-10 s would give that read the faults again). `INFO recipes` `topn_read_buffer_bytes`
+//! shows what is held.
+
+use crate::stats::Stat;
+use std::cell::{Cell, RefCell};
+
+/// The most slots of the accumulators kept after a read (32 MB of `i64`).
+const KEPT_ACCUMULATOR: usize = 1 << 22;
+/// The most slots of the 32-bit accumulator made ready ahead of a read (4 MB).
+const KEPT_WARM: usize = 1 << 20;
+/// Slots made ready a timer step: 256 KB, 64 pages (~0.15 ms of page faults on a VM).
+const WARM_SLICE: usize = 1 << 16;
+/// How often idle accumulators are looked at (freed after one to two periods unused).
+const RELEASE_MS: i64 = 5000;
+/// How long the ready part is kept with no read and no packing.
+const WARM_HOLD_MS: i64 = 3_600_000;
+/// The timer's period (a look at two numbers), so pages asked for are made ready soon.
+pub const TICK_MS: i64 = 100;
+/// The timer's period while pages are being made ready.
+const WARM_TICK_MS: i64 = 10;
+
+// All of it on the server's thread (reads, packing and the timer run there).
+thread_local! {
+    static ACCUMULATOR: RefCell<Vec<i64>> = const { RefCell::new(Vec::new()) };
+    static ACCUMULATOR_32: RefCell<Vec<i32>> = const { RefCell::new(Vec::new()) };
+    /// Reads that used a kept accumulator, and packings that asked for one, for [`tend`].
+    static USES: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
+    /// `USES` at the last look of [`tend`], when that was, and when a look last saw either.
+    static SEEN: Cell<((u64, u64), i64, i64)> = const { Cell::new(((0, 0), i64::MIN, i64::MIN)) };
+    /// Slots the 32-bit accumulator should have ready (the most asked, until `WARM_HOLD_MS`
+    /// pass unused).
+    static WANTED_32: Cell<usize> = const { Cell::new(0) };
+}
+
+fn note_read() {
+    let (reads, asks) = USES.get();
+    USES.set((reads + 1, asks));
+}
+
+/// An accumulator type with its kept vector.
+pub(super) trait Kept: Copy + Default + 'static {
+    fn kept() -> &'static std::thread::LocalKey<RefCell<Vec<Self>>>;
+}
+
+impl Kept for i64 {
+    fn kept() -> &'static std::thread::LocalKey<RefCell<Vec<i64>>> {
+        &ACCUMULATOR
+    }
+}
+
+impl Kept for i32 {
+    fn kept() -> &'static std::thread::LocalKey<RefCell<Vec<i32>>> {
+        &ACCUMULATOR_32
+    }
+}
+
+/// `INFO recipes` `topn_read_buffer_bytes`: bytes of the kept accumulators.
+pub static READ_BUFFER_BYTES: Stat = Stat::new("topn_read_buffer_bytes");
+
+/// Runs `f` on `len` zeroed accumulators: the kept ones when free and small enough.
+pub(super) fn with_accumulator<A: Kept, R>(len: usize, f: impl FnOnce(&mut [A]) -> R) -> R {
+    A::kept().with(|kept| match kept.try_borrow_mut() {
+        Ok(mut acc) if len <= KEPT_ACCUMULATOR => {
+            note_read();
+            let held = acc.capacity();
+            acc.clear();
+            acc.resize(len, A::default());
+            READ_BUFFER_BYTES.add(((acc.capacity() - held) * std::mem::size_of::<A>()) as i64);
+            f(&mut acc)
+        }
+        _ => f(&mut vec![A::default(); len]),
+    })
+}
+
+/// A key whose sums will need `slots` 32-bit accumulators (the sums of its packed buckets):
+/// the timer makes them ready (up to `KEPT_WARM`).
+pub(super) fn want_warm(slots: usize) {
+    let (reads, asks) = USES.get();
+    USES.set((reads, asks + 1));
+    WANTED_32.with(|w| w.set(w.get().max(slots.min(KEPT_WARM))));
+}
+
+/// The module timer's step, at the server's time `now_ms`: once a period, if no read used
+/// this thread's accumulators since the last look, frees the 64-bit one and the 32-bit one
+/// beyond its ready part (one big read must not hold tens of megabytes for good; packings do
+/// not keep them), and the ready part too once `WARM_HOLD_MS` passed with no read and no
+/// packing; then makes up to `WARM_SLICE` more slots of the wanted 32-bit accumulator ready.
+/// Returns when to run again (sooner while pages are owed).
+pub fn tend(now_ms: i64) -> i64 {
+    let (seen, looked, active) = SEEN.get();
+    if now_ms.saturating_sub(looked) >= RELEASE_MS {
+        let uses = USES.get();
+        let active = if seen == uses { active } else { now_ms };
+        SEEN.set((uses, now_ms, active));
+        if seen.0 == uses.0 {
+            if now_ms.saturating_sub(active) >= WARM_HOLD_MS {
+                WANTED_32.set(0);
+            }
+            release::<i64>();
+            if ACCUMULATOR_32.with(|k| k.try_borrow().is_ok_and(|a| a.capacity() > WANTED_32.get()))
+            {
+                release::<i32>();
+            }
+        }
+    }
+    match warm(WANTED_32.get()) {
+        true => WARM_TICK_MS,
+        false => TICK_MS,
+    }
+}
+
+/// Frees the kept accumulators now (timings of first reads).
+#[cfg(test)]
+pub(super) fn release_all() {
+    release::<i64>();
+    release::<i32>();
+}
+
+/// Frees `A`'s kept accumulator.
+fn release<A: Kept>() {
+    A::kept().with(|kept| {
+        if let Ok(mut acc) = kept.try_borrow_mut() {
+            let held = std::mem::take(&mut *acc).capacity();
+            READ_BUFFER_BYTES.add(-((held * std::mem::size_of::<A>()) as i64));
+        }
+    });
+}
+
+/// Touches up to `WARM_SLICE` more of the first `wanted` slots of the 32-bit accumulator
+/// (allocated at its whole size first, so growing never copies); true while more are owed.
+fn warm(wanted: usize) -> bool {
+    ACCUMULATOR_32.with(|kept| {
+        let Ok(mut acc) = kept.try_borrow_mut() else {
+            return false;
+        };
+        if acc.len() >= wanted {
+            return false;
+        }
+        let held = acc.capacity();
+        if held < wanted {
+            *acc = Vec::with_capacity(wanted);
+        }
+        let ready = (acc.len() + WARM_SLICE).min(wanted);
+        acc.resize(ready, 0);
+        READ_BUFFER_BYTES.add(((acc.capacity() as i64) - held as i64) * 4);
+        ready < wanted
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn held<A: Kept>() -> (usize, usize) {
+        A::kept().with(|k| {
+            let k = k.borrow();
+            (k.len(), k.capacity())
+        })
+    }
+
+    /// Packing asks, the timer makes the pages ready in slices, a read of that size finds
+    /// them; nothing used for a period frees everything.
+    #[test]
+    fn accumulators_are_warmed_ahead_and_freed_when_idle() {
+        let t0 = 1_000_000;
+        tend(t0);
+        tend(t0 + RELEASE_MS); // nothing used: freed
+        assert_eq!(held::<i32>().1, 0);
+        let slots = 3 * WARM_SLICE + 5;
+        want_warm(slots);
+        let mut steps = 0;
+        while tend(t0 + RELEASE_MS + 1 + steps) == WARM_TICK_MS {
+            steps += 1;
+            assert!(held::<i32>().0 < slots);
+        }
+        assert_eq!(steps, 3);
+        assert_eq!(held::<i32>(), (slots, slots));
+        // A read of that size uses the same pages (no new allocation).
+        let ptr = ACCUMULATOR_32.with(|k| k.borrow().as_ptr());
+        with_accumulator::<i32, _>(slots, |acc| assert_eq!(acc.as_ptr(), ptr));
+        // A read that grew it past the ready part: that is freed after a period unused (and
+        // the ready part made again); the ready part is kept while idle up to the hold.
+        with_accumulator::<i32, _>(2 * slots, |_| ());
+        with_accumulator::<i64, _>(slots, |_| ());
+        let mut now = t0 + 2 * RELEASE_MS + 10;
+        tend(now);
+        assert_eq!(held::<i32>().0, 2 * slots);
+        now += RELEASE_MS;
+        tend(now);
+        assert_eq!(held::<i64>(), (0, 0));
+        assert!(held::<i32>().0 < slots);
+        while tend(now) == WARM_TICK_MS {}
+        assert_eq!(held::<i32>(), (slots, slots));
+        // The last look that saw a use.
+        let used = t0 + 2 * RELEASE_MS + 10;
+        while now + RELEASE_MS - used < WARM_HOLD_MS {
+            now += RELEASE_MS;
+            tend(now);
+            assert_eq!(held::<i32>().0, slots);
+        }
+        now += RELEASE_MS;
+        tend(now);
+        assert_eq!(held::<i32>(), (0, 0));
+        // Asks above the bound are cut to it.
+        want_warm(usize::MAX);
+        assert_eq!(WANTED_32.get(), KEPT_WARM);
+    }
+
+    /// Packings keep the ready part, not what reads grew beyond it (a key whose late writes
+    /// keep its buckets packing must not hold a big read's accumulators).
+    #[test]
+    fn packings_keep_the_ready_part_only() {
+        let mut now = 1_000_000;
+        want_warm(1000);
+        while tend(now) == WARM_TICK_MS {}
+        assert_eq!(held::<i32>(), (1000, 1000));
+        with_accumulator::<i32, _>(5000, |_| ());
+        with_accumulator::<i64, _>(5000, |_| ());
+        now += RELEASE_MS;
+        tend(now);
+        assert_eq!(held::<i32>().0, 5000);
+        for _ in 0..3 {
+            want_warm(1000);
+            now += RELEASE_MS;
+            while tend(now) == WARM_TICK_MS {}
+        }
+        assert_eq!(held::<i32>(), (1000, 1000));
+        assert_eq!(held::<i64>(), (0, 0));
+    }
+}
