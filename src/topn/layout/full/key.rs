@@ -19,7 +19,7 @@ pub const DEFAULT_RETIRE_BUDGET: usize = 64;
 /// Buckets of at least this many entries get a packed copy once sealed.
 pub const DEFAULT_PACK_MIN: usize = 4096;
 /// After a write dropped a packed copy, packing waits this long (server time).
-const REPACK_DELAY_MS: i64 = 1000;
+pub(super) const REPACK_DELAY_MS: i64 = 1000;
 
 /// Where an increment lands and what it starts from (`Full::prepare`).
 struct Prepared {

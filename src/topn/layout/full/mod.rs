@@ -154,6 +154,8 @@ mod plan_tests;
 #[cfg(test)]
 mod rules_tests;
 #[cfg(test)]
+mod seal_tests;
+#[cfg(test)]
 mod tables_tests;
 #[cfg(test)]
 mod tests;

@@ -6,7 +6,7 @@
 use super::bucket::EMPTY;
 use super::bucket::{Bucket, BUCKET_MIGRATE_STEP, MOVED};
 use super::graveyard::Graveyard;
-use super::key::Full;
+use super::key::{Full, REPACK_DELAY_MS};
 use super::members::{Members, INDEX_BYTES_PER_KEY};
 use super::packed::{packable, Packer, Step};
 use super::paths::note_path;
@@ -128,12 +128,19 @@ impl Full {
             return Some(0);
         }
         let packing = self.packing_owed().then(|| self.pack_after_ms.max(0));
+        // The newest bucket, once the server's time seals it.
+        let newest = self.clock.filter(|&c| {
+            self.buckets.back().is_some_and(|b| {
+                b.idx == c && b.packed.is_none() && b.len >= self.pack_min && !self.is_sealed(c)
+            })
+        });
+        let newest = newest.map(|c| self.newest_sealed_at(c));
         let i = self.buckets.partition_point(|b| b.idx < self.agg_lo);
         let aging = self
             .buckets
             .get(i)
             .map(|b| self.bucket_start(b.idx.saturating_add(self.window as i64)));
-        [packing, aging, self.views_due_ms()]
+        [packing, newest, aging, self.views_due_ms()]
             .into_iter()
             .flatten()
             .min()
@@ -396,16 +403,30 @@ impl Full {
 
     // ----- packing ---------------------------------------------------------------------------
 
-    /// Whether bucket `b` should get a packed copy: sealed (older than the clock, not stale),
-    /// big enough, counts that fit an i32, none yet, and a growth in progress that upkeep may
-    /// finish (not while its cells are being walked).
+    /// Whether bucket `b` should get a packed copy: sealed, not stale, big enough, counts that
+    /// fit an i32, none yet, and a growth in progress that upkeep may finish (not while its
+    /// cells are being walked).
     pub(super) fn wants_packing(&self, b: &Bucket) -> bool {
         b.packed.is_none()
             && b.len >= self.pack_min
-            && self.clock.is_some_and(|c| b.idx < c)
+            && self.is_sealed(b.idx)
             && !self.is_stale(b.idx)
             && packable(b.min_val, b.max_val)
             && (b.old.is_none() || !self.is_frozen(b.idx))
+    }
+
+    /// Sealed: older than the clock, or the newest bucket once the server's time has been past
+    /// its end for `REPACK_DELAY_MS` (a key idle since reads it from a copy too; events a
+    /// little late still land first).
+    fn is_sealed(&self, idx: i64) -> bool {
+        self.clock
+            .is_some_and(|c| idx < c || self.newest_sealed_at(c) <= self.seen_ms)
+    }
+
+    /// When the server's time seals the newest bucket `clock`.
+    fn newest_sealed_at(&self, clock: i64) -> i64 {
+        self.bucket_start(clock.saturating_add(1))
+            .saturating_add(REPACK_DELAY_MS)
     }
 
     /// Whether a bucket wants packing (maybe not yet: see `pack_after_ms`).
@@ -446,18 +467,22 @@ impl Full {
                 }
             };
             done += 1;
-            let current = self
+            let packer_idx = packer.idx;
+            let found = self
                 .buckets
                 .binary_search_by_key(&packer.idx, |b| b.idx)
-                .ok()
-                .filter(|&i| {
-                    let b = &self.buckets[i];
-                    b.generation == packer.generation && self.wants_packing(b)
-                });
+                .ok();
+            let written = found.is_some_and(|i| self.buckets[i].generation != packer.generation);
+            let current = found.filter(|&i| !written && self.wants_packing(&self.buckets[i]));
             let Some(i) = current else {
-                // The bucket is gone or was written since: start again.
+                // The bucket is gone or was written since: start again; after a wait if it is
+                // the newest, which late events may keep writing.
                 let bytes = packer.heap_bytes();
                 dispose_value(packer, bytes);
+                if written && Some(packer_idx) == self.clock && self.seen_ms != i64::MIN {
+                    self.pack_after_ms = self.seen_ms.saturating_add(REPACK_DELAY_MS);
+                    break;
+                }
                 continue;
             };
             let b = &self.buckets[i];
