@@ -75,11 +75,11 @@
 //!   in for it) shows a merge still could be; so planning costs what the plan it finds costs, a
 //!   read at most about 1.5x the cheapest sum (a scan made for nothing), and usually a walk or a
 //!   merge of a few dozen entries.
-//!   A bucket older than the newest one (of 4,096 entries or more) gets a *packed copy* from
-//!   the upkeep timer (`packed.rs`: its entries as id-sorted 4-byte words (8-byte ones for
+//!   A bucket older than the newest one (of 4,096 entries or more), or the newest once the
+//!   server's time has been past its end for 1 s, gets a *packed copy* from the upkeep timer (`packed.rs`: its entries as id-sorted 4-byte words (8-byte ones for
 //!   counts beyond 1-65,535) and its 1,024
-//!   highest counts in order, built in resumable slices, dropped by a write into the bucket,
-//!   rebuilt 1 s later): a sum scans it at half a unit an entry.
+//!   highest counts in order, built in resumable slices, dropped (or its packing restarted)
+//!   by a write into the bucket, rebuilt 1 s later): a sum scans it at half a unit an entry.
 //!   Selection reads names only for the rows returned and for ties at the n-th count.
 //!   Measured in-process (`timings::bench_read_shapes`: the bench's three `topn-reads` keys,
 //!   24 buckets x 50,000 events over 200,000 members, popularity reversing half-way, 3 buckets
