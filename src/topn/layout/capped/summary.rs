@@ -490,18 +490,8 @@ impl Summary {
     /// a level).
     fn settle_root(&mut self, s: u16) {
         debug_assert_eq!(self.links[0].heap, s);
-        let (n, mut i) = (self.links.len(), 0);
-        loop {
-            let l = 2 * i + 1;
-            if l >= n {
-                break;
-            }
-            let (lh, r) = (self.links[l].heap, l + 1);
-            let c = if r < n && self.less(self.links[r].heap, lh) {
-                r
-            } else {
-                l
-            };
+        let mut i = 0;
+        while let Some(c) = self.smaller_child(i) {
             self.place(i, self.links[c].heap);
             i = c;
         }
@@ -512,18 +502,7 @@ impl Summary {
     /// Slot `s`, taken to be at place `i`, down past the children that order
     /// before it; places it.
     fn sink(&mut self, s: u16, mut i: usize) {
-        let n = self.links.len();
-        loop {
-            let l = 2 * i + 1;
-            if l >= n {
-                break;
-            }
-            let (lh, r) = (self.links[l].heap, l + 1);
-            let c = if r < n && self.less(self.links[r].heap, lh) {
-                r
-            } else {
-                l
-            };
+        while let Some(c) = self.smaller_child(i) {
             let ch = self.links[c].heap;
             if !self.less(ch, s) {
                 break;
@@ -532,6 +511,23 @@ impl Summary {
             i = c;
         }
         self.place(i, s);
+    }
+
+    /// The place of the child of place `i` that orders first, if it has one.
+    #[inline]
+    fn smaller_child(&self, i: usize) -> Option<usize> {
+        let (n, l) = (self.links.len(), 2 * i + 1);
+        if l >= n {
+            return None;
+        }
+        let r = l + 1;
+        Some(
+            if r < n && self.less(self.links[r].heap, self.links[l].heap) {
+                r
+            } else {
+                l
+            },
+        )
     }
 }
 
