@@ -22,7 +22,7 @@ use super::views::Views;
 use crate::tuples::defrag::{Mover, Pass};
 use capped::{BucketCounters, Capped, ENCODING_VERSION_CAPPED};
 use compact::{packed_bytes, Compact};
-use full::Full;
+use full::{Full, UpkeepShape};
 use hashbrown::HashMap;
 
 pub mod capped;
@@ -398,11 +398,18 @@ impl Layout {
     }
 
     /// What upkeep's due time depends on (`Full::shape`).
-    pub fn upkeep_shape(&self) -> (Option<i64>, usize, u64) {
+    pub fn upkeep_shape(&self) -> UpkeepShape {
         match self {
-            Layout::Compact(s) => (s.shape().clock, 0, 0),
+            Layout::Compact(s) => UpkeepShape {
+                clock: s.shape().clock,
+                ..UpkeepShape::default()
+            },
             Layout::Full(f) => f.shape(),
-            Layout::Capped(c) => (c.shape().clock, c.buckets_in_use(), 0),
+            Layout::Capped(c) => UpkeepShape {
+                clock: c.shape().clock,
+                buckets: c.buckets_in_use(),
+                ..UpkeepShape::default()
+            },
         }
     }
 

@@ -138,6 +138,7 @@ mod views;
 
 pub use accumulator::{tend as tend_read_buffers, READ_BUFFER_BYTES, TICK_MS};
 pub use key::Full;
+pub use retire::UpkeepShape;
 
 #[cfg(test)]
 mod align_tests;

@@ -27,6 +27,18 @@ pub(super) fn charge(done: usize, cost: usize, budget: usize) -> Option<usize> {
     (done == 0 || done + cost <= budget).then(|| (done + cost).min(budget))
 }
 
+/// What a key's upkeep due time depends on, besides retirement progress.
+#[derive(Clone, Copy, PartialEq, Eq, Default)]
+pub struct UpkeepShape {
+    pub clock: Option<i64>,
+    /// Stored buckets.
+    pub buckets: usize,
+    /// Packed copies writes dropped.
+    pub packs_dropped: u64,
+    /// The newest bucket is big enough for a packed copy once the server's time seals it.
+    pub newest_packable: bool,
+}
+
 impl Full {
     #[cfg(test)]
     /// Retirement work allowed per `incr` (entries of stale buckets, or graveyard items). >= 1.
@@ -92,11 +104,15 @@ impl Full {
         moved
     }
 
-    /// What upkeep's due time depends on besides retirement progress: the clock, the
-    /// stored buckets and the packed copies writes dropped. (A write that changes neither, and a window that did not move, leaves
-    /// the due time where it was or later.)
-    pub fn shape(&self) -> (Option<i64>, usize, u64) {
-        (self.clock, self.buckets.len(), self.packs_dropped)
+    /// What upkeep's due time depends on besides retirement progress (a write that changes
+    /// none of it, and a window that did not move, leaves the due time where it was or later).
+    pub fn shape(&self) -> UpkeepShape {
+        UpkeepShape {
+            clock: self.clock,
+            buckets: self.buckets.len(),
+            packs_dropped: self.packs_dropped,
+            newest_packable: self.buckets.back().is_some_and(|b| b.len >= self.pack_min),
+        }
     }
 
     /// Does up to `budget` units of upkeep (freeing stale buckets and graveyards, aging buckets

@@ -82,3 +82,20 @@ fn late_events_into_the_newest_bucket_delay_its_packing_without_stalling_upkeep(
     assert_eq!(packed(&t), [true; 4]);
     reads_are_sums(&t, now + 1000);
 }
+
+#[test]
+fn the_upkeep_shape_changes_when_the_newest_bucket_becomes_packable() {
+    // The write that makes the newest bucket big enough reschedules the key's upkeep (to when
+    // the server's time seals it), also on a key whose window is not full (no aging due).
+    let mut t = Full::new(1000, 24);
+    t.set_pack_min(64);
+    for m in 0..63 {
+        t.incr(format!("m{m}").as_bytes(), 1, 1).unwrap();
+    }
+    let before = t.shape();
+    t.incr(b"m0", 1, 1).unwrap();
+    assert!(t.shape() == before, "a write that adds no entry");
+    t.incr(b"m63", 1, 1).unwrap();
+    assert!(t.shape() != before, "the 64th entry");
+    assert_eq!(t.upkeep_due_ms(), Some(2000));
+}
