@@ -126,7 +126,7 @@ pub fn int_in(name: &str, value: &[u8], min: i64, max: i64) -> Result<i64, CmdEr
 
 /// Strict decimal i64 (hot path: every numeric option goes through here).
 /// Accumulates negatively so `i64::MIN` parses without overflow.
-fn parse_i64(value: &[u8]) -> Option<i64> {
+pub fn parse_i64(value: &[u8]) -> Option<i64> {
     let (negative, digits) = match value.split_first() {
         Some((b'-', rest)) => (true, rest),
         _ => (false, value),

@@ -1,6 +1,6 @@
 //! Parsing of TOPN arguments (pure).
 
-use crate::args::{int_in, opt_int_in, parse_options, CmdError, Takes, MAX_TIME_MS};
+use crate::args::{int_in, opt_int_in, parse_i64, parse_options, CmdError, Takes, MAX_TIME_MS};
 use smallvec::SmallVec;
 
 /// Bucket width limits, in seconds (up to a year).
@@ -130,7 +130,8 @@ pub fn incrby_args<'a>(tokens: &[&'a [u8]]) -> Result<(Option<i64>, Pairs<'a>), 
 }
 
 /// An increment: up to 18 digits (below `i64::MAX` whatever they are) summed
-/// directly, anything else as any integer argument is read.
+/// directly, anything else as any integer argument is read (no message built
+/// for a refusal: the caller names the argument).
 #[inline]
 fn increment(token: &[u8]) -> Option<i64> {
     if token.len() <= 18 && !token.is_empty() && token.iter().all(u8::is_ascii_digit) {
@@ -140,7 +141,7 @@ fn increment(token: &[u8]) -> Option<i64> {
                 .fold(0i64, |n, &d| n * 10 + i64::from(d - b'0')),
         );
     }
-    int_in("increment", token, i64::MIN, i64::MAX).ok()
+    parse_i64(token)
 }
 
 /// `TOPN.TOP key [N] [AT ms] [LAST k] [WITHCOUNTS] [WITHERRORS]` (TOP24: no LAST): N is
