@@ -20,22 +20,21 @@ pub struct Args<'a> {
     pub bytes: ArgBytes<'a>,
 }
 
-/// The arguments' bytes, on the stack for the usual command (up to 32
-/// arguments: a `TOPN.INCRBY` of 14 pairs; no allocation on the hot path),
-/// on the heap past that.
+/// The arguments' bytes, on the stack for the usual short command (no
+/// allocation on the hot path), on the heap past that.
 #[allow(clippy::large_enum_variant)] // inline on purpose: no allocation per call
 pub enum ArgBytes<'a> {
     Inline([&'a [u8]; INLINE_ARGS], usize),
     Heap(Vec<&'a [u8]>),
 }
 
-const INLINE_ARGS: usize = 32;
+const INLINE_ARGS: usize = 16;
 
 impl<'a> ArgBytes<'a> {
     /// Sound only for `raw` being the running command's argument vector, as
     /// [`run`] passes it: Redis keeps those strings alive and unchanged for
     /// the call, which `'a` does not outlive. Inlined: built in place, not
-    /// copied (512 bytes) into its `Args`.
+    /// copied (256 bytes) into its `Args`.
     #[inline(always)]
     fn of(raw: &'a [RStr]) -> Self {
         // Sound: see above.
