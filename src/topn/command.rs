@@ -1,12 +1,12 @@
 //! TOPN command handlers.
 
 use super::config::{COMPACT_MAX, DEFAULT_BUCKET, DEFAULT_WINDOW};
-use super::layout::full::Full;
 use super::layout::Layout;
 use super::parse::{
     align_within, buckets_in_24h, count_args, create_options, incr_options, incrby_args,
     last_within, top_options, Pair,
 };
+use super::shape::Shape;
 use super::value::{TopnValue, TOPN_TYPE};
 use super::views::Views;
 use crate::args::{int_in, CmdError};
@@ -284,19 +284,12 @@ fn open_for_event(key: &mut Key, at: i64, time: WriteTime) -> Result<Option<bool
     let WriteTime { now, replaying } = time;
     if let Some(value) = key.value::<TopnValue>(&TOPN_TYPE)? {
         let core = value.get();
-        let late = core.is_older_than_window(at)
-            || (!replaying
-                && Full::outside_window_at(
-                    core.bucket_ms(),
-                    core.align_ms(),
-                    core.window(),
-                    at,
-                    now,
-                ));
+        let shape = core.shape();
+        let late = shape.is_older_than_window(at) || (!replaying && shape.is_late_at(at, now));
         return Ok((!late).then_some(false));
     }
     let (bucket_s, window) = (DEFAULT_BUCKET.get(), DEFAULT_WINDOW.get());
-    if !replaying && Full::outside_window_at(bucket_s * 1000, 0, window as u32, at, now) {
+    if !replaying && Shape::new(bucket_s * 1000, window as u32, 0).is_late_at(at, now) {
         return Ok(None);
     }
     let core = Layout::new(bucket_s * 1000, window as u32, 0, COMPACT_MAX.count());

@@ -132,16 +132,6 @@ impl Compact {
         out
     }
 
-    /// The buckets `lo..=hi` a read at `at_ms` of the last `k` buckets covers.
-    fn read_range(&self, at_ms: i64, k: u32) -> Option<(i64, i64)> {
-        let clock = self.shape.clock?;
-        let hi = self.shape.bucket_of(at_ms);
-        let lo = hi
-            .saturating_sub(k as i64 - 1)
-            .max(self.shape.live_lo(clock));
-        Some((lo, hi))
-    }
-
     fn count_of(&self, member: &[u8], lo: i64, hi: i64) -> i64 {
         let sum: i128 = self
             .entries()
@@ -160,14 +150,15 @@ impl Compact {
 
     /// A member's count over the last `k` buckets at `at_ms`.
     pub fn count_in(&self, member: &[u8], at_ms: i64, k: u32) -> i64 {
-        self.read_range(at_ms, k)
+        self.shape
+            .read_range(at_ms, k)
             .map_or(0, |(lo, hi)| self.count_of(member, lo, hi))
     }
 
     /// The `n` highest counts over the last `k` buckets at `at_ms`, by count
     /// descending, then member.
     pub fn top_in(&self, n: usize, at_ms: i64, k: u32) -> Vec<(&[u8], i64)> {
-        let Some((lo, hi)) = self.read_range(at_ms, k) else {
+        let Some((lo, hi)) = self.shape.read_range(at_ms, k) else {
             return Vec::new();
         };
         let mut rows: Vec<(&[u8], i64)> = self
@@ -196,10 +187,10 @@ impl Compact {
     /// over the window at the clock the event sets, and its entry in the
     /// event's bucket (None: the event is older than the window).
     pub fn headroom(&self, member: &[u8], at_ms: i64) -> Option<(i128, i64)> {
-        let b = self.shape.bucket_of(at_ms);
-        if self.shape.clock.is_some_and(|c| b < self.shape.live_lo(c)) {
+        if self.shape.is_older_than_window(at_ms) {
             return None;
         }
+        let b = self.shape.bucket_of(at_ms);
         let clock = self.shape.clock.map_or(b, |c| c.max(b));
         let lo = self.shape.live_lo(clock);
         let (mut live, mut entry) = (0i128, 0i64);
@@ -219,10 +210,10 @@ impl Compact {
     /// pass over the buffer; the caller checked that none overflows (one
     /// that would is skipped). An event older than the window changes nothing.
     pub fn incr_all(&mut self, pairs: &[Pair], at_ms: i64) {
-        let b = self.shape.bucket_of(at_ms);
-        if self.shape.clock.is_some_and(|c| b < self.shape.live_lo(c)) {
+        if self.shape.is_older_than_window(at_ms) {
             return;
         }
+        let b = self.shape.bucket_of(at_ms);
         let clock = self.shape.clock.map_or(b, |c| c.max(b));
         let lo = self.shape.live_lo(clock);
         let mut entries: Vec<Entry> = self.entries().collect();

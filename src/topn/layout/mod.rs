@@ -167,7 +167,7 @@ impl Layout {
         }
     }
 
-    fn shape(&self) -> Shape {
+    pub fn shape(&self) -> Shape {
         match self {
             Layout::Compact(s) => *s.shape(),
             Layout::Full(f) => f.key_shape(),
@@ -190,11 +190,6 @@ impl Layout {
     #[cfg(test)]
     pub fn is_compact(&self) -> bool {
         matches!(self, Layout::Compact(_))
-    }
-
-    /// Whether an event at `at_ms` is older than the key's own window.
-    pub fn is_older_than_window(&self, at_ms: i64) -> bool {
-        self.shape().is_older_than_window(at_ms)
     }
 
     /// When the whole window has passed with no writes.
@@ -230,7 +225,7 @@ impl Layout {
         at_ms: i64,
         compact_max: usize,
     ) -> Result<Vec<i64>, usize> {
-        if self.is_older_than_window(at_ms) {
+        if self.shape().is_older_than_window(at_ms) {
             return Ok(pairs.iter().map(|(_, m)| self.count_at_clock(m)).collect());
         }
         // An exact key's counts move by the increments alone: the check

@@ -428,16 +428,6 @@ impl Capped {
         std::mem::take(&mut self.retired)
     }
 
-    /// The buckets `lo..=hi` of a read at `at_ms` of the last `k` buckets.
-    fn read_range(&self, at_ms: i64, k: u32) -> Option<(i64, i64)> {
-        let clock = self.shape.clock?;
-        let hi = self.shape.bucket_of(at_ms);
-        let lo = hi
-            .saturating_sub(k as i64 - 1)
-            .max(self.shape.live_lo(clock));
-        Some((lo, hi))
-    }
-
     fn read(&self, lo: i64, hi: i64) -> impl Iterator<Item = &Summary> + '_ {
         self.buckets
             .iter()
@@ -476,7 +466,8 @@ impl Capped {
     }
 
     pub fn count_in(&self, member: &[u8], at_ms: i64, k: u32) -> Bounded {
-        self.read_range(at_ms, k)
+        self.shape
+            .read_range(at_ms, k)
             .map_or(Bounded { count: 0, error: 0 }, |(lo, hi)| {
                 self.count_in_range(member, lo, hi)
             })
@@ -485,7 +476,7 @@ impl Capped {
     /// The count alone over the last `k` buckets at `at_ms`: from the folded
     /// sums when that is the window at the clock, else summed directly.
     pub fn count_only(&self, member: &[u8], at_ms: i64, k: u32) -> i64 {
-        match (self.read_range(at_ms, k), self.shape.clock) {
+        match (self.shape.read_range(at_ms, k), self.shape.clock) {
             (Some(range), Some(c)) if range == (self.shape.live_lo(c), c) => {
                 self.window_count(member)
             }
@@ -501,7 +492,7 @@ impl Capped {
     /// counted at most the floors' sum, which is every listed member's
     /// count at least.
     pub fn top_in(&self, n: usize, at_ms: i64, k: u32) -> Vec<(&[u8], Bounded)> {
-        let Some((lo, hi)) = self.read_range(at_ms, k) else {
+        let Some((lo, hi)) = self.shape.read_range(at_ms, k) else {
             return Vec::new();
         };
         // Every candidate starts at the floors' sum; a bucket holding it adds
@@ -797,7 +788,7 @@ mod tests {
             let clock = key.shape.clock.unwrap();
             for k in 1..=window {
                 let at = clock * 1000 + 999;
-                let (lo, hi) = key.read_range(at, k).unwrap();
+                let (lo, hi) = key.shape.read_range(at, k).unwrap();
                 let mut exact: HashMap<&str, i64> = HashMap::new();
                 for (m, by, b) in &events {
                     if *b >= lo && *b <= hi {

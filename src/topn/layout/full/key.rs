@@ -196,27 +196,12 @@ impl Full {
 
     /// The bucket index holding `at_ms`.
     pub fn bucket_of(&self, at_ms: i64) -> i64 {
-        bucket_index(self.bucket_ms, self.align_ms, at_ms)
+        self.key_shape().bucket_of(at_ms)
     }
 
     /// The first millisecond of bucket `idx` (saturating).
     pub fn bucket_start(&self, idx: i64) -> i64 {
-        idx.saturating_mul(self.bucket_ms)
-            .saturating_add(self.align_ms)
-    }
-
-    /// Whether an event at `at_ms` is outside a window of `window` buckets (of `bucket_ms`,
-    /// shifted by `align_ms`) that ends at `now_ms` (a late or backfilled event, at the
-    /// server's time): for a key that does not exist yet, as for one that does.
-    pub fn outside_window_at(
-        bucket_ms: i64,
-        align_ms: i64,
-        window: u32,
-        at_ms: i64,
-        now_ms: i64,
-    ) -> bool {
-        bucket_index(bucket_ms, align_ms, at_ms)
-            < bucket_index(bucket_ms, align_ms, now_ms).saturating_sub(window.max(1) as i64 - 1)
+        self.key_shape().bucket_start(idx)
     }
 
     /// Whether an event at `at_ms` is older than the key's own window (the window ending at
@@ -239,7 +224,7 @@ impl Full {
     /// Oldest live bucket for a clock.
     #[inline]
     pub(super) fn live_lo(&self, clock: i64) -> i64 {
-        clock.saturating_sub(self.window as i64 - 1)
+        self.key_shape().live_lo(clock)
     }
 
     #[inline]
@@ -513,12 +498,6 @@ impl Full {
     pub fn expire_at_ms(&self) -> Option<i64> {
         self.key_shape().expire_at_ms()
     }
-}
-
-/// The bucket holding `at_ms` when buckets of `bucket_ms` start `align_ms` after the epoch's
-/// multiples of `bucket_ms`.
-fn bucket_index(bucket_ms: i64, align_ms: i64, at_ms: i64) -> i64 {
-    at_ms.saturating_sub(align_ms).div_euclid(bucket_ms.max(1))
 }
 
 // A key may be freed on a background thread.

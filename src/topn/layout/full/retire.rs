@@ -150,7 +150,7 @@ impl Full {
                 b.idx == c && b.packed.is_none() && b.len >= self.pack_min && !self.is_sealed(c)
             })
         });
-        let newest = newest.map(|c| self.newest_sealed_at(c));
+        let newest = newest.map(|c| self.key_shape().sealed_at(c));
         let i = self.buckets.partition_point(|b| b.idx < self.agg_lo);
         let aging = self
             .buckets
@@ -431,18 +431,10 @@ impl Full {
             && (b.old.is_none() || !self.is_frozen(b.idx))
     }
 
-    /// Sealed: older than the clock, or the newest bucket once the server's time has been past
-    /// its end for `REPACK_DELAY_MS` (a key idle since reads it from a copy too; events a
-    /// little late still land first).
+    /// Sealed: older than the clock, or the newest bucket once the server's time has sealed it
+    /// (`Shape::is_sealed`: a key idle since reads it from a copy too).
     fn is_sealed(&self, idx: i64) -> bool {
-        self.clock
-            .is_some_and(|c| idx < c || self.newest_sealed_at(c) <= self.seen_ms)
-    }
-
-    /// When the server's time seals the newest bucket `clock`.
-    fn newest_sealed_at(&self, clock: i64) -> i64 {
-        self.bucket_start(clock.saturating_add(1))
-            .saturating_add(REPACK_DELAY_MS)
+        self.key_shape().is_sealed(idx, self.seen_ms)
     }
 
     /// Whether a bucket wants packing (maybe not yet: see `pack_after_ms`).

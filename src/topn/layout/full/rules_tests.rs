@@ -4,6 +4,7 @@
 use super::key::*;
 use super::tests::*;
 use crate::topn::shape::Overflow;
+use crate::topn::shape::Shape;
 
 #[test]
 fn bucket_arithmetic_and_window_bounds() {
@@ -181,17 +182,17 @@ fn by_zero_advances_clock_only() {
 fn outside_the_window_at_the_servers_time() {
     // One-minute buckets, 24 of them: at 12:00:30 the window is 11:37..12:00.
     let (m, now) = (60_000, 720 * 60_000 + 30_000);
-    assert!(Full::outside_window_at(m, 0, 24, now - 41 * m, now));
-    assert!(Full::outside_window_at(m, 0, 24, 696 * m + 59_999, now));
-    assert!(!Full::outside_window_at(m, 0, 24, 697 * m, now));
-    assert!(!Full::outside_window_at(m, 0, 24, now - 20 * m, now));
+    assert!(Shape::new(m, 24, 0).is_late_at(now - 41 * m, now));
+    assert!(Shape::new(m, 24, 0).is_late_at(696 * m + 59_999, now));
+    assert!(!Shape::new(m, 24, 0).is_late_at(697 * m, now));
+    assert!(!Shape::new(m, 24, 0).is_late_at(now - 20 * m, now));
     assert!(
-        !Full::outside_window_at(m, 0, 24, now + 100 * m, now),
+        !Shape::new(m, 24, 0).is_late_at(now + 100 * m, now),
         "the future is inside"
     );
-    assert!(!Full::outside_window_at(m, 0, 1, now - 30_000, now));
-    assert!(Full::outside_window_at(m, 0, 1, now - 30_001, now));
-    assert!(!Full::outside_window_at(1, 0, 100_000, 0, 0));
+    assert!(!Shape::new(m, 1, 0).is_late_at(now - 30_000, now));
+    assert!(Shape::new(m, 1, 0).is_late_at(now - 30_001, now));
+    assert!(!Shape::new(1, 100_000, 0).is_late_at(0, 0));
     // The key's own window (at its clock) is the other rule.
     let mut t = Full::new(m, 3);
     assert!(!t.is_older_than_window(0));
