@@ -32,6 +32,7 @@ mod shape;
 mod storage;
 mod value;
 mod views;
+mod window;
 
 /// The argument grammar of the commands declared below.
 mod docs;

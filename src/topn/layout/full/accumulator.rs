@@ -2,9 +2,10 @@
 //! server's thread, and kept *warm*: a fresh one is megabytes of new pages, whose page faults
 //! cost more than the sum itself (measured in the server: 200 faults, 0.44-0.49 ms, for the
 //! 800 KB of a 32-bit accumulator over 200,000 members, against a 0.3 ms read). So a key that
-//! gets packed copies (`packed.rs`: a big key whose sealed buckets reads sum) asks for a 32-bit
-//! accumulator of its size, and the module's timer touches its pages in slices of
-//! `WARM_SLICE` slots between commands; the first read finds them ready.
+//! seals a bucket (`sealed.rs`: what reads sum) asks for a 32-bit accumulator of its size, and
+//! the module's timer touches its pages in slices of `WARM_SLICE` slots between commands; the
+//! first read finds them ready. 32-bit accumulators take the sums whose buckets' bounds keep
+//! every total in range: half the bytes to stream.
 //!
 //! Bounded: at most `KEPT_ACCUMULATOR` slots are kept after a read, at most `KEPT_WARM` made
 //! ready ahead of one. A period with no read and no packing frees what reads grew beyond the
@@ -49,6 +50,44 @@ fn note_read() {
     USES.set((reads + 1, asks));
 }
 
+/// A dense sum's accumulator: `i64`, whose additions report overflow, or `i32` for a sum
+/// whose bounds show no total can leave its range (its additions never overflow, by that
+/// check).
+pub(super) trait Acc: Copy + Default + 'static {
+    /// `self + x` (`self - x` with `NEGATE`) and whether it overflowed.
+    fn apply<const NEGATE: bool>(self, x: i64) -> (Self, bool);
+    fn get(self) -> i64;
+}
+
+impl Acc for i64 {
+    #[inline(always)]
+    fn apply<const NEGATE: bool>(self, x: i64) -> (i64, bool) {
+        match NEGATE {
+            true => self.overflowing_sub(x),
+            false => self.overflowing_add(x),
+        }
+    }
+    #[inline(always)]
+    fn get(self) -> i64 {
+        self
+    }
+}
+
+impl Acc for i32 {
+    #[inline(always)]
+    fn apply<const NEGATE: bool>(self, x: i64) -> (i32, bool) {
+        let x = x as i32;
+        match NEGATE {
+            true => (self.wrapping_sub(x), false),
+            false => (self.wrapping_add(x), false),
+        }
+    }
+    #[inline(always)]
+    fn get(self) -> i64 {
+        self.into()
+    }
+}
+
 /// An accumulator type with its kept vector.
 pub(super) trait Kept: Copy + Default + 'static {
     fn kept() -> &'static std::thread::LocalKey<RefCell<Vec<Self>>>;
@@ -84,7 +123,7 @@ pub(super) fn with_accumulator<A: Kept, R>(len: usize, f: impl FnOnce(&mut [A]) 
     })
 }
 
-/// A key whose sums will need `slots` 32-bit accumulators (the sums of its packed buckets):
+/// A key whose sums will need `slots` 32-bit accumulators (the sums of its sealed buckets):
 /// the timer makes them ready (up to `KEPT_WARM`).
 pub(super) fn want_warm(slots: usize) {
     let (reads, asks) = USES.get();
@@ -119,13 +158,6 @@ pub fn tend(now_ms: i64) -> i64 {
         true => WARM_TICK_MS,
         false => TICK_MS,
     }
-}
-
-/// Frees the kept accumulators now (timings of first reads).
-#[cfg(test)]
-pub(super) fn release_all() {
-    release::<i64>();
-    release::<i32>();
 }
 
 /// Frees `A`'s kept accumulator.
