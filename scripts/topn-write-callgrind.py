@@ -29,7 +29,8 @@ default 10): cap-batch, `TOPN.INCRBY key AT ms n member ...` into
 `TOPK.RESERVE k 10 2000 7 0.925` (RedisBloom: TOPN_CG_BLOOM, default the
 cached redisbloom-2.8.2 of scripts/compat-servers.sh). Per event they also
 print the module's handler and the key's update with its replies (TOPN:
-the command's entry, its arguments' decoding in, and `Layout::incr_many`;
+the command's entry, its arguments' decoding in, and the capped layout's
+`Window::incr_many`;
 TOPK: `TopK_Incrby_Cmd` and `TopK_Add`). Not in the default rows (they
 need RedisBloom).
 TOPN_CG_ROWS picks rows (comma-separated; default all but the batch rows);
@@ -162,7 +163,8 @@ def run(row, create, warm_hours, calls, kind):
     if kind in ("topn", "topk"):
         # Per event: the calls hold `calls` events between them.
         per = calls * counted / len(measured)
-        names = {"topn": (r"recipes::topn::FAMILY::entry", r"recipes::topn::layout::Layout::incr_many"),
+        names = {"topn": (r"recipes::topn::FAMILY::entry",
+                          r"<recipes::topn::layout::capped::Capped as recipes::topn::window::Window>::incr_many"),
                  "topk": ("TopK_Incrby_Cmd", "TopK_Add")}[kind]
         for label, name in zip(("handler", "update+replies"), names):
             n = callgrind.inclusive(text, name)

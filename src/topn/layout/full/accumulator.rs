@@ -57,6 +57,8 @@ pub(super) trait Acc: Copy + Default + 'static {
     /// `self + x` (`self - x` with `NEGATE`) and whether it overflowed.
     fn apply<const NEGATE: bool>(self, x: i64) -> (Self, bool);
     fn get(self) -> i64;
+    /// A total that fits (checked by the caller's bounds).
+    fn of(total: i64) -> Self;
 }
 
 impl Acc for i64 {
@@ -70,6 +72,10 @@ impl Acc for i64 {
     #[inline(always)]
     fn get(self) -> i64 {
         self
+    }
+    #[inline(always)]
+    fn of(total: i64) -> i64 {
+        total
     }
 }
 
@@ -85,6 +91,10 @@ impl Acc for i32 {
     #[inline(always)]
     fn get(self) -> i64 {
         self.into()
+    }
+    #[inline(always)]
+    fn of(total: i64) -> i32 {
+        total as i32
     }
 }
 

@@ -15,7 +15,7 @@
 
 use super::accumulator::Acc;
 use super::entries::{Entries, Entry};
-use super::sealed::{Packer, Sealed, Step};
+use super::sealed::{add_runs, Packer, Run, Sealed, Step};
 use crate::topn::storage::dispose_value;
 use crate::tuples::defrag::{Mover, Pass};
 
@@ -59,10 +59,7 @@ impl Bucket {
 
     /// A sealed bucket of `sealed`'s entries (a load's).
     pub(super) fn sealed(idx: i64, sealed: Sealed) -> Bucket {
-        let mut b = Bucket {
-            stage: Stage::Sealed(Sealed::default()),
-            ..Bucket::new(idx)
-        };
+        let mut b = Bucket::new(idx);
         for pos in 0..sealed.len() {
             b.note(sealed.at(pos).1);
         }
@@ -152,10 +149,14 @@ impl Bucket {
                 (pos, count, e.len() > n)
             }
             Stage::Sealing(..) => late_add(late),
-            Stage::Sealed(s) => match (late.find(id), s.find(id)) {
-                (None, Some(pos)) => (pos, s.add_at(pos, delta), false),
-                _ => late_add(late),
-            },
+            Stage::Sealed(s) => {
+                let sealed = late.find(id).is_none().then(|| s.find(id)).flatten();
+                match sealed.and_then(|pos| Some((pos, s.add_at(pos, delta)?))) {
+                    Some((pos, count)) => (pos, count, false),
+                    // A new member, or a count the sealed entries cannot hold.
+                    None => late_add(late),
+                }
+            }
         };
         self.note(count);
         if !self.is_open() {
@@ -175,10 +176,11 @@ impl Bucket {
     /// `id_limit`) or advances it by about `budget` entries; returns the work done. Positions
     /// change when it ends: no running sum may be walking out of the bucket meanwhile.
     pub(super) fn seal(&mut self, budget: usize, id_limit: usize) -> usize {
-        let stage = std::mem::replace(&mut self.stage, Stage::Sealed(Sealed::default()));
+        let stage = std::mem::replace(&mut self.stage, Stage::Open(Entries::default()));
         let (stage, work) = match stage {
             Stage::Open(e) => {
-                let packer = Box::new(Packer::new(&e, id_limit));
+                let narrow = i32::try_from(self.min).is_ok() && i32::try_from(self.max).is_ok();
+                let packer = Box::new(Packer::new(&e, id_limit, narrow));
                 (Stage::Sealing(e, packer), 1)
             }
             Stage::Sealing(e, mut packer) => match packer.step(budget, &e) {
@@ -195,26 +197,27 @@ impl Bucket {
         work
     }
 
-    /// Adds (`negate`: subtracts) the counts at positions `from..to` into `acc[id]`; true if
-    /// one overflowed.
-    pub(super) fn scan<A: Acc>(&self, from: usize, to: usize, negate: bool, acc: &mut [A]) -> bool {
-        let main = self.main_len();
-        let in_main = match &self.stage {
-            Stage::Open(e) | Stage::Sealing(e, _) => {
-                scan_entries(e, from, to.min(main), negate, acc)
-            }
-            Stage::Sealed(s) => {
-                let (ids, counts) = s.range(from, to);
-                match negate {
-                    true => apply::<true, A>(ids.iter().copied().zip(counts.iter().copied()), acc),
-                    false => {
-                        apply::<false, A>(ids.iter().copied().zip(counts.iter().copied()), acc)
-                    }
+    /// Adds (`negate`: subtracts) the counts at each bucket's positions `from..to` into
+    /// `acc[id]`: the sealed entries of every bucket together (`sealed::add_runs`), the others a
+    /// bucket at a time. True if one overflowed.
+    pub(super) fn scan<'a, A: Acc>(
+        parts: impl Iterator<Item = (&'a Bucket, usize, usize, bool)>,
+        acc: &mut [A],
+    ) -> bool {
+        let mut runs: Vec<Run<'a>> = Vec::new();
+        let mut overflow = false;
+        for (b, from, to, negate) in parts {
+            let main = b.main_len();
+            match &b.stage {
+                Stage::Open(e) | Stage::Sealing(e, _) => {
+                    overflow |= scan_entries(e, from, to.min(main), negate, acc)
                 }
+                Stage::Sealed(s) => runs.push(s.run(from, to, negate)),
             }
-        };
-        let (from, to) = (from.saturating_sub(main), to.saturating_sub(main));
-        in_main | scan_entries(&self.late, from, to, negate, acc)
+            let (from, to) = (from.saturating_sub(main), to.saturating_sub(main));
+            overflow |= scan_entries(&b.late, from, to, negate, acc);
+        }
+        overflow | add_runs(&mut runs, acc)
     }
 
     /// Calls `f(id, count)` for every entry, in position order.

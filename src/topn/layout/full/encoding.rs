@@ -219,12 +219,14 @@ impl Full {
         if members.ids().any(|id| members.refs(id) == 0) {
             return Err(DecodeError::Invalid("unused member"));
         }
+        let unsealed = buckets.iter().filter(|b| !b.is_sealed()).count();
         let content = Content {
             shape,
             views,
             members,
             buckets,
             entries,
+            unsealed,
         };
         Ok(Full::built(content, now))
     }

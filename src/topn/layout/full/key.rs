@@ -32,6 +32,8 @@ pub(super) struct Content {
     pub(super) buckets: VecDeque<Bucket>,
     /// Entries of the stored buckets (positions): the layout's size.
     pub(super) entries: usize,
+    /// Stored buckets not sealed yet: usually the newest alone (upkeep then looks no further).
+    pub(super) unsealed: usize,
 }
 
 /// The running sums: the window's, then each view's.
@@ -99,6 +101,7 @@ impl Clone for Full {
             members: c.members.copy(),
             buckets: c.buckets.clone(),
             entries: c.entries,
+            unsealed: c.unsealed,
         };
         let mut copy = Full::built(content, self.upkeep.now_ms);
         copy.upkeep.freed = self.upkeep.freed;
@@ -130,6 +133,7 @@ impl Full {
             members: Members::new(1 + views.len()),
             buckets: VecDeque::new(),
             entries: 0,
+            unsealed: 0,
         };
         Full::built(content, i64::MIN)
     }

@@ -26,6 +26,10 @@ const SLOT_COST: usize = 1;
 /// An entry summed into a hash map (sums over few of many members): a random probe and an
 /// insertion, about 100 entries added to dense accumulators.
 const MAP_ENTRY_COST: usize = 100;
+/// A walk's proof counts this many times the rows asked of the index's first keys: the index
+/// orders by a total the read corrects, so its leaders in the read window are among its first
+/// keys, rarely all of the first n.
+const HEAD: usize = 4;
 /// A walk with fixes may cost up to 1/`WALK_SHARE` of the cheapest sum: it is taken only when
 /// proven to stop within that (the share leaves room for the model's error on cold lookups).
 const WALK_SHARE: usize = 4;
@@ -207,6 +211,10 @@ impl Full {
 
     /// The sum that needs the fewest fixes for `sp`, and how many.
     pub(super) fn closest(&self, sp: &Span) -> (usize, usize) {
+        // The usual read at the server's time: the window's sum is the read window.
+        if self.fix_count(sp, 0) == 0 {
+            return (0, 0);
+        }
         (0..self.sums.reach.len())
             .map(|s| (s, self.fix_count(sp, s)))
             .min_by_key(|&(_, n)| n)
@@ -364,29 +372,26 @@ impl Full {
         Some(best.into_rows())
     }
 
-    /// The counts of the index's first `want` keys when they prove the walk stops within its
-    /// cap: their n-th best nonzero count is a floor of the read window's n-th best, and the
-    /// walk stops at the latest at the first key whose bound is below it. Counting them costs
-    /// at most half the cap.
+    /// The counts of the index's first keys when they prove the walk stops within its cap:
+    /// `HEAD` times `want` of them counted (at most half the cap), their n-th best nonzero
+    /// count is a floor of the read window's n-th best, and the walk stops at the latest at the
+    /// first key whose bound is below it.
     fn proven(&self, w: &Walk<'_>) -> Option<Vec<i128>> {
-        if w.want.saturating_mul(w.step) > w.cap / 2 {
-            return None;
-        }
         let keys = || self.m().names.iter(w.s);
-        let head: Vec<i128> = keys().take(w.want).map(|k| self.walked(w, k)).collect();
+        let counted = (HEAD * w.want).min(w.cap / 2 / w.step);
+        let head: Vec<i128> = keys().take(counted).map(|k| self.walked(w, k)).collect();
         let mut counts: Vec<i128> = head.iter().copied().filter(|&c| c != 0).collect();
         if counts.len() < w.want {
             return None;
         }
         let (_, &mut floor, _) = counts.select_nth_unstable_by_key(w.want - 1, |&c| Reverse(c));
+        // The keys the walk visits at most, up to the cap (an index step each, no lookup).
         let limit = w.cap / w.step;
-        let visited = keys()
-            .position(|k| {
-                let bound = Full::bound(w, k);
-                bound < floor || (bound <= 0 && !w.has_neg)
-            })
-            .unwrap_or_else(|| self.m().names.indexed(w.s));
-        (visited < limit).then_some(head)
+        let stops = keys().take(limit).any(|k| {
+            let bound = Full::bound(w, k);
+            bound < floor || (bound <= 0 && !w.has_neg)
+        });
+        (stops || self.m().names.indexed(w.s) < limit).then_some(head)
     }
 
     /// Whether a sum over this many entries uses dense accumulators (one per member slot)
@@ -408,20 +413,40 @@ impl Full {
         self.content.buckets.range(sp.i0..sp.i1)
     }
 
+    /// The most any count of a sum over these buckets can be, in size: the sum of their
+    /// bounds. A sum whose buckets' bound fits an i32 adds into 32-bit accumulators.
+    fn sums_bound<'a>(buckets: impl Iterator<Item = &'a Bucket>) -> i128 {
+        buckets
+            .map(|b| i128::from(b.min).abs().max(b.max.into()))
+            .sum()
+    }
+
     /// Top `n` from sum `s`'s totals corrected by scans of its fixes' buckets; `None` if a
     /// total is beyond i64 or a sum overflows (then `top_direct`).
     fn top_via(&self, n: usize, s: usize, fixes: &[Fix<'_>]) -> Option<Rows<'_>> {
         if !self.sums.big[s].is_empty() {
             return None;
         }
+        let (j, _) = self.held_from(s);
+        let held = self.content.buckets.range(j..);
+        let added = fixes.iter().map(|f| f.parts().0);
+        match Full::sums_bound(held.chain(added)) <= i32::MAX.into() {
+            true => self.via::<i32>(n, s, fixes),
+            false => self.via::<i64>(n, s, fixes),
+        }
+    }
+
+    /// `top_via` into accumulators of type `A`.
+    fn via<A: Kept + Acc + Ord + Into<i64>>(
+        &self,
+        n: usize,
+        s: usize,
+        fixes: &[Fix<'_>],
+    ) -> Option<Rows<'_>> {
         let totals = self.m().names.totals(s);
-        with_accumulator::<i64, _>(totals.len(), |acc| {
-            acc.copy_from_slice(totals);
-            let mut overflow = false;
-            for f in fixes {
-                let (b, from, to, negate) = f.parts();
-                overflow |= b.scan(from, to, negate, acc);
-            }
+        with_accumulator::<A, _>(totals.len(), |acc| {
+            acc.iter_mut().zip(totals).for_each(|(a, &t)| *a = A::of(t));
+            let overflow = Bucket::scan(fixes.iter().map(|f| f.parts()), acc);
             (!overflow).then(|| self.select_dense(n, acc))
         })
     }
@@ -464,10 +489,7 @@ impl Full {
         }
         // i32 accumulators when the buckets' bounds keep every sum in range (half the bytes to
         // stream), else i64 unless a sum overflows, else i128.
-        let bound: i128 = (self.span_buckets(sp))
-            .map(|b| i128::from(b.min).abs().max(b.max.into()))
-            .sum();
-        let summed = match bound <= i32::MAX.into() {
+        let summed = match Full::sums_bound(self.span_buckets(sp)) <= i32::MAX.into() {
             true => self.dense_top::<i32>(n, sp),
             false => self.dense_top::<i64>(n, sp),
         };
@@ -489,10 +511,8 @@ impl Full {
     /// overflows.
     fn dense_top<A: Kept + Acc + Ord + Into<i64>>(&self, n: usize, sp: &Span) -> Option<Rows<'_>> {
         with_accumulator::<A, _>(self.m().slots(), |acc| {
-            let mut overflow = false;
-            for b in self.span_buckets(sp) {
-                overflow |= b.scan(0, usize::MAX, false, acc);
-            }
+            let whole = self.span_buckets(sp).map(|b| (b, 0, usize::MAX, false));
+            let overflow = Bucket::scan(whole, acc);
             (!overflow).then(|| self.select_dense(n, acc))
         })
     }

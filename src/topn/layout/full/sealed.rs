@@ -1,11 +1,15 @@
-//! A sealed bucket's entries, sorted by member id (12 bytes an entry, against about 17 in the
-//! table that took its writes): a lookup is a binary search, and a sum adds them to its
-//! accumulators in ascending order, which streams through the cache. Made from the entries of
-//! a bucket that no longer takes the usual writes, a bounded slice at a time by the upkeep
-//! timer ([`Packer`]: the entries collected, then sorted by a least-significant-digit radix
-//! sort whose passes are resumable). Pure Rust, no FFI.
+//! A sealed bucket's entries, sorted by member id: 8 bytes an entry (the id, and the count as
+//! an i32 when the bucket's counts fit one; 12 bytes else), against about 25 in the table that
+//! took its writes. A sum adds them to its accumulators in ascending order, the sealed buckets
+//! of a read together an id block at a time (a block of accumulators stays in cache while
+//! each adds its run); a lookup is a binary search within a block of about 16 entries that a
+//! directory of the ids' high bits points at (a cache miss or two, as a hash table's; a search
+//! of the whole array took four or five). Made from the entries of a bucket that no longer
+//! takes the usual writes, a bounded slice at a time ([`Packer`]: the entries collected, then
+//! sorted by a least-significant-digit radix sort whose passes are resumable). Pure Rust, no
+//! FFI.
 
-use super::accumulator::want_warm;
+use super::accumulator::{want_warm, Acc};
 use super::entries::Entries;
 use crate::tuples::defrag::Mover;
 
@@ -17,19 +21,91 @@ const WARM_FROM: usize = 4096;
 const DIGIT_BITS: u32 = 11;
 const DIGITS: usize = 1 << DIGIT_BITS;
 
-#[derive(Clone, Default)]
+/// Entries a directory block holds on average.
+const BLOCK_ENTRIES: usize = 16;
+
+/// Ids a block of accumulators holds while the sealed buckets of a sum add their runs to it
+/// (32 KB of 32-bit ones).
+const SUM_BLOCK: u32 = 8192;
+
+/// The counts, by position: as i32 when every count the bucket held fits one.
+#[derive(Clone)]
+enum Counts {
+    Narrow(Box<[i32]>),
+    Wide(Box<[i64]>),
+}
+
+/// The same, while a packing gathers them.
+#[derive(Clone)]
+enum Gathered {
+    Narrow(Vec<i32>),
+    Wide(Vec<i64>),
+}
+
+#[derive(Clone)]
 pub(super) struct Sealed {
     ids: Box<[u32]>,
-    counts: Box<[i64]>,
+    counts: Counts,
+    /// `blocks[k]`: the first position of an id of at least `k << shift`.
+    blocks: Box<[u32]>,
+    shift: u32,
+}
+
+/// The entries of positions `from..to` of a sealed bucket, for a sum, and its sign.
+pub(super) struct Run<'a> {
+    ids: &'a [u32],
+    counts: RunCounts<'a>,
+    negate: bool,
+}
+
+enum RunCounts<'a> {
+    Narrow(&'a [i32]),
+    Wide(&'a [i64]),
+}
+
+/// The directory's shift for `len` entries whose ids are at most `max`: about
+/// `BLOCK_ENTRIES` entries a block.
+fn shift_for(len: usize, max: u32) -> u32 {
+    let bits = |x: usize| usize::BITS - x.leading_zeros();
+    bits(max as usize).saturating_sub(bits(len / BLOCK_ENTRIES))
+}
+
+/// Extends a directory being built (`blocks`, whose last block started at most at the block
+/// of `id`) with the blocks up to `id`'s, which starts at position `pos`.
+#[inline]
+fn direct(blocks: &mut Vec<u32>, shift: u32, id: u32, pos: usize) {
+    while blocks.len() <= (id >> shift) as usize {
+        blocks.push(pos as u32);
+    }
 }
 
 impl Sealed {
     /// Entries given sorted by id, none twice.
     pub(super) fn from_sorted(ids: Vec<u32>, counts: Vec<i64>) -> Sealed {
         debug_assert!(ids.windows(2).all(|w| w[0] < w[1]));
+        let shift = shift_for(ids.len(), ids.last().copied().unwrap_or(0));
+        let mut blocks = Vec::new();
+        for (pos, &id) in ids.iter().enumerate() {
+            direct(&mut blocks, shift, id, pos);
+        }
+        let counts = match counts.iter().all(|&c| i32::try_from(c).is_ok()) {
+            true => Gathered::Narrow(counts.into_iter().map(|c| c as i32).collect()),
+            false => Gathered::Wide(counts),
+        };
+        Sealed::of(ids, counts, blocks, shift)
+    }
+
+    /// The parts, the directory's last block still to close.
+    fn of(ids: Vec<u32>, counts: Gathered, mut blocks: Vec<u32>, shift: u32) -> Sealed {
+        blocks.push(ids.len() as u32);
         Sealed {
             ids: ids.into_boxed_slice(),
-            counts: counts.into_boxed_slice(),
+            counts: match counts {
+                Gathered::Narrow(c) => Counts::Narrow(c.into_boxed_slice()),
+                Gathered::Wide(c) => Counts::Wide(c.into_boxed_slice()),
+            },
+            blocks: blocks.into_boxed_slice(),
+            shift,
         }
     }
 
@@ -40,38 +116,119 @@ impl Sealed {
     /// The position of `id`'s entry.
     #[inline]
     pub(super) fn find(&self, id: u32) -> Option<usize> {
-        self.ids.binary_search(&id).ok()
+        let k = (id >> self.shift) as usize;
+        let (lo, hi) = (*self.blocks.get(k)?, *self.blocks.get(k + 1)?);
+        let (lo, hi) = (lo as usize, hi as usize);
+        self.ids[lo..hi].binary_search(&id).ok().map(|p| lo + p)
     }
 
     #[inline]
     pub(super) fn at(&self, pos: usize) -> (u32, i64) {
-        (self.ids[pos], self.counts[pos])
+        let count = match &self.counts {
+            Counts::Narrow(c) => c[pos].into(),
+            Counts::Wide(c) => c[pos],
+        };
+        (self.ids[pos], count)
     }
 
-    /// Adds `delta` to the count at `pos` (a late write); returns the count after.
+    /// Adds `delta` to the count at `pos` (a late write); returns the count after, or `None`
+    /// (nothing changed) when it would not fit the bucket's counts (the write goes elsewhere).
     #[inline]
-    pub(super) fn add_at(&mut self, pos: usize, delta: i64) -> i64 {
-        let c = &mut self.counts[pos];
-        *c = c.wrapping_add(delta);
-        *c
+    pub(super) fn add_at(&mut self, pos: usize, delta: i64) -> Option<i64> {
+        match &mut self.counts {
+            Counts::Narrow(c) => {
+                let count = i32::try_from(i64::from(c[pos]).wrapping_add(delta)).ok()?;
+                c[pos] = count;
+                Some(count.into())
+            }
+            Counts::Wide(c) => {
+                c[pos] = c[pos].wrapping_add(delta);
+                Some(c[pos])
+            }
+        }
     }
 
-    /// The ids and counts of positions `from..to`.
-    #[inline]
-    pub(super) fn range(&self, from: usize, to: usize) -> (&[u32], &[i64]) {
+    /// The entries of positions `from..to`, added (`negate`: subtracted) by a sum.
+    pub(super) fn run(&self, from: usize, to: usize, negate: bool) -> Run<'_> {
         let to = to.min(self.len());
         let from = from.min(to);
-        (&self.ids[from..to], &self.counts[from..to])
+        let counts = match &self.counts {
+            Counts::Narrow(c) => RunCounts::Narrow(&c[from..to]),
+            Counts::Wide(c) => RunCounts::Wide(&c[from..to]),
+        };
+        Run {
+            ids: &self.ids[from..to],
+            counts,
+            negate,
+        }
     }
 
     pub(super) fn heap_bytes(&self) -> usize {
-        self.len() * 12
+        let counts = match &self.counts {
+            Counts::Narrow(c) => c.len() * 4,
+            Counts::Wide(c) => c.len() * 8,
+        };
+        self.len() * 4 + counts + self.blocks.len() * 4
     }
 
     pub(super) fn defrag(&mut self, m: &mut impl Mover) {
         m.slice(&mut self.ids);
-        m.slice(&mut self.counts);
+        match &mut self.counts {
+            Counts::Narrow(c) => m.slice(c),
+            Counts::Wide(c) => m.slice(c),
+        }
+        m.slice(&mut self.blocks);
     }
+}
+
+/// Adds each run into `acc[id]`, an id block at a time: the block's accumulators stay in cache
+/// while every run adds its entries of the block. True if a count overflowed.
+pub(super) fn add_runs<A: Acc>(runs: &mut [Run<'_>], acc: &mut [A]) -> bool {
+    let mut overflow = false;
+    let mut end = 0u32;
+    while runs.iter().any(|r| !r.ids.is_empty()) {
+        end = end.saturating_add(SUM_BLOCK);
+        for run in runs.iter_mut() {
+            let (read, o) = match (run.negate, &run.counts) {
+                (true, RunCounts::Narrow(c)) => add_until::<true, A, i32>(run.ids, c, end, acc),
+                (false, RunCounts::Narrow(c)) => add_until::<false, A, i32>(run.ids, c, end, acc),
+                (true, RunCounts::Wide(c)) => add_until::<true, A, i64>(run.ids, c, end, acc),
+                (false, RunCounts::Wide(c)) => add_until::<false, A, i64>(run.ids, c, end, acc),
+            };
+            overflow |= o;
+            run.ids = &run.ids[read..];
+            run.counts = match &run.counts {
+                RunCounts::Narrow(c) => RunCounts::Narrow(&c[read..]),
+                RunCounts::Wide(c) => RunCounts::Wide(&c[read..]),
+            };
+        }
+    }
+    overflow
+}
+
+/// Adds (`NEGATE`: subtracts) the entries whose id is below `end` into `acc[id]`; returns how
+/// many it read and whether one overflowed. One instance per sign and width, so its state
+/// stays in registers.
+#[inline(never)]
+fn add_until<const NEGATE: bool, A: Acc, C: Copy + Into<i64>>(
+    ids: &[u32],
+    counts: &[C],
+    end: u32,
+    acc: &mut [A],
+) -> (usize, bool) {
+    let mut overflow = false;
+    let mut read = 0;
+    for (&id, &count) in ids.iter().zip(counts) {
+        if id >= end {
+            break;
+        }
+        read += 1;
+        let a = &mut acc[id as usize];
+        let (v, o) = a.apply::<NEGATE>(count.into());
+        *a = v;
+        overflow |= o;
+    }
+    (read, overflow)
 }
 
 /// A sealing in progress: entries collected as words `id << 32 | position`, sorted by id a
@@ -89,7 +246,11 @@ pub(super) struct Packer {
     pos: usize,
     offsets: Vec<usize>,
     ids: Vec<u32>,
-    counts: Vec<i64>,
+    counts: Gathered,
+    blocks: Vec<u32>,
+    shift: u32,
+    /// Every count the bucket held fits an i32.
+    narrow: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -109,8 +270,9 @@ pub(super) enum Step {
 }
 
 impl Packer {
-    /// A sealing of `entries`, frozen until it is done, whose member ids are below `id_limit`.
-    pub(super) fn new(entries: &Entries, id_limit: usize) -> Packer {
+    /// A sealing of `entries`, frozen until it is done, whose member ids are below `id_limit`
+    /// (`narrow`: every count the bucket held fits an i32).
+    pub(super) fn new(entries: &Entries, id_limit: usize, narrow: bool) -> Packer {
         // The key's sums will read the sealed bucket: their accumulators (one slot per id) made
         // ready ahead of the first (`accumulator.rs`), when they are more than a few pages.
         if id_limit >= WARM_FROM {
@@ -127,7 +289,10 @@ impl Packer {
             pos: 0,
             offsets: Vec::new(),
             ids: Vec::new(),
-            counts: Vec::new(),
+            counts: Gathered::Wide(Vec::new()),
+            blocks: Vec::new(),
+            shift: 0,
+            narrow,
         }
     }
 
@@ -183,8 +348,14 @@ impl Packer {
                         match self.pass == self.passes {
                             true => {
                                 self.out = Vec::new();
-                                self.ids = Vec::with_capacity(self.words.len());
-                                self.counts = Vec::with_capacity(self.words.len());
+                                let len = self.words.len();
+                                let max = self.words.last().map_or(0, |w| (w >> 32) as u32);
+                                self.shift = shift_for(len, max);
+                                self.ids = Vec::with_capacity(len);
+                                self.counts = match self.narrow {
+                                    true => Gathered::Narrow(Vec::with_capacity(len)),
+                                    false => Gathered::Wide(Vec::with_capacity(len)),
+                                };
                                 (self.phase, self.pos) = (Phase::Gathering, 0);
                             }
                             false => self.start_pass(),
@@ -194,15 +365,23 @@ impl Packer {
                 Phase::Gathering => {
                     let end = self.words.len().min(self.pos + left);
                     for &w in &self.words[self.pos..end] {
-                        self.ids.push((w >> 32) as u32);
-                        self.counts.push(entries.at(w as u32 as usize).1);
+                        let id = (w >> 32) as u32;
+                        direct(&mut self.blocks, self.shift, id, self.ids.len());
+                        self.ids.push(id);
+                        let count = entries.at(w as u32 as usize).1;
+                        match &mut self.counts {
+                            Gathered::Narrow(c) => c.push(count as i32),
+                            Gathered::Wide(c) => c.push(count),
+                        }
                     }
                     done += end - self.pos + 1;
                     self.pos = end;
                     if end == self.words.len() {
                         let ids = std::mem::take(&mut self.ids);
-                        let counts = std::mem::take(&mut self.counts);
-                        return Step::Done(Sealed::from_sorted(ids, counts));
+                        let counts =
+                            std::mem::replace(&mut self.counts, Gathered::Wide(Vec::new()));
+                        let blocks = std::mem::take(&mut self.blocks);
+                        return Step::Done(Sealed::of(ids, counts, blocks, self.shift));
                     }
                 }
             }
@@ -219,9 +398,13 @@ impl Packer {
     }
 
     pub(super) fn heap_bytes(&self) -> usize {
+        let counts = match &self.counts {
+            Gathered::Narrow(c) => c.capacity() * 4,
+            Gathered::Wide(c) => c.capacity() * 8,
+        };
         (self.words.capacity() + self.out.capacity() + self.offsets.capacity()) * 8
-            + self.ids.capacity() * 4
-            + self.counts.capacity() * 8
+            + (self.ids.capacity() + self.blocks.capacity()) * 4
+            + counts
     }
 
     /// Offers its blocks to a defrag pass, at any point (it holds positions, no pointers).
@@ -230,7 +413,11 @@ impl Packer {
         m.vec(&mut self.out);
         m.vec(&mut self.offsets);
         m.vec(&mut self.ids);
-        m.vec(&mut self.counts);
+        match &mut self.counts {
+            Gathered::Narrow(c) => m.vec(c),
+            Gathered::Wide(c) => m.vec(c),
+        }
+        m.vec(&mut self.blocks);
     }
 }
 
@@ -258,7 +445,8 @@ mod tests {
                 let (_, count) = entries.add(id, delta);
                 want.insert(id, count);
             }
-            let mut p = Packer::new(&entries, limit as usize);
+            let narrow = want.values().all(|&c| i32::try_from(c).is_ok());
+            let mut p = Packer::new(&entries, limit as usize, narrow && round % 3 != 0);
             let budget = rng.gen_range(1..3000);
             let sealed = loop {
                 match p.step(budget, &entries) {
@@ -271,6 +459,29 @@ mod tests {
             assert_eq!(got, want, "round {round}");
             for (pos, &(id, _)) in want.iter().enumerate() {
                 assert_eq!(sealed.find(id), Some(pos));
+            }
+            for id in (0..limit).step_by(7).chain([limit, u32::MAX]) {
+                let held = want.binary_search_by_key(&id, |e| e.0).ok();
+                assert_eq!(sealed.find(id), held, "round {round}: id {id}");
+            }
+            let decoded = Sealed::from_sorted(
+                want.iter().map(|e| e.0).collect(),
+                want.iter().map(|e| e.1).collect(),
+            );
+            assert_eq!(decoded.blocks, sealed.blocks);
+            // Summed alone and in runs of part of it, alike.
+            if limit <= 70_000 {
+                let (mut acc, mut runs) = (vec![0i64; limit as usize], vec![0i64; limit as usize]);
+                for (id, count) in &want {
+                    acc[*id as usize] += count;
+                }
+                let half = sealed.len() / 2;
+                let mut parts = [
+                    sealed.run(0, half, false),
+                    sealed.run(half, usize::MAX, false),
+                ];
+                assert!(!add_runs(&mut parts, &mut runs));
+                assert_eq!(acc, runs, "round {round}");
             }
         }
     }

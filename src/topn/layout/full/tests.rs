@@ -165,6 +165,8 @@ pub(super) fn check_invariants(t: &Full) {
         .zip(c.buckets.iter().skip(1))
         .all(|(a, b)| a.idx < b.idx));
     assert_eq!(c.entries, entries);
+    let unsealed = c.buckets.iter().filter(|b| !b.is_sealed()).count();
+    assert_eq!(c.unsealed, unsealed);
     let mut live = 0;
     for id in m.ids() {
         live += 1;

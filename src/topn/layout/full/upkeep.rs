@@ -88,6 +88,14 @@ impl Full {
     fn sealing_owed(&self) -> Option<usize> {
         let c = &self.content;
         let now = self.upkeep.now_ms;
+        // The usual: none, or only the newest, which the server's time has not sealed yet.
+        let newest_open = c
+            .buckets
+            .back()
+            .is_some_and(|b| !b.is_sealed() && !c.shape.is_sealed(b.idx, now));
+        if c.unsealed == usize::from(newest_open) {
+            return None;
+        }
         (c.buckets.iter()).position(|b| {
             !b.is_sealed() && !c.shape.is_stale(b.idx) && c.shape.is_sealed(b.idx, now)
         })
@@ -182,6 +190,7 @@ impl Full {
         };
         if let Some(gone) = c.buckets.pop_front() {
             c.entries -= gone.len();
+            c.unsealed -= usize::from(!gone.is_sealed());
             let bytes = gone.heap_bytes();
             dispose_value(gone, bytes);
         }
@@ -250,8 +259,9 @@ impl Full {
         };
         let ids = self.content.members.slots();
         let work = self.content.buckets[i].seal(budget, ids);
-        #[cfg(test)]
         if self.content.buckets[i].is_sealed() {
+            self.content.unsealed -= 1;
+            #[cfg(test)]
             super::seen::note(&super::seen::SEALINGS, 1);
         }
         work
@@ -264,7 +274,7 @@ impl Full {
         up.freed = 0;
         let members = std::mem::replace(&mut c.members, Members::new(sums.ks.len()));
         let buckets = std::mem::take(&mut c.buckets);
-        c.entries = 0;
+        (c.entries, c.unsealed) = (0, 0);
         sums.big.iter_mut().for_each(|b| *b = IdMap::default());
         for s in 0..sums.reach.len() {
             let lo = sums.target(&c.shape, up.now_ms, s);

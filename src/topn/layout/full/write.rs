@@ -79,9 +79,15 @@ impl Full {
         let (live, entry) = match id {
             None => (0, 0),
             Some(id) => {
-                let live = self
-                    .span_of(lo, clock)
-                    .map_or(0, |sp| self.count_id(id, &sp));
+                // The usual write: the window's sum holds every stored bucket, all in the window
+                // at the clock the event sets.
+                let front = self.content.buckets.front().map_or(i64::MAX, |f| f.idx);
+                let live = match front >= lo && self.sums.reach[0].holds(front, 0) {
+                    true => self.sums.total(&self.content.members, 0, id),
+                    false => self
+                        .span_of(lo, clock)
+                        .map_or(0, |sp| self.count_id(id, &sp)),
+                };
                 (live, self.bucket(b).map_or(0, |x| x.get(id)))
             }
         };
@@ -136,6 +142,7 @@ impl Full {
                 Err(i) => {
                     // New buckets are live, so they sort after any stale one being freed.
                     buckets.insert(i, Bucket::new(p.bucket));
+                    c.unsealed += 1;
                     i
                 }
             },
