@@ -30,6 +30,8 @@ pub(super) struct Bucket {
     /// correction by this bucket moves a total (`read.rs`).
     pub(super) min: i64,
     pub(super) max: i64,
+    /// The server's time at its last write (`i64::MIN`: unknown), which its sealing waits on.
+    pub(super) written_ms: i64,
 }
 
 #[derive(Clone)]
@@ -54,6 +56,7 @@ impl Bucket {
             late: Entries::default(),
             min: 0,
             max: 0,
+            written_ms: i64::MIN,
         }
     }
 

@@ -304,6 +304,9 @@ impl Packer {
             match self.phase {
                 Phase::Collecting => {
                     let end = entries.len().min(self.pos + left);
+                    if self.out.capacity() == 0 {
+                        self.out = Vec::with_capacity(entries.len());
+                    }
                     // Zero counts too: an entry is a ref of its member until the bucket is freed.
                     for pos in self.pos..end {
                         let (id, _) = entries.at(pos);
@@ -320,6 +323,12 @@ impl Packer {
                     let end = self.words.len().min(self.pos + left);
                     for &w in &self.words[self.pos..end] {
                         self.offsets[(w >> shift) as usize & (DIGITS - 1)] += 1;
+                    }
+                    // The destination zeroed along (a big one at once would be a long step;
+                    // later passes reuse the previous source, whose every word a scatter
+                    // overwrites).
+                    if self.out.len() < end {
+                        self.out.resize(end, 0);
                     }
                     done += end - self.pos + 1;
                     self.pos = end;
@@ -389,11 +398,10 @@ impl Packer {
         Step::Working(done)
     }
 
-    /// The next radix pass: its histogram zeroed and its destination sized.
+    /// The next radix pass, its histogram zeroed.
     fn start_pass(&mut self) {
         self.offsets.clear();
         self.offsets.resize(DIGITS, 0);
-        self.out.resize(self.words.len(), 0);
         (self.phase, self.pos) = (Phase::Counting, 0);
     }
 

@@ -4,9 +4,11 @@
 //! members their refs), each sum walking out of the sealed buckets below its target (`key.rs`:
 //! `Reach`), then the sealing of a bucket that owes it.
 
+use super::bucket::Bucket;
 use super::graveyard::{charge, Graveyard};
 use super::key::{Full, Reach};
 use super::members::Members;
+use crate::topn::shape::SEAL_DELAY_MS;
 use crate::topn::storage::dispose_value;
 use crate::tuples::table::IdMap;
 
@@ -53,29 +55,23 @@ impl Full {
         self.retire(budget.max(1))
     }
 
-    /// When upkeep has work: `Some(0)` when it has some now, else when the server's time seals
-    /// the newest bucket or moves a sum's target past a stored bucket; `None` when nothing is
+    /// When upkeep has work: `Some(0)` when it has some now, else when a bucket may be sealed or
+    /// the server's time moves a sum's target past a stored bucket; `None` when nothing is
     /// stored.
     pub fn upkeep_due_ms(&self) -> Option<i64> {
         if self.work_now() {
             return Some(0);
         }
         let c = &self.content;
-        let newest = (c.buckets.back())
-            .filter(|b| !b.is_sealed() && c.shape.clock == Some(b.idx))
-            .map(|b| c.shape.sealed_at(b.idx));
+        let unsealed = c.buckets.iter().filter(|b| !b.is_sealed());
+        let seals = unsealed.map(|b| self.seals_at(b));
         let leaves = (0..self.sums.reach.len()).filter_map(|s| {
             let lo = self.sums.reach[s].lo;
             let b = c.buckets.get(c.buckets.partition_point(|b| b.idx < lo))?;
-            let leaves = c
-                .shape
-                .bucket_start(b.idx.saturating_add(self.sums.ks[s].into()));
-            Some(match b.is_sealed() {
-                true => leaves,
-                false => leaves.max(c.shape.sealed_at(b.idx)),
-            })
+            let k = self.sums.ks[s].into();
+            Some(c.shape.bucket_start(b.idx.saturating_add(k)))
         });
-        newest.into_iter().chain(leaves).min()
+        seals.chain(leaves).min()
     }
 
     /// Whether upkeep can do something now.
@@ -83,22 +79,34 @@ impl Full {
         !self.holds_only_live() || self.sealing_owed().is_some() || self.leaving_owed()
     }
 
-    /// The first bucket to seal now: live, not sealed, and older than the clock or sealed by the
-    /// server's time.
+    /// When bucket `b` may be sealed: once a newer one exists; the newest once the server's
+    /// time has sealed it (`Shape::is_sealed`) and no write landed in it for `SEAL_DELAY_MS` (a
+    /// backfill or a stream of late events still writing it keeps it open: writes that come
+    /// after its sealing go to its late entries).
+    fn seals_at(&self, b: &Bucket) -> i64 {
+        let shape = &self.content.shape;
+        if shape.clock.is_some_and(|c| b.idx < c) {
+            return i64::MIN;
+        }
+        let quiet = match b.written_ms {
+            i64::MIN => i64::MIN,
+            at => at.saturating_add(SEAL_DELAY_MS),
+        };
+        quiet.max(shape.sealed_at(b.idx))
+    }
+
+    /// The first bucket to seal now: live, not sealed, and sealable (`seals_at`).
     fn sealing_owed(&self) -> Option<usize> {
         let c = &self.content;
         let now = self.upkeep.now_ms;
-        // The usual: none, or only the newest, which the server's time has not sealed yet.
-        let newest_open = c
-            .buckets
-            .back()
-            .is_some_and(|b| !b.is_sealed() && !c.shape.is_sealed(b.idx, now));
-        if c.unsealed == usize::from(newest_open) {
+        let owed =
+            |b: &Bucket| !b.is_sealed() && !c.shape.is_stale(b.idx) && self.seals_at(b) <= now;
+        // The usual: none unsealed but the newest, which is not sealable yet.
+        let newest_waits = c.buckets.back().is_some_and(|b| !b.is_sealed() && !owed(b));
+        if c.unsealed == usize::from(newest_waits) {
             return None;
         }
-        (c.buckets.iter()).position(|b| {
-            !b.is_sealed() && !c.shape.is_stale(b.idx) && c.shape.is_sealed(b.idx, now)
-        })
+        c.buckets.iter().position(owed)
     }
 
     /// Whether a sum can walk out of a sealed bucket below its target now.

@@ -94,8 +94,9 @@ fn run(seed: u64) {
             same_reads(&copy, &plain, server, pool, &what);
         }
     }
-    // Caught up at the server's time: a view's read walks its index.
-    let server = now + 2 * bucket_ms;
+    // Caught up at the server's time, the writes stopped a while (the newest bucket sealed):
+    // a view's read walks its index.
+    let server = now + 2 * bucket_ms + crate::topn::shape::SEAL_DELAY_MS;
     with.observe_time(server);
     while with.upkeep(1000) >= 1000 {}
     check_invariants(&with);

@@ -148,6 +148,7 @@ impl Full {
             },
         };
         let written = buckets[i].add(id, by);
+        buckets[i].written_ms = self.upkeep.now_ms;
         #[cfg(test)]
         if sums.reach.iter().any(|r| r.lo == p.bucket && r.pos > 0) {
             super::seen::note(&super::seen::WRITES_INTO_WALKS, 1);
