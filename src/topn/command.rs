@@ -20,8 +20,8 @@ use std::ffi::CStr;
 pub(super) static LATE_EVENTS: Stat = Stat::new("topn_late_events");
 pub(super) static EXPIRED_BUCKETS: Stat = Stat::new("topn_expired_buckets");
 /// Buckets that left the window at the server's time and were taken out of a
-/// key's running aggregate (their data stays for reads at earlier times until
-/// the key's clock moves past them).
+/// key's running total (their data stays for reads at earlier times until the
+/// key's clock moves past them).
 pub(super) static AGED_BUCKETS: Stat = Stat::new("topn_aged_buckets");
 
 /// Keywords of TOPN's replicated effects.
@@ -370,10 +370,10 @@ struct Done {
     upkeep_due: Option<i64>,
 }
 
-/// The timer's upkeep of a key (`Reclaimer::reclaim`, on every server): ages
-/// buckets that left the window at `now` out of the running aggregate, frees
-/// stale ones. Internal state only: the key was opened read-only, nothing is
-/// written, notified or replicated.
+/// The timer's upkeep of a key (`Reclaimer::reclaim`, on every server): takes
+/// buckets that left the window at `now` out of the running sums, frees stale
+/// ones, seals buckets. Internal state only: the key was opened read-only,
+/// nothing is written, notified or replicated.
 pub fn upkeep(_ctx: Ctx, key: &mut Key, _name: RStr, now: i64, budget: usize) -> usize {
     let Ok(Some(value)) = key.value_mut::<TopnValue>(&TOPN_TYPE) else {
         return 0;
