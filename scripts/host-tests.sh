@@ -52,8 +52,8 @@ tarball=$suite_dir/$orig
 
 # Every unit of the suite's own list (tests/test_helper.tcl), and
 # unit/cluster/announced-endpoints, which that list misses; longest first, so
-# the two lanes end together. Left out: unit/tls (needs a TLS build and
-# --tls) and unit/printver (no test: it starts a server and prints its
+# the two lanes end together. Left out: unit/tls (runs only in the suite's
+# TLS mode, --tls) and unit/printver (no test: it starts a server and prints its
 # version, which is how this script checks that a server starts with the
 # module at all). docs/reliability.md lists what the suite holds beside these.
 default_units="
@@ -115,6 +115,8 @@ fetch_suite() {
 
 fetch_suite_locked() {
     local apt_root
+    # What a fetch that failed left (its log) goes when the next one starts.
+    rm -rf "$cache"/.fetch-redis-suite.*
     apt_root=$(mktemp -d "$cache/.fetch-redis-suite.XXXXXX")
     mkdir -p "$apt_root/lists/partial" "$apt_root/cache/archives/partial" \
         "$apt_root/sources.list.d" "$apt_root/download"
