@@ -17,6 +17,12 @@
 #               AOF, RDB, DUMP payloads and replication stream, a rolling
 #               upgrade and the golden AOFs (tests/golden/aof/), on Debian's
 #               Redis 7.0.15 and on Valkey 9.1.2
+#   make test-host  Redis 7.0.15's own test suite with the module loaded
+#               into its servers (scripts/host-tests.sh): Debian's source
+#               package, pinned by sha256 and fetched once into ~/.cache;
+#               its units two at a time, then the same units without the
+#               module for any that failed; fails when a unit fails only
+#               with the module
 #   make deb    target/debian/redis-recipes_<version>_amd64.deb (the module in
 #               /usr/lib/redis/modules/, docs, a conf snippet)
 #   make bench  cargo run --release --example bench (BENCH_ONLY=<groups> for some);
@@ -52,7 +58,7 @@ RECIPES_MODULE := $(CURDIR)/target/release/librecipes.so
 
 SUDO := $(shell if [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1; then echo sudo; fi)
 
-.PHONY: all deps build run test test-faults test-compat test-upgrade deb bench bench-compare bench-plain-keys plots fmt clean client-deps test-clients test-node
+.PHONY: all deps build run test test-faults test-compat test-upgrade test-host deb bench bench-compare bench-plain-keys plots fmt clean client-deps test-clients test-node
 
 all: build
 
@@ -114,6 +120,10 @@ test-upgrade: deps
 		REDIS_SERVER=$$server RECIPES_PREVIOUS_MODULE=$$previous \
 			RECIPES_7A559F0_MODULE=$$keyword_names $(CARGO) test --test upgrade || exit 1; \
 	done
+
+# Redis's own tests (tcl from Debian when missing), on the release module.
+test-host: build
+	RECIPES_MODULE=$(RECIPES_MODULE) scripts/host-tests.sh
 
 # The Debian package of the release module.
 deb: build
