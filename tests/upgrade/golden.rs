@@ -34,7 +34,7 @@ const KEYWORD_NAMES: &[&[&str]] = &[
 ];
 
 /// Writes to the keys of [`KEYWORD_NAMES`] by those names in `name value`
-/// pairs, as clients of 0.2.0 may send them (0.1.0 refuses them all).
+/// pairs, as clients may send them to 0.2.0.
 const KEYWORD_NAME_WRITES: &[&[&str]] = &[
     &["ULIST.ADD", "teams", "group", "b", "user", "2"],
     &["ULIST.ADD", "teams", "user", "3", "group", "count"],
