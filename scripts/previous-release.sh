@@ -45,7 +45,7 @@ case ${1:-} in
         ;;
     *)
         wanted=$1
-        what="commit $1"
+        what=""
         ;;
 esac
 if [ -z "$wanted" ]; then
@@ -54,7 +54,7 @@ if [ -z "$wanted" ]; then
 fi
 
 if ! id=$(git -C "$repo" rev-parse --verify --quiet "$wanted^{commit}"); then
-    say "$what ($wanted) is not in this clone's history."
+    say "${what:+$what: }commit $wanted is not in this clone's history."
     if [ "$(git -C "$repo" rev-parse --is-shallow-repository 2>/dev/null)" = true ]; then
         say "this clone is shallow: fetch the whole history (git fetch --unshallow) and run again."
     fi
@@ -70,7 +70,7 @@ exec 9>"$base/.lock"
 flock 9
 
 if [ ! -f "$so" ]; then
-    say "building $what: $id (once; cached as $so)"
+    say "building ${what:+$what, }commit $id (once; cached as $so)"
     rm -rf "$out/src"
     mkdir -p "$out/src"
     git -C "$repo" archive "$id" | tar -x -m -C "$out/src"
