@@ -15,7 +15,7 @@
 
 use super::accumulator::Acc;
 use super::entries::{Entries, Entry};
-use super::sealed::{add_runs, Packer, Run, Sealed, Step};
+use super::sealed::{Packer, Sealed, Step};
 use crate::topn::storage::dispose_value;
 use crate::tuples::defrag::{Mover, Pass};
 
@@ -200,27 +200,18 @@ impl Bucket {
         work
     }
 
-    /// Adds (`negate`: subtracts) the counts at each bucket's positions `from..to` into
-    /// `acc[id]`: the sealed entries of every bucket together (`sealed::add_runs`), the others a
-    /// bucket at a time. True if one overflowed.
-    pub(super) fn scan<'a, A: Acc>(
-        parts: impl Iterator<Item = (&'a Bucket, usize, usize, bool)>,
-        acc: &mut [A],
-    ) -> bool {
-        let mut runs: Vec<Run<'a>> = Vec::new();
-        let mut overflow = false;
-        for (b, from, to, negate) in parts {
-            let main = b.main_len();
-            match &b.stage {
-                Stage::Open(e) | Stage::Sealing(e, _) => {
-                    overflow |= scan_entries(e, from, to.min(main), negate, acc)
-                }
-                Stage::Sealed(s) => runs.push(s.run(from, to, negate)),
+    /// Adds (`negate`: subtracts) the counts at positions `from..to` into `acc[id]`; true if
+    /// one overflowed.
+    pub(super) fn scan<A: Acc>(&self, from: usize, to: usize, negate: bool, acc: &mut [A]) -> bool {
+        let main = self.main_len();
+        let in_main = match &self.stage {
+            Stage::Open(e) | Stage::Sealing(e, _) => {
+                scan_entries(e, from, to.min(main), negate, acc)
             }
-            let (from, to) = (from.saturating_sub(main), to.saturating_sub(main));
-            overflow |= scan_entries(&b.late, from, to, negate, acc);
-        }
-        overflow | add_runs(&mut runs, acc)
+            Stage::Sealed(s) => s.scan(from, to, negate, acc),
+        };
+        let (from, to) = (from.saturating_sub(main), to.saturating_sub(main));
+        in_main | scan_entries(&self.late, from, to, negate, acc)
     }
 
     /// Calls `f(id, count)` for every entry, in position order.

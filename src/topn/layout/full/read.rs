@@ -446,7 +446,10 @@ impl Full {
         let totals = self.m().names.totals(s);
         with_accumulator::<A, _>(totals.len(), |acc| {
             acc.iter_mut().zip(totals).for_each(|(a, &t)| *a = A::of(t));
-            let overflow = Bucket::scan(fixes.iter().map(|f| f.parts()), acc);
+            let overflow = (fixes.iter().map(|f| f.parts()))
+                .fold(false, |o, (b, from, to, negate)| {
+                    o | b.scan(from, to, negate, acc)
+                });
             (!overflow).then(|| self.select_dense(n, acc))
         })
     }
@@ -511,8 +514,8 @@ impl Full {
     /// overflows.
     fn dense_top<A: Kept + Acc + Ord + Into<i64>>(&self, n: usize, sp: &Span) -> Option<Rows<'_>> {
         with_accumulator::<A, _>(self.m().slots(), |acc| {
-            let whole = self.span_buckets(sp).map(|b| (b, 0, usize::MAX, false));
-            let overflow = Bucket::scan(whole, acc);
+            let overflow =
+                (self.span_buckets(sp)).fold(false, |o, b| o | b.scan(0, usize::MAX, false, acc));
             (!overflow).then(|| self.select_dense(n, acc))
         })
     }

@@ -1,13 +1,12 @@
 //! A sealed bucket's entries, sorted by member id: 8 bytes an entry (the id, and the count as
 //! an i32 when the bucket's counts fit one; 12 bytes else), against about 25 in the table that
-//! took its writes. A sum adds them to its accumulators in ascending order, the sealed buckets
-//! of a read together an id block at a time (a block of accumulators stays in cache while
-//! each adds its run); a lookup is a binary search within a block of about 16 entries that a
-//! directory of the ids' high bits points at (a cache miss or two, as a hash table's; a search
-//! of the whole array took four or five). Made from the entries of a bucket that no longer
-//! takes the usual writes, a bounded slice at a time ([`Packer`]: the entries collected, then
-//! sorted by a least-significant-digit radix sort whose passes are resumable). Pure Rust, no
-//! FFI.
+//! took its writes. A sum adds them to its accumulators in ascending order; a lookup is a
+//! binary search within a block of about 16 entries that a directory of the ids' high bits
+//! points at (a cache miss or two, as a hash table's; a search of the whole array takes four
+//! or five, which a read's proof of a walk pays for each of its few dozen candidates). Made
+//! from the entries of a bucket that no longer takes the usual writes, a bounded slice at a
+//! time ([`Packer`]: the entries collected, then sorted by a least-significant-digit radix sort
+//! whose passes are resumable). Pure Rust, no FFI.
 
 use super::accumulator::{want_warm, Acc};
 use super::entries::Entries;
@@ -23,10 +22,6 @@ const DIGITS: usize = 1 << DIGIT_BITS;
 
 /// Entries a directory block holds on average.
 const BLOCK_ENTRIES: usize = 16;
-
-/// Ids a block of accumulators holds while the sealed buckets of a sum add their runs to it
-/// (32 KB of 32-bit ones).
-const SUM_BLOCK: u32 = 8192;
 
 /// The counts, by position: as i32 when every count the bucket held fits one.
 #[derive(Clone)]
@@ -49,18 +44,6 @@ pub(super) struct Sealed {
     /// `blocks[k]`: the first position of an id of at least `k << shift`.
     blocks: Box<[u32]>,
     shift: u32,
-}
-
-/// The entries of positions `from..to` of a sealed bucket, for a sum, and its sign.
-pub(super) struct Run<'a> {
-    ids: &'a [u32],
-    counts: RunCounts<'a>,
-    negate: bool,
-}
-
-enum RunCounts<'a> {
-    Narrow(&'a [i32]),
-    Wide(&'a [i64]),
 }
 
 /// The directory's shift for `len` entries whose ids are at most `max`: about
@@ -148,18 +131,17 @@ impl Sealed {
         }
     }
 
-    /// The entries of positions `from..to`, added (`negate`: subtracted) by a sum.
-    pub(super) fn run(&self, from: usize, to: usize, negate: bool) -> Run<'_> {
+    /// Adds (`negate`: subtracts) the counts of positions `from..to` into `acc[id]`, in id
+    /// order; true if one overflowed.
+    pub(super) fn scan<A: Acc>(&self, from: usize, to: usize, negate: bool, acc: &mut [A]) -> bool {
         let to = to.min(self.len());
         let from = from.min(to);
-        let counts = match &self.counts {
-            Counts::Narrow(c) => RunCounts::Narrow(&c[from..to]),
-            Counts::Wide(c) => RunCounts::Wide(&c[from..to]),
-        };
-        Run {
-            ids: &self.ids[from..to],
-            counts,
-            negate,
+        let ids = &self.ids[from..to];
+        match (&self.counts, negate) {
+            (Counts::Narrow(c), true) => add::<true, A, i32>(ids, &c[from..to], acc),
+            (Counts::Narrow(c), false) => add::<false, A, i32>(ids, &c[from..to], acc),
+            (Counts::Wide(c), true) => add::<true, A, i64>(ids, &c[from..to], acc),
+            (Counts::Wide(c), false) => add::<false, A, i64>(ids, &c[from..to], acc),
         }
     }
 
@@ -181,54 +163,22 @@ impl Sealed {
     }
 }
 
-/// Adds each run into `acc[id]`, an id block at a time: the block's accumulators stay in cache
-/// while every run adds its entries of the block. True if a count overflowed.
-pub(super) fn add_runs<A: Acc>(runs: &mut [Run<'_>], acc: &mut [A]) -> bool {
-    let mut overflow = false;
-    let mut end = 0u32;
-    while runs.iter().any(|r| !r.ids.is_empty()) {
-        end = end.saturating_add(SUM_BLOCK);
-        for run in runs.iter_mut() {
-            let (read, o) = match (run.negate, &run.counts) {
-                (true, RunCounts::Narrow(c)) => add_until::<true, A, i32>(run.ids, c, end, acc),
-                (false, RunCounts::Narrow(c)) => add_until::<false, A, i32>(run.ids, c, end, acc),
-                (true, RunCounts::Wide(c)) => add_until::<true, A, i64>(run.ids, c, end, acc),
-                (false, RunCounts::Wide(c)) => add_until::<false, A, i64>(run.ids, c, end, acc),
-            };
-            overflow |= o;
-            run.ids = &run.ids[read..];
-            run.counts = match &run.counts {
-                RunCounts::Narrow(c) => RunCounts::Narrow(&c[read..]),
-                RunCounts::Wide(c) => RunCounts::Wide(&c[read..]),
-            };
-        }
-    }
-    overflow
-}
-
-/// Adds (`NEGATE`: subtracts) the entries whose id is below `end` into `acc[id]`; returns how
-/// many it read and whether one overflowed. One instance per sign and width, so its state
-/// stays in registers.
+/// Adds (`NEGATE`: subtracts) each count into `acc[id]`; true if one overflowed. One instance
+/// per sign and width, so its state stays in registers.
 #[inline(never)]
-fn add_until<const NEGATE: bool, A: Acc, C: Copy + Into<i64>>(
+fn add<const NEGATE: bool, A: Acc, C: Copy + Into<i64>>(
     ids: &[u32],
     counts: &[C],
-    end: u32,
     acc: &mut [A],
-) -> (usize, bool) {
+) -> bool {
     let mut overflow = false;
-    let mut read = 0;
     for (&id, &count) in ids.iter().zip(counts) {
-        if id >= end {
-            break;
-        }
-        read += 1;
         let a = &mut acc[id as usize];
         let (v, o) = a.apply::<NEGATE>(count.into());
         *a = v;
         overflow |= o;
     }
-    (read, overflow)
+    overflow
 }
 
 /// A sealing in progress: entries collected as words `id << 32 | position`, sorted by id a
@@ -477,19 +427,16 @@ mod tests {
                 want.iter().map(|e| e.1).collect(),
             );
             assert_eq!(decoded.blocks, sealed.blocks);
-            // Summed alone and in runs of part of it, alike.
+            // Summed whole and in two parts, alike.
             if limit <= 70_000 {
-                let (mut acc, mut runs) = (vec![0i64; limit as usize], vec![0i64; limit as usize]);
+                let (mut acc, mut parts) = (vec![0i64; limit as usize], vec![0i64; limit as usize]);
                 for (id, count) in &want {
                     acc[*id as usize] += count;
                 }
                 let half = sealed.len() / 2;
-                let mut parts = [
-                    sealed.run(0, half, false),
-                    sealed.run(half, usize::MAX, false),
-                ];
-                assert!(!add_runs(&mut parts, &mut runs));
-                assert_eq!(acc, runs, "round {round}");
+                assert!(!sealed.scan(0, half, false, &mut parts));
+                assert!(!sealed.scan(half, usize::MAX, false, &mut parts));
+                assert_eq!(acc, parts, "round {round}");
             }
         }
     }
