@@ -26,7 +26,10 @@ pub mod module_type;
 pub mod moved;
 pub mod panics;
 pub mod reclaim;
+mod sent;
 pub mod slot_migration;
+pub mod tag;
+pub mod test_view;
 pub mod timer;
 
 pub(crate) use api::api;

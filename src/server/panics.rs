@@ -32,12 +32,12 @@ use super::api::{api, copy_of, free_string, new_string, RStr};
 use super::ctx::{Arg, Ctx, Word};
 use super::fault;
 use super::key::{Key, KeyKind};
+use super::tag;
 use crate::args::printable;
 use crate::stats::Stat;
 use redis_module::raw;
 use std::ffi::c_void;
 use std::os::raw::c_int;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 /// What a save that panicked in the server writes for the key instead of its
@@ -61,7 +61,7 @@ static UNSAVED: Mutex<Vec<(c_int, Vec<u8>)>> = Mutex::new(Vec::new());
 static UNSAVED_DROPPED: Stat = Stat::new("panics_unsaved_keys_dropped");
 /// `INFO recipes`: keys of ours dropped after a write to them panicked.
 static WRITE_DROPPED: Stat = Stat::new("panics_write_keys_dropped");
-pub static STATS: &[&Stat] = &[&UNSAVED_DROPPED, &WRITE_DROPPED];
+pub static STATS: &[&Stat] = &[&UNSAVED_DROPPED, &WRITE_DROPPED, &LEAKED_BYTES];
 
 /// At load: drops the placeholders of unsaved keys when a load ends.
 pub fn enable(ctx: Ctx) {
@@ -112,6 +112,7 @@ extern "C" fn on_loading(
         {
             return;
         }
+        super::moved::load_ended();
         let unsaved = std::mem::take(
             &mut *UNSAVED
                 .lock()
@@ -162,39 +163,18 @@ pub fn save_panicked() -> &'static [u8] {
     SAVE_PANICKED
 }
 
-/// Values of ours that a panic left mid-change, by address: nothing walks
-/// them again. Their key is deleted at once, and `free` leaks them instead
-/// of dropping them through their possibly broken invariants.
-static POISONED: Mutex<Vec<usize>> = Mutex::new(Vec::new());
-/// False while [`POISONED`] is empty: `free` then takes no lock.
-static ANY_POISONED: AtomicBool = AtomicBool::new(false);
+/// `INFO recipes`: bytes of values left mid-change by a panic and leaked
+/// (about: estimated as `MEMORY USAGE` does, from a few items).
+static LEAKED_BYTES: Stat = Stat::new("panics_leaked_bytes");
 
-fn poisoned() -> std::sync::MutexGuard<'static, Vec<usize>> {
-    POISONED
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// Whether the value at `value` was left mid-change by a panic (its free
-/// effort is then not computed: freeing it walks nothing).
-pub fn is_poisoned(value: *const c_void) -> bool {
-    ANY_POISONED.load(Ordering::Acquire) && poisoned().contains(&(value as usize))
-}
-
-/// `free`: true if the value at `value` was left mid-change by a panic: the
-/// caller leaks it (one value a bug), and its address is forgotten (the
-/// allocator may hand it out again).
-pub fn take_poisoned(value: *const c_void) -> bool {
-    if !ANY_POISONED.load(Ordering::Acquire) {
-        return false;
-    }
-    let mut all = poisoned();
-    let Some(i) = all.iter().position(|&v| v == value as usize) else {
-        return false;
-    };
-    all.swap_remove(i);
-    ANY_POISONED.store(!all.is_empty(), Ordering::Release);
-    true
+/// `free` of a value a panic left mid-change (its tag says so): it is
+/// leaked, one value a bug, not dropped through its possibly broken
+/// invariants. `estimate` reads its size (and takes it out of the gauges
+/// that count it); `at_least` is what is counted if that panics too.
+pub fn leaked(at_least: usize, estimate: impl FnOnce() -> usize) {
+    let bytes = std::panic::catch_unwind(std::panic::AssertUnwindSafe(estimate))
+        .map_or(at_least, |b| b.max(at_least));
+    LEAKED_BYTES.add(bytes as i64);
 }
 
 /// After a write command on `name` panicked. A value of ours may be
@@ -209,12 +189,11 @@ pub fn resync_after_panic(ctx: Ctx, name: RStr) {
     let mut key = Key::open(ctx, name, true);
     let (kind, expire_at) = (key.kind(), key.expire_at());
     if kind == KeyKind::Module {
-        let value = api!(RedisModule_ModuleTypeGetValue(key.raw())) as usize;
-        {
-            let mut all = poisoned();
-            all.push(value);
-            ANY_POISONED.store(true, Ordering::Release);
-        }
+        // Another module's value: our command changed nothing in it.
+        let Some(tag) = tag::tag_in(key.raw()) else {
+            return;
+        };
+        tag.poison();
         key.delete();
         drop(key);
         if !replaying {

@@ -24,7 +24,10 @@
 //! drops its dbs' schedules and SWAPDB swaps two dbs' (server events). These
 //! callbacks run only for our values: keys of other types pay nothing. A key
 //! whose value turned into another type's keeps no entry either (its old
-//! value was unlinked).
+//! value was unlinked). An entry belongs to a value (its tag's identity,
+//! `tag`; 0 from a command: the value under the name): a value loaded or
+//! copied under a name before the one it replaces is unlinked keeps its
+//! entries, and one freed unstored takes out only its own.
 //!
 //! A diskless `swapdb` load fills a temporary database beside the served one:
 //! what its keys owe is kept apart and replaces the served schedules when the
@@ -34,7 +37,9 @@ use super::api::{api, copy_of, new_string, RStr};
 use super::ctx::Ctx;
 use super::key::{Key, KeyKind};
 use super::slot_migration::{self, Change, SlotSet};
-use super::{background_free, moved, timer};
+use super::tag::{self, Tag};
+use super::{background_free, moved, sent, timer};
+use crate::args::printable;
 use crate::tuples::expiry::Schedule;
 use redis_module::native_types::RedisType;
 use redis_module::raw;
@@ -80,6 +85,24 @@ impl Owed {
 
     fn is_empty(&self) -> bool {
         self.reclaim.is_empty() && self.upkeep.is_empty()
+    }
+
+    /// The key `name` holding the value `owner` owes what is given.
+    fn schedule(&mut self, name: &[u8], owner: u64, reclaim: Option<i64>, upkeep: Option<i64>) {
+        if let Some(due) = reclaim {
+            self.reclaim.schedule(name.to_vec(), due, owner);
+        }
+        if let Some(due) = upkeep {
+            self.upkeep.schedule(name.to_vec(), due, owner);
+        }
+    }
+
+    /// Takes the entries of `name` out where `owned` says they are the
+    /// leaving value's; true if any were.
+    fn remove_if(&mut self, name: &Vec<u8>, owned: impl Fn(u64) -> bool) -> bool {
+        let reclaim = self.reclaim.remove_if(name, &owned);
+        let upkeep = self.upkeep.remove_if(name, &owned);
+        reclaim || upkeep
     }
 }
 
@@ -187,15 +210,37 @@ pub fn gauges() -> Vec<(&'static str, i64)> {
         return Vec::new();
     };
     let count = |f: fn(&Owed) -> usize| st.served.0.iter().map(f).sum::<usize>() as i64;
-    vec![
+    let mut gauges = vec![
         ("reclaim_scheduled_keys", count(|o| o.reclaim.len())),
         ("reclaim_upkeep_keys", count(|o| o.upkeep.len())),
         (
             "reclaim_schedule_bytes",
             count(|o| o.reclaim.heap_bytes() + o.upkeep.heap_bytes()),
         ),
-        ("reclaim_followed_keys", moved::followed()),
-    ]
+    ];
+    drop(st);
+    gauges.extend(moved::gauges());
+    gauges
+}
+
+/// Every schedule entry, `db kind name` a line in order (kind `reclaim` or
+/// `upkeep`, the name printable), then `followed <n>`: the test-only view
+/// (`test_view`).
+pub fn listing() -> String {
+    let mut out = String::new();
+    {
+        let st = state();
+        for (db, owed) in st.served.0.iter().enumerate() {
+            for (kind, schedule) in [("reclaim", &owed.reclaim), ("upkeep", &owed.upkeep)] {
+                for (name, _) in schedule.entries() {
+                    out += &format!("{db} {kind} {}\n", printable(name));
+                }
+            }
+        }
+    }
+    let [(_, followed), _] = moved::gauges();
+    out += &format!("followed {followed}\n");
+    out
 }
 
 /// Timer period with nothing due, on replicas, and while writes are paused.
@@ -230,6 +275,7 @@ pub fn enable(ctx: Ctx, reclaimer: &'static Reclaimer) {
         let event = raw::RedisModuleEvent { id, dataver: 1 };
         api!(RedisModule_SubscribeToServerEvent(ctx.0, event, callback));
     }
+    sent::enable(ctx);
     timer::repeat(ctx, IDLE_MS, tick);
 }
 
@@ -249,16 +295,16 @@ fn schedule_kind(ctx: Ctx, name: RStr, due: i64, everywhere: bool) {
         .served
         .db(db)
         .kind(everywhere)
-        .schedule(copy_of(name), due);
+        .schedule(copy_of(name), due, 0);
 }
 
-/// The key being loaded through `io` (RDB, RESTORE) with the value at
-/// `value` has items due at `reclaim_due` and upkeep at `upkeep_due`. If the
-/// load then drops the value unstored (`RESTORE` with a past expiry, an
-/// expired key in an RDB), `moved` takes the entries out again.
+/// The key being loaded through `io` (RDB, RESTORE) with the value `id`
+/// has items due at `reclaim_due` and upkeep at `upkeep_due`. If the load
+/// then drops the value unstored (`RESTORE` with a past expiry, an expired
+/// key in an RDB), `moved` takes its entries out again.
 pub fn schedule_loaded(
     io: *mut raw::RedisModuleIO,
-    value: *const c_void,
+    id: u64,
     reclaim_due: Option<i64>,
     upkeep_due: Option<i64>,
 ) {
@@ -271,18 +317,15 @@ pub fn schedule_loaded(
     }
     let db = api!(RedisModule_GetDbIdFromIO(io));
     let name = copy_of(name.cast_mut());
-    {
+    let into_loading = {
         let mut st = state();
         let st = &mut *st;
+        let into_loading = st.loading.is_some();
         let owed = st.loading.as_mut().unwrap_or(&mut st.served).db(db);
-        if let Some(due) = reclaim_due {
-            owed.reclaim.schedule(name.clone(), due);
-        }
-        if let Some(due) = upkeep_due {
-            owed.upkeep.schedule(name.clone(), due);
-        }
-    }
-    moved::loaded(value, db, name);
+        owed.schedule(&name, id, reclaim_due, upkeep_due);
+        into_loading
+    };
+    moved::loaded(id, db, name, into_loading);
 }
 
 /// The reclaimer of the key's type of the given kind (a type may have one
@@ -299,39 +342,46 @@ fn reclaimer_of(key: &Key, everywhere: bool) -> Option<&'static Reclaimer> {
         .find(|r| r.everywhere == everywhere && key.holds(r.ty))
 }
 
-/// `unlink2`: the key `name` of db `db` lost its value of ours. Takes the
-/// name out of the db's schedules; answers the name if it was there.
-pub fn forget(db: c_int, name: RStr) -> Option<Vec<u8>> {
+/// `unlink2`: the key `name` of db `db` lost its value of ours, `id`.
+/// Takes the name's entries out unless another value owns them (one loaded
+/// or copied under the name just before, by `RESTORE` or `COPY ...
+/// REPLACE`); true if there were any of this one's.
+pub fn forget(db: c_int, name: RStr, id: u64) -> bool {
     let mut st = state();
-    let owed = st.served.0.get_mut(usize::try_from(db).ok()?)?;
-    if owed.is_empty() {
-        return None;
-    }
-    let name = copy_of(name);
-    let reclaim = owed.reclaim.remove(&name);
-    let upkeep = owed.upkeep.remove(&name);
-    (reclaim || upkeep).then_some(name)
-}
-
-/// A value loaded for the key `name` of db `db` was dropped unstored: its
-/// entries go.
-pub fn forget_loaded(db: c_int, name: &Vec<u8>) {
-    let mut st = state();
-    if let Some(owed) = usize::try_from(db)
+    let Some(owed) = usize::try_from(db)
         .ok()
         .and_then(|db| st.served.0.get_mut(db))
-    {
-        owed.reclaim.remove(name);
-        owed.upkeep.remove(name);
+    else {
+        return false;
+    };
+    if owed.is_empty() {
+        return false;
+    }
+    owed.remove_if(&copy_of(name), |owner| owner == 0 || owner == id)
+}
+
+/// A value a load scheduled was dropped unstored: its own entries go.
+pub fn forget_loaded(loaded: &moved::Loaded) {
+    let mut st = state();
+    let st = &mut *st;
+    let dbs = if loaded.into_loading {
+        st.loading.as_mut()
+    } else {
+        Some(&mut st.served)
+    };
+    let owed = dbs.and_then(|dbs| dbs.0.get_mut(usize::try_from(loaded.db).ok()?));
+    if let Some(owed) = owed {
+        owed.remove_if(&loaded.name, |owner| owner == loaded.id);
     }
 }
 
-/// `copy2`: a copy of one of our values, at `value`, with work due at
-/// `reclaim_due` / `upkeep_due`, is being stored under `name` of db `db`.
+/// `copy2`: a copy of one of ours, `id`, with work due at `reclaim_due` /
+/// `upkeep_due`, is being stored under `name` of db `db` (before the value
+/// it replaces, if any, is unlinked: the entries are the copy's).
 pub fn schedule_copy(
     db: c_int,
     name: RStr,
-    value: *const c_void,
+    id: u64,
     reclaim_due: Option<i64>,
     upkeep_due: Option<i64>,
 ) {
@@ -339,45 +389,56 @@ pub fn schedule_copy(
         return;
     }
     let name = copy_of(name);
-    {
-        let mut st = state();
-        let owed = st.served.db(db);
-        if let Some(due) = reclaim_due {
-            owed.reclaim.schedule(name.clone(), due);
-        }
-        if let Some(due) = upkeep_due {
-            owed.upkeep.schedule(name.clone(), due);
-        }
-    }
-    moved::loaded(value, db, name);
+    state()
+        .served
+        .db(db)
+        .schedule(&name, id, reclaim_due, upkeep_due);
 }
 
-/// Schedules what the key `name` of db `db` owes, if it holds a value of
-/// ours with background work; answers that value's address (`moved`).
-pub fn follow_at(ctx: Ctx, db: c_int, name: &[u8]) -> Option<usize> {
+/// Schedules what the key `name` of db `db` owes, if it holds our value
+/// `id`; clears the value's lost mark. True if it holds it (`moved`).
+pub fn follow_at(ctx: Ctx, db: c_int, name: &[u8], id: u64) -> bool {
     if api!(RedisModule_SelectDb(ctx.0, db)) != raw::REDISMODULE_OK as c_int {
-        return None;
+        return false;
     }
     let name = new_string(name);
     let key = Key::open_quiet(ctx, name);
-    let due = |everywhere| reclaimer_of(&key, everywhere).map(|r| (r.next_due)(&key));
-    let (reclaim_due, upkeep_due) = (due(false), due(true));
-    let value = (reclaim_due.is_some() || upkeep_due.is_some())
-        .then(|| api!(RedisModule_ModuleTypeGetValue(key.raw())) as usize);
-    drop(key);
-    if reclaim_due.is_some() || upkeep_due.is_some() {
-        let bytes = copy_of(name);
-        let mut st = state();
-        let owed = st.served.db(db);
-        if let Some(due) = reclaim_due.flatten() {
-            owed.reclaim.schedule(bytes.clone(), due);
-        }
-        if let Some(due) = upkeep_due.flatten() {
-            owed.upkeep.schedule(bytes, due);
-        }
+    let held = tag::tag_in(key.raw()).is_some_and(|t| t.id() == id);
+    if held {
+        schedule_found(&key, db);
     }
+    drop(key);
     api!(RedisModule_FreeString(std::ptr::null_mut(), name));
-    value
+    held
+}
+
+/// A command met a value of ours marked lost (`tag`) in `key`: where it is
+/// now is known; it is scheduled there (`module_type`).
+pub fn relearn(key: &Key, tag: &Tag) {
+    let (ctx, _) = key.opened_as();
+    let db = api!(RedisModule_GetSelectedDb(ctx.0));
+    tag.set_lost(false);
+    schedule_found(key, db);
+    moved::found(tag.id());
+}
+
+/// Schedules what the value of ours in `key` (of db `db`) owes there, for
+/// that value, and clears its lost mark.
+fn schedule_found(key: &Key, db: c_int) {
+    let Some(tag) = tag::tag_in(key.raw()) else {
+        return;
+    };
+    tag.set_lost(false);
+    let id = tag.id();
+    let due = |everywhere| reclaimer_of(key, everywhere).and_then(|r| (r.next_due)(key));
+    let (reclaim_due, upkeep_due) = (due(false), due(true));
+    if reclaim_due.is_some() || upkeep_due.is_some() {
+        let (_, name) = key.opened_as();
+        state()
+            .served
+            .db(db)
+            .schedule(&copy_of(name), id, reclaim_due, upkeep_due);
+    }
 }
 
 /// An `extern "C"` server-event callback whose body (given the subevent and
@@ -457,6 +518,9 @@ server_event!(on_async_load, |subevent, _data| {
     if let Some(dbs) = replaced {
         background_free::drop_later(Box::new(dbs.0));
     }
+    if subevent != raw::REDISMODULE_SUBEVENT_REPL_ASYNC_LOAD_STARTED {
+        moved::async_load_ended();
+    }
 });
 
 /// Entries a tick checks while dropping those of slots that left.
@@ -533,11 +597,10 @@ fn tick(ctx: Ctx) -> i64 {
         (reclaim, st.served.next_due(true))
     };
     let now = ctx.now_ms();
-    let mut delay = if trimming || moved::busy() {
-        0
-    } else {
-        IDLE_MS
-    };
+    let mut delay = if trimming { 0 } else { IDLE_MS };
+    if let Some(following) = moved::delay(IDLE_MS) {
+        delay = delay.min(following);
+    }
     if let Some(due) = reclaim_due {
         delay = delay.min((due - now).clamp(1, IDLE_MS));
     }
@@ -562,11 +625,19 @@ fn run(ctx: Ctx, now: i64, everywhere: bool, deadline: Instant) {
         };
         // A key arriving with slots being imported is not ours yet.
         if !everywhere && slot_migration::importing(&name) {
-            state().served.db(db).reclaim.schedule(name, now + IDLE_MS);
+            state()
+                .served
+                .db(db)
+                .reclaim
+                .schedule(name, now + IDLE_MS, 0);
             continue;
         }
         if let Some(next) = visit(ctx, db, &name, now, everywhere, deadline) {
-            state().served.db(db).kind(everywhere).schedule(name, next);
+            state()
+                .served
+                .db(db)
+                .kind(everywhere)
+                .schedule(name, next, 0);
         }
     }
 }

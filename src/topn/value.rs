@@ -24,13 +24,15 @@ pub static TOPN_TYPE: RedisType = RedisType::new(
 pub const TOPN_ENCODING_V1: c_int = 1;
 
 /// A key's top-N. Keeps the `topn_members` gauge of INFO in step with the
-/// members it holds, from creation to free.
-pub struct TopnValue(Layout);
+/// members it holds, from creation to free; the second field is its share
+/// of the gauge (what a value a panic left mid-change takes back out).
+pub struct TopnValue(Layout, usize);
 
 impl TopnValue {
     pub fn new(core: Layout) -> Self {
-        MEMBERS.add(core.members() as i64);
-        TopnValue(core)
+        let members = core.members();
+        MEMBERS.add(members as i64);
+        TopnValue(core, members)
     }
 
     pub fn get(&self) -> &Layout {
@@ -39,9 +41,10 @@ impl TopnValue {
 
     /// Mutates the core, keeping the members gauge exact.
     pub fn update<R>(&mut self, f: impl FnOnce(&mut Layout) -> R) -> R {
-        let before = self.0.members() as i64;
         let out = f(&mut self.0);
-        MEMBERS.add(self.0.members() as i64 - before);
+        let members = self.0.members();
+        MEMBERS.add(members as i64 - self.1 as i64);
+        self.1 = members;
         out
     }
 }
@@ -54,7 +57,7 @@ impl Clone for TopnValue {
 
 impl Drop for TopnValue {
     fn drop(&mut self) {
-        MEMBERS.add(-(self.0.members() as i64));
+        MEMBERS.add(-(self.1 as i64));
     }
 }
 
@@ -84,6 +87,10 @@ impl ModuleValue for TopnValue {
 
     fn mem_usage(&self) -> usize {
         self.0.mem_usage()
+    }
+
+    fn leaked(&self) {
+        MEMBERS.add(-(self.1 as i64));
     }
 
     fn free_effort(&self) -> usize {
