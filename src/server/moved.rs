@@ -239,14 +239,14 @@ pub fn swap_dbs(first: i32, second: i32) {
     }
 }
 
-/// FLUSHDB (`db`) or FLUSHALL (`None`): values of the flushed dbs are
-/// followed no more (they are being freed); the searched db starts again.
+/// FLUSHDB (`db`) or FLUSHALL (`None`): the value last loaded there is
+/// gone, and a search of a flushed db starts that db again. Followed values
+/// stay followed: one last seen there may have moved on since (a MOVE no
+/// filter saw); those flushed are forgotten when freed.
 pub fn flushed(db: Option<i32>) {
     let hit = |d: i32| db.is_none_or(|db| db == d);
     let search = {
         let mut st = state();
-        st.followed
-            .retain(|f| !hit(f.db) || f.candidates.iter().any(|&(d, _)| !hit(d)));
         st.loaded.take_if(|l| hit(l.db));
         let search = st.search.take_if(|s| hit(s.db));
         update_flags(&st);

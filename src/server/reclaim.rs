@@ -33,7 +33,7 @@
 //! what its keys owe is kept apart and replaces the served schedules when the
 //! load completes (dropped if it is aborted).
 
-use super::api::{api, copy_of, new_string, RStr};
+use super::api::{api, copy_of, free_string, new_string, RStr};
 use super::ctx::Ctx;
 use super::key::{Key, KeyKind};
 use super::slot_migration::{self, Change, SlotSet};
@@ -45,6 +45,7 @@ use redis_module::native_types::RedisType;
 use redis_module::raw;
 use std::ffi::c_void;
 use std::os::raw::c_int;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -183,13 +184,31 @@ struct State {
     served: Dbs,
     /// A diskless `swapdb` load in progress: what its temporary db owes.
     loading: Option<Dbs>,
+    /// What keys of that load owe when the server does not tell their db
+    /// ([`LOAD_DB_UNKNOWN`]): placed when the load completes.
+    placeless: Vec<Placeless>,
     /// Trims in the order their slots left; the first one walks.
     trims: Vec<Trim>,
 }
 
+/// A key loaded into a diskless load's temporary dbs, db not known.
+struct Placeless {
+    name: Vec<u8>,
+    id: u64,
+    reclaim: Option<i64>,
+    upkeep: Option<i64>,
+}
+
+/// Redis 7.0 names db 0 for every key a diskless `swapdb` load reads into
+/// its temporary dbs (`RedisModule_GetDbIdFromIO`; 7.2+ and Valkey give the
+/// key's own db): there, such keys are found in their dbs when the load
+/// completes, one open each for a key of db 0.
+static LOAD_DB_UNKNOWN: AtomicBool = AtomicBool::new(false);
+
 static STATE: Mutex<State> = Mutex::new(State {
     served: Dbs(Vec::new(), 0),
     loading: None,
+    placeless: Vec::new(),
     trims: Vec::new(),
 });
 
@@ -276,6 +295,8 @@ pub fn enable(ctx: Ctx, reclaimer: &'static Reclaimer) {
         api!(RedisModule_SubscribeToServerEvent(ctx.0, event, callback));
     }
     sent::enable(ctx);
+    let version = api!(RedisModule_GetServerVersion());
+    LOAD_DB_UNKNOWN.store(version < 0x00_07_02_00, Ordering::Relaxed);
     timer::repeat(ctx, IDLE_MS, tick);
 }
 
@@ -321,8 +342,17 @@ pub fn schedule_loaded(
         let mut st = state();
         let st = &mut *st;
         let into_loading = st.loading.is_some();
-        let owed = st.loading.as_mut().unwrap_or(&mut st.served).db(db);
-        owed.schedule(&name, id, reclaim_due, upkeep_due);
+        if into_loading && LOAD_DB_UNKNOWN.load(Ordering::Relaxed) {
+            st.placeless.push(Placeless {
+                name: name.clone(),
+                id,
+                reclaim: reclaim_due,
+                upkeep: upkeep_due,
+            });
+        } else {
+            let owed = st.loading.as_mut().unwrap_or(&mut st.served).db(db);
+            owed.schedule(&name, id, reclaim_due, upkeep_due);
+        }
         into_loading
     };
     moved::loaded(id, db, name, into_loading);
@@ -364,6 +394,7 @@ pub fn forget(db: c_int, name: RStr, id: u64) -> bool {
 pub fn forget_loaded(loaded: &moved::Loaded) {
     let mut st = state();
     let st = &mut *st;
+    st.placeless.retain(|p| p.id != loaded.id);
     let dbs = if loaded.into_loading {
         st.loading.as_mut()
     } else {
@@ -444,9 +475,9 @@ fn schedule_found(key: &Key, db: c_int) {
 /// An `extern "C"` server-event callback whose body (given the subevent and
 /// the event's data) runs behind a panic guard.
 macro_rules! server_event {
-    ($name:ident, |$subevent:ident, $data:ident| $body:block) => {
+    ($name:ident, |$ctx:ident, $subevent:ident, $data:ident| $body:block) => {
         extern "C" fn $name(
-            _ctx: *mut raw::RedisModuleCtx,
+            $ctx: *mut raw::RedisModuleCtx,
             _eid: raw::RedisModuleEvent,
             $subevent: u64,
             $data: *mut c_void,
@@ -457,7 +488,7 @@ macro_rules! server_event {
 }
 
 // SWAPDB: the two dbs trade their schedules.
-server_event!(on_swapdb, |_subevent, data| {
+server_event!(on_swapdb, |_ctx, _subevent, data| {
     // Sound: for SWAPDB Redis passes a `RedisModuleSwapDbInfo`.
     let info = unsafe { &*data.cast::<raw::RedisModuleSwapDbInfo>() };
     let mut st = state();
@@ -473,7 +504,7 @@ server_event!(on_swapdb, |_subevent, data| {
 // dbs owe nothing any more. Their schedules are dropped where the flush frees
 // the keys: here for a synchronous flush, on the background thread for an
 // asynchronous one.
-server_event!(on_flush, |subevent, data| {
+server_event!(on_flush, |_ctx, subevent, data| {
     if subevent != raw::REDISMODULE_SUBEVENT_FLUSHDB_START {
         return;
     }
@@ -502,10 +533,11 @@ fn drop_where_flushed<T: Send + 'static>(garbage: T, sync: bool) {
 
 // A diskless `swapdb` load: started, aborted (the served dbs stay), or
 // completed (the loaded dbs are served from now on).
-server_event!(on_async_load, |subevent, _data| {
-    let replaced = {
+server_event!(on_async_load, |ctx, subevent, _data| {
+    let (replaced, placeless) = {
         let mut st = state();
-        match subevent {
+        let placeless = std::mem::take(&mut st.placeless);
+        let replaced = match subevent {
             raw::REDISMODULE_SUBEVENT_REPL_ASYNC_LOAD_STARTED => st.loading.replace(Dbs::default()),
             raw::REDISMODULE_SUBEVENT_REPL_ASYNC_LOAD_ABORTED => st.loading.take(),
             raw::REDISMODULE_SUBEVENT_REPL_ASYNC_LOAD_COMPLETED => {
@@ -513,15 +545,39 @@ server_event!(on_async_load, |subevent, _data| {
                 Some(std::mem::replace(&mut st.served, loaded))
             }
             _ => None,
-        }
+        };
+        (replaced, placeless)
     };
     if let Some(dbs) = replaced {
         background_free::drop_later(Box::new(dbs.0));
+    }
+    if subevent == raw::REDISMODULE_SUBEVENT_REPL_ASYNC_LOAD_COMPLETED {
+        place(Ctx(ctx), placeless);
     }
     if subevent != raw::REDISMODULE_SUBEVENT_REPL_ASYNC_LOAD_STARTED {
         moved::async_load_ended();
     }
 });
+
+/// Schedules each key a completed diskless load read with no db known, in
+/// the db that holds its value (tried from db 0).
+fn place(ctx: Ctx, placeless: Vec<Placeless>) {
+    for p in placeless {
+        let name = new_string(&p.name);
+        let mut db = 0;
+        while api!(RedisModule_SelectDb(ctx.0, db)) == raw::REDISMODULE_OK as c_int {
+            let key = Key::open_quiet(ctx, name);
+            let held = tag::tag_in(key.raw()).is_some_and(|t| t.id() == p.id);
+            drop(key);
+            if held {
+                (state().served.db(db)).schedule(&p.name, p.id, p.reclaim, p.upkeep);
+                break;
+            }
+            db += 1;
+        }
+        free_string(name);
+    }
+}
 
 /// Entries a tick checks while dropping those of slots that left.
 const TRIM_STEP: usize = 2048;

@@ -16,7 +16,9 @@
 //! - `memory`: `maxmemory` with `noeviction` and with `allkeys-lru`;
 //! - `corrupt`: truncated and bit-flipped RDB files, crafted RESTORE payloads
 //!   (refused with a warning that says why);
-//! - `fuzz`: random argument vectors for every command.
+//! - `fuzz`: random argument vectors for every command;
+//! - `keyspace`: a model of which keys owe background work, against random
+//!   moves, drops, reloads and defrag of keys of every family.
 //!
 //! Random choices come from `FAULTS_SEED` (`FUZZ_SEED` for the fuzzer),
 //! printed so a failure can be replayed. Not part of `cargo test --tests`
@@ -29,6 +31,7 @@ mod corrupt;
 mod crash;
 mod failover;
 mod fuzz;
+mod keyspace;
 mod memory;
 mod planned_failover;
 mod reshard;
