@@ -114,7 +114,10 @@ impl Owed {
 struct Dbs(Vec<Owed>, usize);
 
 impl Dbs {
+    /// Db `db`'s schedules, about to take an entry: the command filter
+    /// that follows renames and moves runs from now on (`sent::need`).
     fn db(&mut self, db: i32) -> &mut Owed {
+        sent::need();
         let i = usize::try_from(db).unwrap_or(0);
         if self.0.len() <= i {
             self.0.resize_with(i + 1, Owed::default);
@@ -643,15 +646,22 @@ fn tick(ctx: Ctx) -> i64 {
     }
     let deadline = (started + TICK_BUDGET).max(Instant::now() + UPKEEP_MIN);
     run(ctx, now, true, deadline);
-    let (reclaim_due, upkeep_due) = {
+    let (reclaim_due, upkeep_due, idle) = {
         let st = state();
         let reclaim = if reclaiming {
             st.served.next_due(false)
         } else {
             None
         };
-        (reclaim, st.served.next_due(true))
+        let idle = st.served.0.iter().all(Owed::is_empty)
+            && st.loading.is_none()
+            && st.placeless.is_empty();
+        (reclaim, st.served.next_due(true), idle)
     };
+    if idle && moved::delay(IDLE_MS).is_none() {
+        // Nothing owes work, nothing is followed: commands pay no filter.
+        sent::unneeded();
+    }
     let now = ctx.now_ms();
     let mut delay = if trimming { 0 } else { IDLE_MS };
     if let Some(following) = moved::delay(IDLE_MS) {

@@ -24,28 +24,27 @@ pub static TOPN_TYPE: RedisType = RedisType::new(
 pub const TOPN_ENCODING_V1: c_int = 1;
 
 /// A key's top-N. Keeps the `topn_members` gauge of INFO in step with the
-/// members it holds, from creation to free; the second field is its share
-/// of the gauge (what a value a panic left mid-change takes back out).
-pub struct TopnValue(Layout, usize);
+/// members it holds, from creation to free (or leak).
+pub struct TopnValue(Layout);
 
 impl TopnValue {
     pub fn new(core: Layout) -> Self {
-        let members = core.members();
-        MEMBERS.add(members as i64);
-        TopnValue(core, members)
+        MEMBERS.add(core.members() as i64);
+        TopnValue(core)
     }
 
     pub fn get(&self) -> &Layout {
         &self.0
     }
 
-    /// Mutates the core, keeping the members gauge exact.
+    /// Mutates the core, keeping the members gauge exact, also when `f`
+    /// panics half-way (the gauge then counts what the core holds, which
+    /// is what a leak of the value takes back out).
     pub fn update<R>(&mut self, f: impl FnOnce(&mut Layout) -> R) -> R {
-        let out = f(&mut self.0);
-        let members = self.0.members();
-        MEMBERS.add(members as i64 - self.1 as i64);
-        self.1 = members;
-        out
+        let before = self.0.members() as i64;
+        let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut self.0)));
+        MEMBERS.add(self.0.members() as i64 - before);
+        out.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
     }
 }
 
@@ -57,7 +56,7 @@ impl Clone for TopnValue {
 
 impl Drop for TopnValue {
     fn drop(&mut self) {
-        MEMBERS.add(-(self.1 as i64));
+        MEMBERS.add(-(self.0.members() as i64));
     }
 }
 
@@ -90,7 +89,7 @@ impl ModuleValue for TopnValue {
     }
 
     fn leaked(&self) {
-        MEMBERS.add(-(self.1 as i64));
+        MEMBERS.add(-(self.0.members() as i64));
     }
 
     fn free_effort(&self) -> usize {

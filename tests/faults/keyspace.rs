@@ -22,7 +22,9 @@
 //! with work left.
 //!
 //! Seeded by `FAULTS_SEED` (printed; set it to replay), `KEYSPACE_STEPS`
-//! steps (3,000). Runs on the default server, and again with active defrag
+//! steps (3,000), of the kinds `KEYSPACE_KINDS` lists (comma-separated
+//! names of `Run::random_step`'s table; all by default), to narrow a
+//! failure down. Runs on the default server, and again with active defrag
 //! on (moving values under the steps) on `RECIPES_DEFRAG_SERVER` when set
 //! (`make test-faults` passes Redis 8.2.3, built with its jemalloc).
 
@@ -239,6 +241,7 @@ fn run_model(srv: &Server, replica: &Server, seed: u64) -> usize {
         let started = std::time::Instant::now();
         let what = run.random_step();
         let kind = what.split(' ').next().unwrap_or_default().to_string();
+        run.log.pop();
         run.log.push(format!("{step}: {what}"));
         if run.log.len() > 40 {
             run.log.remove(0);
@@ -291,32 +294,46 @@ impl Run<'_> {
         cmd(args).query(self.c).map_err(|e| err_text(&e))
     }
 
-    /// One random step; answers what it did.
+    /// One random step of the kinds `KEYSPACE_KINDS` names (all by
+    /// default); answers what it did.
     fn random_step(&mut self) -> String {
-        let roll = self.rng.gen_range(0..1000);
-        match roll {
-            0..=179 => self.write_ulist(),
-            180..=299 => self.write_hcounter(),
-            300..=399 => self.write_topn(),
-            400..=429 => self.set_plain(),
-            430..=479 => self.delete(),
-            480..=599 => self.rename(),
-            600..=659 => self.move_db(),
-            660..=719 => self.copy(),
-            720..=769 => self.restore(),
-            770..=799 => self.expire(),
-            800..=819 => self.swapdb(),
-            820..=849 => self.rename_in_script(),
-            850..=889 => self.multi(),
-            890..=904 => self.flush(),
-            905..=914 => self.reload(),
-            915..=924 => self.load_aof(),
-            925..=934 => self.evict(),
-            935..=954 => self.lazyfree(),
-            955..=962 => self.resync(false),
-            963..=968 => self.resync(true),
-            _ => self.tick(),
+        type Step = fn(&mut Run<'_>) -> String;
+        const STEPS: &[(u32, &str, Step)] = &[
+            (180, "ulist", |r| r.write_ulist()),
+            (120, "hcounter", |r| r.write_hcounter()),
+            (100, "topn", |r| r.write_topn()),
+            (30, "set", |r| r.set_plain()),
+            (50, "delete", |r| r.delete()),
+            (120, "rename", |r| r.rename()),
+            (60, "move", |r| r.move_db()),
+            (60, "copy", |r| r.copy()),
+            (50, "restore", |r| r.restore()),
+            (30, "expire", |r| r.expire()),
+            (20, "swapdb", |r| r.swapdb()),
+            (30, "script", |r| r.rename_in_script()),
+            (40, "multi", |r| r.multi()),
+            (15, "flush", |r| r.flush()),
+            (10, "reload", |r| r.reload()),
+            (10, "loadaof", |r| r.load_aof()),
+            (10, "evict", |r| r.evict()),
+            (20, "lazyfree", |r| r.lazyfree()),
+            (8, "resync", |r| r.resync(false)),
+            (6, "abort", |r| r.resync(true)),
+            (31, "tick", |r| r.tick()),
+        ];
+        let kinds = std::env::var("KEYSPACE_KINDS").unwrap_or_default();
+        let allowed = |name: &str| kinds.is_empty() || kinds.split(',').any(|k| k == name);
+        let total: u32 = STEPS.iter().filter(|s| allowed(s.1)).map(|s| s.0).sum();
+        assert!(total > 0, "KEYSPACE_KINDS={kinds} names no step kind");
+        let mut roll = self.rng.gen_range(0..total);
+        for &(weight, name, step) in STEPS.iter().filter(|s| allowed(s.1)) {
+            if roll < weight {
+                self.log.push(format!("{}: ({name})", self.step));
+                return step(self);
+            }
+            roll -= weight;
         }
+        unreachable!("the roll is below the total")
     }
 
     fn write_ulist(&mut self) -> String {
