@@ -31,6 +31,7 @@ pub mod slot_migration;
 pub mod tag;
 pub mod test_view;
 pub mod timer;
+mod unsaved;
 
 pub(crate) use api::api;
 pub use api::RStr;

@@ -48,7 +48,7 @@ pub trait ModuleValue: Clone + Sized + Send + 'static {
     /// cannot trust or a version it does not know, what is wrong.
     fn decode(bytes: &[u8], encver: c_int) -> Result<Self, Self::DecodeError>;
     /// A value held in a key only while a file loads, in place of one whose
-    /// save panicked (`panics::marker_loaded`): dropped when the load ends.
+    /// save panicked (`unsaved::marker_loaded`): dropped when the load ends.
     fn placeholder() -> Self;
     /// Heap bytes held, for MEMORY USAGE.
     fn mem_usage(&self) -> usize;
@@ -151,8 +151,8 @@ fn key_name(io: *mut raw::RedisModuleIO) -> Option<Vec<u8>> {
     (!name.is_null()).then(|| copy_of(name.cast_mut()))
 }
 
-/// Saves the value's encoding; if encoding panics, `panics::save_panicked`
-/// fails the save (in a fork) or writes its marker.
+/// Saves the value's encoding; if encoding panics, a marker in its place
+/// (`unsaved::save_panicked`).
 extern "C" fn rdb_save<T: ModuleValue>(rdb: *mut raw::RedisModuleIO, value: *mut c_void) {
     guarded((), || {
         let encoded = catch_unwind(AssertUnwindSafe(|| {
@@ -164,7 +164,7 @@ extern "C" fn rdb_save<T: ModuleValue>(rdb: *mut raw::RedisModuleIO, value: *mut
         }));
         let bytes = match &encoded {
             Ok(bytes) => bytes.as_slice(),
-            Err(_) => super::panics::save_panicked(),
+            Err(_) => super::unsaved::save_panicked(key_name(rdb).as_deref()),
         };
         api!(RedisModule_SaveStringBuffer(
             rdb,
@@ -184,10 +184,11 @@ extern "C" fn rdb_load<T: ModuleValue>(rdb: *mut raw::RedisModuleIO, encver: c_i
         }
         // Sound: Redis returned `len` bytes it allocated for us; we free them below.
         let bytes = unsafe { std::slice::from_raw_parts(buf.cast::<u8>(), len) };
-        if bytes == super::panics::SAVE_PANICKED {
+        if bytes == super::unsaved::SAVE_PANICKED {
             api!(RedisModule_Free(buf.cast()));
-            if super::panics::marker_loaded(rdb) {
-                return Box::into_raw(Box::new(Held::new(T::placeholder()))).cast();
+            let placeholder = Held::new(T::placeholder());
+            if super::unsaved::marker_loaded(rdb, placeholder.tag.id()) {
+                return Box::into_raw(Box::new(placeholder)).cast();
             }
             log_refusal::<T>(
                 rdb,
@@ -292,8 +293,7 @@ extern "C" fn aof_rewrite<T: ModuleValue>(
         unsafe { value_ref::<T>(value) }.rewrite(&AofWriter { io: aof, key })
     }));
     if rewritten.is_err() {
-        // Rewrites run in a fork: this fails the rewrite, the old AOF stays.
-        let _ = guarded(&[][..], super::panics::save_panicked);
+        guarded((), || super::unsaved::rewrite_panicked(&copy_of(key)));
     }
 }
 

@@ -18,7 +18,9 @@
 //!   (refused with a warning that says why);
 //! - `fuzz`: random argument vectors for every command;
 //! - `keyspace`: a model of which keys owe background work, against random
-//!   moves, drops, reloads and defrag of keys of every family.
+//!   moves, drops, reloads and defrag of keys of every family;
+//! - `panics`: values that cannot be saved and writes that panic, on a
+//!   master with a replica (and beside another module's value).
 //!
 //! Random choices come from `FAULTS_SEED` (`FUZZ_SEED` for the fuzzer),
 //! printed so a failure can be replayed. Not part of `cargo test --tests`
@@ -33,6 +35,7 @@ mod failover;
 mod fuzz;
 mod keyspace;
 mod memory;
+mod panics;
 mod planned_failover;
 mod reshard;
 mod slot_migration;
