@@ -271,13 +271,21 @@ pub fn load_ended() {
 }
 
 /// `INFO recipes` gauges: values followed, and given up after a whole
-/// search missed them (they keep their lost mark: a command finds them).
-pub fn gauges() -> [(&'static str, i64); 2] {
-    let st = state();
-    [
+/// search missed them (they keep their lost mark: a command finds them);
+/// none when the state is busy (a crash report taken while it was held).
+pub fn gauges() -> Vec<(&'static str, i64)> {
+    let Ok(st) = STATE.try_lock() else {
+        return Vec::new();
+    };
+    vec![
         ("reclaim_followed_keys", st.followed.len() as i64),
         ("reclaim_followed_given_up", st.given_up),
     ]
+}
+
+/// How many values are followed (the test-only view).
+pub fn followed() -> usize {
+    state().followed.len()
 }
 
 /// When the timer should come back for following: soon while candidates

@@ -260,8 +260,7 @@ pub fn listing() -> String {
             }
         }
     }
-    let [(_, followed), _] = moved::gauges();
-    out += &format!("followed {followed}\n");
+    out += &format!("followed {}\n", moved::followed());
     out
 }
 

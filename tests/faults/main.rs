@@ -19,6 +19,7 @@
 //! - `fuzz`: random argument vectors for every command;
 //! - `keyspace`: a model of which keys owe background work, against random
 //!   moves, drops, reloads and defrag of keys of every family;
+//! - `defrag_moves`: renamed keys of ours while active defrag moves them;
 //! - `panics`: values that cannot be saved and writes that panic, on a
 //!   master with a replica (and beside another module's value).
 //!
@@ -31,6 +32,7 @@ mod common;
 mod churn;
 mod corrupt;
 mod crash;
+mod defrag_moves;
 mod failover;
 mod fuzz;
 mod keyspace;
