@@ -779,23 +779,40 @@ impl Run<'_> {
 
     /// Every key that surely owes work is scheduled on the replica too.
     fn check_replica(&mut self, r: &mut Connection) {
-        let entries = settled_schedules(r).unwrap_or_else(|followed| {
+        let got = settled_schedules(r);
+        let entries = self.settled(got, "replica: ");
+        let wrong = self.missing(&entries, "replica missing", now_ms());
+        if !wrong.is_empty() {
+            self.fail(&wrong);
+        }
+    }
+
+    /// A server's schedule entries once it followed nothing in flight
+    /// ([`settled_schedules`]'s answer), or the failure.
+    fn settled(
+        &self,
+        got: Result<BTreeSet<(i32, String, String)>, i64>,
+        whose: &str,
+    ) -> BTreeSet<(i32, String, String)> {
+        got.unwrap_or_else(|followed| {
             self.fail(&format!(
-                "replica: {followed} values still followed after {SETTLE:?}\n"
+                "{whose}{followed} values still followed after {SETTLE:?}\n"
             ))
-        });
-        let now = now_ms();
+        })
+    }
+
+    /// A line for each key the model says surely owes work at `now` and
+    /// `entries` lack.
+    fn missing(&self, entries: &BTreeSet<(i32, String, String)>, what: &str, now: i64) -> String {
         let mut wrong = String::new();
         for ((db, name), v) in &self.m.keys {
             if let Owes::Surely(kind) = v.owes(now) {
                 if !entries.contains(&(*db, kind.into(), name.clone())) {
-                    let _ = writeln!(wrong, "replica missing: db {db} {kind} {name} ({v:?})");
+                    let _ = writeln!(wrong, "{what}: db {db} {kind} {name} ({v:?})");
                 }
             }
         }
-        if !wrong.is_empty() {
-            self.fail(&wrong);
-        }
+        wrong
     }
 
     fn tick(&mut self) -> String {
@@ -806,20 +823,10 @@ impl Run<'_> {
 
     /// Compares the master's schedules with the model (see the module doc).
     fn check(&mut self) {
-        let entries = settled_schedules(self.c).unwrap_or_else(|followed| {
-            self.fail(&format!(
-                "{followed} values still followed after {SETTLE:?}\n"
-            ))
-        });
+        let got = settled_schedules(self.c);
+        let entries = self.settled(got, "");
         let now = now_ms();
-        let mut wrong = String::new();
-        for ((db, name), v) in &self.m.keys {
-            if let Owes::Surely(kind) = v.owes(now) {
-                if !entries.contains(&(*db, kind.into(), name.clone())) {
-                    let _ = writeln!(wrong, "missing: db {db} {kind} {name} ({v:?})");
-                }
-            }
-        }
+        let mut wrong = self.missing(&entries, "missing", now);
         for (db, kind, name) in &entries {
             let owes = self.m.keys.get(&(*db, name.clone())).map(|v| v.owes(now));
             let allowed = match owes {
