@@ -127,7 +127,13 @@ fn state() -> MutexGuard<'static, State> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-fn update_flags(st: &State) {
+/// After a change of the state: the flags `free` reads, and no room held
+/// once nothing is followed (a burst of lazy frees can follow many values
+/// at once).
+fn update_flags(st: &mut State) {
+    if st.followed.is_empty() && st.followed.capacity() > 0 {
+        st.followed = Vec::new();
+    }
     FOLLOWING.store(!st.followed.is_empty(), Ordering::Release);
     LOADED_ID.store(st.loaded.as_ref().map_or(0, |l| l.id), Ordering::Release);
 }
@@ -146,7 +152,7 @@ pub fn loaded(id: u64, db: c_int, name: Vec<u8>, into_loading: bool) {
         name,
         into_loading,
     });
-    update_flags(&st);
+    update_flags(&mut st);
 }
 
 /// `unlink2`: the value tagged `tag` left the key `name` of `db`. Its
@@ -158,7 +164,7 @@ pub fn unlinked(name: RStr, db: c_int, tag: &Tag, forget: impl FnOnce(c_int, RSt
     if LOADED_ID.load(Ordering::Acquire) == id {
         let mut st = state();
         st.loaded.take_if(|l| l.id == id);
-        update_flags(&st);
+        update_flags(&mut st);
     }
     if !forget(db, name, id) && !tag.is_lost() {
         return;
@@ -185,7 +191,7 @@ pub fn unlinked(name: RStr, db: c_int, tag: &Tag, forget: impl FnOnce(c_int, RSt
             joined: None,
         }),
     }
-    update_flags(&st);
+    update_flags(&mut st);
 }
 
 /// `free` (on the main or the lazyfree thread): the value tagged `tag` was
@@ -202,7 +208,7 @@ pub fn freed(tag: &Tag, forget_loaded: impl FnOnce(&Loaded)) {
         let mut st = state();
         let loaded = st.loaded.take_if(|l| l.id == id);
         st.followed.retain(|f| f.id != id);
-        update_flags(&st);
+        update_flags(&mut st);
         loaded
     };
     if let Some(loaded) = loaded {
@@ -217,7 +223,7 @@ pub fn found(id: u64) {
     }
     let mut st = state();
     st.followed.retain(|f| f.id != id);
-    update_flags(&st);
+    update_flags(&mut st);
 }
 
 /// SWAPDB: what is followed in one db is followed in the other.
@@ -249,7 +255,7 @@ pub fn flushed(db: Option<i32>) {
         let mut st = state();
         st.loaded.take_if(|l| hit(l.db));
         let search = st.search.take_if(|s| hit(s.db));
-        update_flags(&st);
+        update_flags(&mut st);
         search
     };
     // The cursor is destroyed outside the lock.
@@ -261,7 +267,7 @@ pub fn flushed(db: Option<i32>) {
 pub fn async_load_ended() {
     let mut st = state();
     st.loaded.take_if(|l| l.into_loading);
-    update_flags(&st);
+    update_flags(&mut st);
 }
 
 /// A load (RDB, AOF, a full sync) ended: lost values may be many (an AOF
@@ -355,7 +361,7 @@ pub fn step(ctx: Ctx, deadline: Instant, follow: Follow) {
                 st.followed[at].joined = Some(pass);
             }
         }
-        update_flags(&st);
+        update_flags(&mut st);
     }
     search(ctx, follow);
 }
@@ -477,7 +483,7 @@ fn search(ctx: Ctx, follow: Follow) {
         if !st.followed.iter().any(|f| f.joined.is_some()) {
             finished = finished.or_else(|| st.search.take());
         }
-        update_flags(&st);
+        update_flags(&mut st);
         finished
     };
     // The cursor is destroyed outside the lock.
