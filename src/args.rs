@@ -64,6 +64,13 @@ impl<'a, 's, const N: usize> OptionSet<'a, 's, N> {
 
     /// If `tokens[i]` is one of the options, records it with its value and
     /// returns the index after it; `None` if it is not an option.
+    /// Whether `token` is one of the options (any case).
+    pub fn is_option(&self, token: &[u8]) -> bool {
+        self.specs
+            .iter()
+            .any(|(name, _)| token.eq_ignore_ascii_case(name.as_bytes()))
+    }
+
     pub fn take(&mut self, tokens: &[&'a [u8]], i: usize) -> Result<Option<usize>, CmdError> {
         let token = tokens[i];
         let Some(slot) = self

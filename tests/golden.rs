@@ -6,7 +6,9 @@
 //!
 //! Adding a type or a version = one entry in [`GOLDEN`] plus its file:
 //! `cargo test --test golden -- --ignored write_missing_golden_files`
-//! writes the files that are missing (it never rewrites one).
+//! writes the files that are missing (it never rewrites one). A release's
+//! own payload of an entry's sequence is one more file of that entry, made
+//! by the release's build (`RECIPES_MODULE`).
 //!
 //! Also here: `redis.conf.example` shows every config at its default.
 mod common;
@@ -22,8 +24,10 @@ struct Golden {
     type_name: &'static str,
     /// Its encoding version in the payload.
     version: u64,
-    /// File under `tests/golden/`: the payload in hex.
-    file: &'static str,
+    /// Files under `tests/golden/`: the payload in hex, one per build that
+    /// made one (tests/golden/README.md says which), the first the entry's
+    /// own.
+    files: &'static [&'static str],
     /// The key's absolute expiry (ms) when it was dumped, -1 for none;
     /// restored with it.
     expire_at: i64,
@@ -37,7 +41,7 @@ const GOLDEN: &[Golden] = &[
     Golden {
         type_name: "recipesTN",
         version: 1,
-        file: "topn-v1.hex",
+        files: &["topn-v1.hex", "0.2.0-topn.hex"],
         expire_at: TOPN_B + 26 * HOUR_MS,
         make: topn_make,
         check: topn_check,
@@ -46,7 +50,7 @@ const GOLDEN: &[Golden] = &[
     Golden {
         type_name: "recipesTN",
         version: 1,
-        file: "topn-align.hex",
+        files: &["topn-align.hex", "0.2.0-topn-align.hex"],
         expire_at: TOPN_ALIGNED_START + 7 * DAY_MS,
         make: topn_align_make,
         check: topn_align_check,
@@ -54,7 +58,7 @@ const GOLDEN: &[Golden] = &[
     Golden {
         type_name: "recipesTN",
         version: 1,
-        file: "topn-capacity.hex",
+        files: &["topn-capacity.hex", "0.2.0-topn-capacity.hex"],
         expire_at: TOPN_B + HOUR_MS + DAY_MS,
         make: topn_capacity_make,
         check: topn_capacity_check,
@@ -63,7 +67,7 @@ const GOLDEN: &[Golden] = &[
     Golden {
         type_name: "recipesTN",
         version: 1,
-        file: "topn-views.hex",
+        files: &["topn-views.hex", "0.2.0-topn-views.hex"],
         expire_at: TOPN_B + 31 * HOUR_MS,
         make: topn_views_make,
         check: topn_views_check,
@@ -71,7 +75,7 @@ const GOLDEN: &[Golden] = &[
     Golden {
         type_name: "recipesUL",
         version: 1,
-        file: "ulist-v1.hex",
+        files: &["ulist-v1.hex"],
         expire_at: -1,
         make: ulist_make,
         check: ulist_check,
@@ -79,7 +83,7 @@ const GOLDEN: &[Golden] = &[
     Golden {
         type_name: "recipesUL",
         version: 2,
-        file: "ulist-v2.hex",
+        files: &["ulist-v2.hex", "0.2.0-ulist.hex"],
         expire_at: -1,
         make: ulist_make,
         check: ulist_check,
@@ -87,7 +91,7 @@ const GOLDEN: &[Golden] = &[
     Golden {
         type_name: "recipesHC",
         version: 1,
-        file: "hcounter-v1.hex",
+        files: &["hcounter-v1.hex"],
         expire_at: -1,
         make: hcounter_make,
         check: hcounter_check,
@@ -95,7 +99,7 @@ const GOLDEN: &[Golden] = &[
     Golden {
         type_name: "recipesHC",
         version: 2,
-        file: "hcounter-v2.hex",
+        files: &["hcounter-v2.hex", "0.2.0-hcounter.hex"],
         expire_at: -1,
         make: hcounter_make,
         check: hcounter_check,
@@ -631,14 +635,13 @@ fn payload_type(payload: &[u8]) -> (String, u64) {
     (name, id & 1023)
 }
 
-/// RESTORE the golden payload of `g` as `key`, with its expiry.
-fn restore(c: &mut Connection, g: &Golden, key: &str) {
-    let payload = read_hex(g.file);
+/// RESTORE the golden payload `file` of `g` as `key`, with its expiry.
+fn restore(c: &mut Connection, g: &Golden, file: &str, key: &str) {
+    let payload = read_hex(file);
     assert_eq!(
         payload_type(&payload),
         (g.type_name.to_string(), g.version),
-        "{}: the payload is not of the type and version its entry says",
-        g.file
+        "{file}: the payload is not of the type and version its entry says"
     );
     let mut k = redis::cmd("RESTORE");
     // RESTORE's 0 is "no expiry".
@@ -663,9 +666,11 @@ fn golden_payloads_restore_and_answer_exactly() {
     let srv = golden_server();
     let c = &mut srv.conn();
     for g in GOLDEN {
-        let key = format!("golden:{}", g.file);
-        restore(c, g, &key);
-        (g.check)(c, &key);
+        for file in g.files {
+            let key = format!("golden:{file}");
+            restore(c, g, file, &key);
+            (g.check)(c, &key);
+        }
     }
     assert!(!srv.log().contains("panic"), "{}", srv.log());
 }
@@ -677,11 +682,12 @@ fn golden_sequences_answer_the_same_today() {
     let srv = golden_server();
     let c = &mut srv.conn();
     for g in GOLDEN {
-        let key = format!("made:{}", g.file);
+        let file = g.files[0];
+        let key = format!("made:{file}");
         (g.make)(c, &key);
         let payload: Vec<u8> = q(c, &["DUMP", &key]);
         let (name, version) = payload_type(&payload);
-        assert_eq!(name, g.type_name, "{}: make() wrote another type", g.file);
+        assert_eq!(name, g.type_name, "{file}: make() wrote another type");
         assert!(
             GOLDEN
                 .iter()
@@ -700,22 +706,24 @@ fn golden_sequences_answer_the_same_today() {
 fn write_missing_golden_files() {
     let srv = golden_server();
     let c = &mut srv.conn();
-    for g in GOLDEN {
-        if golden_path(g.file).exists() {
+    for (g, file) in GOLDEN
+        .iter()
+        .flat_map(|g| g.files.iter().map(move |f| (g, *f)))
+    {
+        if golden_path(file).exists() {
             continue;
         }
-        let key = format!("made:{}", g.file);
+        let key = format!("made:{file}");
         (g.make)(c, &key);
-        assert_eq!(pexpiretime(c, &key), g.expire_at, "{}: expiry", g.file);
+        assert_eq!(pexpiretime(c, &key), g.expire_at, "{file}: expiry");
         let payload: Vec<u8> = q(c, &["DUMP", &key]);
         assert_eq!(
             payload_type(&payload),
             (g.type_name.to_string(), g.version),
-            "{}: this build writes another type or version",
-            g.file
+            "{file}: this build writes another type or version"
         );
-        write_hex(g.file, &payload);
-        eprintln!("wrote tests/golden/{}", g.file);
+        write_hex(file, &payload);
+        eprintln!("wrote tests/golden/{file}");
     }
 }
 

@@ -5,7 +5,7 @@ use super::layout::full::Full;
 use super::layout::Layout;
 use super::parse::{
     align_within, buckets_in_24h, count_args, create_options, incr_options, incrby_args,
-    top_options, Pair,
+    last_within, top_options, Pair,
 };
 use super::value::{TopnValue, TOPN_TYPE};
 use super::views::Views;
@@ -401,16 +401,10 @@ pub fn upkeep_due(key: &Key) -> Option<i64> {
         .upkeep_due_ms()
 }
 
-/// `LAST k` checked against the key's WINDOW: the number of buckets a read covers.
+/// The number of buckets a read covers: `LAST k` checked against the key's
+/// WINDOW, or `default`.
 fn last_of(core: &Layout, last: Option<i64>, default: u32) -> Result<u32, CmdError> {
-    match last {
-        None => Ok(default),
-        Some(k) if k >= 1 && k <= core.window() as i64 => Ok(k as u32),
-        Some(_) => Err(CmdError::invalid(format!(
-            "LAST must be an integer between 1 and the key's WINDOW ({})",
-            core.window()
-        ))),
-    }
+    last.map_or(Ok(default), |k| last_within(k, Some(core.window())))
 }
 
 /// Replies with the top `n` of the window of `window` buckets ending at `at`
@@ -425,6 +419,7 @@ fn reply_top(
     ctx.check_read_at(opts.at)?;
     let key = open(ctx, args, false);
     let Some(value) = key.value::<TopnValue>(&TOPN_TYPE)? else {
+        opts.last.map(|k| last_within(k, None)).transpose()?;
         ctx.reply_array(0);
         return Ok(());
     };
@@ -476,7 +471,10 @@ pub fn count(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let value = key.value::<TopnValue>(&TOPN_TYPE)?;
     let k = match &value {
         Some(v) => last_of(v.get(), last, v.get().window())?,
-        None => 0,
+        None => {
+            last.map(|k| last_within(k, None)).transpose()?;
+            0
+        }
     };
     let at = at.unwrap_or_else(|| ctx.now_ms());
     ctx.reply_array(members.len());

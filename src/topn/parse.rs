@@ -1,6 +1,8 @@
 //! Parsing of TOPN arguments (pure).
 
-use crate::args::{int_in, opt_int_in, parse_i64, parse_options, CmdError, Takes, MAX_TIME_MS};
+use crate::args::{
+    int_in, opt_int_in, parse_i64, parse_options, printable, CmdError, Takes, MAX_TIME_MS,
+};
 use smallvec::SmallVec;
 
 /// Bucket width limits, in seconds (up to a year).
@@ -64,7 +66,14 @@ fn views_option<'a>(tokens: &[&'a [u8]]) -> Result<(Vec<&'a [u8]>, Vec<i64>), Cm
         let ks = tokens[i + 1..]
             .iter()
             .take_while(|t| keyword(t).is_none())
-            .map(|k| int_in("VIEWS", k, 2, MAX_WINDOW - 1))
+            .map(|k| {
+                parse_i64(k).ok_or_else(|| {
+                    CmdError::invalid(format!(
+                        "VIEWS must be integers between 2 and the key's WINDOW - 1, got '{}'",
+                        printable(k)
+                    ))
+                })
+            })
             .collect::<Result<Vec<i64>, CmdError>>()?;
         if ks.is_empty() {
             return Err(CmdError::invalid("VIEWS needs a value"));
@@ -189,10 +198,31 @@ pub fn top_options(tokens: &[&[u8]], allow_last: bool) -> Result<TopOptions, Cmd
     })
 }
 
-/// `LAST k`, worded as the command's check against the key's WINDOW.
+/// `LAST k` as an integer; its range is checked by [`last_within`] once the
+/// key's WINDOW is known.
 fn last_in(k: &[u8]) -> Result<i64, CmdError> {
-    int_in("LAST", k, 1, MAX_WINDOW)
-        .map_err(|_| CmdError::invalid("LAST must be an integer between 1 and the key's WINDOW"))
+    parse_i64(k).ok_or_else(|| {
+        CmdError::invalid(format!(
+            "LAST must be an integer between 1 and the key's WINDOW, got '{}'",
+            printable(k)
+        ))
+    })
+}
+
+/// `LAST k` checked against the key's `window` (`None`: no key, so only
+/// against the largest WINDOW there is): the number of buckets a read covers.
+pub fn last_within(k: i64, window: Option<u32>) -> Result<u32, CmdError> {
+    let (most, shown) = match window {
+        Some(w) => (i64::from(w), format!(" ({w})")),
+        None => (MAX_WINDOW, String::new()),
+    };
+    if (1..=most).contains(&k) {
+        Ok(k as u32)
+    } else {
+        Err(CmdError::invalid(format!(
+            "LAST must be an integer between 1 and the key's WINDOW{shown}, got {k}"
+        )))
+    }
 }
 
 /// What `count_args` finds: (members, AT, LAST, WITHERRORS).
@@ -291,12 +321,7 @@ mod tests {
                 with_errors: false
             }
         );
-        for bad in [
-            &["LAST", "0"][..],
-            &["LAST", "-1"],
-            &["LAST", "x"],
-            &["LAST"],
-        ] {
+        for bad in [&["LAST", "x"][..], &["LAST"]] {
             assert!(
                 top_options(&toks(bad), true)
                     .unwrap_err()
@@ -305,7 +330,36 @@ mod tests {
                 "{bad:?}"
             );
         }
-        assert!(top_options(&toks(&["LAST", "100001"]), true).is_err());
+        // The range is the key's: checked once it is known.
+        assert_eq!(
+            top_options(&toks(&["LAST", "0"]), true).unwrap().last,
+            Some(0)
+        );
+        for (k, window, err) in [
+            (
+                0,
+                Some(24),
+                "ERR LAST must be an integer between 1 and the key's WINDOW (24), got 0",
+            ),
+            (
+                25,
+                Some(24),
+                "ERR LAST must be an integer between 1 and the key's WINDOW (24), got 25",
+            ),
+            (
+                -1,
+                None,
+                "ERR LAST must be an integer between 1 and the key's WINDOW, got -1",
+            ),
+            (
+                100_001,
+                None,
+                "ERR LAST must be an integer between 1 and the key's WINDOW, got 100001",
+            ),
+        ] {
+            assert_eq!(last_within(k, window).unwrap_err().to_string(), err);
+        }
+        assert_eq!(last_within(24, Some(24)).unwrap(), 24);
         assert!(top_options(&toks(&["LAST", "2", "LAST", "2"]), true).is_err());
         // TOP24 has no LAST.
         assert_eq!(
@@ -356,7 +410,7 @@ mod tests {
         assert_eq!(count_args(&t).unwrap(), (&t[..2], Some(5), None, false));
         let t = toks(&["a", "at", "x"]);
         assert!(count_args(&t).unwrap_err().to_string().contains("AT"));
-        let t = toks(&["a", "LAST", "0"]);
+        let t = toks(&["a", "LAST", "y"]);
         assert!(count_args(&t).unwrap_err().to_string().contains("LAST"));
         let t = toks(&["a", "LAST", "x", "AT", "5"]);
         assert!(count_args(&t).unwrap_err().to_string().contains("LAST"));
@@ -398,12 +452,7 @@ mod tests {
             create_options(&toks(&["WINDOW", "24", "VIEWS", "6"])).unwrap(),
             (None, Some(24), None, None, vec![6])
         );
-        for bad in [
-            &["VIEWS"][..],
-            &["VIEWS", "1"],
-            &["VIEWS", "x"],
-            &["VIEWS", "BUCKET", "60"],
-        ] {
+        for bad in [&["VIEWS"][..], &["VIEWS", "x"], &["VIEWS", "BUCKET", "60"]] {
             let err = create_options(&toks(bad)).unwrap_err().to_string();
             assert!(err.contains("VIEWS"), "{bad:?}: {err}");
         }

@@ -28,6 +28,11 @@ impl Views {
             return Err(format!("VIEWS takes at most {MAX_VIEWS} windows"));
         }
         let mut views = Views::NONE;
+        if !ks.is_empty() && window < 3 {
+            return Err(format!(
+                "VIEWS needs a WINDOW of at least 3 (the key's WINDOW is {window})"
+            ));
+        }
         for &k in ks {
             if k < 2 || k >= i64::from(window) {
                 return Err(format!(
@@ -83,7 +88,14 @@ mod tests {
         assert_eq!(v.iter().collect::<Vec<_>>(), vec![6, 12]);
         assert_eq!(v.to_string(), "VIEWS 6 12");
         assert_eq!(Views::NONE.to_string(), "");
-        assert!(Views::new(&[1], 24).unwrap_err().contains("between 2"));
+        assert_eq!(
+            Views::new(&[1], 24).unwrap_err(),
+            "VIEWS must be integers between 2 and the key's WINDOW - 1 (23), got 1"
+        );
+        assert_eq!(
+            Views::new(&[2], 2).unwrap_err(),
+            "VIEWS needs a WINDOW of at least 3 (the key's WINDOW is 2)"
+        );
         assert!(Views::new(&[24], 24).unwrap_err().contains("(23), got 24"));
         assert!(Views::new(&[6, 6], 24).unwrap_err().contains("6 twice"));
         assert!(Views::new(&[2, 3, 4, 5, 6, 7, 8, 9, 10], 24)

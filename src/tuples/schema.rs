@@ -226,7 +226,7 @@ impl Schema {
                 .iter()
                 .find(|(k, _)| token.eq_ignore_ascii_case(k.as_bytes()))
             {
-                close_list(&schema, open)?;
+                close_list(&schema, open, token)?;
                 if seen_lists.contains(&role) {
                     return Err(CmdError::invalid(format!("{keyword} given more than once")));
                 }
@@ -235,8 +235,10 @@ impl Schema {
                 i += 1;
                 continue;
             }
+            if found.is_option(token) {
+                close_list(&schema, open, token)?;
+            }
             if let Some(next) = found.take(tokens, i)? {
-                close_list(&schema, open)?;
                 open = None;
                 i = next;
                 continue;
@@ -250,7 +252,7 @@ impl Schema {
             schema.declare(token, role, decl, declarer)?;
             i += 1;
         }
-        close_list(&schema, open)?;
+        close_list(&schema, open, b"")?;
         Ok((schema, found.finish()))
     }
 
@@ -277,7 +279,7 @@ impl Schema {
             .find(|k| name.eq_ignore_ascii_case(k.as_bytes()))
         {
             return Err(CmdError::invalid(format!(
-                "'{}' is a keyword ({keyword}) and cannot be a name",
+                "'{}' is a keyword of this command ({keyword}) and cannot be a name",
                 printable(name)
             )));
         }
@@ -418,12 +420,21 @@ const ROLE_LIST: [Role; ROLES] = [
     Role::Unique,
 ];
 
-/// A list keyword must be followed by at least one name.
-fn close_list(schema: &Schema, open: Option<(&str, Role)>) -> Result<(), CmdError> {
+/// A list keyword must be followed by at least one name. `closing` is the
+/// keyword that ends the list (empty at the end of the arguments): when it
+/// comes first, it was likely meant as a name, so the refusal says it is not one.
+fn close_list(schema: &Schema, open: Option<(&str, Role)>, closing: &[u8]) -> Result<(), CmdError> {
     match open {
-        Some((keyword, role)) if schema.of(role).is_empty() => Err(CmdError::invalid(format!(
-            "{keyword} needs at least one name"
-        ))),
+        Some((keyword, role)) if schema.of(role).is_empty() => {
+            Err(CmdError::invalid(if closing.is_empty() {
+                format!("{keyword} needs at least one name")
+            } else {
+                format!(
+                    "{keyword} needs at least one name ('{}' is a keyword of this command, not a name)",
+                    printable(closing)
+                )
+            }))
+        }
         _ => Ok(()),
     }
 }
@@ -780,7 +791,16 @@ mod tests {
         );
         assert_eq!(
             err(&["VALUE", "SCOPE", "s"]),
-            "ERR VALUE needs at least one name"
+            "ERR VALUE needs at least one name ('SCOPE' is a keyword of this command, not a name)"
+        );
+        assert_eq!(
+            err(&["VALUE", "value"]),
+            "ERR VALUE needs at least one name ('value' is a keyword of this command, not a name)"
+        );
+        // An option keyword too, before its own value is looked at.
+        assert_eq!(
+            err(&["VALUE", "expire"]),
+            "ERR VALUE needs at least one name ('expire' is a keyword of this command, not a name)"
         );
         assert_eq!(
             err(&["VALUE", "a", "SCOPE"]),
@@ -875,8 +895,28 @@ mod tests {
             .contains("'group' is a keyword"));
         let (schema, _) = Schema::parse(&t, &DECL, &OPTS, Declarer::Replay).unwrap();
         assert_eq!(names(&schema, Role::Scope), ["group", "refresh"]);
-        let t = toks(&["VALUE", "user", "expire"]);
-        assert!(Schema::parse(&t, &DECL, &OPTS, Declarer::Replay).is_err());
+        // The family's own words are names on no path, and the refusal says so.
+        let replayed = |s: &[&str]| {
+            Schema::parse(&toks(s), &DECL, &OPTS, Declarer::Replay)
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            replayed(&["VALUE", "user", "expire"]),
+            "ERR EXPIRE needs a value"
+        );
+        assert_eq!(
+            replayed(&["VALUE", "expire", "SCOPE", "CURSOR"]),
+            "ERR VALUE needs at least one name ('expire' is a keyword of this command, not a name)"
+        );
+        assert_eq!(
+            replayed(&["VALUE", "user", "SCOPE", "scope"]),
+            "ERR SCOPE needs at least one name ('scope' is a keyword of this command, not a name)"
+        );
+        assert_eq!(
+            replayed(&["VALUE", "user", "SCOPE", "at"]),
+            "ERR 'at' is a keyword of this command (AT) and cannot be a name"
+        );
     }
 
     /// A call giving every name once, in declared order, is read at once

@@ -15,6 +15,7 @@ const REFUSALS: &[(&str, &str)] = &[
     ("HCOUNTER.CREATE n PARTITION Value", "ERR *'Value'*"),
     ("HCOUNTER.CREATE n GROUP g UNIQUE VALUE", "ERR *'VALUE'*"),
     ("HCOUNTER.CREATE n PARTITION at", "ERR *'at'*"),
+    ("HCOUNTER.CREATE n PARTITION day GROUP group", "ERR GROUP needs at least one name ('group' is a keyword of this command, not a name)"),
     ("HCOUNTER.CREATE n PARTITION day EXPIRE 600", "ERR 'EXPIRE' is a keyword (EXPIRE of ULIST.ADD, ULIST.CREATE) and cannot be a name"),
     ("HCOUNTER.CREATE n GROUP city LIMIT", "ERR 'LIMIT' is a keyword (LIMIT of RV.GET) and cannot be a name"),
     ("HCOUNTER.CREATE n UNIQUE At", "ERR *'At'*"),

@@ -18,14 +18,17 @@ fn bad_views_are_refused_and_create_nothing() {
     for (args, wanted) in [
         (
             &["WINDOW", "24", "VIEWS", "1"][..],
-            "VIEWS must be an integer between 2",
+            "VIEWS must be integers between 2 and the key's WINDOW - 1 (23), got 1",
         ),
         (
             &["WINDOW", "24", "VIEWS", "24"],
             "between 2 and the key's WINDOW - 1 (23), got 24",
         ),
         (&["VIEWS", "30"], "(23), got 30"), // the default window, 24
-        (&["WINDOW", "2", "VIEWS", "2"], "(1), got 2"),
+        (
+            &["WINDOW", "2", "VIEWS", "2"],
+            "VIEWS needs a WINDOW of at least 3 (the key's WINDOW is 2)",
+        ),
         (&["VIEWS", "6", "12", "6"], "VIEWS names 6 twice"),
         (
             &["VIEWS", "2", "3", "4", "5", "6", "7", "8", "9", "10"],
@@ -33,7 +36,10 @@ fn bad_views_are_refused_and_create_nothing() {
         ),
         (&["VIEWS"], "VIEWS needs a value"),
         (&["VIEWS", "BUCKET", "60"], "VIEWS needs a value"),
-        (&["VIEWS", "x"], "VIEWS must be an integer"),
+        (
+            &["VIEWS", "x"],
+            "VIEWS must be integers between 2 and the key's WINDOW - 1, got 'x'",
+        ),
         (&["VIEWS", "6", "VIEWS", "12"], "VIEWS given more than once"),
         (
             &["CAPACITY", "100", "VIEWS", "6"],

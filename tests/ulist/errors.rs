@@ -14,6 +14,7 @@ const REFUSALS: &[(&str, &str)] = &[
     ("ULIST.CREATE n VALUE v v", "ERR name 'v' declared more than once*"),
     ("ULIST.CREATE n VALUE v PARTITION v", "ERR *declared more than once*"),
     ("ULIST.CREATE n SCOPE s", "ERR VALUE needs at least one name*"),
+    ("ULIST.CREATE n VALUE expire SCOPE CURSOR", "ERR VALUE needs at least one name ('expire' is a keyword of this command, not a name)"),
     ("ULIST.CREATE n VALUE v EXPIRE 0", "ERR *EXPIRE must be an integer*"),
     ("ULIST.CREATE n VALUE v EXPIRE x", "ERR *EXPIRE must be an integer*"),
     ("ULIST.CREATE n junk VALUE v", "ERR unexpected argument 'junk'*"),

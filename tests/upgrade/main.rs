@@ -1,4 +1,4 @@
-//! Upgrades from the previous release (`make test-upgrade`): what an older
+//! Upgrades from each previous release (`make test-upgrade`): what an older
 //! build wrote or sent must load and answer the same on this one, on every
 //! path data arrives by.
 //!
@@ -14,21 +14,27 @@
 //!   built), loaded here; and names that are keywords now, sent by an older
 //!   master.
 //!
-//! The previous release's module is `$RECIPES_PREVIOUS_MODULE`
-//! (`scripts/previous-release.sh` builds it from the commit CHANGELOG.md
-//! names); the replication case of `golden` also needs
-//! `$RECIPES_7A559F0_MODULE`. Not part of `cargo test --tests` (`test = false`
-//! in Cargo.toml): `make test-upgrade` runs it on Redis 7.0.15 and Valkey 9.1.2.
+//! One run tests one previous release: `$RECIPES_PREVIOUS_RELEASE` names it
+//! (as CHANGELOG.md does) and `$RECIPES_PREVIOUS_MODULE` is its module
+//! (`scripts/previous-release.sh <name>` builds it from the commit
+//! CHANGELOG.md names); what it sends is what it knows ([`Knows`]). The
+//! `golden` tests need no previous release but the 7a559f0 build
+//! (`$RECIPES_7A559F0_MODULE`): `make test-upgrade` runs them once, with the
+//! newest release. Not part of `cargo test --tests` (`test = false` in
+//! Cargo.toml): `make test-upgrade` runs it for every release CHANGELOG.md
+//! names, on Redis 7.0.15 and Valkey 9.1.2.
 #[path = "../common/mod.rs"]
 mod common;
 
 mod golden;
+mod options;
 mod persistence;
 mod restore;
 mod rolling;
 
 use common::families::{Family, FAMILIES};
 use common::*;
+use options::*;
 use redis::{Connection, Value};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -44,9 +50,23 @@ fn module_from_env(var: &str, build: &str) -> PathBuf {
     path
 }
 
+/// The previous release under test, as CHANGELOG.md names it
+/// (`$RECIPES_PREVIOUS_RELEASE`).
+fn previous_release() -> String {
+    std::env::var("RECIPES_PREVIOUS_RELEASE").unwrap_or_else(|_| {
+        panic!(
+            "RECIPES_PREVIOUS_RELEASE is not set: `make test-upgrade` sets it to each release \
+             CHANGELOG.md names (`scripts/previous-release.sh --list`)"
+        )
+    })
+}
+
 /// The previous release's module (`$RECIPES_PREVIOUS_MODULE`).
 fn previous_module() -> PathBuf {
-    module_from_env("RECIPES_PREVIOUS_MODULE", "scripts/previous-release.sh")
+    module_from_env(
+        "RECIPES_PREVIOUS_MODULE",
+        "scripts/previous-release.sh $RECIPES_PREVIOUS_RELEASE",
+    )
 }
 
 /// A server on the previous release's module.
@@ -207,135 +227,6 @@ fn assert_same_key_reads(
         }
     }
     assert!(diff.is_empty(), "{what}: reads differ:\n{diff}");
-}
-
-/// Commands with every option the previous release knew that the family
-/// workloads leave out (TOPN ALIGN, CAPACITY, a compact and a big key; ULIST
-/// REFRESH, NEVER, PXAT and a hashed list; a big HCOUNTER), each with its
-/// family's name, on keys under `prefix`; every time from `base`, so reads
-/// made later agree.
-fn option_commands(prefix: &str, base: i64) -> Vec<(&'static str, redis::Cmd)> {
-    let k = |s: &str| format!("{prefix}{s}");
-    let at = |ms: i64| (base + ms).to_string();
-    let mut out = Vec::new();
-    let mut add = |family: &'static str, args: &[&str]| out.push((family, cmd(args)));
-    let (align, capacity) = (k("topn:align"), k("topn:capacity"));
-    let (compact, big) = (k("topn:compact"), k("topn:big"));
-    add(
-        "TOPN",
-        &[
-            "TOPN.CREATE",
-            &align,
-            "BUCKET",
-            "3600",
-            "WINDOW",
-            "24",
-            "ALIGN",
-            "1800",
-        ],
-    );
-    add(
-        "TOPN",
-        &[
-            "TOPN.CREATE",
-            &capacity,
-            "BUCKET",
-            "60",
-            "WINDOW",
-            "10",
-            "CAPACITY",
-            "3",
-        ],
-    );
-    add(
-        "TOPN",
-        &["TOPN.CREATE", &compact, "BUCKET", "60", "WINDOW", "10"],
-    );
-    add(
-        "TOPN",
-        &["TOPN.CREATE", &big, "BUCKET", "60", "WINDOW", "10"],
-    );
-    for i in 0..150i64 {
-        let m = format!("m{}", i % 97);
-        let by = (1 + i % 5).to_string();
-        let t = at(i * 1_000);
-        add("TOPN", &["TOPN.INCR", &align, &m, "BY", &by, "AT", &t]);
-        add("TOPN", &["TOPN.INCR", &capacity, &m, "BY", &by, "AT", &t]);
-        add("TOPN", &["TOPN.INCR", &big, &format!("b{i}"), "AT", &t]);
-        if i < 20 {
-            add("TOPN", &["TOPN.INCR", &compact, &m, "AT", &t]);
-        }
-    }
-    let (refresh, hashed) = (k("ulist:refresh"), k("ulist:hashed"));
-    add(
-        "ULIST",
-        &[
-            "ULIST.CREATE",
-            &refresh,
-            "VALUE",
-            "session",
-            "EXPIRE",
-            "3600",
-        ],
-    );
-    add(
-        "ULIST",
-        &["ULIST.CREATE", &hashed, "VALUE", "user", "PARTITION", "day"],
-    );
-    for i in 0..700 {
-        let (v, day) = (i.to_string(), format!("d{}", i % 3));
-        add("ULIST", &["ULIST.ADD", &hashed, "user", &v, "day", &day]);
-    }
-    for i in 0..20i64 {
-        let v = (i % 7).to_string();
-        let t = at(i * 1_000);
-        add(
-            "ULIST",
-            &["ULIST.ADD", &refresh, "REFRESH", "AT", &t, "session", &v],
-        );
-    }
-    let later = at(2 * 3_600_000);
-    add("ULIST", &["ULIST.ADD", &refresh, "NEVER", "session", "n"]);
-    add(
-        "ULIST",
-        &["ULIST.ADD", &refresh, "PXAT", &later, "session", "p"],
-    );
-    let hc = k("hcounter:big");
-    add(
-        "HCOUNTER",
-        &[
-            "HCOUNTER.CREATE",
-            &hc,
-            "PARTITION",
-            "day",
-            "GROUP",
-            "page",
-            "TTL",
-            "86400",
-        ],
-    );
-    for i in 0..600 {
-        let (page, day) = (format!("/p{i}"), format!("d{}", i % 4));
-        add(
-            "HCOUNTER",
-            &[
-                "HCOUNTER.INCR",
-                &hc,
-                "AT",
-                &at(0),
-                "day",
-                &day,
-                "page",
-                &page,
-            ],
-        );
-    }
-    out
-}
-
-/// Runs [`option_commands`] of every family, panicking on an error reply.
-fn option_writes(c: &mut Connection, prefix: &str, base: i64) {
-    run_commands(c, option_commands(prefix, base).into_iter().map(|(_, k)| k));
 }
 
 /// Runs the commands in one pipeline, panicking on an error reply.

@@ -1,6 +1,7 @@
 //! A multi-part AOF and an RDB written by the previous release while a writer
 //! uses every family and every option it knew, loaded by this build.
 
+use super::golden::add_keyword_named_keys;
 use super::*;
 use common::families::run_workloads;
 use rand::rngs::StdRng;
@@ -61,6 +62,7 @@ fn aof_and_rdb_of_the_previous_release_load_the_same() {
         // build's AOF rewrite; the RDB below covers its RDB.
         .config("aof-use-rdb-preamble", "no")
         .start();
+    add_keyword_named_keys(&mut srv);
     let base = now_ms();
     let mut rng = StdRng::seed_from_u64(seed_from_env("UPGRADE_SEED", 0));
     {
@@ -85,21 +87,24 @@ fn aof_and_rdb_of_the_previous_release_load_the_same() {
         let c = &mut srv.conn();
         (all_key_reads(c, base), comparable_dumps(c))
     };
+    let release = previous_release();
     restart_on_this_build(&mut srv);
-    assert_no_critical(&srv, "the previous build's AOF on this build");
+    assert_no_critical(&srv, &format!("{release}'s AOF on this build"));
     let c = &mut srv.conn();
-    assert_same_key_reads(&old_reads, &all_key_reads(c, base), "AOF");
-    assert_same_dumps(&old_dumps, &comparable_dumps(c), "AOF");
+    let what = format!("{release}'s AOF");
+    assert_same_key_reads(&old_reads, &all_key_reads(c, base), &what);
+    assert_same_dumps(&old_dumps, &comparable_dumps(c), &what);
 
     // The RDB the previous build saved (this build writes none: `save ""`).
     srv.try_restart_once_with(&[("appendonly", "no")])
         .unwrap_or_else(|e| panic!("{e}"));
-    assert_no_critical(&srv, "the previous build's RDB on this build");
+    assert_no_critical(&srv, &format!("{release}'s RDB on this build"));
     let c = &mut srv.conn();
-    assert_same_key_reads(&old_reads, &all_key_reads(c, base), "RDB");
-    assert_same_dumps(&old_dumps, &comparable_dumps(c), "RDB");
+    let what = format!("{release}'s RDB");
+    assert_same_key_reads(&old_reads, &all_key_reads(c, base), &what);
+    assert_same_dumps(&old_dumps, &comparable_dumps(c), &what);
     eprintln!(
-        "{} keys written by the previous build: the same reads from its AOF and its RDB",
+        "{} keys written by {release}: the same reads from its AOF and its RDB",
         old_reads.len()
     );
 }

@@ -2,6 +2,7 @@
 //! replica on this build, `FAILOVER` to the replica, then the old master
 //! restarted on this build as the new master's replica.
 
+use super::golden::add_keyword_named_keys;
 use super::*;
 use common::families::run_workloads;
 use common::writers::*;
@@ -14,6 +15,7 @@ use std::time::Duration;
 #[test]
 fn rolling_upgrade_under_writers_keeps_every_acknowledged_write() {
     let mut old = previous_build().config("appendonly", "yes").start();
+    add_keyword_named_keys(&mut old);
     let new = Server::builder().config("appendonly", "yes").start();
     q_ok(
         &mut new.conn(),
@@ -32,11 +34,12 @@ fn rolling_upgrade_under_writers_keeps_every_acknowledged_write() {
         run_commands(m, keys.iter().flat_map(|k| (k.fam.tally.setup)(&k.key)));
     }
     wait_for_sync(&old, &new);
-    assert_no_critical(&new, "this build's replica of the previous build");
+    let release = previous_release();
+    assert_no_critical(&new, &format!("this build's replica of {release}"));
     assert_same_key_reads(
         &all_key_reads(&mut old.conn(), base),
         &all_key_reads(&mut new.conn(), base),
-        "the previous build's master and this build's replica",
+        &format!("{release}'s master and this build's replica"),
     );
 
     let stop = Arc::new(AtomicBool::new(false));
@@ -67,7 +70,7 @@ fn rolling_upgrade_under_writers_keeps_every_acknowledged_write() {
     assert_no_critical(&new, "the new master");
     assert_no_critical(&old, "the old master on this build");
     eprintln!(
-        "rolling upgrade: {acknowledged} acknowledged writes held on both servers, reads and \
-         DEBUG DIGEST equal"
+        "rolling upgrade from {release}: {acknowledged} acknowledged writes held on both \
+         servers, reads and DEBUG DIGEST equal"
     );
 }

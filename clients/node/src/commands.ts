@@ -4,7 +4,7 @@
 // this table, so both send the same arguments and return the same values.
 
 import * as reply from './replies';
-import type { Count, Page, Row } from './replies';
+import type { Count, Page, Row, TopnInfo } from './replies';
 
 export type Arg = string | number | bigint | Buffer;
 /** Names and values of a key's declaration (`{ company_id: 1, month: '2024-01' }`). */
@@ -56,6 +56,19 @@ function expiry(e: Expiry): Arg[] {
 
 /** TOPN.INCRBY's events: `{ member: increment }` or `[member, increment]` pairs. */
 export type Increments = Record<string, number | bigint> | Array<[Arg, number | bigint]>;
+
+export interface TopnDeclaration {
+  /** Bucket width, seconds. */
+  bucket?: number;
+  /** Buckets in the window. */
+  window?: number;
+  /** Bucket boundaries this many seconds after the epoch's. */
+  align?: number;
+  /** At most this many counters a bucket: counts come with errors. */
+  capacity?: number;
+  /** `last` values whose totals the key keeps running (`[6, 12]`). */
+  views?: number[];
+}
 
 export interface Read {
   /** Unix ms (default: the server's clock). */
@@ -155,11 +168,12 @@ export const COMMANDS = {
   topnCreate: spec({
     command: 'TOPN.CREATE',
     readOnly: false,
-    args: (o: { bucket?: number; window?: number; align?: number; capacity?: number } = {}) => [
+    args: (o: TopnDeclaration = {}) => [
       ...opt('BUCKET', o.bucket),
       ...opt('WINDOW', o.window),
       ...opt('ALIGN', o.align),
       ...opt('CAPACITY', o.capacity),
+      ...(o.views?.length ? ['VIEWS', ...o.views] : []),
     ],
     reply: reply.ok,
   }),
@@ -232,7 +246,7 @@ export const COMMANDS = {
     ],
     reply: reply.countsWithErrors,
   }),
-  topnInfo: spec({ command: 'TOPN.INFO', readOnly: true, args: () => [], reply: reply.info }),
+  topnInfo: spec({ command: 'TOPN.INFO', readOnly: true, args: () => [], reply: reply.topnInfo }),
 
   ulistCreate: spec({
     command: 'ULIST.CREATE',
@@ -340,7 +354,7 @@ export type Commands = typeof COMMANDS;
 export type Name = keyof Commands;
 export type Params<N extends Name> = Parameters<Commands[N]['args']>;
 export type Result<N extends Name> = ReturnType<Commands[N]['reply']>;
-export type { Count, Page, Row };
+export type { Count, Page, Row, TopnInfo };
 
 /** The CREATE that declares a key again, for the writes that recreate it. */
 export const CREATES: Partial<Record<Name, Name>> = {

@@ -16,6 +16,8 @@ export type {
   Count,
   Page,
   Row,
+  TopnInfo,
+  TopnDeclaration,
   ULDeclaration,
   HCDeclaration,
   Increments,

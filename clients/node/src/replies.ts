@@ -87,6 +87,76 @@ export function info(value: unknown): Record<string, number | string[]> {
   return out;
 }
 
+/** TOPN.INFO, whole. A field the key has no such thing for is absent
+ * (`views`: empty); fields this package does not know (from a newer server)
+ * are in `extra` as the client replied them. */
+export interface TopnInfo {
+  /** Bucket width, seconds. */
+  bucket: number;
+  /** Buckets in the window. */
+  window: number;
+  /** Seconds the bucket boundaries sit after the epoch's. */
+  align: number;
+  /** Distinct members the key's stored buckets hold. */
+  members: number;
+  /** Buckets of the window that hold entries. */
+  buckets: number;
+  /** An estimate of the value's heap bytes. */
+  memory: number;
+  /** The key's VIEWS (buckets each), ascending. */
+  views: number[];
+  /** Each view's share of `memory`, by its buckets (0 while the key is compact). */
+  viewMemory: Record<number, number>;
+  /** CAPACITY: counters a bucket keeps. */
+  capacity?: number;
+  /** CAPACITY: counters held. */
+  counters?: number;
+  /** CAPACITY: the most a count of the window over-counts. */
+  bound?: Count;
+  /** CAPACITY: true while `bound` is 0. */
+  exact?: boolean;
+  extra: Record<string, unknown>;
+}
+
+/** TOPN.INFO's fields other than `view-<k>-memory`; `views` is how many
+ * views there are, the length of the list. */
+const TOPN_INFO_FIELDS = new Set([
+  'bucket', 'window', 'align', 'members', 'buckets', 'memory', 'views', 'capacity', 'counters', 'bound', 'exact',
+]);
+
+export function topnInfo(value: unknown): TopnInfo {
+  const fields = new Map<string, unknown>();
+  const viewMemory: Record<number, number> = {};
+  const extra: Record<string, unknown> = {};
+  for (const [name, v] of pairs(value)) {
+    const view = /^view-([0-9]+)-memory$/.exec(name);
+    if (view) viewMemory[Number(view[1])] = integer(v);
+    else if (TOPN_INFO_FIELDS.has(name)) fields.set(name, v);
+    else extra[name] = v;
+  }
+  const field = (name: string) => integer(fields.get(name));
+  const info: TopnInfo = {
+    bucket: field('bucket'),
+    window: field('window'),
+    align: field('align'),
+    members: field('members'),
+    buckets: field('buckets'),
+    memory: field('memory'),
+    views: Object.keys(viewMemory)
+      .map(Number)
+      .sort((a, b) => a - b),
+    viewMemory,
+    extra,
+  };
+  if (fields.has('capacity')) {
+    info.capacity = field('capacity');
+    info.counters = field('counters');
+    info.bound = count(fields.get('bound'));
+    info.exact = boolean(fields.get('exact'));
+  }
+  return info;
+}
+
 /** A flat `member, number, ...` array as `{ member, [name]: number }`. */
 function members<K extends string, V>(name: K, parse: (raw: unknown) => V) {
   return (value: unknown): Array<{ member: string } & Record<K, V>> => {

@@ -95,8 +95,9 @@ export class ShardedTopN {
     return this.keys[crc32(memberBytes(member)) % this.keys.length];
   }
 
-  /** TOPN.CREATE on every shard, with the same shape. */
-  async create(options: { bucket?: number; window?: number; align?: number } = {}): Promise<void> {
+  /** TOPN.CREATE on every shard, with the same shape (views keep `last: k`
+   * reads as cheap on every shard as whole-window ones). */
+  async create(options: { bucket?: number; window?: number; align?: number; views?: number[] } = {}): Promise<void> {
     await Promise.all(this.keys.map((key) => this.recipes.topnCreate(key, options)));
   }
 

@@ -46,7 +46,11 @@ module.exports = async function everyFamily(r) {
     { member: 'c', count: 4, error: 3 },
   ]);
   assert.deepEqual(await r.topnTop24WithErrors('searches', { n: 1 }), [{ member: 'redis', count: 3, error: 0 }]);
-  assert.equal((await r.topnInfo('capped')).bound, 4);
+  const capped = await r.topnInfo('capped');
+  assert.deepEqual(capped, {
+    ...{ bucket: 3600, window: 24, align: 0, members: 2, buckets: 1, memory: capped.memory },
+    ...{ views: [], viewMemory: {}, extra: {}, capacity: 2, counters: 2, bound: 4, exact: false },
+  });
   assert.deepEqual(await r.topnCountWithErrors('capped', ['b', 'c']), [
     { count: 4, error: 4 },
     { count: 4, error: 3 },
@@ -57,9 +61,30 @@ module.exports = async function everyFamily(r) {
   assert.deepEqual(await r.topnIncrBy('batch', [['redis', 1], ['kv', 4], ['redis', 3n]], { at: now }), [6, 4, 6]);
   await assert.rejects(r.topnIncrBy('batch', [['new', 1], ['redis', 2n ** 63n - 1n]], { at: now }), /argument 6/);
   assert.deepEqual(await r.topnCount('batch', ['new', 'redis'], { at: now }), [0, 6]);
+  // INFO whole on a compact key: no views, no CAPACITY fields
   const info = await r.topnInfo('searches');
-  assert.equal(info.bucket, 3600);
-  assert.equal(info.members, 2);
+  assert.ok(info.memory > 0);
+  assert.deepEqual(info, {
+    ...{ bucket: 3600, window: 24, align: 0, members: 2, buckets: 1, memory: info.memory },
+    ...{ views: [], viewMemory: {}, extra: {} },
+  });
+  // VIEWS 6 12 on a key of more entries than a compact key holds (so it is full)
+  assert.equal(await r.topnCreate('dash', { bucket: 3600, window: 24, align: 1800, views: [12, 6] }), true);
+  assert.equal(await r.topnCreate('dash', { bucket: 3600, window: 24, align: 1800, views: [6, 12] }), true);
+  const events = Array.from({ length: 150 }, (_, i) => [`m${String(i).padStart(3, '0')}`, i + 1]);
+  assert.equal((await r.topnIncrBy('dash', events, { at: now - 3 * 3_600_000 })).length, 150);
+  assert.equal(await r.topnIncr('dash', 'now', { by: 500 }), 500);
+  assert.deepEqual(await r.topnTopWithCounts('dash', { n: 2, last: 6 }), [
+    { member: 'now', count: 500 },
+    { member: 'm149', count: 150 },
+  ]);
+  assert.deepEqual(await r.topnTop('dash', { last: 1 }), ['now']);
+  assert.deepEqual(await r.topnCount('dash', ['m000', 'now'], { last: 12 }), [1, 500]);
+  const dash = await r.topnInfo('dash');
+  assert.deepEqual([dash.align, dash.members, dash.buckets, dash.views], [1800, 151, 2, [6, 12]]);
+  assert.deepEqual(Object.keys(dash.viewMemory), ['6', '12']);
+  assert.ok(Object.values(dash.viewMemory).every((n) => n > 0 && n < dash.memory), JSON.stringify(dash));
+  assert.deepEqual([dash.capacity, dash.exact, dash.extra], [undefined, undefined, {}]);
   // an hour ago, in a window of 2 buckets of an hour aligned at 30 minutes
   assert.equal(await r.topnCreate('recent', { bucket: 3600, window: 2, align: 1800 }), true);
   assert.equal(await r.topnIncr('recent', 'old', { by: 2, at: now - 3_600_000 }), 2);

@@ -36,6 +36,11 @@ test('pipelines and MULTI parse each reply; errors are ReplyErrors', async () =>
     assert.ok(piped[2] instanceof ReplyError);
     const multi = await rec.pipeline(true).rvAdd('v', 'y').rvLen('v').hcounterData('none').exec();
     assert.deepEqual(multi, [1, 1, []]);
+    await assert.rejects(rec.topnCreate('t', { window: 12, views: [6] }), (e) => {
+      assert.ok(e instanceof ReplyError);
+      assert.match(e.message, /^ERR the key exists with another shape/);
+      return true;
+    });
     await assert.rejects(rec.topnIncr('t', 'a', { at: 1795564511 }), (e) => {
       assert.ok(e instanceof ReplyError);
       assert.match(e.message, /^ERR AT is Unix time in milliseconds/);

@@ -5,7 +5,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const { createClient, createCluster, ErrorReply, MultiErrorReply } = require('redis');
 const { default: Redis } = require('ioredis');
-const { recipes, Recipes, addRecipes } = require('..');
+const { recipes, Recipes, addRecipes, COMMANDS } = require('..');
 const servers = require('./servers');
 const everyFamily = require('./families');
 
@@ -43,7 +43,12 @@ test('MULTI and pipelines parse each reply; errors carry the server text', async
     assert.deepEqual(piped, [[2], ['x']]);
     await assert.rejects(client.recipes.topnTop('t', { last: 0 }), (e) => {
       assert.ok(e instanceof ErrorReply);
-      assert.equal(e.message, "ERR LAST must be an integer between 1 and the key's WINDOW");
+      assert.match(e.message, /^ERR LAST must be an integer between 1 and the key's WINDOW \(\d+\), got 0$/);
+      return true;
+    });
+    await assert.rejects(client.recipes.topnCreate('bad', { capacity: 10, views: [6] }), (e) => {
+      assert.ok(e instanceof ErrorReply);
+      assert.match(e.message, /^ERR VIEWS does not apply to a key with CAPACITY/);
       return true;
     });
     await assert.rejects(client.recipes.ulistAdd('nolist', { v: 1 }), /no such list/);
@@ -58,6 +63,19 @@ test('MULTI and pipelines parse each reply; errors carry the server text', async
     await assert.rejects(client.multi().recipes.rvLen('v').recipes.topnTop('t', { last: 0 }).execAsPipeline(), ErrorReply);
   } finally {
     await client.close();
+  }
+});
+
+test('TOPN.INFO keeps the fields it does not know, RESP2 and RESP3 alike', () => {
+  const fields = [
+    ['bucket', 60], ['window', 10], ['align', 0], ['members', 3], ['buckets', 1], ['memory', 900],
+    ['views', 2], ['view-12-memory', 40], ['view-6-memory', 30], ['future-field', 7], ['future-words', ['a', 'b']],
+  ];
+  for (const raw of [fields.flat(), Object.fromEntries(fields), new Map(fields)]) {
+    assert.deepEqual(COMMANDS.topnInfo.reply(raw), {
+      ...{ bucket: 60, window: 10, align: 0, members: 3, buckets: 1, memory: 900 },
+      ...{ views: [6, 12], viewMemory: { 6: 30, 12: 40 }, extra: { 'future-field': 7, 'future-words': ['a', 'b'] } },
+    });
   }
 });
 

@@ -31,7 +31,8 @@ test('a sharded top-N is exact on a cluster', async () => {
   const whole = new Recipes(ioredis);
   try {
     const clients = [new ShardedTopN(nodeRedis, 'hot', 3), new ShardedTopN(ioredis, 'hot', 3)];
-    await clients[0].create({ bucket: 60, window: 5 });
+    await clients[0].create({ bucket: 60, window: 5, views: [2] });
+    await assert.rejects(clients[1].create({ bucket: 60, window: 5 }), /VIEWS 2/);
     await whole.topnCreate('whole', { bucket: 60, window: 5 });
     const exact = new Map();
     let seed = 7;
@@ -59,6 +60,12 @@ test('a sharded top-N is exact on a cluster', async () => {
     assert.deepEqual(await whole.topnTopWithCounts('whole', { n: 100, at: now }), expected);
     for (const sharded of clients) {
       for (const n of [1, 5, 20, 100]) assert.deepEqual(await sharded.top({ n, at: now }), expected.slice(0, n));
+      // LAST 5 on a 5-bucket window is the window; LAST 2 reads each shard's view.
+      assert.deepEqual(await sharded.top({ n: 100, at: now, last: 5 }), expected);
+      assert.deepEqual(
+        await sharded.top({ n: 100, at: now, last: 2 }),
+        await whole.topnTopWithCounts('whole', { n: 100, at: now, last: 2 }),
+      );
       const asked = ['m0', 'm1', 'nope', 'm79'];
       assert.deepEqual(await sharded.count(asked, { at: now }), asked.map((m) => exact.get(m) ?? 0));
     }

@@ -3,7 +3,7 @@
 // `@ts-expect-error` must stay an error, so a loosened type fails the check.
 import { createClient, createCluster, RESP_TYPES } from 'redis';
 import Redis, { Cluster } from 'ioredis';
-import { recipes, addRecipes, Recipes, ShardedTopN, Count, Row, Page } from '..';
+import { recipes, addRecipes, Recipes, ShardedTopN, Count, Row, Page, TopnInfo } from '..';
 
 export async function nodeRedis(): Promise<void> {
   const client = await createClient({ RESP: 3, modules: { recipes } }).connect();
@@ -14,6 +14,15 @@ export async function nodeRedis(): Promise<void> {
   // @ts-expect-error an increment is a number
   await client.recipes.topnIncrBy('searches', { redis: 'two' });
   const top: Array<{ member: string; count: Count }> = await client.recipes.topnTopWithCounts('searches', { n: 3 });
+  await client.recipes.topnCreate('dash', { window: 24, views: [6, 12] });
+  // @ts-expect-error VIEWS are numbers of buckets
+  await client.recipes.topnCreate('dash', { views: '6 12' });
+  const info: TopnInfo = await client.recipes.topnInfo('dash');
+  const views: number[] = info.views;
+  const viewMemory: number | undefined = info.viewMemory[6];
+  const bound: Count | undefined = info.bound;
+  // @ts-expect-error exact is a boolean, absent on a key without CAPACITY
+  const exactNumber: number = info.exact;
   const rows: Row[] = await client.recipes.hcounterData('views', { day: '2024-01-02' });
   const page: Page<Row> = await client.recipes.ulistDataPage('users', '0', { count: 10 });
   const isNew: boolean = await client.recipes.ulistAdd('users', { user: 7 }, { expire: 60 });
@@ -28,7 +37,7 @@ export async function nodeRedis(): Promise<void> {
   const queued = await client.multi().recipes.topnIncr('t', 'm').recipes.rvGet('v').exec();
   const cluster = createCluster({ rootNodes: [], modules: { recipes } });
   const has: boolean = await cluster.recipes.ulistHas('users', { user: 7 });
-  void [length, added, batch, byObject, top, rows, page, isNew, wrong, big, queued, has];
+  void [length, added, batch, byObject, top, info, views, viewMemory, bound, exactNumber, rows, page, isNew, wrong, big, queued, has];
 }
 
 export async function ioredis(): Promise<void> {

@@ -36,7 +36,9 @@ def one_of_each(rec, tag=""):
 
 def check_one_of_each(results):
     assert results[:4] == [1, 1, 3, [(b"+1555", 3)]]
-    assert (results[4].members, results[4].bucket) == (1, 3600)
+    info = results[4]
+    assert (info.members, info.bucket, info.align, info.views) == (1, 3600, 0, [])
+    assert info.capacity is None
     assert results[5:] == [
         True,
         True,
@@ -103,6 +105,8 @@ def test_asyncio_client_pipeline_and_cluster(server, cluster, protocol):
         rec = Recipes(client)
         assert await rec.topn.incr("t", "a", by=2, at=AT) == 2
         assert await rec.topn.top("t", at=AT, withcounts=True) == [(b"a", 2)]
+        assert await rec.topn.create("v", window=12, views=[3]) is True
+        assert (await rec.topn.info("v")).view_memory == {3: 0}
         await rec.ulist.create("l", value="v")
         assert await rec.ulist.add("l", v=1) is True
         assert await rec.ulist.has("l", v=1) is True

@@ -44,10 +44,12 @@ def test_three_shards_sit_on_three_nodes(cluster):
 
 def test_merged_top_is_exact_against_a_model(cluster, rc):
     hot = ShardedTopN(rc, "hot", shards=3)
-    hot.create(bucket=60, window=10)
-    hot.create(bucket=60, window=10)  # the same declaration again: fine
+    hot.create(bucket=60, window=10, views=[4])
+    hot.create(bucket=60, window=10, views=[4])  # the same declaration again: fine
     with pytest.raises(redis.ResponseError, match="exists"):
-        hot.create(bucket=30, window=10)
+        hot.create(bucket=30, window=10, views=[4])
+    with pytest.raises(redis.ResponseError, match="VIEWS 4"):
+        hot.create(bucket=60, window=10)  # every shard has the view
     rng = random.Random(16)
     now = int(time.time() * 1000)
     members = [f"+1555{i:04d}" for i in range(300)]

@@ -6,6 +6,7 @@ import pytest
 import redis
 
 from redis_recipes import TopNInfo
+from redis_recipes.topn import _info
 
 HOUR = 3_600_000
 # a bucket boundary a few hours ago: inside the window at the server's time
@@ -44,13 +45,83 @@ def test_incr_many_counts_pairs_at_one_time(rec):
         rec.topn.incr_many("lookups", {})
 
 
-def test_info_is_a_dataclass(rec):
+def test_info_whole_on_a_compact_key(rec):
     rec.topn.create("t", bucket=60, window=10)
     rec.topn.incr("t", "a")
     info = rec.topn.info("t")
     assert isinstance(info, TopNInfo)
-    assert (info.bucket, info.window, info.members, info.buckets) == (60, 10, 1, 1)
     assert info.memory > 0
+    # no views, no CAPACITY fields, nothing unknown
+    whole = TopNInfo(bucket=60, window=10, align=0, members=1, buckets=1, memory=info.memory)
+    assert info == whole
+    assert (info.views, info.view_memory, info.capacity, info.extra) == ([], {}, None, {})
+    # a compact key declares its views and keeps no totals for them yet
+    rec.topn.create("small", bucket=60, window=10, views=[2])
+    rec.topn.incr("small", "a")
+    small = rec.topn.info("small")
+    assert (small.views, small.view_memory) == ([2], {2: 0})
+
+
+def test_views_key_created_read_back_and_info_whole(rec):
+    assert rec.topn.create("dash", bucket=3600, window=24, align=1800, views=[12, 6])
+    assert rec.topn.create("dash", bucket=3600, window=24, align=1800, views=[6, 12])  # a set
+    # more (bucket, member) entries than a compact key holds: the key goes full
+    events = {f"m{i:03}": i + 1 for i in range(150)}
+    assert rec.topn.incr_many("dash", events, at=T0) == list(events.values())
+    assert rec.topn.incr("dash", "now", by=500) == 500
+    assert rec.topn.top("dash", 3, last=6, withcounts=True) == [
+        (b"now", 500), (b"m149", 150), (b"m148", 149)
+    ]
+    assert rec.topn.top("dash", 2, last=1) == [b"now"]  # T0 is hours ago
+    assert rec.topn.count("dash", "m000", "now", last=12) == [1, 500]
+    info = rec.topn.info("dash")
+    assert (info.bucket, info.window, info.align, info.members, info.buckets) == (
+        3600, 24, 1800, 151, 2
+    )
+    assert info.views == [6, 12]
+    assert sorted(info.view_memory) == [6, 12]
+    assert all(0 < n < info.memory for n in info.view_memory.values())
+    assert (info.capacity, info.counters, info.bound, info.exact, info.extra) == (
+        None, None, None, None, {}
+    )
+
+
+def test_info_whole_on_a_capacity_key(rec):
+    assert rec.topn.create("capped", bucket=3600, window=24, capacity=2)
+    rec.topn.incr_many("capped", {"a": 5, "b": 3})
+    info = rec.topn.info("capped")
+    assert (info.capacity, info.counters, info.bound) == (2, 2, 0) and info.exact is True
+    # c takes b's place: a member the bucket evicted counts its smallest, 4
+    rec.topn.incr("capped", "c")
+    info = rec.topn.info("capped")
+    assert (info.capacity, info.counters, info.bound) == (2, 2, 4) and info.exact is False
+    assert (info.members, info.views, info.view_memory, info.extra) == (2, [], {}, {})
+
+
+def test_views_errors_are_response_errors(rec, r):
+    with pytest.raises(redis.ResponseError, match="VIEWS does not apply to a key with CAPACITY"):
+        rec.topn.create("bad", capacity=10, views=[6])
+    with pytest.raises(redis.ResponseError, match="VIEWS"):
+        rec.topn.create("bad", window=24, views=[24])
+    with pytest.raises(redis.ResponseError, match="twice"):
+        rec.topn.create("bad", views=[6, 6])
+    assert rec.topn.create("v", views=[6])
+    with pytest.raises(redis.ResponseError, match="another shape"):
+        rec.topn.create("v", views=[6, 12])
+    assert r.exists("bad") == 0
+
+
+@pytest.mark.parametrize("resp3", [False, True], ids=["resp2", "resp3"])
+def test_info_keeps_fields_it_does_not_know(resp3):
+    fields = [
+        (b"bucket", 60), (b"window", 10), (b"align", 0), (b"members", 3), (b"buckets", 1),
+        (b"memory", 900), (b"views", 2), (b"view-12-memory", 40), (b"view-6-memory", 30),
+        (b"future-field", 7), (b"future-words", [b"a", b"b"]),
+    ]
+    reply = dict(fields) if resp3 else [x for pair in fields for x in pair]
+    info = _info(reply)
+    assert (info.members, info.views, info.view_memory) == (3, [6, 12], {6: 30, 12: 40})
+    assert info.extra == {"future-field": 7, "future-words": [b"a", b"b"]}
 
 
 def test_count_refuses_members_the_server_would_read_as_options(rec):

@@ -229,12 +229,23 @@ pub fn rolling_workload(
 }
 
 fn create_once(c: &mut Connection, key: &str, bucket_s: &str, window: &str) {
+    create_once_with(c, key, &["BUCKET", bucket_s, "WINDOW", window]);
+}
+
+/// `TOPN.CREATE key <shape>` unless the key exists (a workload may run twice).
+pub fn create_once_with(c: &mut Connection, key: &str, shape: &[&str]) {
     if !exists(c, key) {
-        q_ok(
-            c,
-            &["TOPN.CREATE", key, "BUCKET", bucket_s, "WINDOW", window],
-        );
+        let mut args = vec!["TOPN.CREATE", key];
+        args.extend_from_slice(shape);
+        q_ok(c, &args);
     }
+}
+
+/// Whether the server's build knows what 0.2.0 added (`TOPN.INCRBY` and
+/// `VIEWS` came together): the upgrade tests also drive older releases.
+pub fn knows_0_2_0(c: &mut Connection) -> bool {
+    let known: Vec<Value> = q(c, &["COMMAND", "INFO", "TOPN.INCRBY"]);
+    known.first().is_some_and(|v| *v != Value::Nil)
 }
 
 /// Every TOPN write path: keys created with a shape and written with AT
@@ -285,30 +296,33 @@ fn workload(c: &mut Connection, p: &str, base: i64, rng: &mut StdRng) {
     create_once(c, &k("made2"), "60", "24");
     incr(c, &k("made2"), "m", 1, now - 41 * 60_000);
     incr(c, &k("made2"), "m", 2, now - 20 * 60_000);
-    // Many events a call: at named times (a member twice, negative
-    // increments), at the server's time (creating the key), with CAPACITY.
-    // Not on a release before TOPN.INCRBY (the upgrade tests' writer).
-    let known: Vec<Value> = q(c, &["COMMAND", "INFO", "TOPN.INCRBY"]);
-    if known.first().is_none_or(|v| *v == Value::Nil) {
+    // What came in 0.2.0: not on an older release (the upgrade tests' writer).
+    if !knows_0_2_0(c) {
         return;
     }
+    // Keys with VIEWS: past the compact layout with buckets retiring out of
+    // the views and the window, and a compact one (the family's reads ask
+    // for LAST 3 and LAST 6, the views).
+    create_once_with(
+        c,
+        &k("views"),
+        &["BUCKET", "60", "WINDOW", "5", "VIEWS", "3", "2"],
+    );
+    rolling_workload(c, rng, &k("views"), b0, bm, 600, 200, &mut seen);
+    create_once_with(
+        c,
+        &k("views:small"),
+        &["BUCKET", "60", "WINDOW", "12", "VIEWS", "6"],
+    );
+    rolling_workload(c, rng, &k("views:small"), b0, bm, 30, 8, &mut seen);
+    // Many events a call: at named times (a member twice, negative
+    // increments), at the server's time (creating the key), with CAPACITY.
     create_once(c, &k("many"), "60", "12");
-    if !exists(c, &k("capby")) {
-        let key = k("capby");
-        q_ok(
-            c,
-            &[
-                "TOPN.CREATE",
-                &key,
-                "BUCKET",
-                "60",
-                "WINDOW",
-                "12",
-                "CAPACITY",
-                "3",
-            ],
-        );
-    }
+    create_once_with(
+        c,
+        &k("capby"),
+        &["BUCKET", "60", "WINDOW", "12", "CAPACITY", "3"],
+    );
     for i in 0..40i64 {
         let at = (b0 + i * 7_000).to_string();
         let (a, b) = (format!("s{}", i % 7), format!("s{}", i % 5));

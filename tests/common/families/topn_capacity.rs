@@ -3,8 +3,8 @@
 //! -9 with AOF, AOF rewrites and slot migration under writers, failovers)
 //! runs on bounded keys too, their counted writes evicting nearly every time.
 
-use super::super::{cmd, exists, now_ms, q, q_ok};
-use super::topn::{incr_cmd, top_last, HOUR_MS};
+use super::super::{cmd, exists, now_ms, q};
+use super::topn::{create_once_with, incr_cmd, top_last, HOUR_MS};
 use super::{read_line, topn, Family, Step, Tally};
 use rand::rngs::StdRng;
 use rand::Rng;
@@ -76,14 +76,6 @@ fn tally_count(c: &mut Connection, key: &str) -> i64 {
         .sum()
 }
 
-fn create_once(c: &mut Connection, key: &str, shape: &[&str]) {
-    if !exists(c, key) {
-        let mut args = vec!["TOPN.CREATE", key];
-        args.extend_from_slice(shape);
-        q_ok(c, &args);
-    }
-}
-
 /// Minutes, the unit of [`events`]' times.
 const MINUTE_MS: i64 = 60_000;
 
@@ -112,13 +104,13 @@ fn events(c: &mut Connection, rng: &mut StdRng, key: &str, base: i64, span: i64,
 fn workload(c: &mut Connection, p: &str, base: i64, rng: &mut StdRng) {
     let k = |s: &str| format!("{p}{s}");
     let b0 = base / MINUTE_MS * MINUTE_MS;
-    create_once(
+    create_once_with(
         c,
         &k("a"),
         &["BUCKET", "60", "WINDOW", "12", "CAPACITY", "8"],
     );
     events(c, rng, &k("a"), b0, 6, 13);
-    create_once(
+    create_once_with(
         c,
         &k("roll"),
         &["BUCKET", "60", "WINDOW", "5", "CAPACITY", "16"],
@@ -127,9 +119,9 @@ fn workload(c: &mut Connection, p: &str, base: i64, rng: &mut StdRng) {
     let aligned = [
         "BUCKET", "3600", "WINDOW", "24", "ALIGN", "900", "CAPACITY", "4",
     ];
-    create_once(c, &k("aligned"), &aligned);
+    create_once_with(c, &k("aligned"), &aligned);
     events(c, rng, &k("aligned"), b0, 3, 25 * 60);
-    create_once(
+    create_once_with(
         c,
         &k("srv"),
         &["BUCKET", "60", "WINDOW", "24", "CAPACITY", "6"],

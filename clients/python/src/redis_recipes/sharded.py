@@ -86,10 +86,12 @@ class _ShardedTopN:
         """The key holding ``member``."""
         return self.keys[self.shard_of(member)]
 
-    def _queue_create(self, bucket: Optional[int], window: Optional[int]) -> Recipes:
+    def _queue_create(
+        self, bucket: Optional[int], window: Optional[int], views: Sequence[int]
+    ) -> Recipes:
         pipe = self.recipes.pipeline(transaction=False)
         for key in self.keys:
-            pipe.topn.create(key, bucket=bucket, window=window)
+            pipe.topn.create(key, bucket=bucket, window=window, views=views)
         return pipe
 
     def _queue_top(self, n: int, at: Optional[int], last: Optional[int]) -> Recipes:
@@ -135,10 +137,17 @@ class ShardedTopN(_ShardedTopN):
     [(b'+15551234567', 1)]
     """
 
-    def create(self, *, bucket: Optional[int] = None, window: Optional[int] = None) -> None:
+    def create(
+        self,
+        *,
+        bucket: Optional[int] = None,
+        window: Optional[int] = None,
+        views: Sequence[int] = (),
+    ) -> None:
         """``TOPN.CREATE`` on every shard, with the same settings (a shard that
-        exists is an error, raised after all were tried)."""
-        self._queue_create(bucket, window).execute()
+        exists otherwise is an error, raised after all were tried). ``views``
+        keep ``last=k`` reads as cheap on every shard as whole-window ones."""
+        self._queue_create(bucket, window, views).execute()
 
     def incr(self, member: Any, *, by: int = 1, at: Optional[int] = None) -> int:
         """``TOPN.INCR`` on the member's shard: its count over the window."""
@@ -162,8 +171,14 @@ class ShardedTopN(_ShardedTopN):
 class AsyncShardedTopN(_ShardedTopN):
     """:class:`ShardedTopN` on ``redis.asyncio`` clients: the same calls, awaited."""
 
-    async def create(self, *, bucket: Optional[int] = None, window: Optional[int] = None) -> None:
-        await self._queue_create(bucket, window).execute()
+    async def create(
+        self,
+        *,
+        bucket: Optional[int] = None,
+        window: Optional[int] = None,
+        views: Sequence[int] = (),
+    ) -> None:
+        await self._queue_create(bucket, window, views).execute()
 
     async def incr(self, member: Any, *, by: int = 1, at: Optional[int] = None) -> int:
         reply = self.recipes.topn.incr(self.key_of(member), member, by=by, at=at)

@@ -2,8 +2,21 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Iterable, List, Literal, Mapping, Optional, Tuple, Union, overload
+import re
+from dataclasses import dataclass, field
+from typing import (
+    Any,
+    Dict,
+    Iterable,
+    List,
+    Literal,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+    overload,
+)
 
 from ._family import Family, integer, integers, members_with, ok, option, pairs, text
 
@@ -18,18 +31,48 @@ INFO = "TOPN.INFO"
 
 @dataclass(frozen=True)
 class TopNInfo:
-    """``TOPN.INFO``: the key's settings and size."""
+    """``TOPN.INFO``: the key's settings and size. A field the key has no
+    such thing for is None (``views``: empty)."""
 
     bucket: int  #: bucket width in seconds
     window: int  #: buckets in the window
-    members: int  #: members with a count in the window
-    buckets: int  #: buckets in use
-    memory: int  #: bytes
+    align: int  #: seconds the bucket boundaries sit after the epoch's
+    members: int  #: distinct members the key's stored buckets hold
+    buckets: int  #: buckets of the window that hold entries
+    memory: int  #: an estimate of the value's heap bytes
+    #: the key's VIEWS (buckets each), ascending
+    views: List[int] = field(default_factory=list)
+    #: each view's share of ``memory`` by its buckets (0 while the key is compact)
+    view_memory: Dict[int, int] = field(default_factory=dict)
+    capacity: Optional[int] = None  #: CAPACITY: counters a bucket keeps
+    counters: Optional[int] = None  #: CAPACITY: counters held
+    bound: Optional[int] = None  #: CAPACITY: the most a count of the window over-counts
+    exact: Optional[bool] = None  #: CAPACITY: True while ``bound`` is 0
+    #: fields this client does not know (from a newer server), as replied
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+
+_INFO_INTEGERS = ("bucket", "window", "align", "members", "buckets", "memory")
+_CAPACITY_INTEGERS = ("capacity", "counters", "bound")
+_VIEW_MEMORY = re.compile(r"view-([0-9]+)-memory")
 
 
 def _info(reply: Any) -> TopNInfo:
-    fields = {text(name): int(value) for name, value in pairs(reply)}
-    return TopNInfo(**{name: fields[name] for name in TopNInfo.__dataclass_fields__})
+    known: Dict[str, Any] = {}
+    view_memory: Dict[int, int] = {}
+    extra: Dict[str, Any] = {}
+    for raw_name, value in pairs(reply):
+        name = text(raw_name)
+        view = _VIEW_MEMORY.fullmatch(name)
+        if view:
+            view_memory[int(view.group(1))] = int(value)
+        elif name in _INFO_INTEGERS or name in _CAPACITY_INTEGERS:
+            known[name] = int(value)
+        elif name == "exact":
+            known[name] = bool(int(value))
+        elif name != "views":  # how many: the length of ``views``
+            extra[name] = value
+    return TopNInfo(**known, views=sorted(view_memory), view_memory=view_memory, extra=extra)
 
 
 with_counts = members_with(int)
@@ -69,17 +112,23 @@ class TopN(Family):
         window: Optional[int] = None,
         align: Optional[int] = None,
         capacity: Optional[int] = None,
+        views: Optional[Sequence[int]] = None,
     ) -> bool:
         """``TOPN.CREATE``: ``bucket`` seconds per bucket, ``window`` buckets,
         boundaries ``align`` seconds after the epoch's (a day starting at a
         local midnight); ``capacity`` bounds each bucket to that many counters
-        (counts then come with errors: ``top_with_errors``). The same shape
-        again is fine; another is an error."""
+        (counts then come with errors: ``top_with_errors``); ``views`` lists
+        the ``last`` values the key keeps running totals for (``[6, 12]``:
+        reads of the 6 and the 12 newest buckets cost what a whole-window read
+        does). The same shape again is fine (views in any order); another is
+        an error."""
         args: List[Any] = [CREATE, key]
         option(args, "BUCKET", bucket)
         option(args, "WINDOW", window)
         option(args, "ALIGN", align)
         option(args, "CAPACITY", capacity)
+        if views:
+            args.extend(("VIEWS", *views))
         return self._send(ok, *args)
 
     def top_with_errors(
