@@ -91,13 +91,17 @@ test: deps client-deps $(CLIENTS_VENV)/installed
 # Not in `make test` (`test = false` in Cargo.toml): real crashes, failovers
 # and a cluster reshard, two tests at a time on 2 cores.
 # The slot-migration test runs on Valkey 9, fetched once like test-compat's;
-# the Sentinel test on Debian's redis-sentinel (installed when missing).
+# the keyspace model again under active defrag on Redis 8.2.3 (jemalloc);
+# the panic tests beside RedisBloom's values; the Sentinel test on Debian's
+# redis-sentinel (installed when missing).
 test-faults: deps
 	@command -v redis-sentinel >/dev/null 2>&1 || { \
 		echo "installing: redis-sentinel"; \
 		$(SUDO) apt-get update -q && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends redis-sentinel; }
 	RECIPES_VALKEY9_SERVER=$$(scripts/compat-servers.sh path valkey-9.1.2) \
+		RECIPES_DEFRAG_SERVER=$$(scripts/compat-servers.sh path redis-8.2.3) \
+		RECIPES_BLOOM_MODULE=$$(scripts/compat-servers.sh path redisbloom-2.8.2) \
 		RUST_TEST_THREADS=$(FAULTS_TEST_THREADS) $(CARGO) test --test faults
 
 # Fetches the servers once (cached outside the checkout), then runs the
