@@ -104,12 +104,15 @@ test-faults: deps
 		RECIPES_BLOOM_MODULE=$$(scripts/compat-servers.sh path redisbloom-2.8.2) \
 		RUST_TEST_THREADS=$(FAULTS_TEST_THREADS) $(CARGO) test --test faults
 
+# This version's package (target/debian keeps the packages of earlier builds).
+VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
+
 # Fetches the servers once (cached outside the checkout), then runs the
 # integration suite on each (scripts/compat-servers.sh says how), then the
-# package test.
+# package test of this version's package.
 test-compat: deps client-deps deb
 	CARGO=$(CARGO) scripts/compat-servers.sh
-	packaging/test-deb.sh target/debian/redis-recipes_*_$$(dpkg --print-architecture).deb
+	packaging/test-deb.sh target/debian/redis-recipes_$(VERSION)_$$(dpkg --print-architecture).deb
 
 # Not in `make test` (`test = false` in Cargo.toml): it needs older builds,
 # made once from git (every release CHANGELOG.md names, and 7a559f0 for the
