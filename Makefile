@@ -91,21 +91,28 @@ test: deps client-deps $(CLIENTS_VENV)/installed
 # Not in `make test` (`test = false` in Cargo.toml): real crashes, failovers
 # and a cluster reshard, two tests at a time on 2 cores.
 # The slot-migration test runs on Valkey 9, fetched once like test-compat's;
-# the Sentinel test on Debian's redis-sentinel (installed when missing).
+# the keyspace model again under active defrag on Redis 8.2.3 (jemalloc);
+# the panic tests beside RedisBloom's values; the Sentinel test on Debian's
+# redis-sentinel (installed when missing).
 test-faults: deps
 	@command -v redis-sentinel >/dev/null 2>&1 || { \
 		echo "installing: redis-sentinel"; \
 		$(SUDO) apt-get update -q && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends redis-sentinel; }
 	RECIPES_VALKEY9_SERVER=$$(scripts/compat-servers.sh path valkey-9.1.2) \
+		RECIPES_DEFRAG_SERVER=$$(scripts/compat-servers.sh path redis-8.2.3) \
+		RECIPES_BLOOM_MODULE=$$(scripts/compat-servers.sh path redisbloom-2.8.2) \
 		RUST_TEST_THREADS=$(FAULTS_TEST_THREADS) $(CARGO) test --test faults
+
+# This version's package (target/debian keeps the packages of earlier builds).
+VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 
 # Fetches the servers once (cached outside the checkout), then runs the
 # integration suite on each (scripts/compat-servers.sh says how), then the
-# package test.
+# package test of this version's package.
 test-compat: deps client-deps deb
 	CARGO=$(CARGO) scripts/compat-servers.sh
-	packaging/test-deb.sh target/debian/redis-recipes_*_$$(dpkg --print-architecture).deb
+	packaging/test-deb.sh target/debian/redis-recipes_$(VERSION)_$$(dpkg --print-architecture).deb
 
 # Not in `make test` (`test = false` in Cargo.toml): it needs older builds,
 # made once from git (every release CHANGELOG.md names, and 7a559f0 for the

@@ -6,8 +6,8 @@ bench group measures the same churns in server CPU time, which moves by about
 
     scripts/plain-keys-instructions.py [MODULE]
 
-For each churn of plain string keys (DEL, UNLINK, expiry, eviction, RENAME,
-MOVE), three fresh servers under valgrind --tool=callgrind: one without the
+For each churn of plain string keys (GET, SET of new keys, DEL, UNLINK,
+expiry, eviction, RENAME, MOVE), three fresh servers under valgrind --tool=callgrind: one without the
 module, one with it and no keys of its own, one with it and 2,000 ULIST keys
 each holding a value with an expiry (their schedules full). The churn runs
 over KEYS keys with instrumentation on only while it runs; a row is the bare
@@ -16,8 +16,9 @@ nothing; the goal is at least 0.97), median of PLAIN_KEYS_RUNS runs, each on
 fresh servers (Redis seeds its hash tables at random, so counts move by about
 1% between servers). Two figures: in the commands and the evictions (Redis's
 call() and performEvictions(), inclusive: where a key's delete, expiry,
-eviction, rename or move runs), and the whole server (also I/O, parsing and
-the timers, whose share valgrind's slowdown inflates about fifty times).
+eviction, rename or move runs), and the whole server (also I/O, parsing, the
+module's command filter, which sees every command before it runs, and the
+timers, whose share valgrind's slowdown inflates about fifty times).
 
 Env: PLAIN_KEYS (default 10000), PLAIN_KEYS_RUNS (3), REDIS_SERVER
 (redis-server). Writes
@@ -38,7 +39,7 @@ KEYS = int(os.environ.get("PLAIN_KEYS", "10000"))
 SCHEDULED = 2_000
 SERVER = os.environ.get("REDIS_SERVER", "redis-server")
 RUNS = int(os.environ.get("PLAIN_KEYS_RUNS", "3"))
-CHURNS = ["DEL", "UNLINK", "expiry", "eviction", "RENAME", "MOVE"]
+CHURNS = ["GET", "SET", "DEL", "UNLINK", "expiry", "eviction", "RENAME", "MOVE"]
 
 
 def fill_schedules(c):
@@ -59,6 +60,8 @@ def churn(server, kind):
     evicted = c.info_int("stats", "evicted_keys")
     server.instrument(True)
     work = {
+        "GET": lambda i: ("GET", f"k:{i}"),
+        "SET": lambda i: ("SET", f"n:{i}", "value"),
         "DEL": lambda i: ("DEL", f"k:{i}"),
         "UNLINK": lambda i: ("UNLINK", f"k:{i}"),
         # A read of an expired key deletes it, as the expiry cycle would.
@@ -71,7 +74,8 @@ def churn(server, kind):
     server.instrument(False)
     if kind == "eviction" and c.info_int("stats", "evicted_keys") == evicted:
         sys.exit("plain-keys: eviction: nothing was evicted")
-    if kind != "eviction" and int(c.cmd("EXISTS", "k:0", f"k:{KEYS - 1}")) != 0:
+    removes = kind not in ("GET", "SET", "eviction")
+    if removes and int(c.cmd("EXISTS", "k:0", f"k:{KEYS - 1}")) != 0:
         sys.exit(f"plain-keys: {kind}: keys left behind")
 
 

@@ -92,11 +92,13 @@ fn register_families(
         for ty in family.types {
             ty.create_data_type(ctx)
                 .map_err(|e| format!("recipes: {e}"))?;
+            server::tag::adopt(ty);
         }
     }
     for config in configs {
         server::config::register(ctx, config, &load_args)?;
     }
+    server::test_view::register(ctx)?;
     if !server::config::load_all(ctx) {
         return Err("recipes: could not load configs".into());
     }

@@ -163,6 +163,9 @@ pub fn run(
                 raw,
                 bytes: ArgBytes::of(raw),
             };
+            if let (true, true, Some(key)) = (write, super::fault::armed(), args.bytes.get(1)) {
+                super::fault::inject(super::fault::Fault::Command, key);
+            }
             handler(ctx, &args)
         }))
     } else {

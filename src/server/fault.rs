@@ -1,7 +1,8 @@
 //! Test-only fault injection: with `RECIPES_FAULT_PANIC_KEY=save:<name>` in
 //! the server's environment, saving the value of key `<name>` panics; with
-//! `write:<name>`, replicating an effect of a write to it does, so the fault
-//! suite can show what `panics` does about it. Unset (as in production) each
+//! `write:<name>`, replicating an effect of a write to it does; with
+//! `command:<name>`, a write command on it does before reading the key; so
+//! the fault suite can show what `panics` does about it. Unset (as in production) each
 //! check is one load of a static. Uses nothing of the crate.
 
 use std::sync::OnceLock;
@@ -21,6 +22,8 @@ pub enum Fault {
     Save,
     /// Replicating an effect of a write to the key (after the write changed it).
     Write,
+    /// A write command of ours on the key, before it reads the key.
+    Command,
 }
 
 /// Whether the test-only fault injection is on (never in production).
@@ -37,6 +40,7 @@ pub fn inject(fault: Fault, name: &[u8]) {
     let prefix: &[u8] = match fault {
         Fault::Save => b"save:",
         Fault::Write => b"write:",
+        Fault::Command => b"command:",
     };
     if spec.strip_prefix(prefix) == Some(name) {
         panic!(

@@ -23,6 +23,9 @@ pub enum KeyKind {
 pub struct Key {
     ctx: Ctx,
     ptr: *mut raw::RedisModuleKey,
+    /// The name it was opened by (a value found under a name it was not
+    /// scheduled under learns it: `module_type`).
+    name: RStr,
 }
 
 /// A member read out of a sorted set or list, freed on drop.
@@ -53,7 +56,7 @@ impl Key {
             raw::REDISMODULE_READ
         };
         let ptr = api!(RedisModule_OpenKey(ctx.0, name, mode as c_int)).cast();
-        Key { ctx, ptr }
+        Key { ctx, ptr, name }
     }
 
     /// Opens a key read-only for background upkeep: does not touch its LRU/LFU
@@ -66,11 +69,16 @@ impl Key {
             | raw::REDISMODULE_OPEN_KEY_NONOTIFY
             | raw::REDISMODULE_OPEN_KEY_NOSTATS;
         let ptr = api!(RedisModule_OpenKey(ctx.0, name, mode as c_int)).cast();
-        Key { ctx, ptr }
+        Key { ctx, ptr, name }
     }
 
     pub(super) fn raw(&self) -> *mut raw::RedisModuleKey {
         self.ptr
+    }
+
+    /// The context and name it was opened with.
+    pub(super) fn opened_as(&self) -> (Ctx, RStr) {
+        (self.ctx, self.name)
     }
 
     pub fn kind(&self) -> KeyKind {

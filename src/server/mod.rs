@@ -26,8 +26,12 @@ pub mod module_type;
 pub mod moved;
 pub mod panics;
 pub mod reclaim;
+mod sent;
 pub mod slot_migration;
+pub mod tag;
+pub mod test_view;
 pub mod timer;
+mod unsaved;
 
 pub(crate) use api::api;
 pub use api::RStr;

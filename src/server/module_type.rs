@@ -12,13 +12,15 @@
 //! payloads cannot flood the log.
 //!
 //! Soundness: Redis hands every callback the `value` pointer it got from
-//! [`Key::set_value`] (a `Box<T>` turned raw) or from our `rdb_load`/`copy`,
-//! for the type those callbacks were registered with, so casting it back to
-//! `T` is sound; it is freed exactly once, by `free`.
+//! [`Key::set_value`] (a `Box<Held<T>>` turned raw: the value behind its
+//! tag, `tag`) or from our `rdb_load`/`copy`, for the type those callbacks
+//! were registered with, so casting it back to `Held<T>` is sound; it is
+//! freed exactly once, by `free`.
 
 use super::api::{api, copy_of, new_string, RStr};
 use super::fault;
 use super::key::{Key, KeyKind};
+use super::tag::{tag_of, Held};
 use crate::args::{printable, CmdError};
 use crate::tuples::defrag::{Mover, Pass};
 use redis_module::native_types::RedisType;
@@ -46,7 +48,7 @@ pub trait ModuleValue: Clone + Sized + Send + 'static {
     /// cannot trust or a version it does not know, what is wrong.
     fn decode(bytes: &[u8], encver: c_int) -> Result<Self, Self::DecodeError>;
     /// A value held in a key only while a file loads, in place of one whose
-    /// save panicked (`panics::marker_loaded`): dropped when the load ends.
+    /// save panicked (`unsaved::marker_loaded`): dropped when the load ends.
     fn placeholder() -> Self;
     /// Heap bytes held, for MEMORY USAGE.
     fn mem_usage(&self) -> usize;
@@ -71,6 +73,9 @@ pub trait ModuleValue: Clone + Sized + Send + 'static {
     fn upkeep_due(&self) -> Option<i64> {
         None
     }
+    /// The value is leaked, not dropped (a panic left it mid-change, so its
+    /// data is not walked): what gauges count of it leaves them.
+    fn leaked(&self) {}
     /// Offers the value's heap blocks to an active-defrag pass
     /// (`tuples::defrag`), in bounded units of work. By default none: only
     /// the value's own block is moved.
@@ -137,7 +142,7 @@ fn guarded<R>(fallback: R, body: impl FnOnce() -> R) -> R {
 }
 
 unsafe fn value_ref<'a, T>(value: *const c_void) -> &'a T {
-    &*value.cast::<T>()
+    &(*value.cast::<Held<T>>()).value
 }
 
 /// The name of the key saved or loaded through `io`, when Redis gives one.
@@ -146,8 +151,8 @@ fn key_name(io: *mut raw::RedisModuleIO) -> Option<Vec<u8>> {
     (!name.is_null()).then(|| copy_of(name.cast_mut()))
 }
 
-/// Saves the value's encoding; if encoding panics, `panics::save_panicked`
-/// fails the save (in a fork) or writes its marker.
+/// Saves the value's encoding; if encoding panics, a marker in its place
+/// (`unsaved::save_panicked`).
 extern "C" fn rdb_save<T: ModuleValue>(rdb: *mut raw::RedisModuleIO, value: *mut c_void) {
     guarded((), || {
         let encoded = catch_unwind(AssertUnwindSafe(|| {
@@ -159,7 +164,7 @@ extern "C" fn rdb_save<T: ModuleValue>(rdb: *mut raw::RedisModuleIO, value: *mut
         }));
         let bytes = match &encoded {
             Ok(bytes) => bytes.as_slice(),
-            Err(_) => super::panics::save_panicked(),
+            Err(_) => super::unsaved::save_panicked(key_name(rdb).as_deref()),
         };
         api!(RedisModule_SaveStringBuffer(
             rdb,
@@ -179,10 +184,11 @@ extern "C" fn rdb_load<T: ModuleValue>(rdb: *mut raw::RedisModuleIO, encver: c_i
         }
         // Sound: Redis returned `len` bytes it allocated for us; we free them below.
         let bytes = unsafe { std::slice::from_raw_parts(buf.cast::<u8>(), len) };
-        if bytes == super::panics::SAVE_PANICKED {
+        if bytes == super::unsaved::SAVE_PANICKED {
             api!(RedisModule_Free(buf.cast()));
-            if super::panics::marker_loaded(rdb) {
-                return Box::into_raw(Box::new(T::placeholder())).cast();
+            let placeholder = Held::new(T::placeholder());
+            if super::unsaved::marker_loaded(rdb, placeholder.tag.id()) {
+                return Box::into_raw(Box::new(placeholder)).cast();
             }
             log_refusal::<T>(
                 rdb,
@@ -201,9 +207,9 @@ extern "C" fn rdb_load<T: ModuleValue>(rdb: *mut raw::RedisModuleIO, encver: c_i
             }
         };
         let (reclaim_due, upkeep_due) = (value.next_due(), value.upkeep_due());
-        let value: *mut c_void = Box::into_raw(Box::new(value)).cast();
-        super::reclaim::schedule_loaded(rdb, value, reclaim_due, upkeep_due);
-        value
+        let held = Held::new(value);
+        super::reclaim::schedule_loaded(rdb, held.tag.id(), reclaim_due, upkeep_due);
+        Box::into_raw(Box::new(held)).cast()
     })
 }
 
@@ -287,8 +293,7 @@ extern "C" fn aof_rewrite<T: ModuleValue>(
         unsafe { value_ref::<T>(value) }.rewrite(&AofWriter { io: aof, key })
     }));
     if rewritten.is_err() {
-        // Rewrites run in a fork: this fails the rewrite, the old AOF stays.
-        let _ = guarded(&[][..], super::panics::save_panicked);
+        guarded((), || super::unsaved::rewrite_panicked(&copy_of(key)));
     }
 }
 
@@ -309,7 +314,7 @@ extern "C" fn digest<T: ModuleValue>(md: *mut raw::RedisModuleDigest, value: *mu
 
 extern "C" fn mem_usage<T: ModuleValue>(value: *const c_void) -> usize {
     guarded(0, || {
-        std::mem::size_of::<T>() + unsafe { value_ref::<T>(value) }.mem_usage()
+        std::mem::size_of::<Held<T>>() + unsafe { value_ref::<T>(value) }.mem_usage()
     })
 }
 
@@ -319,12 +324,13 @@ extern "C" fn mem_usage2<T: ModuleValue>(
     samples: usize,
 ) -> usize {
     guarded(0, || {
-        std::mem::size_of::<T>() + unsafe { value_ref::<T>(value) }.mem_usage_sampled(samples)
+        std::mem::size_of::<Held<T>>() + unsafe { value_ref::<T>(value) }.mem_usage_sampled(samples)
     })
 }
 
 extern "C" fn free_effort<T: ModuleValue>(_key: RStr, value: *const c_void) -> usize {
-    if super::panics::is_poisoned(value) {
+    // Sound: see the module doc.
+    if unsafe { tag_of(value) }.is_poisoned() {
         return 1;
     }
     guarded(1, || unsafe { value_ref::<T>(value) }.free_effort())
@@ -336,17 +342,16 @@ extern "C" fn copy<T: ModuleValue>(
     value: *const c_void,
 ) -> *mut c_void {
     guarded(std::ptr::null_mut(), || {
-        let copy = unsafe { value_ref::<T>(value) }.clone();
-        let (reclaim_due, upkeep_due) = (copy.next_due(), copy.upkeep_due());
-        let copy: *mut c_void = Box::into_raw(Box::new(copy)).cast();
+        let copy = Held::new(unsafe { value_ref::<T>(value) }.clone());
+        let (reclaim_due, upkeep_due) = (copy.value.next_due(), copy.value.upkeep_due());
         super::reclaim::schedule_copy(
             api!(RedisModule_GetToDbIdFromOptCtx(ctx)),
             api!(RedisModule_GetToKeyNameFromOptCtx(ctx)).cast_mut(),
-            copy,
+            copy.tag.id(),
             reclaim_due,
             upkeep_due,
         );
-        copy
+        Box::into_raw(Box::new(copy)).cast()
     })
 }
 
@@ -358,7 +363,8 @@ extern "C" fn unlink2<T: ModuleValue>(ctx: *mut raw::RedisModuleKeyOptCtx, value
         super::moved::unlinked(
             api!(RedisModule_GetKeyNameFromOptCtx(ctx)).cast_mut(),
             api!(RedisModule_GetDbIdFromOptCtx(ctx)),
-            value,
+            // Sound: see the module doc.
+            unsafe { tag_of(value) },
             super::reclaim::forget,
         );
     })
@@ -373,7 +379,7 @@ extern "C" fn defrag<T: ModuleValue>(
     // which holds our `T`; nothing else holds a reference to it meanwhile.
     guarded(0, || unsafe {
         super::defrag::run(ctx, value, T::TYPE_NAME, |value, pass| {
-            (*value.cast::<T>()).defrag(pass)
+            (*value.cast::<Held<T>>()).value.defrag(pass)
         })
     })
 }
@@ -385,15 +391,25 @@ extern "C" fn defrag<T: ModuleValue>(
 /// the Redis API but the allocator, so either thread is fine.
 extern "C" fn free<T: ModuleValue>(value: *mut c_void) {
     guarded((), || {
-        super::moved::freed(value, super::reclaim::forget_loaded);
+        // Sound: see the module doc; Redis calls free once per value.
+        let tag = unsafe { tag_of(value) };
+        super::moved::freed(tag, super::reclaim::forget_loaded);
         // A value a panic left mid-change is leaked, never walked.
-        if super::panics::take_poisoned(value) {
+        if tag.is_poisoned() {
+            let held = unsafe { &*value.cast::<Held<T>>() };
+            super::panics::leaked(std::mem::size_of::<Held<T>>(), || {
+                held.value.leaked();
+                held.value.mem_usage_sampled(SAMPLES_OF_LEAKED)
+            });
             return;
         }
-        // Sound: see the module doc; Redis calls free once per value.
-        drop(unsafe { Box::from_raw(value.cast::<T>()) });
+        drop(unsafe { Box::from_raw(value.cast::<Held<T>>()) });
     })
 }
+
+/// Items of each collection a leaked value's bytes are estimated from (as
+/// `MEMORY USAGE`'s default): a few reads of sizes, not a walk.
+const SAMPLES_OF_LEAKED: usize = 5;
 
 impl Key {
     /// The value of a module key of type `ty`: `None` for an empty key,
@@ -425,9 +441,14 @@ impl Key {
         if !self.raw().is_null()
             && api!(RedisModule_ModuleTypeGetType(self.raw())) == *ty.raw_type.borrow()
         {
-            return Ok(Some(
-                api!(RedisModule_ModuleTypeGetValue(self.raw())).cast::<T>(),
-            ));
+            let held = api!(RedisModule_ModuleTypeGetValue(self.raw())).cast::<Held<T>>();
+            // Sound: the key holds a `Held<T>` (its type checked above).
+            let tag = unsafe { &(*held).tag };
+            if tag.is_lost() {
+                // Found under a name no callback told: scheduled here.
+                super::reclaim::relearn(self, tag);
+            }
+            return Ok(Some(unsafe { &raw mut (*held).value }));
         }
         match self.kind() {
             KeyKind::Empty => Ok(None),
@@ -438,7 +459,7 @@ impl Key {
     /// Stores `value` in this (write-opened) key, replacing (and freeing) what
     /// was there: `&mut self`, so no borrow of the old value survives it.
     pub fn set_value<T: ModuleValue>(&mut self, ty: &RedisType, value: T) {
-        let ptr = Box::into_raw(Box::new(value));
+        let ptr = Box::into_raw(Box::new(Held::new(value)));
         api!(RedisModule_ModuleTypeSetValue(
             self.raw(),
             *ty.raw_type.borrow(),

@@ -1,58 +1,78 @@
-//! Where a value of ours went when it left its name. The type's own
-//! callbacks tell us, and they run only for our values, so keys of other
-//! types pay nothing (no keyspace-event subscription):
+//! Where a value of ours went when it left its name with work owed there.
+//! The type's own callbacks tell us, and they run only for our values, so
+//! keys of other types pay nothing (no keyspace-event subscription); a
+//! value is known by its tag's identity (`tag`), never by its address.
 //!
 //! - `unlink2` (DEL, UNLINK, expiry, eviction, an overwrite, the source of
-//!   RENAME and MOVE) gives the name and db the value leaves; its schedule
-//!   entries go with it ([`unlinked`]), and the value is remembered if it had
-//!   any. When the value makes way for one just loaded or copied under the
-//!   same name (RESTORE or COPY ... REPLACE), the entries are the new one's
-//!   and stay.
+//!   RENAME and MOVE) names the place the value leaves; its entries there
+//!   leave the schedules ([`unlinked`]), and if it had any, it is *followed*:
+//!   marked lost (its tag), with the places the command filter saw its name
+//!   sent to as candidates (`sent`: RENAME's new name, MOVE's db), then the
+//!   name it left (renamed back).
 //! - `free` follows for a value that was deleted, at once or on the lazyfree
-//!   thread ([`freed`]): it is forgotten.
-//! - `copy2` gives the copy's name and db (`reclaim::schedule_copy`).
+//!   thread ([`freed`]): it is followed no more.
 //! - A value a load scheduled and then freed before it was stored (`RESTORE`
-//!   with a past expiry, an expired key in an RDB) takes its entries out
-//!   again ([`loaded`], [`freed`]).
+//!   with a past expiry, an expired key in an RDB) takes its own entries out
+//!   again ([`loaded`], [`freed`]); entries of another value under that name
+//!   (one written since) stay.
 //!
-//! A value unlinked and not freed lives on elsewhere: the next timer steps
-//! look for it, a bounded batch at a time: under the name it left (renamed
-//! back), then the same name in the other dbs (MOVE), then, since no callback
-//! names a RENAME's new name, a SCAN of its db, a bounded step at a time, that
-//! ends when it finds the value or after a whole pass (the value was freed
-//! meanwhile). What is found is scheduled again under its new name.
-//! Only renames and moves of our keys cost a search.
+//! The next timer step checks each followed value's candidates (one open
+//! each): found, it is scheduled under its new name, O(1) for a rename or
+//! a move. What no filter saw (an AOF load replays commands without
+//! filters; a MULTI of more sends than `sent` keeps) is found, in order:
+//! by any of our commands touching the value under its new name (the tag
+//! says it is lost: `module_type`), by the same name in the other dbs (a
+//! MOVE), a few opens a step, and at last by a search of every db for lost
+//! values, a bounded slice a step within a budget of CPU time a second,
+//! unbounded only once, in the first step after a load. What each costs and
+//! how long a value may wait: docs/design.md.
 //!
 //! The schedules are `reclaim`'s, which uses this file: its caller passes how
-//! to take a name's entries out and how to schedule a name again (`forget`,
-//! `follow`), so nothing here uses `reclaim` back.
+//! to take entries out and how to schedule a value found (`forget`,
+//! [`Follow`]), so nothing here uses `reclaim` back.
 
 use super::api::{api, copy_of, RStr};
 use super::ctx::Ctx;
+use super::sent;
+use super::tag::{self, Tag};
 use redis_module::raw;
-use std::collections::HashSet;
 use std::ffi::c_void;
 use std::os::raw::c_int;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-/// A value of ours that left `name` of `db` with work scheduled there.
-struct Unlinked {
+/// A value of ours that left its name with work owed, not found since.
+struct Followed {
+    id: u64,
+    /// Where it was last known to be.
     db: i32,
     name: Vec<u8>,
-    /// The value's address; the entry goes when the value is freed.
-    value: usize,
+    /// Places to check first, in order.
+    candidates: Vec<(i32, Vec<u8>)>,
+    /// The next db to probe for its name (a MOVE no filter saw); `None`
+    /// before its candidates are checked.
+    probe: Option<i32>,
+    /// The search pass it joined, once its probe is done.
+    joined: Option<u64>,
 }
 
-/// A SCAN of one db for values renamed there.
+/// The value a load scheduled last, until it is stored or freed unstored.
+pub struct Loaded {
+    pub id: u64,
+    pub db: i32,
+    pub name: Vec<u8>,
+    /// Loaded into a diskless load's temporary db (its entries are the
+    /// load's, not the served dbs').
+    pub into_loading: bool,
+}
+
+/// A search of every db, from db 0, for lost values.
 struct Search {
     db: i32,
     cursor: Cursor,
-    /// The values looked for, each with the pass it joined in: a value is
-    /// given up once a whole pass that started after it joined ends.
-    wanted: Vec<(usize, u32)>,
-    pass: u32,
+    /// Passes started; values given up after a whole pass missed them.
+    pass: u64,
 }
 
 /// A Redis scan cursor, only ever used on Redis' main thread.
@@ -68,117 +88,142 @@ impl Drop for Cursor {
 }
 
 struct State {
-    /// The value a load or a copy scheduled last, until it is stored (it is
-    /// unlinked later, or the next load or timer step comes) or dropped
-    /// unstored (freed first: `RESTORE` with a past expiry, an expired key in
-    /// an RDB).
-    loaded: Option<(usize, i32, Vec<u8>)>,
-    unlinked: Vec<Unlinked>,
-    /// Values renamed in a db other than the searched one, with their db:
-    /// they join the search of their db when the current one ends.
-    waiting: Vec<(i32, usize)>,
+    loaded: Option<Loaded>,
+    followed: Vec<Followed>,
     search: Option<Search>,
-}
-
-impl State {
-    /// Whether `free` has anything to look at (kept in [`WATCHING`]).
-    fn watching(&self) -> bool {
-        self.search.is_some()
-            || self.loaded.is_some()
-            || !self.waiting.is_empty()
-            || !self.unlinked.is_empty()
-    }
+    /// Searched passes so far (a search that ends keeps the count).
+    passes: u64,
+    /// The second the search budget is counted in, and what it used of it.
+    second: i64,
+    spent: Duration,
+    /// A load ended since the last step: the next search may take a whole
+    /// pass at once.
+    after_load: bool,
+    /// Values given up after a whole pass (`INFO recipes`).
+    given_up: i64,
 }
 
 static STATE: Mutex<State> = Mutex::new(State {
     loaded: None,
-    unlinked: Vec::new(),
-    waiting: Vec::new(),
+    followed: Vec::new(),
     search: None,
+    passes: 0,
+    second: 0,
+    spent: Duration::ZERO,
+    after_load: false,
+    given_up: 0,
 });
 
-/// False while no value is being followed: `free` then takes no lock.
-static WATCHING: AtomicBool = AtomicBool::new(false);
+/// The identity of [`State::loaded`] (0: none), so `free` takes no lock for
+/// other values.
+static LOADED_ID: AtomicU64 = AtomicU64::new(0);
+/// Whether anything is followed: `free` of a lost value takes the lock only then.
+static FOLLOWING: AtomicBool = AtomicBool::new(false);
 
-/// Never held across a call into Redis.
+/// Never held across a call into Redis (which may call back).
 fn state() -> MutexGuard<'static, State> {
     STATE
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-fn update_watching(st: &State) {
-    WATCHING.store(st.watching(), Ordering::Release);
-}
-
-/// Schedules what the key `name` of db `db` owes, if it holds a value of
-/// ours with background work, answering that value's address
-/// (`reclaim::follow_at`).
-pub type Follow = fn(Ctx, c_int, &[u8]) -> Option<usize>;
-
-/// A load or a copy scheduled the value at `value` for the key `name` of `db`.
-pub fn loaded(value: *const c_void, db: c_int, name: Vec<u8>) {
-    let mut st = state();
-    st.loaded = Some((value as usize, db, name));
-    update_watching(&st);
-}
-
-/// `unlink2`: the value at `value` left the key `name` of `db`. Its entries
-/// leave the schedules (`forget` takes them out, answering the name if it
-/// had any); if it had any, it is followed.
-pub fn unlinked(
-    name: RStr,
-    db: c_int,
-    value: *const c_void,
-    forget: impl FnOnce(c_int, RStr) -> Option<Vec<u8>>,
-) {
-    if WATCHING.load(Ordering::Acquire) {
-        let mut st = state();
-        st.loaded.take_if(|(v, _, _)| *v == value as usize);
-        // The value making way for one just loaded or copied under its name
-        // (RESTORE or COPY ... REPLACE): the entries are the new value's.
-        let incoming = st
-            .loaded
-            .as_ref()
-            .is_some_and(|(_, d, n)| *d == db && *n == copy_of(name));
-        update_watching(&st);
-        if incoming {
-            return;
-        }
+/// After a change of the state: the flags `free` reads, and no room held
+/// once nothing is followed (a burst of lazy frees can follow many values
+/// at once).
+fn update_flags(st: &mut State) {
+    if st.followed.is_empty() && st.followed.capacity() > 0 {
+        st.followed = Vec::new();
     }
-    let Some(name) = forget(db, name) else {
-        return;
-    };
+    FOLLOWING.store(!st.followed.is_empty(), Ordering::Release);
+    LOADED_ID.store(st.loaded.as_ref().map_or(0, |l| l.id), Ordering::Release);
+}
+
+/// Schedules what the value with identity `id` owes under the key `name`
+/// of db `db`, if the key holds it; clears its lost mark. True if found
+/// (`reclaim::follow_at`).
+pub type Follow = fn(Ctx, c_int, &[u8], u64) -> bool;
+
+/// A load scheduled the value with identity `id` for the key `name` of `db`.
+pub fn loaded(id: u64, db: c_int, name: Vec<u8>, into_loading: bool) {
     let mut st = state();
-    st.unlinked.push(Unlinked {
+    st.loaded = Some(Loaded {
+        id,
         db,
         name,
-        value: value as usize,
+        into_loading,
     });
-    update_watching(&st);
+    update_flags(&mut st);
 }
 
-/// `free` (on the main or the lazyfree thread): the value at `value` was
-/// deleted; it is followed no more. A value a load scheduled and that was
-/// never stored takes its entries out again (`forget_loaded`).
-pub fn freed(value: *const c_void, forget_loaded: impl FnOnce(c_int, &Vec<u8>)) {
-    if !WATCHING.load(Ordering::Acquire) {
+/// `unlink2`: the value tagged `tag` left the key `name` of `db`. Its
+/// entries there leave the schedules (`forget` takes those of the value's
+/// identity out, true if there were any); if it had any, or was followed
+/// already, it is followed from here.
+pub fn unlinked(name: RStr, db: c_int, tag: &Tag, forget: impl FnOnce(c_int, RStr, u64) -> bool) {
+    let id = tag.id();
+    if LOADED_ID.load(Ordering::Acquire) == id {
+        let mut st = state();
+        st.loaded.take_if(|l| l.id == id);
+        update_flags(&mut st);
+    }
+    if !forget(db, name, id) && !tag.is_lost() {
         return;
     }
-    let value = value as usize;
+    tag.set_lost(true);
+    let name = copy_of(name);
+    let mut candidates = sent::destinations(&name, db);
+    candidates.push((db, name.clone()));
     let mut st = state();
-    if let Some((_, db, name)) = st.loaded.take_if(|(v, _, _)| *v == value) {
-        update_watching(&st);
-        drop(st);
-        forget_loaded(db, &name);
-        st = state();
+    match st.followed.iter_mut().find(|f| f.id == id) {
+        Some(f) => {
+            f.db = db;
+            f.name = name;
+            f.candidates = candidates;
+            f.probe = None;
+            f.joined = None;
+        }
+        None => st.followed.push(Followed {
+            id,
+            db,
+            name,
+            candidates,
+            probe: None,
+            joined: None,
+        }),
     }
-    st.unlinked.retain(|u| u.value != value);
-    st.waiting.retain(|&(_, v)| v != value);
-    if let Some(search) = &mut st.search {
-        search.wanted.retain(|&(v, _)| v != value);
+    update_flags(&mut st);
+}
+
+/// `free` (on the main or the lazyfree thread): the value tagged `tag` was
+/// deleted; it is followed no more. A value a load scheduled and that was
+/// never stored takes its own entries out again (`forget_loaded`).
+pub fn freed(tag: &Tag, forget_loaded: impl FnOnce(&Loaded)) {
+    let id = tag.id();
+    let was_loaded = LOADED_ID.load(Ordering::Acquire) == id;
+    let lost = tag.is_lost() && FOLLOWING.load(Ordering::Acquire);
+    if !was_loaded && !lost {
+        return;
     }
-    update_watching(&st);
+    let loaded = {
+        let mut st = state();
+        let loaded = st.loaded.take_if(|l| l.id == id);
+        st.followed.retain(|f| f.id != id);
+        update_flags(&mut st);
+        loaded
+    };
+    if let Some(loaded) = loaded {
+        forget_loaded(&loaded);
+    }
+}
+
+/// The value with identity `id` was found (scheduled where it is).
+pub fn found(id: u64) {
+    if !FOLLOWING.load(Ordering::Acquire) {
+        return;
+    }
+    let mut st = state();
+    st.followed.retain(|f| f.id != id);
+    update_flags(&mut st);
 }
 
 /// SWAPDB: what is followed in one db is followed in the other.
@@ -191,181 +236,255 @@ pub fn swap_dbs(first: i32, second: i32) {
         }
     };
     let mut st = state();
-    st.unlinked.iter_mut().for_each(|u| swap(&mut u.db));
-    st.waiting.iter_mut().for_each(|(db, _)| swap(db));
-    if let Some(search) = &mut st.search {
-        swap(&mut search.db);
+    for f in &mut st.followed {
+        swap(&mut f.db);
+        f.candidates.iter_mut().for_each(|(db, _)| swap(db));
+    }
+    if let Some(loaded) = &mut st.loaded {
+        swap(&mut loaded.db);
     }
 }
 
-/// FLUSHDB (`db`) or FLUSHALL (`None`): nothing of the flushed dbs is followed.
+/// FLUSHDB (`db`) or FLUSHALL (`None`): the value last loaded there is
+/// gone, and a search of a flushed db starts that db again. Followed values
+/// stay followed: one last seen there may have moved on since (a MOVE no
+/// filter saw); those flushed are forgotten when freed.
 pub fn flushed(db: Option<i32>) {
     let hit = |d: i32| db.is_none_or(|db| db == d);
     let search = {
         let mut st = state();
-        st.unlinked.retain(|u| !hit(u.db));
-        st.waiting.retain(|&(d, _)| !hit(d));
+        st.loaded.take_if(|l| hit(l.db));
         let search = st.search.take_if(|s| hit(s.db));
-        update_watching(&st);
+        update_flags(&mut st);
         search
     };
     // The cursor is destroyed outside the lock.
     drop(search);
 }
 
-/// `INFO recipes` gauge: values being followed (unlinked, not yet found or
-/// freed).
-pub fn followed() -> i64 {
-    let st = state();
-    let searched = st.search.as_ref().map_or(0, |s| s.wanted.len());
-    (st.unlinked.len() + st.waiting.len() + searched) as i64
-}
-
-/// Whether following needs the timer again soon.
-pub fn busy() -> bool {
-    let st = state();
-    st.search.is_some() || !st.waiting.is_empty() || !st.unlinked.is_empty()
-}
-
-/// Unlinked keys looked at in one timer step (each one open of the name it
-/// left, and for a value not freed the same name in each other db): the
-/// step stays well under a millisecond; more waits for the next steps.
-const BATCH: usize = 32;
-
-/// One timer step: finds where unlinked values went (see the module doc),
-/// then scans for renamed ones until `deadline`.
-pub fn step(ctx: Ctx, deadline: Instant, follow: Follow) {
-    let (pending, waiting) = {
-        let mut st = state();
-        st.loaded = None;
-        let batch = st.unlinked.len().min(BATCH);
-        let pending: Vec<Unlinked> = st.unlinked.drain(..batch).collect();
-        if st.unlinked.is_empty() {
-            // A burst of unlinks leaves no room held behind it.
-            st.unlinked = Vec::new();
-        }
-        (pending, std::mem::take(&mut st.waiting))
-    };
-    // The names left: taken again by a value of ours, or by this one.
-    let mut found = HashSet::new();
-    for u in &pending {
-        if let Some(value) = follow(ctx, u.db, &u.name) {
-            found.insert(value);
-        }
-    }
-    let mut lost = waiting;
-    for u in pending {
-        let value = u.value;
-        if found.contains(&value) {
-            continue;
-        }
-        // MOVE: the same name in another db.
-        let moved = (0..)
-            .filter(|&db| db != u.db)
-            .map_while(|db| select(ctx, db).then_some(db))
-            .any(|db| follow(ctx, db, &u.name) == Some(value));
-        if !moved {
-            lost.push((u.db, value));
-        }
-    }
+/// A diskless load's temporary db was dropped or became the served one:
+/// a value loaded there is no longer one to forget on its own.
+pub fn async_load_ended() {
     let mut st = state();
-    search_for(&mut st, lost, &found);
-    update_watching(&st);
-    drop(st);
-    scan(ctx, deadline, follow);
+    st.loaded.take_if(|l| l.into_loading);
+    update_flags(&mut st);
 }
 
-/// Adds renamed values to the search of their db; one db is searched at a
-/// time, a value of another db waits for it to end.
-fn search_for(st: &mut State, lost: Vec<(i32, usize)>, found: &HashSet<usize>) {
-    if let Some(search) = &mut st.search {
-        search.wanted.retain(|(v, _)| !found.contains(v));
+/// A load (RDB, AOF, a full sync) ended: lost values may be many (an AOF
+/// replays renames without filters), so the next search takes a whole pass.
+pub fn load_ended() {
+    state().after_load = true;
+}
+
+/// `INFO recipes` gauges: values followed, and given up after a whole
+/// search missed them (they keep their lost mark: a command finds them);
+/// none when the state is busy (a crash report taken while it was held).
+pub fn gauges() -> Vec<(&'static str, i64)> {
+    let Ok(st) = STATE.try_lock() else {
+        return Vec::new();
+    };
+    vec![
+        ("reclaim_followed_keys", st.followed.len() as i64),
+        ("reclaim_followed_given_up", st.given_up),
+    ]
+}
+
+/// How many values are followed (the test-only view).
+pub fn followed() -> usize {
+    state().followed.len()
+}
+
+/// When the timer should come back for following: soon while candidates
+/// wait to be checked, at its idle pace while only searching, never at 0 ms.
+pub fn delay(idle_ms: i64) -> Option<i64> {
+    let st = state();
+    if st.followed.iter().any(|f| f.joined.is_none()) {
+        Some(CHECK_MS)
+    } else {
+        (!st.followed.is_empty()).then_some(idle_ms)
     }
-    for (db, value) in lost.into_iter().filter(|(_, v)| !found.contains(v)) {
-        let search = st.search.get_or_insert_with(|| Search {
-            db,
-            cursor: Cursor(api!(RedisModule_ScanCursorCreate())),
-            wanted: Vec::new(),
-            pass: 0,
-        });
-        if search.db == db {
-            let pass = search.pass;
-            search.wanted.push((value, pass));
-        } else {
-            st.waiting.push((db, value));
+}
+
+/// The timer's delay while candidates or probes wait.
+const CHECK_MS: i64 = 10;
+/// Values whose candidates or probe one step takes on.
+const BATCH: usize = 32;
+/// Time the search may take in one step, and in one second of steps: an
+/// idle server's main thread stays within half a point of its own idle use
+/// while a search runs (a pass over 2 million keys takes about 1.6 s of
+/// it: about 5 minutes).
+const SEARCH_STEP: Duration = Duration::from_micros(500);
+const SEARCH_PER_SECOND: Duration = Duration::from_millis(5);
+
+/// One timer step, on the main thread, not while loading: checks the
+/// candidates of followed values and probes for moves until `deadline`,
+/// then searches within its budget (see the module doc).
+pub fn step(ctx: Ctx, deadline: Instant, follow: Follow) {
+    let work: Vec<(u64, Vec<(i32, Vec<u8>)>, Option<i32>, Vec<u8>)> = {
+        let st = state();
+        st.followed
+            .iter()
+            .filter(|f| f.joined.is_none())
+            .take(BATCH)
+            .map(|f| (f.id, f.candidates.clone(), f.probe, f.name.clone()))
+            .collect()
+    };
+    for (id, candidates, probe, name) in work {
+        if Instant::now() >= deadline {
+            break;
         }
+        let outcome = match probe {
+            None if candidates
+                .iter()
+                .any(|(db, name)| follow(ctx, *db, name, id)) =>
+            {
+                Probe::Found
+            }
+            None => Probe::From(0),
+            Some(db) => probe_dbs(ctx, db, &name, id, deadline, follow),
+        };
+        let mut st = state();
+        let Some(at) = st.followed.iter().position(|f| f.id == id) else {
+            continue;
+        };
+        match outcome {
+            Probe::Found => {
+                st.followed.swap_remove(at);
+            }
+            Probe::From(db) => {
+                st.followed[at].candidates.clear();
+                st.followed[at].probe = Some(db);
+            }
+            Probe::Done => {
+                // The first pass it is there for from the start.
+                let pass = st.search.as_ref().map_or(st.passes, |s| s.pass) + 1;
+                st.followed[at].joined = Some(pass);
+            }
+        }
+        update_flags(&mut st);
     }
+    search(ctx, follow);
+}
+
+/// Where a probe of a name in the other dbs stands.
+enum Probe {
+    Found,
+    /// Go on from this db.
+    From(i32),
+    /// Every db probed: the value is searched for.
+    Done,
+}
+
+/// Opens `name` in db `from` on until `deadline` (the dbs are as many as
+/// `SELECT` takes): a MOVE that no filter saw.
+fn probe_dbs(
+    ctx: Ctx,
+    from: i32,
+    name: &[u8],
+    id: u64,
+    deadline: Instant,
+    follow: Follow,
+) -> Probe {
+    let mut db = from;
+    while select(ctx, db) {
+        if Instant::now() >= deadline {
+            return Probe::From(db);
+        }
+        if follow(ctx, db, name, id) {
+            return Probe::Found;
+        }
+        db += 1;
+    }
+    Probe::Done
 }
 
 fn select(ctx: Ctx, db: i32) -> bool {
     api!(RedisModule_SelectDb(ctx.0, db)) == raw::REDISMODULE_OK as c_int
 }
 
-/// What one SCAN step collects.
+/// What one scan step collects: lost values of ours, by name and identity.
 struct ScanStep {
-    wanted: HashSet<usize>,
-    found: Vec<Vec<u8>>,
+    found: Vec<(Vec<u8>, u64)>,
 }
 
-/// Scans the searched db until `deadline`; schedules what it finds.
-fn scan(ctx: Ctx, deadline: Instant, follow: Follow) {
-    let (db, cursor, wanted) = {
-        let st = state();
-        let Some(search) = &st.search else {
+/// A slice of the search for lost values that joined it, within the
+/// budget; a whole pass at once after a load.
+fn search(ctx: Ctx, follow: Follow) {
+    let started = Instant::now();
+    let (db, cursor, budget) = {
+        let mut st = state();
+        if !st.followed.iter().any(|f| f.joined.is_some()) {
             return;
+        }
+        let second = ctx.now_ms().div_euclid(1000);
+        if second != st.second {
+            st.second = second;
+            st.spent = Duration::ZERO;
+        }
+        let budget = if std::mem::take(&mut st.after_load) {
+            Duration::MAX
+        } else {
+            SEARCH_STEP.min(SEARCH_PER_SECOND.saturating_sub(st.spent))
         };
-        let wanted = search.wanted.iter().map(|&(v, _)| v).collect();
-        (search.db, search.cursor.0, wanted)
+        if st.search.is_none() {
+            st.passes += 1;
+            let pass = st.passes;
+            st.search = Some(Search {
+                db: 0,
+                cursor: Cursor(api!(RedisModule_ScanCursorCreate())),
+                pass,
+            });
+        }
+        let s = st.search.as_ref().expect("set above");
+        (s.db, s.cursor.0, budget)
     };
-    if !select(ctx, db) {
-        state().search = None;
+    if budget.is_zero() {
         return;
     }
-    let mut found = ScanStep {
-        wanted,
-        found: Vec::new(),
-    };
-    let mut more = true;
-    while more && !found.wanted.is_empty() && Instant::now() < deadline {
+    let deadline = started.checked_add(budget);
+    let mut step = ScanStep { found: Vec::new() };
+    let mut db_done = !select(ctx, db);
+    while !db_done && deadline.is_none_or(|d| Instant::now() < d) {
         // Sound: the cursor lives in the state until the search ends, which
-        // only this step (on the same thread) or a flush ends; `found`
-        // outlives the call.
-        more = unsafe {
+        // only this step (on the same thread) or a flush ends, and a flush
+        // cannot run during this loop; `step` outlives the call.
+        db_done = unsafe {
             raw::RedisModule_Scan.unwrap()(
                 ctx.0,
                 cursor,
                 Some(on_scanned),
-                (&mut found as *mut ScanStep).cast(),
+                (&mut step as *mut ScanStep).cast(),
             )
-        } != 0;
+        } == 0;
     }
-    let mut got = HashSet::new();
-    for name in &found.found {
-        got.extend(follow(ctx, db, name));
-    }
+    let found: Vec<u64> = (step.found.iter())
+        .filter(|(name, id)| follow(ctx, db, name, *id))
+        .map(|&(_, id)| id)
+        .collect();
+    let next_db = db_done && select(ctx, db + 1);
     let finished = {
         let mut st = state();
-        let Some(search) = &mut st.search else {
-            return;
-        };
-        if search.db != db || search.cursor.0 != cursor {
-            return;
+        st.spent += started.elapsed();
+        st.followed.retain(|f| !found.contains(&f.id));
+        let mut finished = None;
+        if let Some(s) = st.search.as_mut().filter(|s| s.cursor.0 == cursor) {
+            if next_db {
+                s.db = db + 1;
+                api!(RedisModule_ScanCursorRestart(cursor));
+            } else if db_done {
+                // A pass ended: who was there all through it is nowhere.
+                let pass = s.pass;
+                let before = st.followed.len();
+                st.followed.retain(|f| f.joined.is_none_or(|j| j > pass));
+                st.given_up += (before - st.followed.len()) as i64;
+                finished = st.search.take();
+            }
         }
-        search.wanted.retain(|(v, _)| !got.contains(v));
-        if !more {
-            // A pass ended: who was there all through it is not in this db.
-            let pass = search.pass;
-            search.wanted.retain(|&(_, joined)| joined == pass);
-            search.pass += 1;
-            api!(RedisModule_ScanCursorRestart(cursor));
+        if !st.followed.iter().any(|f| f.joined.is_some()) {
+            finished = finished.or_else(|| st.search.take());
         }
-        let search = if search.wanted.is_empty() {
-            st.search.take()
-        } else {
-            None
-        };
-        update_watching(&st);
-        search
+        update_flags(&mut st);
+        finished
     };
     // The cursor is destroyed outside the lock.
     drop(finished);
@@ -378,17 +497,15 @@ extern "C" fn on_scanned(
     privdata: *mut c_void,
 ) {
     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        if key.is_null()
-            || api!(RedisModule_KeyType(key)) != raw::REDISMODULE_KEYTYPE_MODULE as c_int
-        {
+        let Some(tag) = tag::tag_in(key) else {
+            return;
+        };
+        if !tag.is_lost() {
             return;
         }
-        let value = api!(RedisModule_ModuleTypeGetValue(key)) as usize;
-        // Sound: `privdata` is the `ScanStep` that `scan` passed, alive
+        // Sound: `privdata` is the `ScanStep` that `search` passed, alive
         // during the call that runs this callback.
         let step = unsafe { &mut *privdata.cast::<ScanStep>() };
-        if step.wanted.contains(&value) {
-            step.found.push(copy_of(name));
-        }
+        step.found.push((copy_of(name), tag.id()));
     }));
 }

@@ -24,22 +24,28 @@
 //! drops its dbs' schedules and SWAPDB swaps two dbs' (server events). These
 //! callbacks run only for our values: keys of other types pay nothing. A key
 //! whose value turned into another type's keeps no entry either (its old
-//! value was unlinked).
+//! value was unlinked). An entry belongs to a value (its tag's identity,
+//! `tag`; 0 from a command: the value under the name): a value loaded or
+//! copied under a name before the one it replaces is unlinked keeps its
+//! entries, and one freed unstored takes out only its own.
 //!
 //! A diskless `swapdb` load fills a temporary database beside the served one:
 //! what its keys owe is kept apart and replaces the served schedules when the
 //! load completes (dropped if it is aborted).
 
-use super::api::{api, copy_of, new_string, RStr};
+use super::api::{api, copy_of, free_string, new_string, RStr};
 use super::ctx::Ctx;
 use super::key::{Key, KeyKind};
 use super::slot_migration::{self, Change, SlotSet};
-use super::{background_free, moved, timer};
+use super::tag::{self, Tag};
+use super::{background_free, moved, sent, timer};
+use crate::args::printable;
 use crate::tuples::expiry::Schedule;
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 use std::ffi::c_void;
 use std::os::raw::c_int;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -81,6 +87,24 @@ impl Owed {
     fn is_empty(&self) -> bool {
         self.reclaim.is_empty() && self.upkeep.is_empty()
     }
+
+    /// The key `name` holding the value `owner` owes what is given.
+    fn schedule(&mut self, name: &[u8], owner: u64, reclaim: Option<i64>, upkeep: Option<i64>) {
+        if let Some(due) = reclaim {
+            self.reclaim.schedule(name.to_vec(), due, owner);
+        }
+        if let Some(due) = upkeep {
+            self.upkeep.schedule(name.to_vec(), due, owner);
+        }
+    }
+
+    /// Takes the entries of `name` out where `owned` says they are the
+    /// leaving value's; true if any were.
+    fn remove_if(&mut self, name: &Vec<u8>, owned: impl Fn(u64) -> bool) -> bool {
+        let reclaim = self.reclaim.remove_if(name, &owned);
+        let upkeep = self.upkeep.remove_if(name, &owned);
+        reclaim || upkeep
+    }
 }
 
 /// Every db's schedules, indexed by db number, and the db whose turn is
@@ -90,7 +114,10 @@ impl Owed {
 struct Dbs(Vec<Owed>, usize);
 
 impl Dbs {
+    /// Db `db`'s schedules, about to take an entry: the command filter
+    /// that follows renames and moves runs from now on (`sent::need`).
     fn db(&mut self, db: i32) -> &mut Owed {
+        sent::need();
         let i = usize::try_from(db).unwrap_or(0);
         if self.0.len() <= i {
             self.0.resize_with(i + 1, Owed::default);
@@ -160,13 +187,31 @@ struct State {
     served: Dbs,
     /// A diskless `swapdb` load in progress: what its temporary db owes.
     loading: Option<Dbs>,
+    /// What keys of that load owe when the server does not tell their db
+    /// ([`LOAD_DB_UNKNOWN`]): placed when the load completes.
+    placeless: Vec<Placeless>,
     /// Trims in the order their slots left; the first one walks.
     trims: Vec<Trim>,
 }
 
+/// A key loaded into a diskless load's temporary dbs, db not known.
+struct Placeless {
+    name: Vec<u8>,
+    id: u64,
+    reclaim: Option<i64>,
+    upkeep: Option<i64>,
+}
+
+/// Redis 7.0 names db 0 for every key a diskless `swapdb` load reads into
+/// its temporary dbs (`RedisModule_GetDbIdFromIO`; 7.2+ and Valkey give the
+/// key's own db): there, such keys are found in their dbs when the load
+/// completes, one open each for a key of db 0.
+static LOAD_DB_UNKNOWN: AtomicBool = AtomicBool::new(false);
+
 static STATE: Mutex<State> = Mutex::new(State {
     served: Dbs(Vec::new(), 0),
     loading: None,
+    placeless: Vec::new(),
     trims: Vec::new(),
 });
 
@@ -187,15 +232,36 @@ pub fn gauges() -> Vec<(&'static str, i64)> {
         return Vec::new();
     };
     let count = |f: fn(&Owed) -> usize| st.served.0.iter().map(f).sum::<usize>() as i64;
-    vec![
+    let mut gauges = vec![
         ("reclaim_scheduled_keys", count(|o| o.reclaim.len())),
         ("reclaim_upkeep_keys", count(|o| o.upkeep.len())),
         (
             "reclaim_schedule_bytes",
             count(|o| o.reclaim.heap_bytes() + o.upkeep.heap_bytes()),
         ),
-        ("reclaim_followed_keys", moved::followed()),
-    ]
+    ];
+    drop(st);
+    gauges.extend(moved::gauges());
+    gauges
+}
+
+/// Every schedule entry, `db kind name` a line in order (kind `reclaim` or
+/// `upkeep`, the name printable), then `followed <n>`: the test-only view
+/// (`test_view`).
+pub fn listing() -> String {
+    let mut out = String::new();
+    {
+        let st = state();
+        for (db, owed) in st.served.0.iter().enumerate() {
+            for (kind, schedule) in [("reclaim", &owed.reclaim), ("upkeep", &owed.upkeep)] {
+                for (name, _) in schedule.entries() {
+                    out += &format!("{db} {kind} {}\n", printable(name));
+                }
+            }
+        }
+    }
+    out += &format!("followed {}\n", moved::followed());
+    out
 }
 
 /// Timer period with nothing due, on replicas, and while writes are paused.
@@ -230,6 +296,9 @@ pub fn enable(ctx: Ctx, reclaimer: &'static Reclaimer) {
         let event = raw::RedisModuleEvent { id, dataver: 1 };
         api!(RedisModule_SubscribeToServerEvent(ctx.0, event, callback));
     }
+    sent::enable(ctx);
+    let version = api!(RedisModule_GetServerVersion());
+    LOAD_DB_UNKNOWN.store(version < 0x00_07_02_00, Ordering::Relaxed);
     timer::repeat(ctx, IDLE_MS, tick);
 }
 
@@ -249,16 +318,16 @@ fn schedule_kind(ctx: Ctx, name: RStr, due: i64, everywhere: bool) {
         .served
         .db(db)
         .kind(everywhere)
-        .schedule(copy_of(name), due);
+        .schedule(copy_of(name), due, 0);
 }
 
-/// The key being loaded through `io` (RDB, RESTORE) with the value at
-/// `value` has items due at `reclaim_due` and upkeep at `upkeep_due`. If the
-/// load then drops the value unstored (`RESTORE` with a past expiry, an
-/// expired key in an RDB), `moved` takes the entries out again.
+/// The key being loaded through `io` (RDB, RESTORE) with the value `id`
+/// has items due at `reclaim_due` and upkeep at `upkeep_due`. If the load
+/// then drops the value unstored (`RESTORE` with a past expiry, an expired
+/// key in an RDB), `moved` takes its entries out again.
 pub fn schedule_loaded(
     io: *mut raw::RedisModuleIO,
-    value: *const c_void,
+    id: u64,
     reclaim_due: Option<i64>,
     upkeep_due: Option<i64>,
 ) {
@@ -271,18 +340,24 @@ pub fn schedule_loaded(
     }
     let db = api!(RedisModule_GetDbIdFromIO(io));
     let name = copy_of(name.cast_mut());
-    {
+    let into_loading = {
         let mut st = state();
         let st = &mut *st;
-        let owed = st.loading.as_mut().unwrap_or(&mut st.served).db(db);
-        if let Some(due) = reclaim_due {
-            owed.reclaim.schedule(name.clone(), due);
+        let into_loading = st.loading.is_some();
+        if into_loading && LOAD_DB_UNKNOWN.load(Ordering::Relaxed) {
+            st.placeless.push(Placeless {
+                name: name.clone(),
+                id,
+                reclaim: reclaim_due,
+                upkeep: upkeep_due,
+            });
+        } else {
+            let owed = st.loading.as_mut().unwrap_or(&mut st.served).db(db);
+            owed.schedule(&name, id, reclaim_due, upkeep_due);
         }
-        if let Some(due) = upkeep_due {
-            owed.upkeep.schedule(name.clone(), due);
-        }
-    }
-    moved::loaded(value, db, name);
+        into_loading
+    };
+    moved::loaded(id, db, name, into_loading);
 }
 
 /// The reclaimer of the key's type of the given kind (a type may have one
@@ -299,39 +374,47 @@ fn reclaimer_of(key: &Key, everywhere: bool) -> Option<&'static Reclaimer> {
         .find(|r| r.everywhere == everywhere && key.holds(r.ty))
 }
 
-/// `unlink2`: the key `name` of db `db` lost its value of ours. Takes the
-/// name out of the db's schedules; answers the name if it was there.
-pub fn forget(db: c_int, name: RStr) -> Option<Vec<u8>> {
+/// `unlink2`: the key `name` of db `db` lost its value of ours, `id`.
+/// Takes the name's entries out unless another value owns them (one loaded
+/// or copied under the name just before, by `RESTORE` or `COPY ...
+/// REPLACE`); true if there were any of this one's.
+pub fn forget(db: c_int, name: RStr, id: u64) -> bool {
     let mut st = state();
-    let owed = st.served.0.get_mut(usize::try_from(db).ok()?)?;
-    if owed.is_empty() {
-        return None;
-    }
-    let name = copy_of(name);
-    let reclaim = owed.reclaim.remove(&name);
-    let upkeep = owed.upkeep.remove(&name);
-    (reclaim || upkeep).then_some(name)
-}
-
-/// A value loaded for the key `name` of db `db` was dropped unstored: its
-/// entries go.
-pub fn forget_loaded(db: c_int, name: &Vec<u8>) {
-    let mut st = state();
-    if let Some(owed) = usize::try_from(db)
+    let Some(owed) = usize::try_from(db)
         .ok()
         .and_then(|db| st.served.0.get_mut(db))
-    {
-        owed.reclaim.remove(name);
-        owed.upkeep.remove(name);
+    else {
+        return false;
+    };
+    if owed.is_empty() {
+        return false;
+    }
+    owed.remove_if(&copy_of(name), |owner| owner == 0 || owner == id)
+}
+
+/// A value a load scheduled was dropped unstored: its own entries go.
+pub fn forget_loaded(loaded: &moved::Loaded) {
+    let mut st = state();
+    let st = &mut *st;
+    st.placeless.retain(|p| p.id != loaded.id);
+    let dbs = if loaded.into_loading {
+        st.loading.as_mut()
+    } else {
+        Some(&mut st.served)
+    };
+    let owed = dbs.and_then(|dbs| dbs.0.get_mut(usize::try_from(loaded.db).ok()?));
+    if let Some(owed) = owed {
+        owed.remove_if(&loaded.name, |owner| owner == loaded.id);
     }
 }
 
-/// `copy2`: a copy of one of our values, at `value`, with work due at
-/// `reclaim_due` / `upkeep_due`, is being stored under `name` of db `db`.
+/// `copy2`: a copy of one of ours, `id`, with work due at `reclaim_due` /
+/// `upkeep_due`, is being stored under `name` of db `db` (before the value
+/// it replaces, if any, is unlinked: the entries are the copy's).
 pub fn schedule_copy(
     db: c_int,
     name: RStr,
-    value: *const c_void,
+    id: u64,
     reclaim_due: Option<i64>,
     upkeep_due: Option<i64>,
 ) {
@@ -339,53 +422,64 @@ pub fn schedule_copy(
         return;
     }
     let name = copy_of(name);
-    {
-        let mut st = state();
-        let owed = st.served.db(db);
-        if let Some(due) = reclaim_due {
-            owed.reclaim.schedule(name.clone(), due);
-        }
-        if let Some(due) = upkeep_due {
-            owed.upkeep.schedule(name.clone(), due);
-        }
-    }
-    moved::loaded(value, db, name);
+    state()
+        .served
+        .db(db)
+        .schedule(&name, id, reclaim_due, upkeep_due);
 }
 
-/// Schedules what the key `name` of db `db` owes, if it holds a value of
-/// ours with background work; answers that value's address (`moved`).
-pub fn follow_at(ctx: Ctx, db: c_int, name: &[u8]) -> Option<usize> {
+/// Schedules what the key `name` of db `db` owes, if it holds our value
+/// `id`; clears the value's lost mark. True if it holds it (`moved`).
+pub fn follow_at(ctx: Ctx, db: c_int, name: &[u8], id: u64) -> bool {
     if api!(RedisModule_SelectDb(ctx.0, db)) != raw::REDISMODULE_OK as c_int {
-        return None;
+        return false;
     }
     let name = new_string(name);
     let key = Key::open_quiet(ctx, name);
-    let due = |everywhere| reclaimer_of(&key, everywhere).map(|r| (r.next_due)(&key));
-    let (reclaim_due, upkeep_due) = (due(false), due(true));
-    let value = (reclaim_due.is_some() || upkeep_due.is_some())
-        .then(|| api!(RedisModule_ModuleTypeGetValue(key.raw())) as usize);
-    drop(key);
-    if reclaim_due.is_some() || upkeep_due.is_some() {
-        let bytes = copy_of(name);
-        let mut st = state();
-        let owed = st.served.db(db);
-        if let Some(due) = reclaim_due.flatten() {
-            owed.reclaim.schedule(bytes.clone(), due);
-        }
-        if let Some(due) = upkeep_due.flatten() {
-            owed.upkeep.schedule(bytes, due);
-        }
+    let held = tag::tag_in(key.raw()).is_some_and(|t| t.id() == id);
+    if held {
+        schedule_found(&key, db);
     }
+    drop(key);
     api!(RedisModule_FreeString(std::ptr::null_mut(), name));
-    value
+    held
+}
+
+/// A command met a value of ours marked lost (`tag`) in `key`: where it is
+/// now is known; it is scheduled there (`module_type`).
+pub fn relearn(key: &Key, tag: &Tag) {
+    let (ctx, _) = key.opened_as();
+    let db = api!(RedisModule_GetSelectedDb(ctx.0));
+    tag.set_lost(false);
+    schedule_found(key, db);
+    moved::found(tag.id());
+}
+
+/// Schedules what the value of ours in `key` (of db `db`) owes there, for
+/// that value, and clears its lost mark.
+fn schedule_found(key: &Key, db: c_int) {
+    let Some(tag) = tag::tag_in(key.raw()) else {
+        return;
+    };
+    tag.set_lost(false);
+    let id = tag.id();
+    let due = |everywhere| reclaimer_of(key, everywhere).and_then(|r| (r.next_due)(key));
+    let (reclaim_due, upkeep_due) = (due(false), due(true));
+    if reclaim_due.is_some() || upkeep_due.is_some() {
+        let (_, name) = key.opened_as();
+        state()
+            .served
+            .db(db)
+            .schedule(&copy_of(name), id, reclaim_due, upkeep_due);
+    }
 }
 
 /// An `extern "C"` server-event callback whose body (given the subevent and
 /// the event's data) runs behind a panic guard.
 macro_rules! server_event {
-    ($name:ident, |$subevent:ident, $data:ident| $body:block) => {
+    ($name:ident, |$ctx:ident, $subevent:ident, $data:ident| $body:block) => {
         extern "C" fn $name(
-            _ctx: *mut raw::RedisModuleCtx,
+            $ctx: *mut raw::RedisModuleCtx,
             _eid: raw::RedisModuleEvent,
             $subevent: u64,
             $data: *mut c_void,
@@ -396,7 +490,7 @@ macro_rules! server_event {
 }
 
 // SWAPDB: the two dbs trade their schedules.
-server_event!(on_swapdb, |_subevent, data| {
+server_event!(on_swapdb, |_ctx, _subevent, data| {
     // Sound: for SWAPDB Redis passes a `RedisModuleSwapDbInfo`.
     let info = unsafe { &*data.cast::<raw::RedisModuleSwapDbInfo>() };
     let mut st = state();
@@ -412,7 +506,7 @@ server_event!(on_swapdb, |_subevent, data| {
 // dbs owe nothing any more. Their schedules are dropped where the flush frees
 // the keys: here for a synchronous flush, on the background thread for an
 // asynchronous one.
-server_event!(on_flush, |subevent, data| {
+server_event!(on_flush, |_ctx, subevent, data| {
     if subevent != raw::REDISMODULE_SUBEVENT_FLUSHDB_START {
         return;
     }
@@ -441,10 +535,11 @@ fn drop_where_flushed<T: Send + 'static>(garbage: T, sync: bool) {
 
 // A diskless `swapdb` load: started, aborted (the served dbs stay), or
 // completed (the loaded dbs are served from now on).
-server_event!(on_async_load, |subevent, _data| {
-    let replaced = {
+server_event!(on_async_load, |ctx, subevent, _data| {
+    let (replaced, placeless) = {
         let mut st = state();
-        match subevent {
+        let placeless = std::mem::take(&mut st.placeless);
+        let replaced = match subevent {
             raw::REDISMODULE_SUBEVENT_REPL_ASYNC_LOAD_STARTED => st.loading.replace(Dbs::default()),
             raw::REDISMODULE_SUBEVENT_REPL_ASYNC_LOAD_ABORTED => st.loading.take(),
             raw::REDISMODULE_SUBEVENT_REPL_ASYNC_LOAD_COMPLETED => {
@@ -452,12 +547,39 @@ server_event!(on_async_load, |subevent, _data| {
                 Some(std::mem::replace(&mut st.served, loaded))
             }
             _ => None,
-        }
+        };
+        (replaced, placeless)
     };
     if let Some(dbs) = replaced {
         background_free::drop_later(Box::new(dbs.0));
     }
+    if subevent == raw::REDISMODULE_SUBEVENT_REPL_ASYNC_LOAD_COMPLETED {
+        place(Ctx(ctx), placeless);
+    }
+    if subevent != raw::REDISMODULE_SUBEVENT_REPL_ASYNC_LOAD_STARTED {
+        moved::async_load_ended();
+    }
 });
+
+/// Schedules each key a completed diskless load read with no db known, in
+/// the db that holds its value (tried from db 0).
+fn place(ctx: Ctx, placeless: Vec<Placeless>) {
+    for p in placeless {
+        let name = new_string(&p.name);
+        let mut db = 0;
+        while api!(RedisModule_SelectDb(ctx.0, db)) == raw::REDISMODULE_OK as c_int {
+            let key = Key::open_quiet(ctx, name);
+            let held = tag::tag_in(key.raw()).is_some_and(|t| t.id() == p.id);
+            drop(key);
+            if held {
+                (state().served.db(db)).schedule(&p.name, p.id, p.reclaim, p.upkeep);
+                break;
+            }
+            db += 1;
+        }
+        free_string(name);
+    }
+}
 
 /// Entries a tick checks while dropping those of slots that left.
 const TRIM_STEP: usize = 2048;
@@ -523,21 +645,27 @@ fn tick(ctx: Ctx) -> i64 {
     }
     let deadline = (started + TICK_BUDGET).max(Instant::now() + UPKEEP_MIN);
     run(ctx, now, true, deadline);
-    let (reclaim_due, upkeep_due) = {
+    let (reclaim_due, upkeep_due, idle) = {
         let st = state();
         let reclaim = if reclaiming {
             st.served.next_due(false)
         } else {
             None
         };
-        (reclaim, st.served.next_due(true))
+        let idle = st.served.0.iter().all(Owed::is_empty)
+            && st.loading.is_none()
+            && st.placeless.is_empty();
+        (reclaim, st.served.next_due(true), idle)
     };
+    if idle && moved::delay(IDLE_MS).is_none() {
+        // Nothing owes work, nothing is followed: commands pay no filter.
+        sent::unneeded();
+    }
     let now = ctx.now_ms();
-    let mut delay = if trimming || moved::busy() {
-        0
-    } else {
-        IDLE_MS
-    };
+    let mut delay = if trimming { 0 } else { IDLE_MS };
+    if let Some(following) = moved::delay(IDLE_MS) {
+        delay = delay.min(following);
+    }
     if let Some(due) = reclaim_due {
         delay = delay.min((due - now).clamp(1, IDLE_MS));
     }
@@ -562,11 +690,19 @@ fn run(ctx: Ctx, now: i64, everywhere: bool, deadline: Instant) {
         };
         // A key arriving with slots being imported is not ours yet.
         if !everywhere && slot_migration::importing(&name) {
-            state().served.db(db).reclaim.schedule(name, now + IDLE_MS);
+            state()
+                .served
+                .db(db)
+                .reclaim
+                .schedule(name, now + IDLE_MS, 0);
             continue;
         }
         if let Some(next) = visit(ctx, db, &name, now, everywhere, deadline) {
-            state().served.db(db).kind(everywhere).schedule(name, next);
+            state()
+                .served
+                .db(db)
+                .kind(everywhere)
+                .schedule(name, next, 0);
         }
     }
 }

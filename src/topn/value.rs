@@ -24,7 +24,7 @@ pub static TOPN_TYPE: RedisType = RedisType::new(
 pub const TOPN_ENCODING_V1: c_int = 1;
 
 /// A key's top-N. Keeps the `topn_members` gauge of INFO in step with the
-/// members it holds, from creation to free.
+/// members it holds, from creation to free (or leak).
 pub struct TopnValue(Layout);
 
 impl TopnValue {
@@ -37,12 +37,14 @@ impl TopnValue {
         &self.0
     }
 
-    /// Mutates the core, keeping the members gauge exact.
+    /// Mutates the core, keeping the members gauge exact, also when `f`
+    /// panics half-way (the gauge then counts what the core holds, which
+    /// is what a leak of the value takes back out).
     pub fn update<R>(&mut self, f: impl FnOnce(&mut Layout) -> R) -> R {
         let before = self.0.members() as i64;
-        let out = f(&mut self.0);
+        let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut self.0)));
         MEMBERS.add(self.0.members() as i64 - before);
-        out
+        out.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
     }
 }
 
@@ -84,6 +86,10 @@ impl ModuleValue for TopnValue {
 
     fn mem_usage(&self) -> usize {
         self.0.mem_usage()
+    }
+
+    fn leaked(&self) {
+        MEMBERS.add(-(self.0.members() as i64));
     }
 
     fn free_effort(&self) -> usize {

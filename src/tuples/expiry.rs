@@ -110,11 +110,14 @@ impl SecondQueue {
     }
 }
 
-/// Keys each due at one time: scheduling a key again keeps the earlier of
-/// its two times (a visit finds the real next time and schedules that).
+/// Keys each due at one time, for an owner: an opaque tag of the caller's
+/// (the value a key name holds), 0 for "whoever holds the key now".
+/// Scheduling a key again for the same owner, or for 0, keeps the earlier of
+/// its two times (a visit finds the real next time and schedules that);
+/// for another owner it is that owner's time.
 #[derive(Debug)]
 pub struct Schedule<K: Ord + Clone> {
-    due: BTreeMap<K, i64>,
+    due: BTreeMap<K, (i64, u64)>,
     queue: ExpiryQueue<K>,
     /// The keys' bytes, for [`Schedule::heap_bytes`].
     key_bytes: usize,
@@ -138,25 +141,31 @@ impl<K: Ord + Clone + AsRef<[u8]>> Schedule<K> {
     }
 
     /// About the heap bytes held: each key twice (by key and by time), with
-    /// its time, in B-tree nodes about two-thirds full. O(1).
+    /// its time (and owner), in B-tree nodes about two-thirds full. O(1).
     pub fn heap_bytes(&self) -> usize {
         let entry = std::mem::size_of::<K>() + std::mem::size_of::<i64>();
-        (2 * self.key_bytes + self.len() * 2 * entry * 3 / 2) as usize
+        (2 * self.key_bytes + self.len() * (2 * entry + 8) * 3 / 2) as usize
     }
 
-    /// Makes `key` due at `at`, unless it is already due earlier.
-    pub fn schedule(&mut self, key: K, at: i64) {
-        match self.due.get(&key) {
-            Some(&current) if current <= at => {}
-            Some(&current) => {
-                self.queue.remove(current, key.clone());
-                self.queue.push(at, key.clone());
-                self.due.insert(key, at);
+    /// Makes `key` due at `at` for `owner` (see the type's doc).
+    pub fn schedule(&mut self, key: K, at: i64, owner: u64) {
+        match self.due.get_mut(&key) {
+            Some((current, held)) => {
+                let replaced = owner != 0 && *held != 0 && *held != owner;
+                if owner != 0 {
+                    *held = owner;
+                }
+                if *current <= at && !replaced {
+                    return;
+                }
+                let was = std::mem::replace(current, at);
+                self.queue.remove(was, key.clone());
+                self.queue.push(at, key);
             }
             None => {
                 self.key_bytes += key.as_ref().len();
                 self.queue.push(at, key.clone());
-                self.due.insert(key, at);
+                self.due.insert(key, (at, owner));
             }
         }
     }
@@ -178,14 +187,16 @@ impl<K: Ord + Clone + AsRef<[u8]>> Schedule<K> {
         self.queue.next_due()
     }
 
-    /// Takes `key` out of the schedule (it is gone); true if it was there.
-    pub fn remove(&mut self, key: &K) -> bool {
-        match self.due.remove(key) {
-            Some(at) => {
+    /// Takes `key` out of the schedule if `owned` says its owner's entry
+    /// goes; true if it did.
+    pub fn remove_if(&mut self, key: &K, owned: impl FnOnce(u64) -> bool) -> bool {
+        match self.due.get(key) {
+            Some(&(at, owner)) if owned(owner) => {
+                self.due.remove(key);
                 self.key_bytes -= key.as_ref().len();
                 self.queue.remove(at, key.clone())
             }
-            None => false,
+            _ => false,
         }
     }
 
@@ -202,7 +213,7 @@ impl<K: Ord + Clone + AsRef<[u8]>> Schedule<K> {
         let mut visited = self
             .due
             .range((start, Bound::Unbounded))
-            .map(|(key, &at)| (key.clone(), at))
+            .map(|(key, &(at, _))| (key.clone(), at))
             .take(budget + 1)
             .collect::<Vec<_>>();
         let next = (visited.len() > budget).then(|| visited.pop().map(|(key, _)| key));
@@ -214,6 +225,11 @@ impl<K: Ord + Clone + AsRef<[u8]>> Schedule<K> {
             }
         }
         next.flatten()
+    }
+
+    /// Every key with its time, in key order (for tests of the caller's).
+    pub fn entries(&self) -> impl Iterator<Item = (&K, i64)> + '_ {
+        self.due.iter().map(|(key, &(at, _))| (key, at))
     }
 
     pub fn len(&self) -> usize {
@@ -313,17 +329,17 @@ mod tests {
     #[test]
     fn schedule_keeps_the_earliest_time() {
         let mut s = Schedule::default();
-        s.schedule("k", 50);
-        s.schedule("k", 70);
+        s.schedule("k", 50, 0);
+        s.schedule("k", 70, 0);
         assert_eq!(s.next_due(), Some(50));
-        s.schedule("k", 20);
-        s.schedule("j", 30);
+        s.schedule("k", 20, 0);
+        s.schedule("j", 30, 0);
         assert_eq!(s.len(), 2);
         assert_eq!(s.pop_due(25, 10), ["k"]);
         assert_eq!(s.pop_due(25, 10), Vec::<&str>::new());
-        s.schedule("i", 40);
+        s.schedule("i", 40, 0);
         for (key, at) in [("a", 1), ("b", 2), ("c", 3), ("d", 4)] {
-            s.schedule(key, at);
+            s.schedule(key, at, 0);
         }
         // In steps of two keys, dropping the vowels.
         let vowel = |k: &&str| "aeiou".contains(*k);
@@ -332,18 +348,39 @@ mod tests {
         assert_eq!(s.retain_from(next.as_ref(), 2, |k| !vowel(k)), Some("i"));
         assert_eq!(s.retain_from(Some(&"i"), 2, |k| !vowel(k)), None);
         assert_eq!(s.pop_due(4, 10), ["b", "c", "d"]);
-        assert!(s.remove(&"j"));
-        assert!(!s.remove(&"j"));
+        assert!(s.remove_if(&"j", |_| true));
+        assert!(!s.remove_if(&"j", |_| true));
         assert_eq!(s.pop_due(100, 10), Vec::<&str>::new(), "i was dropped");
         assert!(s.is_empty());
         assert_eq!(s.heap_bytes(), 0);
-        s.schedule("abc", 1);
-        s.schedule("abc", 0);
+        s.schedule("abc", 1, 0);
+        s.schedule("abc", 0, 0);
         let one = s.heap_bytes();
         assert!(one >= 6, "{one}");
-        s.schedule("de", 1);
+        s.schedule("de", 1, 0);
         assert!(s.heap_bytes() > one);
-        s.remove(&"de");
+        s.remove_if(&"de", |_| true);
         assert_eq!(s.heap_bytes(), one);
+    }
+
+    /// An owner's entry is its own: another owner's schedule replaces it
+    /// (time included), owner 0 keeps it, and removal can ask for it.
+    #[test]
+    fn entries_belong_to_their_owner() {
+        let mut s = Schedule::default();
+        s.schedule("k", 50, 0);
+        // An owner over "whoever holds it": the earlier time, now its own.
+        s.schedule("k", 70, 7);
+        assert_eq!(s.next_due(), Some(50));
+        assert!(!s.remove_if(&"k", |o| o == 8));
+        // Another owner: its own time, even a later one.
+        s.schedule("k", 90, 8);
+        assert_eq!(s.next_due(), Some(90));
+        // Owner 0 keeps the owner and the earlier time.
+        s.schedule("k", 95, 0);
+        assert_eq!(s.entries().collect::<Vec<_>>(), [(&"k", 90)]);
+        assert!(!s.remove_if(&"k", |o| o == 7));
+        assert!(s.remove_if(&"k", |o| o == 8));
+        assert!(s.is_empty());
     }
 }

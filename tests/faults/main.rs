@@ -16,7 +16,12 @@
 //! - `memory`: `maxmemory` with `noeviction` and with `allkeys-lru`;
 //! - `corrupt`: truncated and bit-flipped RDB files, crafted RESTORE payloads
 //!   (refused with a warning that says why);
-//! - `fuzz`: random argument vectors for every command.
+//! - `fuzz`: random argument vectors for every command;
+//! - `keyspace`: a model of which keys owe background work, against random
+//!   moves, drops, reloads and defrag of keys of every family;
+//! - `defrag_moves`: renamed keys of ours while active defrag moves them;
+//! - `panics`: values that cannot be saved and writes that panic, on a
+//!   master with a replica (and beside another module's value).
 //!
 //! Random choices come from `FAULTS_SEED` (`FUZZ_SEED` for the fuzzer),
 //! printed so a failure can be replayed. Not part of `cargo test --tests`
@@ -27,9 +32,12 @@ mod common;
 mod churn;
 mod corrupt;
 mod crash;
+mod defrag_moves;
 mod failover;
 mod fuzz;
+mod keyspace;
 mod memory;
+mod panics;
 mod planned_failover;
 mod reshard;
 mod slot_migration;

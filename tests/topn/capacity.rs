@@ -176,3 +176,85 @@ fn capped_keys_survive_replicas_reloads_and_rewrites() {
         .unwrap();
     assert_eq!(top_errors(mc, "again", 100, at), expected, "RESTORE");
 }
+
+/// A key whose total nears `i64::MAX` (one member counted `i64::MAX` in
+/// one bucket of many): batches go on as before, each pair refused exactly
+/// where its own count would pass the range, naming it and changing nothing.
+#[test]
+fn a_capped_key_near_the_range_of_counts_refuses_only_what_would_pass_it() {
+    let srv = Server::builder().module_args(AHEAD_OF_THE_CLOCK).start();
+    let c = &mut srv.conn();
+    q_ok(
+        c,
+        &[
+            "TOPN.CREATE",
+            "c",
+            "BUCKET",
+            "1",
+            "WINDOW",
+            "3600",
+            "CAPACITY",
+            "3",
+        ],
+    );
+    let base = (now_ms() / 1000 - 100) * 1000;
+    let max = i64::MAX.to_string();
+    // Many buckets in use, then the huge count in the oldest of them.
+    let mut p = redis::pipe();
+    for b in 0..60i64 {
+        for m in ["a", "b", "c", "d"] {
+            p.add_command(incr_cmd("c", m, 1 + b % 3, base + b * 1000))
+                .ignore();
+        }
+    }
+    let _: () = p.query(c).unwrap();
+    let at = (base + 60_000).to_string();
+    let huge = (i64::MAX - 1_000).to_string();
+    let _: Vec<i64> = q(c, &["TOPN.INCRBY", "c", "AT", &at, &huge, "x"]);
+    let dump = |c: &mut Conn| -> Vec<u8> { q(c, &["DUMP", "c"]) };
+    // Other members, in the huge count's bucket and later: accepted.
+    for i in 0..50i64 {
+        let later = (base + 60_000 + i * 100).to_string();
+        let got: Vec<i64> = q(c, &["TOPN.INCRBY", "c", "AT", &later, "1", "y", "2", "z"]);
+        assert!(got.iter().all(|&n| n > 0 && n < 1_000_000), "{got:?}");
+    }
+    // A pair that would pass the range, after others: refused, named, no change.
+    for (args, named) in [
+        (
+            vec!["TOPN.INCRBY", "c", "AT", &at, "1", "y", "2000", "x"],
+            "argument 6",
+        ),
+        (vec!["TOPN.INCRBY", "c", "AT", &at, &max, "y"], "argument 4"),
+        (
+            vec![
+                "TOPN.INCRBY",
+                "c",
+                "AT",
+                &at,
+                "5",
+                "w",
+                "1",
+                "y",
+                "1001",
+                "x",
+            ],
+            "argument 8",
+        ),
+    ] {
+        let before = dump(c);
+        let e = expect_err(c, &cmd(&args));
+        assert!(
+            e.contains(named) && e.contains("would overflow"),
+            "{args:?}: {e}"
+        );
+        assert_eq!(dump(c), before, "{args:?} changed the key");
+    }
+    // The member's own count (its counter here, the floors of the buckets
+    // that evicted it) reaches i64::MAX exactly, and not one more.
+    let count: Vec<i64> = q(c, &["TOPN.COUNT", "c", "x", "AT", &at]);
+    let rest = (i64::MAX - count[0]).to_string();
+    let got: Vec<i64> = q(c, &["TOPN.INCRBY", "c", "AT", &at, "1", "y", &rest, "x"]);
+    assert_eq!(got[1], i64::MAX, "{got:?}");
+    let e = expect_err(c, &cmd(&["TOPN.INCR", "c", "x", "AT", &at]));
+    assert!(e.contains("overflow"), "{e}");
+}

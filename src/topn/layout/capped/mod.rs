@@ -44,7 +44,6 @@ use crate::topn::encoding::{DecodeError, Reader};
 use crate::topn::parse::{Pair, MAX_CAPACITY};
 use crate::topn::select::clamp_i64;
 use crate::topn::shape::{Overflow, Shape};
-use crate::topn::storage::dispose_value;
 use crate::topn::window::{Counted, Query, Row, Window};
 use folded::{Bucket, Folded, FOLD_PER_WRITE};
 use older::Older;
@@ -57,6 +56,9 @@ mod older;
 #[cfg(test)]
 mod recall_tests;
 mod summary;
+mod trial;
+#[cfg(test)]
+mod trial_tests;
 use crate::tuples::defrag::{Mover, Pass};
 
 const _: () = assert!(MAX_CAPACITY as usize <= summary::MAX_COUNTERS);
@@ -91,6 +93,11 @@ pub struct Capped {
 /// Counters of the older buckets up to which the filter of their members
 /// (`older.rs`) is built, at most a few hundred thousand instructions.
 const FILTERED_MOST: usize = 8_192;
+
+/// What `member` counts in a bucket: its counter, else the bucket's floor.
+fn part(s: &Summary, member: &[u8], h: u64) -> i64 {
+    s.get(member, h).map_or(s.floor(), |(count, _)| count)
+}
 
 /// A batch's members' hashes, each with the newest bucket's slot counting
 /// it when known: on the stack for up to 16 pairs.
@@ -138,10 +145,10 @@ impl Capped {
         let (b, h) = (self.shape.bucket_of(at_ms), hash(member));
         // Checked before anything changes. Any count is at most the counts'
         // sum, so only near the range's end is the member's count over the
-        // new window summed (directly: one lookup a bucket).
+        // new window looked up (the folded sums: O(1) once folded).
         if self.total + i128::from(by) > i128::from(i64::MAX) {
             let clock = self.shape.clock.map_or(b, |c| c.max(b));
-            let (count, _) = self.sum_in_range(member, h, self.shape.live_lo(clock), clock);
+            let count = self.count_over(member, h, clock);
             i64::try_from(count + i128::from(by)).map_err(|_| Overflow)?;
         }
         let found = self.bucket(b).and_then(|x| x.summary.find(member, h));
@@ -299,20 +306,20 @@ impl Capped {
             return Ok(pairs.iter().map(|&(_, m)| self.window_count(m)).collect());
         }
         if !self.surely_fits(pairs, at_ms) {
-            // Near the range of counts (or of a bucket's member bytes):
-            // tried on a copy, so a refusal changes nothing.
-            let mut trial = self.clone();
-            trial.apply(pairs, at_ms)?;
-            let old = std::mem::replace(self, trial);
-            let bytes = old.mem_usage();
-            dispose_value(old, bytes);
-            let hashed: Hashed = pairs.iter().map(|&(_, m)| (hash(m), None)).collect();
-            return Ok(self.replies(pairs, &hashed));
+            // Near the range of counts (or of a bucket's member bytes): each
+            // pair tried on the bucket it writes, nothing changed or copied
+            // (`trial.rs`), so a refusal changes nothing.
+            let b = self.shape.bucket_of(at_ms);
+            let clock = self.shape.clock.map_or(b, |c| c.max(b));
+            let base = self.bucket(b).map(|x| &x.summary);
+            trial::check(base, self.capacity as usize, pairs, |m, h| {
+                let here = base.map_or(0, |s| part(s, m, h));
+                self.count_over(m, h, clock) - i128::from(here)
+            })?;
         }
-        // No count can overflow: each pair is its bucket's add alone (no
-        // window sum to check it against). The first may move the clock;
-        // the others add to the same bucket, found once, and fold their
-        // shares at the end.
+        // No count can pass the range now: each pair is its bucket's add
+        // alone. The first may move the clock; the others add to the same
+        // bucket, found once, and fold their shares at the end.
         let b = self.shape.bucket_of(at_ms);
         let mut hashed = Hashed::with_capacity(pairs.len());
         let mut pos = 0;
@@ -378,11 +385,22 @@ impl Capped {
         out
     }
 
-    fn apply(&mut self, pairs: &[Pair], at_ms: i64) -> Result<(), usize> {
-        for (i, &(by, member)) in pairs.iter().enumerate() {
-            self.incr(member, by, at_ms).map_err(|_| i)?;
+    /// `member`'s count over the window ending at `clock` (the key's clock
+    /// or a later one): the folded sums less the buckets that leave the
+    /// window, or the ones that stay summed directly, when fewer.
+    fn count_over(&self, member: &[u8], h: u64, clock: i64) -> i128 {
+        let lo = self.shape.live_lo(clock);
+        let leaving = self.buckets.partition_point(|x| x.idx < lo);
+        let sum = |range: std::ops::Range<usize>| -> i128 {
+            (self.buckets.range(range))
+                .map(|x| i128::from(part(&x.summary, member, h)))
+                .sum()
+        };
+        match leaving {
+            0 => self.folded.count(&self.buckets, member, h),
+            n if 2 * n >= self.buckets.len() => sum(n..self.buckets.len()),
+            n => self.folded.count(&self.buckets, member, h) - sum(0..n),
         }
-        Ok(())
     }
 
     /// Whether no count can leave its range by `pairs` at `at_ms` (every

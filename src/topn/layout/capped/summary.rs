@@ -154,6 +154,12 @@ impl Summary {
         (s.count, s.error)
     }
 
+    /// The slot at place `i` of the heap (place 0 holds the counter to
+    /// evict; place i's children are 2i + 1 and 2i + 2).
+    pub fn heap_slot(&self, i: usize) -> Option<usize> {
+        self.links.get(i).map(|l| l.heap as usize)
+    }
+
     /// Slot `slot`'s member and count.
     pub fn entry(&self, slot: usize) -> (&[u8], i64) {
         (self.name(slot), self.slots[slot].count)
