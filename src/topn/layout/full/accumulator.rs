@@ -32,6 +32,10 @@ pub const TICK_MS: i64 = 100;
 /// The timer's period while pages are being made ready.
 const WARM_TICK_MS: i64 = 10;
 
+/// Keys of this many member slots or more have their sums' accumulators made ready ahead (16
+/// KB of them: fewer pages fault in a few microseconds).
+const WARM_FROM: usize = 4096;
+
 // All of it on the server's thread (reads, packing and the timer run there).
 thread_local! {
     static ACCUMULATOR: RefCell<Vec<i64>> = const { RefCell::new(Vec::new()) };
@@ -133,12 +137,30 @@ pub(super) fn with_accumulator<A: Kept, R>(len: usize, f: impl FnOnce(&mut [A]) 
     })
 }
 
-/// A key whose sums will need `slots` 32-bit accumulators (the sums of its sealed buckets):
-/// the timer makes them ready (up to `KEPT_WARM`).
+/// A key of `slots` member slots whose sums will read sealed buckets (it seals one, or was
+/// loaded or copied with them): the timer makes that many 32-bit accumulators ready, and an
+/// eighth more for the members that come before the read (a read longer than the ready part
+/// would grow it, new pages again), up to `KEPT_WARM`. Keys under `WARM_FROM` slots ask none.
 pub(super) fn want_warm(slots: usize) {
+    if slots < WARM_FROM {
+        return;
+    }
     let (reads, asks) = USES.get();
     USES.set((reads, asks + 1));
-    WANTED_32.with(|w| w.set(w.get().max(slots.min(KEPT_WARM))));
+    let wanted = slots.saturating_add(slots / 8).min(KEPT_WARM);
+    WANTED_32.with(|w| w.set(w.get().max(wanted)));
+}
+
+/// The server forked (a save, a replica's sync): the ready pages are shared with the child
+/// until written, and the first read would take a copy-on-write fault on each. The timer
+/// writes them again instead, a slice at a time (measured: a first flat `LAST 2` 0.67-0.89 ms
+/// after a fork, 0.33 ms without).
+pub fn forked() {
+    ACCUMULATOR_32.with(|kept| {
+        if let Ok(mut acc) = kept.try_borrow_mut() {
+            acc.clear();
+        }
+    });
 }
 
 /// The module timer's step, at the server's time `now_ms`: once a period, if no read used
@@ -220,8 +242,9 @@ mod tests {
         tend(t0);
         tend(t0 + RELEASE_MS); // nothing used: freed
         assert_eq!(held::<i32>().1, 0);
-        let slots = 3 * WARM_SLICE + 5;
-        want_warm(slots);
+        let asked = 3 * WARM_SLICE;
+        let slots = asked + asked / 8;
+        want_warm(asked);
         let mut steps = 0;
         while tend(t0 + RELEASE_MS + 1 + steps) == WARM_TICK_MS {
             steps += 1;
@@ -232,6 +255,12 @@ mod tests {
         // A read of that size uses the same pages (no new allocation).
         let ptr = ACCUMULATOR_32.with(|k| k.borrow().as_ptr());
         with_accumulator::<i32, _>(slots, |acc| assert_eq!(acc.as_ptr(), ptr));
+        // After a fork the timer writes the same pages again before a read.
+        forked();
+        assert_eq!(held::<i32>(), (0, slots));
+        while tend(t0 + RELEASE_MS + 1) == WARM_TICK_MS {}
+        assert_eq!(held::<i32>(), (slots, slots));
+        assert_eq!(ACCUMULATOR_32.with(|k| k.borrow().as_ptr()), ptr);
         // A read that grew it past the ready part: that is freed after a period unused (and
         // the ready part made again); the ready part is kept while idle up to the hold.
         with_accumulator::<i32, _>(2 * slots, |_| ());
@@ -265,20 +294,23 @@ mod tests {
     #[test]
     fn packings_keep_the_ready_part_only() {
         let mut now = 1_000_000;
-        want_warm(1000);
+        // Small keys ask for none.
+        want_warm(WARM_FROM - 1);
+        assert_eq!(WANTED_32.get(), 0);
+        want_warm(8000);
         while tend(now) == WARM_TICK_MS {}
-        assert_eq!(held::<i32>(), (1000, 1000));
-        with_accumulator::<i32, _>(5000, |_| ());
-        with_accumulator::<i64, _>(5000, |_| ());
+        assert_eq!(held::<i32>(), (9000, 9000));
+        with_accumulator::<i32, _>(50_000, |_| ());
+        with_accumulator::<i64, _>(50_000, |_| ());
         now += RELEASE_MS;
         tend(now);
-        assert_eq!(held::<i32>().0, 5000);
+        assert_eq!(held::<i32>().0, 50_000);
         for _ in 0..3 {
-            want_warm(1000);
+            want_warm(8000);
             now += RELEASE_MS;
             while tend(now) == WARM_TICK_MS {}
         }
-        assert_eq!(held::<i32>(), (1000, 1000));
+        assert_eq!(held::<i32>(), (9000, 9000));
         assert_eq!(held::<i64>(), (0, 0));
     }
 }

@@ -161,6 +161,11 @@ impl Full {
             }
         }
         content.members.names.rebuild_indexes();
+        // A loaded or copied key's sums read its sealed buckets: accumulators made ready, as
+        // when it seals one (the first read of a replica after its sync would fault them in).
+        if content.buckets.iter().any(Bucket::is_sealed) {
+            super::accumulator::want_warm(content.members.slots());
+        }
         Full {
             content,
             sums,

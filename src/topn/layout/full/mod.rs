@@ -28,7 +28,9 @@ mod seen;
 mod upkeep;
 mod write;
 
-pub use accumulator::{tend as tend_read_buffers, READ_BUFFER_BYTES, TICK_MS};
+pub use accumulator::{
+    forked as read_buffers_forked, tend as tend_read_buffers, READ_BUFFER_BYTES, TICK_MS,
+};
 pub use key::Full;
 
 #[cfg(test)]

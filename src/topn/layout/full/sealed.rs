@@ -12,10 +12,6 @@ use super::accumulator::{want_warm, Acc};
 use super::entries::Entries;
 use crate::tuples::defrag::Mover;
 
-/// Keys of this many member slots or more have their sums' accumulators made ready ahead (16
-/// KB of them: fewer pages fault in a few microseconds).
-const WARM_FROM: usize = 4096;
-
 /// Bits of the member id sorted per radix pass.
 const DIGIT_BITS: u32 = 11;
 const DIGITS: usize = 1 << DIGIT_BITS;
@@ -225,9 +221,7 @@ impl Packer {
     pub(super) fn new(entries: &Entries, id_limit: usize, narrow: bool) -> Packer {
         // The key's sums will read the sealed bucket: their accumulators (one slot per id) made
         // ready ahead of the first (`accumulator.rs`), when they are more than a few pages.
-        if id_limit >= WARM_FROM {
-            want_warm(id_limit);
-        }
+        want_warm(id_limit);
         let bits = usize::BITS - id_limit.max(1).leading_zeros();
         Packer {
             // Reserved at once: growing by doubling would copy megabytes in one step.
