@@ -2,9 +2,11 @@
 //! server's thread, and kept *warm*: a fresh one is megabytes of new pages, whose page faults
 //! cost more than the sum itself (measured in the server: 200 faults, 0.44-0.49 ms, for the
 //! 800 KB of a 32-bit accumulator over 200,000 members, against a 0.3 ms read). So a key that
-//! seals a bucket (`sealed.rs`: what reads sum) asks for a 32-bit accumulator of its size, and
-//! the module's timer touches its pages in slices of `WARM_SLICE` slots between commands; the
-//! first read finds them ready. 32-bit accumulators take the sums whose buckets' bounds keep
+//! seals a bucket (`sealed.rs`: what reads sum), or is loaded or copied with sealed buckets (a
+//! replica's sync), asks for a 32-bit accumulator of its size and an eighth more, and the
+//! module's timer touches its pages in slices of `WARM_SLICE` slots between commands; the
+//! first read finds them ready. A fork shares them with the child until written: the timer
+//! writes them again after one. 32-bit accumulators take the sums whose buckets' bounds keep
 //! every total in range: half the bytes to stream.
 //!
 //! Bounded: at most `KEPT_ACCUMULATOR` slots are kept after a read, at most `KEPT_WARM` made
