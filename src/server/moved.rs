@@ -43,6 +43,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// A value of ours that left its name with work owed, not found since.
+#[derive(Clone)]
 struct Followed {
     id: u64,
     /// Where it was last known to be.
@@ -320,16 +321,24 @@ const SEARCH_PER_SECOND: Duration = Duration::from_millis(5);
 /// candidates of followed values and probes for moves until `deadline`,
 /// then searches within its budget (see the module doc).
 pub fn step(ctx: Ctx, deadline: Instant, follow: Follow) {
-    let work: Vec<(u64, Vec<(i32, Vec<u8>)>, Option<i32>, Vec<u8>)> = {
+    // Copies: the lock is not held across the opens below.
+    let work: Vec<Followed> = {
         let st = state();
         st.followed
             .iter()
             .filter(|f| f.joined.is_none())
             .take(BATCH)
-            .map(|f| (f.id, f.candidates.clone(), f.probe, f.name.clone()))
+            .cloned()
             .collect()
     };
-    for (id, candidates, probe, name) in work {
+    for Followed {
+        id,
+        name,
+        candidates,
+        probe,
+        ..
+    } in work
+    {
         if Instant::now() >= deadline {
             break;
         }

@@ -171,7 +171,7 @@ fn drop_placeholders(ctx: Ctx, placeholders: Vec<Placeholder>) {
                 break;
             }
             let mut key = Key::open(ctx, name, true);
-            if !tag::tag_in(key.raw()).is_some_and(|t| t.id() == p.id) {
+            if tag::tag_in(key.raw()).is_none_or(|t| t.id() != p.id) {
                 continue;
             }
             key.delete();
