@@ -49,7 +49,7 @@ mod tests {
 
     #[test]
     fn name_table_keys_follow_slots() {
-        let mut t: NameTable<u8> = NameTable::new(1);
+        let mut t: NameTable<u8> = NameTable::new(1, 0);
         let a = t.push(b"a", 1);
         let b = t.push(b"bb", 2);
         t.index_insert(a);

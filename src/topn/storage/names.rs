@@ -273,18 +273,19 @@ impl InPlaceOdds {
     }
 }
 
-/// A running sum's totals (by slot: 0 for a free one) and its order index over the indexed
-/// slots.
+/// A running sum's totals (by slot: 0 for a free one) and, if it is `indexed`, its order index
+/// over the indexed slots.
 #[derive(Default)]
 struct SumIndex {
     keys: BTreeSet<Key>,
     odds: InPlaceOdds,
     totals: Vec<i64>,
+    indexed: bool,
 }
 
 /// The member slots (`id -> name, data`, in fixed chunks that never reallocate) and, for each
-/// running sum of the key, every slot's total and an order index of the indexed slots (a
-/// `BTreeSet` of `(total desc, name asc)`; every indexed slot is in each).
+/// running sum of the key, every slot's total and (the indexed sums first) an order index of
+/// the indexed slots (a `BTreeSet` of `(total desc, name asc)`; every indexed slot is in each).
 pub(in crate::topn) struct NameTable<P> {
     // Declared first so that keys are dropped before the names they point to.
     sums: Vec<SumIndex>,
@@ -292,10 +293,15 @@ pub(in crate::topn) struct NameTable<P> {
 }
 
 impl<P> NameTable<P> {
-    /// An empty table with `sums` running sums.
-    pub(in crate::topn) fn new(sums: usize) -> NameTable<P> {
+    /// An empty table with `indexed` running sums that keep an order index, then `plain` ones
+    /// that keep totals only.
+    pub(in crate::topn) fn new(indexed: usize, plain: usize) -> NameTable<P> {
+        let sum = |s: usize| SumIndex {
+            indexed: s < indexed,
+            ..SumIndex::default()
+        };
         NameTable {
-            sums: (0..sums).map(|_| SumIndex::default()).collect(),
+            sums: (0..indexed + plain).map(sum).collect(),
             chunks: Vec::new(),
         }
     }
@@ -323,7 +329,9 @@ impl<P> NameTable<P> {
         let key = self.key(s, id);
         let sum = &mut self.sums[s];
         sum.totals[id as usize] = total;
-        reposition(&mut sum.keys, &mut sum.odds, key, total);
+        if sum.indexed {
+            reposition(&mut sum.keys, &mut sum.odds, key, total);
+        }
     }
 
     /// Sum `s`'s index, best first.
@@ -399,6 +407,9 @@ impl<P> NameTable<P> {
     /// Adds live slot `id` to every index.
     pub(in crate::topn) fn index_insert(&mut self, id: u32) {
         for s in 0..self.sums.len() {
+            if !self.sums[s].indexed {
+                continue;
+            }
             let key = self.key(s, id);
             self.sums[s].keys.insert(key);
         }
@@ -421,7 +432,9 @@ impl<P> NameTable<P> {
         for s in 0..self.sums.len() {
             let key = self.key(s, id);
             let sum = &mut self.sums[s];
-            sum.keys.remove(&key);
+            if sum.indexed {
+                sum.keys.remove(&key);
+            }
             sum.totals[id as usize] = 0;
         }
     }
@@ -439,6 +452,9 @@ impl<P> NameTable<P> {
     /// Rebuilds every index over the live slots, from their totals.
     pub(in crate::topn) fn rebuild_indexes(&mut self) {
         for s in 0..self.sums.len() {
+            if !self.sums[s].indexed {
+                continue;
+            }
             let mut keys: Vec<Key> = self.ids().map(|id| self.key(s, id)).collect();
             keys.sort_unstable();
             self.sums[s].keys = keys.into_iter().collect();
@@ -646,9 +662,10 @@ impl<P: Clone> NameTable<P> {
             .collect();
         let slots = self.slots();
         NameTable {
-            sums: (0..self.sums.len())
-                .map(|_| SumIndex {
+            sums: (self.sums.iter())
+                .map(|sum| SumIndex {
                     totals: vec![0; slots],
+                    indexed: sum.indexed,
                     ..SumIndex::default()
                 })
                 .collect(),

@@ -43,7 +43,7 @@ fn name(i: usize) -> Vec<u8> {
 fn indexes_follow_totals_in_place_and_moved() {
     for seed in 1..=20u64 {
         let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-        let mut t: NameTable<()> = NameTable::new(3);
+        let mut t: NameTable<()> = NameTable::new(3, 0);
         let n = 1 + rng.below(300) as usize;
         let names: Vec<Vec<u8>> = (0..n).map(name).collect();
         for name in &names {
@@ -72,7 +72,7 @@ fn indexes_follow_totals_in_place_and_moved() {
 
 #[test]
 fn a_slot_out_of_the_index_stays_out() {
-    let mut t: NameTable<()> = NameTable::new(1);
+    let mut t: NameTable<()> = NameTable::new(1, 0);
     let a = t.push(b"a", ());
     let b = t.push(b"b", ());
     t.index_insert(a);
@@ -92,7 +92,7 @@ fn small_indexes_are_rebuilt_big_ones_keep_their_nodes() {
     use crate::tuples::defrag::model::MoveAll;
     use crate::tuples::defrag::{Pass, Resume, REBUILD_MAX};
     for slots in [10, REBUILD_MAX + 1] {
-        let mut t: NameTable<()> = NameTable::new(3);
+        let mut t: NameTable<()> = NameTable::new(3, 0);
         for i in 0..slots {
             let id = t.push(&name(i), ());
             t.index_insert(id);

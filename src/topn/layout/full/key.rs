@@ -36,10 +36,14 @@ pub(super) struct Content {
     pub(super) unsealed: usize,
 }
 
-/// The running sums: the window's, then each view's.
+/// The running sums: the window's, then each view's (each with an order index), then the
+/// clock's: every live bucket at the clock (totals only, no index), which is what a window
+/// read at the clock sums once the server's time has left buckets behind (an idle key, a
+/// replica after its sync): a selection over its totals instead of a sum of the buckets.
 pub(super) struct Sums {
+    /// What each sum holds, the clock's last.
     pub(super) reach: Vec<Reach>,
-    /// Each sum's k (its newest buckets): WINDOW, then each view's.
+    /// Each indexed sum's k (its newest buckets): WINDOW, then each view's.
     pub(super) ks: Vec<u32>,
     /// Exact totals beyond i64, per sum (the name table holds them clamped).
     pub(super) big: Vec<IdMap<i128>>,
@@ -145,11 +149,11 @@ impl Full {
             .collect();
         let mut sums = Sums {
             reach: Vec::new(),
-            big: vec![IdMap::default(); ks.len()],
+            big: vec![IdMap::default(); ks.len() + 1],
             ks,
         };
         let upkeep = Upkeep::new(now_ms);
-        for s in 0..sums.ks.len() {
+        for s in 0..=sums.clock_sum() {
             let lo = sums.target(&content.shape, now_ms, s);
             sums.reach.push(Reach { lo, pos: 0 });
             let from = content.buckets.partition_point(|b| b.idx < lo);
@@ -286,12 +290,21 @@ impl Window for Full {
 }
 
 impl Sums {
+    /// The clock's sum (the last).
+    #[inline]
+    pub(super) fn clock_sum(&self) -> usize {
+        self.ks.len()
+    }
+
     /// Where sum `s` should start: its newest k buckets at the key's newest time (the clock, or
-    /// the server's time `now_ms` when later).
+    /// the server's time `now_ms` when later); the clock's sum, the window at the clock.
     pub(super) fn target(&self, shape: &Shape, now_ms: i64, s: usize) -> i64 {
         let Some(clock) = shape.clock else {
             return i64::MIN;
         };
+        if s == self.clock_sum() {
+            return shape.live_lo(clock);
+        }
         let newest = match now_ms {
             i64::MIN => clock,
             now => clock.max(shape.bucket_of(now)),
@@ -325,7 +338,7 @@ impl Sums {
         #[cfg(test)]
         super::seen::note(
             &super::seen::INDEX_OPS,
-            usize::from(m.names.total(s, id) != clamped),
+            usize::from(s < self.clock_sum() && m.names.total(s, id) != clamped),
         );
         m.names.set_total(s, id, clamped);
     }

@@ -39,10 +39,11 @@ fn spread(hash: u32) -> u64 {
 }
 
 impl Members {
-    /// No members; names kept with `sums` running sums.
-    pub(super) fn new(sums: usize) -> Members {
+    /// No members; names kept with `indexed` running sums with an order index and the clock's
+    /// sum (totals only).
+    pub(super) fn new(indexed: usize) -> Members {
         Members {
-            names: NameTable::new(sums),
+            names: NameTable::new(indexed, 1),
             lookup: Table::new(),
             free_ids: Vec::new(),
             live: 0,

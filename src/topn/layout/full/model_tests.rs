@@ -2,7 +2,7 @@
 //! event, checking every read at many times and windows.
 
 use super::key::*;
-use super::seen::{get, GAVE_UP, SEALINGS, WALKS, WRITES_INTO_WALKS};
+use super::seen::{get, CLOCK_SELECTIONS, GAVE_UP, SEALINGS, WALKS, WRITES_INTO_WALKS};
 use super::tests::{check_invariants, top_owned};
 use crate::topn::select::clamp_i64;
 use crate::topn::shape::Overflow;
@@ -352,13 +352,14 @@ fn model_many_buckets() {
 fn model_server_time_ahead() {
     // Buckets leave the window's sum (by writes and by timer upkeep) while events keep
     // landing in them, some in a bucket the sum is half way out of; reads at every time and
-    // LAST k.
+    // LAST k; the window at the clock read by a selection over the clock's sum.
     let counts = || {
         [
             get(&WRITES_INTO_WALKS),
             get(&SEALINGS),
             get(&WALKS),
             get(&GAVE_UP),
+            get(&CLOCK_SELECTIONS),
         ]
     };
     let before = counts();
@@ -376,6 +377,7 @@ fn model_server_time_ahead() {
     assert!(diff[1] > 50, "buckets sealed: {diff:?}");
     assert!(diff[2] > 100, "walks with fixes: {diff:?}");
     assert!(diff[3] * 10 < diff[2], "walks that gave up: {diff:?}");
+    assert!(diff[4] > 20, "selections over the clock's sum: {diff:?}");
 }
 
 #[test]

@@ -209,23 +209,27 @@ impl Full {
         out
     }
 
-    /// The sum that needs the fewest fixes for `sp`, and how many.
+    /// The indexed sum that needs the fewest fixes for `sp`, and how many.
     pub(super) fn closest(&self, sp: &Span) -> (usize, usize) {
+        self.closest_of(sp, 0..self.sums.clock_sum())
+    }
+
+    /// The sum of `sums` that needs the fewest fixes for `sp`, and how many.
+    fn closest_of(&self, sp: &Span, sums: std::ops::Range<usize>) -> (usize, usize) {
         // The usual read at the server's time: the window's sum is the read window.
         if self.fix_count(sp, 0) == 0 {
             return (0, 0);
         }
-        (0..self.sums.reach.len())
-            .map(|s| (s, self.fix_count(sp, s)))
+        sums.map(|s| (s, self.fix_count(sp, s)))
             .min_by_key(|&(_, n)| n)
             .unwrap_or((0, usize::MAX))
     }
 
-    /// Member `id`'s exact count over `sp`: a sum's total corrected, or the span's buckets
-    /// summed, whichever takes fewer lookups.
+    /// Member `id`'s exact count over `sp`: a sum's total corrected (the clock's too), or the
+    /// span's buckets summed, whichever takes fewer lookups.
     #[inline]
     pub(super) fn count_id(&self, id: u32, sp: &Span) -> i128 {
-        let (s, n) = self.closest(sp);
+        let (s, n) = self.closest_of(sp, 0..self.sums.reach.len());
         let total = || self.sums.total(self.m(), s, id);
         match n {
             0 => total(),
@@ -291,10 +295,20 @@ impl Full {
         if fixes.is_empty() {
             return self.walk(&walk, &[]).unwrap_or_default();
         }
-        // The cheapest sum: the read window's buckets, or sum `s`'s totals (copying them reads a
-        // slot each) corrected by scans of its fixes' buckets.
-        let via = (SLOT_COST + 1) * self.m().slots()
-            + fixes.iter().map(|f| f.parts().0.len()).sum::<usize>();
+        // The cheapest sum: the read window's buckets, or the totals of sum `s` or the clock's
+        // (copying them reads a slot each; a selection over them with no fix, none) corrected
+        // by scans of their fixes' buckets.
+        let via_cost = |fixes: &[Fix<'_>]| {
+            (SLOT_COST + usize::from(!fixes.is_empty())) * self.m().slots()
+                + fixes.iter().map(|f| f.parts().0.len()).sum::<usize>()
+        };
+        let clock = self.sums.clock_sum();
+        let clock_fixes = self.fixes(&sp, clock);
+        let (base, base_fixes) = match via_cost(&clock_fixes) < via_cost(&fixes) {
+            true => (clock, &clock_fixes[..]),
+            false => (s, &fixes[..]),
+        };
+        let via = via_cost(base_fixes);
         let direct = self.direct_cost(&sp);
         walk.cap = direct.min(via) / WALK_SHARE;
         // A candidate is counted by its fixes or by the read window's buckets, whichever takes
@@ -312,7 +326,7 @@ impl Full {
             super::seen::note(&super::seen::GAVE_UP, 1);
         }
         if via < direct {
-            if let Some(rows) = self.top_via(n, s, &fixes) {
+            if let Some(rows) = self.top_via(n, base, base_fixes) {
                 return rows;
             }
         }
@@ -421,11 +435,17 @@ impl Full {
             .sum()
     }
 
-    /// Top `n` from sum `s`'s totals corrected by scans of its fixes' buckets; `None` if a
-    /// total is beyond i64 or a sum overflows (then `top_direct`).
+    /// Top `n` from sum `s`'s totals corrected by scans of its fixes' buckets (none: a selection
+    /// over its totals); `None` if a total is beyond i64 or a sum overflows (then
+    /// `top_direct`).
     fn top_via(&self, n: usize, s: usize, fixes: &[Fix<'_>]) -> Option<Rows<'_>> {
         if !self.sums.big[s].is_empty() {
             return None;
+        }
+        if fixes.is_empty() {
+            #[cfg(test)]
+            super::seen::note(&super::seen::CLOCK_SELECTIONS, 1);
+            return Some(self.select_dense(n, self.m().names.totals(s)));
         }
         let (j, _) = self.held_from(s);
         let held = self.content.buckets.range(j..);

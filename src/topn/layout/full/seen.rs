@@ -13,6 +13,8 @@ thread_local! {
     pub(super) static GAVE_UP: Cell<usize> = const { Cell::new(0) };
     /// Writes into a bucket a sum was walking out of.
     pub(super) static WRITES_INTO_WALKS: Cell<usize> = const { Cell::new(0) };
+    /// Top reads answered by a selection over the clock's totals (no sum of buckets).
+    pub(super) static CLOCK_SELECTIONS: Cell<usize> = const { Cell::new(0) };
     /// Buckets sealed.
     pub(super) static SEALINGS: Cell<usize> = const { Cell::new(0) };
 }

@@ -181,13 +181,19 @@ pub(super) fn check_invariants(t: &Full) {
         let held = totals.get(&id).cloned().unwrap_or_else(|| vec![0; sums]);
         for (s, want) in held.iter().enumerate() {
             assert_eq!(t.sums.total(m, s, id), *want, "total of {id} in sum {s}");
-            assert!(m.names.index_contains(s, id), "index {s} of member {id}");
+            let indexed = s < t.sums.ks.len();
+            assert_eq!(m.names.index_contains(s, id), indexed, "index {s} of {id}");
         }
     }
     assert_eq!(live, m.live);
     for s in 0..sums {
-        assert_eq!(m.names.indexed(s), live, "keys of index {s}");
+        let indexed = if s < t.sums.ks.len() { live } else { 0 };
+        assert_eq!(m.names.indexed(s), indexed, "keys of index {s}");
     }
+    // The clock's sum holds every live bucket.
+    let clock = &t.sums.reach[t.sums.clock_sum()];
+    let front = c.buckets.iter().find(|b| !c.shape.is_stale(b.idx));
+    assert!(front.is_none_or(|b| clock.holds(b.idx, 0)), "the clock's sum");
     assert!(m.names.keys_point_at_names());
 }
 

@@ -131,7 +131,7 @@ impl Full {
         let (c, sums) = (&mut self.content, &mut self.sums);
         let id = p.id.unwrap_or_else(|| {
             #[cfg(test)]
-            super::seen::note(&super::seen::INDEX_OPS, sums.reach.len());
+            super::seen::note(&super::seen::INDEX_OPS, sums.clock_sum());
             c.members.intern(member, p.hash)
         });
         let buckets = &mut c.buckets;
