@@ -193,7 +193,10 @@ pub(super) fn check_invariants(t: &Full) {
     // The clock's sum holds every live bucket.
     let clock = &t.sums.reach[t.sums.clock_sum()];
     let front = c.buckets.iter().find(|b| !c.shape.is_stale(b.idx));
-    assert!(front.is_none_or(|b| clock.holds(b.idx, 0)), "the clock's sum");
+    assert!(
+        front.is_none_or(|b| clock.holds(b.idx, 0)),
+        "the clock's sum"
+    );
     assert!(m.names.keys_point_at_names());
 }
 
