@@ -29,9 +29,12 @@ default 10): cap-batch, `TOPN.INCRBY key AT ms n member ...` into
 `TOPK.RESERVE k 10 2000 7 0.925` (RedisBloom: TOPN_CG_BLOOM, default the
 cached redisbloom-2.8.2 of scripts/compat-servers.sh). Per event they also
 print the module's handler and the key's update with its replies (TOPN:
-the command's entry, its arguments' decoding in, and `Layout::incr_many`;
+the command's entry, its arguments' decoding in, and the capped layout's
+`Window::incr_many`;
 TOPK: `TopK_Incrby_Cmd` and `TopK_Add`). Not in the default rows (they
 need RedisBloom).
+exact-batch: the same `TOPN.INCRBY` calls into an exact key (`WINDOW 24`, no
+CAPACITY; its update the full layout's `Window::incr_many`).
 TOPN_CG_ROWS picks rows (comma-separated; default all but the batch rows);
 TOPN_CG_VALGRIND adds valgrind options (e.g. --cache-sim=yes, then read the
 files with callgrind_annotate).
@@ -106,15 +109,15 @@ def bloom_module():
 
 def run(row, create, warm_hours, calls, kind):
     """One row; `kind`: None the pool, False the stream written, True the
-    stream a day before its window (the floor), "topn" / "topk" the batch
-    rows."""
+    stream a day before its window (the floor), "topn" / "exact" / "topk" the
+    batch rows."""
     OUT.mkdir(parents=True, exist_ok=True)
     valgrind_args = os.environ.get("TOPN_CG_VALGRIND", "").split()
     modules = ["--loadmodule", str(MODULE)]
     if kind in ("topn", "topk"):
         modules += ["--loadmodule", bloom_module()]
     with callgrind.Server(OUT, row, modules, valgrind_args=valgrind_args) as server:
-        if kind in ("topn", "topk"):
+        if kind in ("topn", "exact", "topk"):
             size = int(os.environ.get("TOPN_CG_BATCH", "10"))
             hour0 = (int(time.time() * 1000) // HOUR_MS - warm_hours) * HOUR_MS + 1
             events = list(zipf(warm_hours + 1))
@@ -159,10 +162,13 @@ def run(row, create, warm_hours, calls, kind):
     counted = callgrind.calls_of(path, "call")
     per = counted
     parts = {}
-    if kind in ("topn", "topk"):
+    if kind in ("topn", "exact", "topk"):
         # Per event: the calls hold `calls` events between them.
         per = calls * counted / len(measured)
-        names = {"topn": (r"recipes::topn::FAMILY::entry", r"recipes::topn::layout::Layout::incr_many"),
+        names = {"topn": (r"recipes::topn::FAMILY::entry",
+                          r"<recipes::topn::layout::capped::Capped as recipes::topn::window::Window>::incr_many"),
+                 "exact": (r"recipes::topn::FAMILY::entry",
+                           r"<recipes::topn::layout::full::key::Full as recipes::topn::window::Window>::incr_many"),
                  "topk": ("TopK_Incrby_Cmd", "TopK_Add")}[kind]
         for label, name in zip(("handler", "update+replies"), names):
             n = callgrind.inclusive(text, name)
@@ -181,6 +187,7 @@ def main():
         "pool": ("TOPN.CREATE k BUCKET 3600 WINDOW 24", None),
         "pool-views": ("TOPN.CREATE k BUCKET 3600 WINDOW 24 VIEWS 6 12", None),
         "cap-batch": ("TOPN.CREATE k BUCKET 3600 WINDOW 24 CAPACITY 117", "topn"),
+        "exact-batch": ("TOPN.CREATE k BUCKET 3600 WINDOW 24", "exact"),
         "topk-batch": ("TOPK.RESERVE k 10 2000 7 0.925", "topk"),
     }
     default = [r for r in rows if not r.endswith("-batch")]

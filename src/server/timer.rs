@@ -1,13 +1,15 @@
 //! A repeating timer whose callback runs behind the same panic guard as
 //! commands (the crate's own timer callback does not catch panics), and is
 //! armed again after a panic, so one bad step never stops background work
-//! until a restart.
+//! until a restart; and a hook on forks, whose pages the timer's work may
+//! have to touch again.
 
 use super::api::api;
 use super::ctx::Ctx;
 use redis_module::raw;
 use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::OnceLock;
 
 /// After a panic (logged by the panic hook), the next run comes this much later.
 const AFTER_PANIC_MS: i64 = 1000;
@@ -31,4 +33,37 @@ extern "C" fn fire(ctx: *mut raw::RedisModuleCtx, data: *mut c_void) {
     let ctx = Ctx(ctx);
     let next = catch_unwind(AssertUnwindSafe(|| step(ctx))).unwrap_or(AFTER_PANIC_MS);
     repeat(ctx, next, step);
+}
+
+/// What runs when the server forks.
+static ON_FORK: OnceLock<fn()> = OnceLock::new();
+
+/// Runs `f` on Redis' main thread each time the server forks a child (a
+/// save, a replica's sync, an AOF rewrite), in the parent; one hook a module.
+pub fn on_fork(ctx: Ctx, f: fn()) {
+    if ON_FORK.set(f).is_err() {
+        return;
+    }
+    let event = raw::RedisModuleEvent {
+        id: raw::REDISMODULE_EVENT_FORK_CHILD,
+        dataver: 1,
+    };
+    api!(RedisModule_SubscribeToServerEvent(
+        ctx.0,
+        event,
+        Some(forked)
+    ));
+}
+
+extern "C" fn forked(
+    _ctx: *mut raw::RedisModuleCtx,
+    _eid: raw::RedisModuleEvent,
+    subevent: u64,
+    _data: *mut c_void,
+) {
+    if subevent == raw::REDISMODULE_SUBEVENT_FORK_CHILD_BORN {
+        if let Some(f) = ON_FORK.get() {
+            let _ = catch_unwind(f);
+        }
+    }
 }

@@ -1,14 +1,15 @@
 //! TOPN command handlers.
 
 use super::config::{COMPACT_MAX, DEFAULT_BUCKET, DEFAULT_WINDOW};
-use super::layout::full::Full;
 use super::layout::Layout;
 use super::parse::{
     align_within, buckets_in_24h, count_args, create_options, incr_options, incrby_args,
     last_within, top_options, Pair,
 };
+use super::shape::Shape;
 use super::value::{TopnValue, TOPN_TYPE};
 use super::views::Views;
+use super::window::{Counted, Query};
 use crate::args::{int_in, CmdError};
 use crate::server::command::Args;
 use crate::server::{reclaim, Arg, Class, Ctx, Key, RStr, Word, WriteTime, AT};
@@ -19,8 +20,8 @@ use std::ffi::CStr;
 pub(super) static LATE_EVENTS: Stat = Stat::new("topn_late_events");
 pub(super) static EXPIRED_BUCKETS: Stat = Stat::new("topn_expired_buckets");
 /// Buckets that left the window at the server's time and were taken out of a
-/// key's running aggregate (their data stays for reads at earlier times until
-/// the key's clock moves past them).
+/// key's running total (their data stays for reads at earlier times until the
+/// key's clock moves past them).
 pub(super) static AGED_BUCKETS: Stat = Stat::new("topn_aged_buckets");
 
 /// Keywords of TOPN's replicated effects.
@@ -39,20 +40,21 @@ fn open(ctx: Ctx, args: &Args, write: bool) -> Key {
 /// do not depend on their own default configs. ALIGN is named only when not 0,
 /// so a key without it replicates as before ALIGN existed.
 fn replicate_create(ctx: Ctx, name: RStr, core: &Layout) {
+    let s = core.shape();
     let mut shape = vec![
         Arg::Str(name),
         BUCKET.arg(),
-        Arg::Int(core.bucket_ms() / 1000),
+        Arg::Int(s.bucket_ms / 1000),
         WINDOW.arg(),
-        Arg::Int(core.window() as i64),
+        Arg::Int(s.window.into()),
     ];
-    if core.align_ms() != 0 {
-        shape.extend([ALIGN.arg(), Arg::Int(core.align_ms() / 1000)]);
+    if s.align_ms != 0 {
+        shape.extend([ALIGN.arg(), Arg::Int(s.align_ms / 1000)]);
     }
     if let Some(capacity) = core.capacity() {
         shape.extend([CAPACITY.arg(), Arg::Int(capacity.into())]);
     }
-    let views = core.views();
+    let views = core.window().views();
     if !views.is_empty() {
         shape.push(VIEWS.arg());
         shape.extend(views.iter().map(|k| Arg::Int(k.into())));
@@ -87,12 +89,13 @@ pub fn create(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
             };
             format!("BUCKET {b} WINDOW {w} ALIGN {a}{capacity}{views}")
         };
+        let s = core.shape();
         let has = shape_of(
-            core.bucket_ms() / 1000,
-            i64::from(core.window()),
-            core.align_ms() / 1000,
+            s.bucket_ms / 1000,
+            i64::from(s.window),
+            s.align_ms / 1000,
             core.capacity().map(i64::from),
-            core.views(),
+            core.window().views(),
         );
         let asked = shape_of(bucket_s, window, align_s, capacity, views);
         if has != asked {
@@ -284,19 +287,12 @@ fn open_for_event(key: &mut Key, at: i64, time: WriteTime) -> Result<Option<bool
     let WriteTime { now, replaying } = time;
     if let Some(value) = key.value::<TopnValue>(&TOPN_TYPE)? {
         let core = value.get();
-        let late = core.is_older_than_window(at)
-            || (!replaying
-                && Full::outside_window_at(
-                    core.bucket_ms(),
-                    core.align_ms(),
-                    core.window(),
-                    at,
-                    now,
-                ));
+        let shape = core.shape();
+        let late = shape.is_older_than_window(at) || (!replaying && shape.is_late_at(at, now));
         return Ok((!late).then_some(false));
     }
     let (bucket_s, window) = (DEFAULT_BUCKET.get(), DEFAULT_WINDOW.get());
-    if !replaying && Full::outside_window_at(bucket_s * 1000, 0, window as u32, at, now) {
+    if !replaying && Shape::new(bucket_s * 1000, window as u32, 0).is_late_at(at, now) {
         return Ok(None);
     }
     let core = Layout::new(bucket_s * 1000, window as u32, 0, COMPACT_MAX.count());
@@ -314,19 +310,19 @@ fn write<R, E>(
 ) -> Result<(R, Done), E> {
     value.update(|core| {
         let moved = core.observe_time(now);
-        let shape = core.upkeep_shape();
+        let marker = core.window().upkeep_marker();
         let out = f(core)?;
         // Upkeep may be owed sooner only if the window moved, the clock moved or a bucket
         // came or went (skipped on the usual write: it costs a few searches).
-        let reschedule = created || moved || core.upkeep_shape() != shape;
+        let reschedule = created || moved || core.window().upkeep_marker() != marker;
         Ok((
             out,
             Done {
-                expire_at: core.expire_at_ms(),
+                expire_at: core.shape().expire_at_ms(),
                 retired: core.take_retired_buckets(),
                 aged: core.take_aged_buckets(),
                 upkeep_due: if reschedule {
-                    core.upkeep_due_ms()
+                    core.window().upkeep_due_ms()
                 } else {
                     None
                 },
@@ -374,10 +370,10 @@ struct Done {
     upkeep_due: Option<i64>,
 }
 
-/// The timer's upkeep of a key (`Reclaimer::reclaim`, on every server): ages
-/// buckets that left the window at `now` out of the running aggregate, frees
-/// stale ones. Internal state only: the key was opened read-only, nothing is
-/// written, notified or replicated.
+/// The timer's upkeep of a key (`Reclaimer::reclaim`, on every server): takes
+/// buckets that left the window at `now` out of the running sums, frees stale
+/// ones, seals buckets. Internal state only: the key was opened read-only,
+/// nothing is written, notified or replicated.
 pub fn upkeep(_ctx: Ctx, key: &mut Key, _name: RStr, now: i64, budget: usize) -> usize {
     let Ok(Some(value)) = key.value_mut::<TopnValue>(&TOPN_TYPE) else {
         return 0;
@@ -398,13 +394,14 @@ pub fn upkeep_due(key: &Key) -> Option<i64> {
         .ok()
         .flatten()?
         .get()
+        .window()
         .upkeep_due_ms()
 }
 
 /// The number of buckets a read covers: `LAST k` checked against the key's
 /// WINDOW, or `default`.
 fn last_of(core: &Layout, last: Option<i64>, default: u32) -> Result<u32, CmdError> {
-    last.map_or(Ok(default), |k| last_within(k, Some(core.window())))
+    last.map_or(Ok(default), |k| last_within(k, Some(core.shape().window)))
 }
 
 /// Replies with the top `n` of the window of `window` buckets ending at `at`
@@ -424,18 +421,21 @@ fn reply_top(
         return Ok(());
     };
     let core = value.get();
-    let window = last_of(core, opts.last, window_of(core)?)?;
-    let at = opts.at.unwrap_or_else(|| ctx.now_ms());
-    let rows = core.top_with_errors(opts.n.min(core.members()), at, window);
+    let query = Query {
+        at_ms: opts.at.unwrap_or_else(|| ctx.now_ms()),
+        last: last_of(core, opts.last, window_of(core)?)?,
+        n: opts.n.min(core.members()),
+    };
+    let rows = core.top(&query);
     let per_row = 1 + opts.with_counts as usize + opts.with_errors as usize;
     ctx.reply_array(rows.len() * per_row);
-    for (member, count, error) in rows {
+    for (member, counted) in rows {
         ctx.reply_bytes(member);
         if opts.with_counts {
-            ctx.reply_int(count);
+            ctx.reply_int(counted.count);
         }
         if opts.with_errors {
-            ctx.reply_int(error);
+            ctx.reply_int(counted.error);
         }
     }
     Ok(())
@@ -445,13 +445,13 @@ fn reply_top(
 /// highest over the window (its k newest buckets with LAST); WITHERRORS adds
 /// each count's most over-counting (0 on an exact key).
 pub fn top(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
-    reply_top(ctx, args, true, |core| Ok(core.window()))
+    reply_top(ctx, args, true, |core| Ok(core.shape().window))
 }
 
 /// `TOPN.TOP24 key [N] [AT ms] [WITHCOUNTS]` -> the same over the trailing 24 hours.
 pub fn top24(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     reply_top(ctx, args, false, |core| {
-        buckets_in_24h(core.bucket_ms(), core.window()).ok_or_else(|| {
+        buckets_in_24h(core.shape().bucket_ms, core.shape().window).ok_or_else(|| {
             CmdError::invalid("TOP24 needs a window covering 24 hours in whole buckets")
         })
     })
@@ -469,25 +469,29 @@ pub fn count(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     ctx.check_read_at(at)?;
     let key = open(ctx, args, false);
     let value = key.value::<TopnValue>(&TOPN_TYPE)?;
-    let k = match &value {
-        Some(v) => last_of(v.get(), last, v.get().window())?,
+    let last = match &value {
+        Some(v) => last_of(v.get(), last, v.get().shape().window)?,
         None => {
             last.map(|k| last_within(k, None)).transpose()?;
             0
         }
     };
-    let at = at.unwrap_or_else(|| ctx.now_ms());
+    let query = Query {
+        at_ms: at.unwrap_or_else(|| ctx.now_ms()),
+        last,
+        n: 0,
+    };
     ctx.reply_array(members.len());
     for member in members {
-        let (count, error) = value
+        let counted = value
             .as_ref()
-            .map_or((0, 0), |v| v.get().count_with_error(member, at, k));
+            .map_or(Counted::default(), |v| v.get().count(member, &query));
         if with_errors {
             ctx.reply_array(2);
-            ctx.reply_int(count);
-            ctx.reply_int(error);
+            ctx.reply_int(counted.count);
+            ctx.reply_int(counted.error);
         } else {
-            ctx.reply_int(count);
+            ctx.reply_int(counted.count);
         }
     }
     Ok(())
@@ -503,12 +507,13 @@ pub fn info(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
         .value::<TopnValue>(&TOPN_TYPE)?
         .ok_or_else(|| CmdError::invalid("no such key"))?;
     let core = value.get();
+    let shape = core.shape();
     let mut fields: Vec<(&[u8], i64)> = vec![
-        (b"bucket", core.bucket_ms() / 1000),
-        (b"window", core.window() as i64),
-        (b"align", core.align_ms() / 1000),
+        (b"bucket", shape.bucket_ms / 1000),
+        (b"window", shape.window.into()),
+        (b"align", shape.align_ms / 1000),
         (b"members", core.members() as i64),
-        (b"buckets", core.buckets_in_use() as i64),
+        (b"buckets", core.window().buckets_in_use() as i64),
         (
             b"memory",
             (std::mem::size_of::<TopnValue>() + core.mem_usage()) as i64,

@@ -2,12 +2,12 @@
 //!
 //! The recipe keeps one sorted set per hour and ZUNIONSTOREs the last 24 at
 //! read time (approximate after pruning, and the union blocks the server).
-//! Here one module key holds the buckets of its window plus a running
-//! aggregate with an order index (see `layout/full/mod.rs` for the design), so TOP is
-//! exact and costs about O(N log M). A bucket that leaves the window is taken
-//! out of the aggregate a little at a time, by later writes and by a timer on
-//! every server (`server::reclaim` upkeep), so reads stay cheap also on a key
-//! that no longer receives writes, on masters and replicas alike.
+//! Here one module key holds the buckets of its window plus running sums
+//! with order indexes (the design: `docs/design.md#topn`), so TOP is exact
+//! and costs about O(N log M). A bucket that leaves the window is taken
+//! out of the running sums a little at a time, by later writes and by a timer
+//! on every server (`server::reclaim` upkeep), so reads stay cheap also on a
+//! key that no longer receives writes, on masters and replicas alike.
 //!
 //! - `TOPN.CREATE key [BUCKET s] [WINDOW buckets] [ALIGN s] [CAPACITY m] [VIEWS k [k ...]]`
 //! - `TOPN.INCR key member [BY n] [AT ms]`
@@ -18,9 +18,10 @@
 //! Files, top down (each uses only those below it): this one (the declarations),
 //! `command.rs` (the handlers), `parse.rs` and `docs.rs` (the grammar), `value.rs` (the
 //! module type's callbacks); `layout/` (a key is one of three layouts: compact, full,
-//! capped); what the layouts share: `views.rs` (the declared views), `encoding.rs` (the
-//! exact keys' bytes), `shape.rs` (bucket, window, clock), `select.rs` (top rows of a
-//! sum), `storage.rs` (the only `unsafe` of TOPN).
+//! capped); what the layouts share: `window.rs` (the trait they implement, the read they
+//! take), `views.rs` (the declared views), `encoding.rs` (the exact keys' bytes),
+//! `shape.rs` (the window rules), `select.rs` (top rows of a sum), `storage/` (the only
+//! `unsafe` of TOPN).
 
 mod command;
 mod config;
@@ -32,6 +33,7 @@ mod shape;
 mod storage;
 mod value;
 mod views;
+mod window;
 
 /// The argument grammar of the commands declared below.
 mod docs;
@@ -101,7 +103,7 @@ pub static FAMILY: Family = Family {
             ERRORS,
             Docs {
                 summary: "Returns the N highest members over the window",
-                complexity: "O(N log M) for M members at the server's time; another window (AT, LAST) at most about 1.75 times the cheaper of a scan of its buckets or of the buckets it differs by",
+                complexity: "O(N log M) for M members at the server's time (and for a declared view's LAST k); another window (AT, LAST) at most O(E + M) for E entries in its buckets",
                 tips: NONDETERMINISTIC_OUTPUT,
                 args: docs::TOP,
                 ..Docs::DEFAULT
@@ -117,7 +119,7 @@ pub static FAMILY: Family = Family {
             ERRORS,
             Docs {
                 summary: "Returns the N highest members over the trailing 24 hours",
-                complexity: "O(N log M) for M members at the server's time; another window (AT) at most about 1.75 times the cheaper of a scan of its buckets or of the buckets it differs by",
+                complexity: "O(N log M) for M members at the server's time; another window (AT) at most O(E + M) for E entries in its buckets",
                 tips: NONDETERMINISTIC_OUTPUT,
                 args: docs::TOP24,
                 ..Docs::DEFAULT
@@ -206,6 +208,8 @@ fn on_load(ctx: Ctx) {
     timer::repeat(ctx, layout::full::TICK_MS, |ctx| {
         layout::full::tend_read_buffers(ctx.now_ms())
     });
+    // After a fork the timer writes their pages again (copied then, not by a read).
+    timer::on_fork(ctx, layout::full::read_buffers_forked);
     // Old hash tables (megabytes on a big key) are freed off the main thread.
     storage::set_disposer(background_free::drop_later);
 }

@@ -1,7 +1,13 @@
-//! What every layout of a TOPN key shares: its shape and clock (what each encoding
-//! writes first), and the refusal of a write that would overflow. Pure Rust, no FFI.
+//! What every layout of a TOPN key shares: its shape and clock (what each encoding writes
+//! first), the window rules that follow from them (which bucket a time falls in, which buckets
+//! a key's window and a read hold, when a bucket is sealed), and the refusal of a write that
+//! would overflow. Pure Rust, no FFI.
 
 use std::fmt;
+
+/// After its end, the newest bucket is sealed once the server's time has been past it this
+/// long (events a little late still land in its open table first).
+pub const SEAL_DELAY_MS: i64 = 1000;
 
 /// A key's shape and clock: what both layouts encode first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -14,38 +20,83 @@ pub struct Shape {
 }
 
 impl Shape {
-    /// A fresh key's shape of one-second buckets (tests).
-    #[cfg(test)]
-    pub fn of_seconds(window: u32) -> Shape {
+    /// A key's shape before its first write: `bucket_ms` and `window` at least 1, `align_ms`
+    /// brought into `0..bucket_ms` (the caller validates user input).
+    pub fn new(bucket_ms: i64, window: u32, align_ms: i64) -> Shape {
+        let bucket_ms = bucket_ms.max(1);
         Shape {
-            bucket_ms: 1000,
-            window,
-            align_ms: 0,
+            bucket_ms,
+            window: window.max(1),
+            align_ms: align_ms.rem_euclid(bucket_ms),
             clock: None,
         }
     }
 
+    /// A fresh key's shape of one-second buckets (tests).
+    #[cfg(test)]
+    pub fn of_seconds(window: u32) -> Shape {
+        Shape::new(1000, window, 0)
+    }
+
+    /// The bucket holding `at_ms`: buckets start ALIGN after the epoch's multiples of BUCKET.
     pub fn bucket_of(&self, at_ms: i64) -> i64 {
         at_ms
             .saturating_sub(self.align_ms)
             .div_euclid(self.bucket_ms.max(1))
     }
 
+    /// The first millisecond of bucket `idx` (saturating).
     pub fn bucket_start(&self, idx: i64) -> i64 {
         idx.saturating_mul(self.bucket_ms)
             .saturating_add(self.align_ms)
     }
 
-    /// The oldest bucket of the window ending at bucket `clock`.
-    pub fn live_lo(&self, clock: i64) -> i64 {
-        clock.saturating_sub(self.window as i64 - 1)
+    /// The oldest bucket of the window ending at bucket `newest`.
+    pub fn live_lo(&self, newest: i64) -> i64 {
+        newest.saturating_sub(self.window as i64 - 1)
     }
 
-    /// Whether an event at `at_ms` is older than the key's own window (the
-    /// window ending at its clock): a write ignores it.
+    /// Whether bucket `idx` is older than the key's own window (the window ending at its
+    /// clock): stale, its data no longer read, freed by upkeep.
+    pub fn is_stale(&self, idx: i64) -> bool {
+        self.clock.is_some_and(|c| idx < self.live_lo(c))
+    }
+
+    /// Whether an event at `at_ms` is older than the key's own window: a write ignores it.
     pub fn is_older_than_window(&self, at_ms: i64) -> bool {
+        self.is_stale(self.bucket_of(at_ms))
+    }
+
+    /// Whether an event at `at_ms` is outside the window at the server's time `now_ms` (a
+    /// late or backfilled event): for a key that does not exist yet as for one that does.
+    pub fn is_late_at(&self, at_ms: i64, now_ms: i64) -> bool {
+        self.bucket_of(at_ms) < self.live_lo(self.bucket_of(now_ms))
+    }
+
+    /// The buckets `lo..=hi` of a read of the `last` newest buckets of the window ending at
+    /// `at_ms`, cut to the key's own window (only its buckets ever count); `None` when that
+    /// holds no bucket.
+    pub fn read_range(&self, at_ms: i64, last: u32) -> Option<(i64, i64)> {
+        let clock = self.clock?;
+        let hi = self.bucket_of(at_ms);
+        let lo = hi
+            .saturating_sub(i64::from(last) - 1)
+            .max(self.live_lo(clock));
+        (last > 0 && lo <= hi).then_some((lo, hi))
+    }
+
+    /// When bucket `idx` is sealed, if it is the newest: once the server's time has been past
+    /// its end for `SEAL_DELAY_MS`. An older bucket is sealed as soon as a newer one exists.
+    pub fn sealed_at(&self, idx: i64) -> i64 {
+        self.bucket_start(idx.saturating_add(1))
+            .saturating_add(SEAL_DELAY_MS)
+    }
+
+    /// Whether bucket `idx` takes no usual writes any more: older than the clock, or the
+    /// newest once the server's time `now_ms` has sealed it.
+    pub fn is_sealed(&self, idx: i64, now_ms: i64) -> bool {
         self.clock
-            .is_some_and(|c| self.bucket_of(at_ms) < self.live_lo(c))
+            .is_some_and(|c| idx < c || self.sealed_at(c) <= now_ms)
     }
 
     /// When the whole window has passed with no writes: the start of bucket

@@ -93,7 +93,7 @@ impl ModuleValue for TopnValue {
     }
 
     fn free_effort(&self) -> usize {
-        self.0.free_effort()
+        self.0.window().free_effort()
     }
 
     /// Every block of the core: its buffer, or names (their index keys
@@ -103,7 +103,7 @@ impl ModuleValue for TopnValue {
     }
 
     fn upkeep_due(&self) -> Option<i64> {
-        self.0.upkeep_due_ms()
+        self.0.window().upkeep_due_ms()
     }
 
     /// `TOPN.CREATE` with the key's shape (ALIGN only when not 0, as before
@@ -112,19 +112,25 @@ impl ModuleValue for TopnValue {
     /// counters as `TOPN.SETCOUNTER` (increments cannot rebuild the errors).
     fn rewrite(&self, aof: &AofWriter) {
         let core = &self.0;
-        let bucket_s = (core.bucket_ms() / 1000).to_string();
-        let window = core.window().to_string();
-        let align_s = (core.align_ms() / 1000).to_string();
+        let s = core.shape();
+        let bucket_s = (s.bucket_ms / 1000).to_string();
+        let window = s.window.to_string();
+        let align_s = (s.align_ms / 1000).to_string();
         let capacity = core.capacity().map(|c| c.to_string());
         let mut shape: Vec<&[u8]> =
             vec![b"BUCKET", bucket_s.as_bytes(), b"WINDOW", window.as_bytes()];
-        if core.align_ms() != 0 {
+        if s.align_ms != 0 {
             shape.extend([&b"ALIGN"[..], align_s.as_bytes()]);
         }
         if let Some(capacity) = &capacity {
             shape.extend([&b"CAPACITY"[..], capacity.as_bytes()]);
         }
-        let views: Vec<String> = core.views().iter().map(|k| k.to_string()).collect();
+        let views: Vec<String> = core
+            .window()
+            .views()
+            .iter()
+            .map(|k| k.to_string())
+            .collect();
         if !views.is_empty() {
             shape.push(b"VIEWS");
             shape.extend(views.iter().map(|k| k.as_bytes()));

@@ -90,6 +90,11 @@ impl<T> Chunked<T> {
         self.chunks.iter().flatten()
     }
 
+    /// The items chunk by chunk, in order: a scan's plain slices.
+    pub fn slices(&self) -> impl Iterator<Item = &[T]> + '_ {
+        self.chunks.iter().map(Vec::as_slice)
+    }
+
     /// Heap bytes of the chunks themselves (what the items own besides is the
     /// caller's to count).
     pub fn heap_bytes(&self) -> usize {

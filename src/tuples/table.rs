@@ -270,6 +270,10 @@ fn hash_id(id: u32) -> u64 {
 }
 
 impl<V> IdMap<V> {
+    pub fn is_empty(&self) -> bool {
+        self.table.is_empty()
+    }
+
     pub fn get(&self, id: u32) -> Option<&V> {
         self.table.find(hash_id(id), |e| e.0 == id).map(|e| &e.1)
     }

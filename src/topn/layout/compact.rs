@@ -13,6 +13,7 @@ use crate::topn::parse::Pair;
 use crate::topn::select::clamp_i64;
 use crate::topn::shape::{Overflow, Shape};
 use crate::topn::views::Views;
+use crate::topn::window::{final_counts, Counted, Query, Row, Window};
 use crate::tuples::varint;
 use std::collections::BTreeMap;
 
@@ -58,14 +59,6 @@ impl Compact {
         self
     }
 
-    pub fn views(&self) -> Views {
-        let ks: Vec<i64> = self.buf[..4 * self.views as usize]
-            .chunks_exact(4)
-            .map(|k| i64::from(u32::from_le_bytes([k[0], k[1], k[2], k[3]])))
-            .collect();
-        Views::new(&ks, self.shape.window).unwrap_or_default()
-    }
-
     /// The entries' part of `buf` (after the views).
     fn entry_bytes(&self) -> &[u8] {
         &self.buf[4 * self.views as usize..]
@@ -88,10 +81,6 @@ impl Compact {
         let mut small = Compact::new(shape);
         small.buf = pack(shape.clock.unwrap_or(0), &entries);
         small
-    }
-
-    pub fn shape(&self) -> &Shape {
-        &self.shape
     }
 
     fn entries(&self) -> impl Iterator<Item = Entry<'_>> + '_ {
@@ -132,16 +121,6 @@ impl Compact {
         out
     }
 
-    /// The buckets `lo..=hi` a read at `at_ms` of the last `k` buckets covers.
-    fn read_range(&self, at_ms: i64, k: u32) -> Option<(i64, i64)> {
-        let clock = self.shape.clock?;
-        let hi = self.shape.bucket_of(at_ms);
-        let lo = hi
-            .saturating_sub(k as i64 - 1)
-            .max(self.shape.live_lo(clock));
-        Some((lo, hi))
-    }
-
     fn count_of(&self, member: &[u8], lo: i64, hi: i64) -> i64 {
         let sum: i128 = self
             .entries()
@@ -151,55 +130,14 @@ impl Compact {
         clamp_i64(sum)
     }
 
-    /// A member's count over the window ending at the clock.
-    pub fn count_at_clock(&self, member: &[u8]) -> i64 {
-        self.shape
-            .clock
-            .map_or(0, |c| self.count_of(member, self.shape.live_lo(c), c))
-    }
-
-    /// A member's count over the last `k` buckets at `at_ms`.
-    pub fn count_in(&self, member: &[u8], at_ms: i64, k: u32) -> i64 {
-        self.read_range(at_ms, k)
-            .map_or(0, |(lo, hi)| self.count_of(member, lo, hi))
-    }
-
-    /// The `n` highest counts over the last `k` buckets at `at_ms`, by count
-    /// descending, then member.
-    pub fn top_in(&self, n: usize, at_ms: i64, k: u32) -> Vec<(&[u8], i64)> {
-        let Some((lo, hi)) = self.read_range(at_ms, k) else {
-            return Vec::new();
-        };
-        let mut rows: Vec<(&[u8], i64)> = self
-            .counts(lo, hi)
-            .into_iter()
-            .map(|(m, c)| (m, clamp_i64(c)))
-            .collect();
-        rows.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
-        rows.truncate(n);
-        rows
-    }
-
-    /// Applies an increment at `at_ms`; returns the member's count over the
-    /// window ending at the clock (as the full layout's `incr`).
-    pub fn incr(&mut self, member: &[u8], by: i64, at_ms: i64) -> Result<i64, Overflow> {
-        let Some((live, entry)) = self.headroom(member, at_ms) else {
-            return Ok(self.count_at_clock(member));
-        };
-        let live = i64::try_from(live + i128::from(by)).map_err(|_| Overflow)?;
-        entry.checked_add(by).ok_or(Overflow)?;
-        self.incr_all(&[(by, member)], at_ms);
-        Ok(live)
-    }
-
     /// What an increment of `member` at `at_ms` would start from: its count
     /// over the window at the clock the event sets, and its entry in the
     /// event's bucket (None: the event is older than the window).
     pub fn headroom(&self, member: &[u8], at_ms: i64) -> Option<(i128, i64)> {
-        let b = self.shape.bucket_of(at_ms);
-        if self.shape.clock.is_some_and(|c| b < self.shape.live_lo(c)) {
+        if self.shape.is_older_than_window(at_ms) {
             return None;
         }
+        let b = self.shape.bucket_of(at_ms);
         let clock = self.shape.clock.map_or(b, |c| c.max(b));
         let lo = self.shape.live_lo(clock);
         let (mut live, mut entry) = (0i128, 0i64);
@@ -219,10 +157,10 @@ impl Compact {
     /// pass over the buffer; the caller checked that none overflows (one
     /// that would is skipped). An event older than the window changes nothing.
     pub fn incr_all(&mut self, pairs: &[Pair], at_ms: i64) {
-        let b = self.shape.bucket_of(at_ms);
-        if self.shape.clock.is_some_and(|c| b < self.shape.live_lo(c)) {
+        if self.shape.is_older_than_window(at_ms) {
             return;
         }
+        let b = self.shape.bucket_of(at_ms);
         let clock = self.shape.clock.map_or(b, |c| c.max(b));
         let lo = self.shape.live_lo(clock);
         let mut entries: Vec<Entry> = self.entries().collect();
@@ -263,29 +201,6 @@ impl Compact {
         self.retired += retired as u32;
     }
 
-    /// Buckets dropped as the clock moved since the last call.
-    pub fn take_retired_buckets(&mut self) -> usize {
-        std::mem::take(&mut self.retired) as usize
-    }
-
-    /// Distinct members stored.
-    pub fn members(&self) -> usize {
-        let mut members: Vec<&[u8]> = self.entries().map(|e| e.member).collect();
-        members.sort_unstable();
-        members.dedup();
-        members.len()
-    }
-
-    /// Buckets holding an entry.
-    pub fn buckets_in_use(&self) -> usize {
-        distinct_buckets(&self.entries().collect::<Vec<_>>())
-    }
-
-    /// Heap bytes held (the struct itself lives inline in the key's value).
-    pub fn mem_usage(&self) -> usize {
-        self.buf.capacity()
-    }
-
     /// The content as the full layout replays it: `(member, by, at)` by
     /// bucket, then a `(b"", 0, clock)` mark when the clock's bucket holds
     /// nothing.
@@ -302,8 +217,88 @@ impl Compact {
         out
     }
 
+    /// The buffer, for defrag.
+    pub fn buf_mut(&mut self) -> &mut Vec<u8> {
+        &mut self.buf
+    }
+}
+
+impl Window for Compact {
+    fn shape(&self) -> &Shape {
+        &self.shape
+    }
+
+    fn views(&self) -> Views {
+        let ks: Vec<i64> = self.buf[..4 * self.views as usize]
+            .chunks_exact(4)
+            .map(|k| i64::from(u32::from_le_bytes([k[0], k[1], k[2], k[3]])))
+            .collect();
+        Views::new(&ks, self.shape.window).unwrap_or_default()
+    }
+
+    /// The `q.n` highest counts over the read window, by count descending, then member.
+    fn top(&self, q: &Query) -> Vec<Row<'_>> {
+        let Some((lo, hi)) = self.shape.read_range(q.at_ms, q.last) else {
+            return Vec::new();
+        };
+        let mut rows: Vec<Row> = self
+            .counts(lo, hi)
+            .into_iter()
+            .map(|(m, c)| (m, Counted::exact(clamp_i64(c))))
+            .collect();
+        rows.sort_by(|a, b| b.1.count.cmp(&a.1.count).then_with(|| a.0.cmp(b.0)));
+        rows.truncate(q.n);
+        rows
+    }
+
+    fn count(&self, member: &[u8], q: &Query) -> Counted {
+        let range = self.shape.read_range(q.at_ms, q.last);
+        Counted::exact(range.map_or(0, |(lo, hi)| self.count_of(member, lo, hi)))
+    }
+
+    fn count_at_clock(&self, member: &[u8]) -> i64 {
+        self.shape
+            .clock
+            .map_or(0, |c| self.count_of(member, self.shape.live_lo(c), c))
+    }
+
+    /// Applies an increment at `at_ms` (as the full layout's `incr`).
+    fn incr(&mut self, member: &[u8], by: i64, at_ms: i64) -> Result<i64, Overflow> {
+        let Some((live, entry)) = self.headroom(member, at_ms) else {
+            return Ok(self.count_at_clock(member));
+        };
+        let live = i64::try_from(live + i128::from(by)).map_err(|_| Overflow)?;
+        entry.checked_add(by).ok_or(Overflow)?;
+        self.incr_all(&[(by, member)], at_ms);
+        Ok(live)
+    }
+
+    fn incr_many(&mut self, pairs: &[Pair], at_ms: i64) -> Result<Vec<i64>, usize> {
+        let counts = final_counts(pairs, |m| self.headroom(m, at_ms))?;
+        self.incr_all(pairs, at_ms);
+        Ok(counts)
+    }
+
+    /// Distinct members stored.
+    fn members(&self) -> usize {
+        let mut members: Vec<&[u8]> = self.entries().map(|e| e.member).collect();
+        members.sort_unstable();
+        members.dedup();
+        members.len()
+    }
+
+    /// Buckets holding an entry.
+    fn buckets_in_use(&self) -> usize {
+        distinct_buckets(&self.entries().collect::<Vec<_>>())
+    }
+
+    /// Heap bytes held (the struct itself lives inline in the key's value).
+    fn mem_usage(&self) -> usize {
+        self.buf.capacity()
+    }
+
     /// The encoding, byte for byte the full layout's for the same content.
-    pub fn encode(&self) -> Vec<u8> {
+    fn encode(&self) -> Vec<u8> {
         let entries: Vec<Entry> = self.entries().collect();
         let mut names: Vec<&[u8]> = entries.iter().map(|e| e.member).collect();
         names.sort_unstable();
@@ -319,9 +314,9 @@ impl Compact {
         write_encoding(&self.shape, &self.views(), &names, &buckets)
     }
 
-    /// The buffer, for defrag.
-    pub fn buf_mut(&mut self) -> &mut Vec<u8> {
-        &mut self.buf
+    /// Buckets dropped as the clock moved since the last call.
+    fn take_retired_buckets(&mut self) -> usize {
+        std::mem::take(&mut self.retired) as usize
     }
 }
 

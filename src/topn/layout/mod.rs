@@ -1,29 +1,30 @@
 //! A TOPN key is one of three layouts of its window; [`Layout`] chooses and converts:
 //!
-//! - [`Compact`] (`compact.rs`): every (bucket, member, count) in one buffer, while an
-//!   exact key holds at most `recipes.topn-compact-max` entries;
-//! - [`Full`] (`full/`): the indexed buckets, running totals and order index of an exact
-//!   key past that;
+//! - [`Compact`] (`compact.rs`): every (bucket, member, count) in one buffer, while an exact key
+//!   holds at most `recipes.topn-compact-max` entries;
+//! - [`Full`] (`full/`): the buckets and running sums of an exact key past that;
 //! - [`Capped`] (`capped/`): a key with CAPACITY, a bounded summary per bucket, every count
 //!   with its error.
 //!
-//! Each answers the same questions (write, read, encode, upkeep, defrag, memory); the
-//! match arms below are that one face. A write past the limit turns an exact key full; a
-//! full key whose entries fall to half of it turns compact again (hysteresis: a key at the
-//! limit does not flip back and forth). Answers, replicated effects and encoded bytes do
-//! not depend on the exact layout. The layouts use what `topn/` shares below them (shape,
-//! encoding, views, storage, selection) and never each other. Pure Rust, no FFI.
+//! Each implements [`Window`] (`topn/window.rs`), which every operation goes through; what is
+//! here is only what depends on which layout a key has: the conversions, and what one layout
+//! alone has (a capped key's counters, an exact key's increments to replay). A write past the
+//! limit turns an exact key full; a full key whose entries fall to half of it turns compact
+//! again (hysteresis: a key at the limit does not flip back and forth). Answers, replicated
+//! effects and encoded bytes do not depend on the exact layout. The layouts use what `topn/`
+//! shares below them (shape, window, encoding, views, storage, selection) and never each other.
+//! Pure Rust, no FFI.
 
 use super::encoding::DecodeError;
 use super::parse::Pair;
 use super::shape::{Overflow, Shape};
 use super::storage::dispose_value;
 use super::views::Views;
+use super::window::{final_counts, Counted, Query, Row, Window};
 use crate::tuples::defrag::{Mover, Pass};
 use capped::{BucketCounters, Capped, ENCODING_VERSION_CAPPED};
 use compact::{packed_bytes, Compact};
-use full::{Full, UpkeepShape};
-use hashbrown::HashMap;
+use full::Full;
 
 pub mod capped;
 pub mod compact;
@@ -44,16 +45,13 @@ pub enum Layout {
     Capped(Box<Capped>),
 }
 
-/// A count and its most over-counting (0 on an exact key).
-pub type Counted<'a> = (&'a [u8], i64, i64);
-
 impl Layout {
-    /// An empty key: compact unless `compact_max` is 0.
+    /// An empty exact key: compact unless `compact_max` is 0.
     pub fn new(bucket_ms: i64, window: u32, align_ms: i64, compact_max: usize) -> Layout {
-        let full = Full::new(bucket_ms, window).with_align(align_ms);
+        let shape = Shape::new(bucket_ms, window, align_ms);
         match compact_max {
-            0 => Layout::Full(Box::new(full)),
-            _ => Layout::Compact(Compact::new(full.key_shape())),
+            0 => Layout::Full(Box::new(Full::empty(shape, Views::NONE))),
+            _ => Layout::Compact(Compact::new(shape)),
         }
     }
 
@@ -62,37 +60,47 @@ impl Layout {
     pub fn with_views(self, views: Views) -> Layout {
         match self {
             Layout::Compact(s) => Layout::Compact(s.with_views(views)),
-            Layout::Full(f) => Layout::Full(Box::new(f.with_views(&views))),
+            Layout::Full(f) => Layout::Full(Box::new(Full::empty(*f.shape(), views))),
             Layout::Capped(c) => Layout::Capped(c),
-        }
-    }
-
-    /// The declared views.
-    pub fn views(&self) -> Views {
-        match self {
-            Layout::Compact(s) => s.views(),
-            Layout::Full(f) => f.declared_views(),
-            Layout::Capped(_) => Views::NONE,
-        }
-    }
-
-    /// Heap bytes of each view, ascending k (0 while compact: its views are implicit).
-    pub fn view_memory(&self) -> Vec<(u32, usize)> {
-        match self {
-            Layout::Full(f) => (f.declared_views().iter())
-                .enumerate()
-                .map(|(v, k)| (k, f.view_memory(v)))
-                .collect(),
-            _ => self.views().iter().map(|k| (k, 0)).collect(),
         }
     }
 
     /// An empty key with CAPACITY `capacity`.
     pub fn capped(bucket_ms: i64, window: u32, align_ms: i64, capacity: u32) -> Layout {
-        let shape = Full::new(bucket_ms, window)
-            .with_align(align_ms)
-            .key_shape();
+        let shape = Shape::new(bucket_ms, window, align_ms);
         Layout::Capped(Box::new(Capped::new(shape, capacity)))
+    }
+
+    /// Its window, whatever the layout.
+    pub fn window(&self) -> &dyn Window {
+        match self {
+            Layout::Compact(s) => s,
+            Layout::Full(f) => f.as_ref(),
+            Layout::Capped(c) => c.as_ref(),
+        }
+    }
+
+    fn window_mut(&mut self) -> &mut dyn Window {
+        match self {
+            Layout::Compact(s) => s,
+            Layout::Full(f) => f.as_mut(),
+            Layout::Capped(c) => c.as_mut(),
+        }
+    }
+
+    pub fn shape(&self) -> Shape {
+        *self.window().shape()
+    }
+
+    /// Heap bytes of each view, ascending k (0 while compact: its views are declared only).
+    pub fn view_memory(&self) -> Vec<(u32, usize)> {
+        let views = self.window().views();
+        match self {
+            Layout::Full(f) => (views.iter().enumerate())
+                .map(|(v, k)| (k, f.view_memory(v)))
+                .collect(),
+            _ => views.iter().map(|k| (k, 0)).collect(),
+        }
     }
 
     /// The key's CAPACITY, if it has one.
@@ -135,8 +143,8 @@ impl Layout {
             {
                 // Counted first: a key of few but long members would
                 // otherwise pack (and drop) a compact copy on every write.
-                let shape = full.key_shape();
-                let views = full.declared_views();
+                let shape = *full.shape();
+                let views = full.views();
                 let bytes =
                     4 * views.len() + packed_bytes(shape.clock.unwrap_or(0), full.live_entries());
                 if bytes <= COMPACT_BYTES_MAX {
@@ -167,39 +175,9 @@ impl Layout {
         }
     }
 
-    fn shape(&self) -> Shape {
-        match self {
-            Layout::Compact(s) => *s.shape(),
-            Layout::Full(f) => f.key_shape(),
-            Layout::Capped(c) => *c.shape(),
-        }
-    }
-
-    pub fn bucket_ms(&self) -> i64 {
-        self.shape().bucket_ms
-    }
-
-    pub fn align_ms(&self) -> i64 {
-        self.shape().align_ms
-    }
-
-    pub fn window(&self) -> u32 {
-        self.shape().window
-    }
-
     #[cfg(test)]
     pub fn is_compact(&self) -> bool {
         matches!(self, Layout::Compact(_))
-    }
-
-    /// Whether an event at `at_ms` is older than the key's own window.
-    pub fn is_older_than_window(&self, at_ms: i64) -> bool {
-        self.shape().is_older_than_window(at_ms)
-    }
-
-    /// When the whole window has passed with no writes.
-    pub fn expire_at_ms(&self) -> Option<i64> {
-        self.shape().expire_at_ms()
     }
 
     /// Applies an increment, then settles the layout for `compact_max`.
@@ -210,11 +188,7 @@ impl Layout {
         at_ms: i64,
         compact_max: usize,
     ) -> Result<i64, Overflow> {
-        let count = match self {
-            Layout::Compact(s) => s.incr(member, by, at_ms)?,
-            Layout::Full(f) => f.incr(member, by, at_ms)?,
-            Layout::Capped(c) => c.incr(member, by, at_ms)?,
-        };
+        let count = self.window_mut().incr(member, by, at_ms)?;
         self.settle(compact_max / 2, compact_max);
         Ok(count)
     }
@@ -230,96 +204,44 @@ impl Layout {
         at_ms: i64,
         compact_max: usize,
     ) -> Result<Vec<i64>, usize> {
-        if self.is_older_than_window(at_ms) {
+        if self.shape().is_older_than_window(at_ms) {
             return Ok(pairs.iter().map(|(_, m)| self.count_at_clock(m)).collect());
         }
-        // An exact key's counts move by the increments alone: the check
-        // finds them.
-        let counts = match self {
-            Layout::Compact(s) => final_counts(pairs, |m| s.headroom(m, at_ms))?,
-            Layout::Full(f) => final_counts(pairs, |m| f.headroom(m, at_ms))?,
-            Layout::Capped(c) => return c.incr_all(pairs, at_ms),
-        };
-        // A compact key that may pass its limit turns full first (its
-        // writes rewrite the whole buffer).
-        if matches!(self, Layout::Compact(s) if s.len() + pairs.len() > compact_max) {
-            self.make_full();
+        // A compact key that may pass its limit turns full first (its writes
+        // rewrite the whole buffer), once the call is known to fit.
+        if let Layout::Compact(s) = self {
+            if s.len() + pairs.len() > compact_max {
+                final_counts(pairs, |m| s.headroom(m, at_ms))?;
+                self.make_full();
+            }
         }
-        match self {
-            Layout::Compact(s) => s.incr_all(pairs, at_ms),
-            Layout::Full(f) => f.incr_all(pairs, at_ms),
-            Layout::Capped(_) => {}
-        }
+        let counts = self.window_mut().incr_many(pairs, at_ms)?;
         self.settle(compact_max / 2, compact_max);
         Ok(counts)
     }
 
     pub fn count_at_clock(&self, member: &[u8]) -> i64 {
-        match self {
-            Layout::Compact(s) => s.count_at_clock(member),
-            Layout::Full(f) => f.count_at_clock(member),
-            Layout::Capped(c) => c.window_count(member),
-        }
+        self.window().count_at_clock(member)
     }
 
-    pub fn count_in(&self, member: &[u8], at_ms: i64, k: u32) -> i64 {
-        match self {
-            Layout::Compact(s) => s.count_in(member, at_ms, k),
-            Layout::Full(f) => f.count_in(member, at_ms, k),
-            Layout::Capped(c) => c.count_only(member, at_ms, k),
-        }
+    pub fn top(&self, q: &Query) -> Vec<Row<'_>> {
+        self.window().top(q)
     }
 
-    pub fn top_in(&self, n: usize, at_ms: i64, k: u32) -> Vec<(&[u8], i64)> {
-        match self {
-            Layout::Compact(s) => s.top_in(n, at_ms, k),
-            Layout::Full(f) => f.top_in(n, at_ms, k),
-            Layout::Capped(c) => c
-                .top_in(n, at_ms, k)
-                .into_iter()
-                .map(|(m, b)| (m, b.count))
-                .collect(),
-        }
+    pub fn count(&self, member: &[u8], q: &Query) -> Counted {
+        self.window().count(member, q)
     }
 
     pub fn members(&self) -> usize {
-        match self {
-            Layout::Compact(s) => s.members(),
-            Layout::Full(f) => f.members(),
-            Layout::Capped(c) => c.members(),
-        }
-    }
-
-    pub fn buckets_in_use(&self) -> usize {
-        match self {
-            Layout::Compact(s) => s.buckets_in_use(),
-            Layout::Full(f) => f.buckets_in_use(),
-            Layout::Capped(c) => c.buckets_in_use(),
-        }
+        self.window().members()
     }
 
     pub fn mem_usage(&self) -> usize {
-        match self {
-            Layout::Compact(s) => s.mem_usage(),
-            Layout::Full(f) => f.mem_usage(),
-            Layout::Capped(c) => c.mem_usage(),
-        }
-    }
-
-    pub fn free_effort(&self) -> usize {
-        match self {
-            Layout::Compact(_) => 1,
-            Layout::Full(f) => f.free_effort(),
-            Layout::Capped(c) => 1 + c.counters() + c.folded_entries(),
-        }
+        self.window().mem_usage()
     }
 
     pub fn encode(&self) -> Vec<u8> {
-        match self {
-            Layout::Compact(s) => s.encode(),
-            Layout::Full(f) => f.encode(),
-            Layout::Capped(c) => c.encode(),
-        }
+        self.window().encode()
     }
 
     /// An exact key's content as increments (the AOF rewrite); a capped key
@@ -358,95 +280,24 @@ impl Layout {
         c.set_counter(clock, bucket, member, counted, evicted)
     }
 
-    /// A member's count over the last `k` buckets at `at_ms` and its error
-    /// (0 on an exact key).
-    pub fn count_with_error(&self, member: &[u8], at_ms: i64, k: u32) -> (i64, i64) {
-        match self {
-            Layout::Capped(c) => {
-                let b = c.count_in(member, at_ms, k);
-                (b.count, b.error)
-            }
-            _ => (self.count_in(member, at_ms, k), 0),
-        }
-    }
-
-    /// The `n` highest over the last `k` buckets at `at_ms`, each count with
-    /// its error (0 on an exact key).
-    pub fn top_with_errors(&self, n: usize, at_ms: i64, k: u32) -> Vec<Counted<'_>> {
-        match self {
-            Layout::Capped(c) => c
-                .top_in(n, at_ms, k)
-                .into_iter()
-                .map(|(m, b)| (m, b.count, b.error))
-                .collect(),
-            _ => self
-                .top_in(n, at_ms, k)
-                .into_iter()
-                .map(|(m, c)| (m, c, 0))
-                .collect(),
-        }
-    }
-
-    /// Tells a full key the server's time (a compact one keeps no
-    /// aggregate to age); true if its window moved.
+    /// Tells the key the server's time; true if its window moved.
     pub fn observe_time(&mut self, now_ms: i64) -> bool {
-        match self {
-            Layout::Compact(_) => false,
-            Layout::Full(f) => f.observe_time(now_ms),
-            Layout::Capped(_) => false,
-        }
-    }
-
-    /// What upkeep's due time depends on (`Full::shape`).
-    pub fn upkeep_shape(&self) -> UpkeepShape {
-        match self {
-            Layout::Compact(s) => UpkeepShape {
-                clock: s.shape().clock,
-                ..UpkeepShape::default()
-            },
-            Layout::Full(f) => f.shape(),
-            Layout::Capped(c) => UpkeepShape {
-                clock: c.shape().clock,
-                buckets: c.buckets_in_use(),
-                ..UpkeepShape::default()
-            },
-        }
-    }
-
-    pub fn take_retired_buckets(&mut self) -> usize {
-        match self {
-            Layout::Compact(s) => s.take_retired_buckets(),
-            Layout::Full(f) => f.take_retired_buckets(),
-            Layout::Capped(c) => c.take_retired_buckets(),
-        }
-    }
-
-    pub fn take_aged_buckets(&mut self) -> usize {
-        match self {
-            Layout::Compact(_) => 0,
-            Layout::Full(f) => f.take_aged_buckets(),
-            Layout::Capped(_) => 0,
-        }
-    }
-
-    /// When upkeep has work (never for a compact key).
-    pub fn upkeep_due_ms(&self) -> Option<i64> {
-        match self {
-            Layout::Compact(_) => None,
-            Layout::Full(f) => f.upkeep_due_ms(),
-            Layout::Capped(c) => c.upkeep_due_ms(),
-        }
+        self.window_mut().observe_time(now_ms)
     }
 
     /// Up to `budget` units of upkeep; a full key that shrank turns compact.
     pub fn upkeep(&mut self, budget: usize, compact_max: usize) -> usize {
-        let done = match self {
-            Layout::Compact(_) => 0,
-            Layout::Full(f) => f.upkeep(budget),
-            Layout::Capped(c) => c.upkeep(budget),
-        };
+        let done = self.window_mut().upkeep(budget);
         self.settle(compact_max / 2, compact_max);
         done
+    }
+
+    pub fn take_retired_buckets(&mut self) -> usize {
+        self.window_mut().take_retired_buckets()
+    }
+
+    pub fn take_aged_buckets(&mut self) -> usize {
+        self.window_mut().take_aged_buckets()
     }
 
     pub fn defrag<M: Mover>(&mut self, pass: &mut Pass<M>) {
@@ -464,37 +315,29 @@ impl Layout {
     }
 }
 
-/// Each pair's member's count over the window once `pairs` are applied in
-/// order, each member starting from `start(member)` (its count and its
-/// entry in the event's bucket before the call; None: the event is late),
-/// or `Err(i)` for the first pair that would take either out of range.
-fn final_counts<'a>(
-    pairs: &[Pair<'a>],
-    start: impl Fn(&[u8]) -> Option<(i128, i64)>,
-) -> Result<Vec<i64>, usize> {
-    let fits = |v: i128| i64::try_from(v).ok();
-    if let [(by, member)] = pairs {
-        let (live, entry) = start(member).unwrap_or_default();
-        let by = i128::from(*by);
-        return match (fits(live + by), fits(i128::from(entry) + by)) {
-            (Some(count), Some(_)) => Ok(vec![count]),
-            _ => Err(0),
-        };
+/// The reads the tests compare: rows and counts without errors.
+#[cfg(test)]
+impl Layout {
+    pub fn top_in(&self, n: usize, at_ms: i64, last: u32) -> Vec<(&[u8], i64)> {
+        let q = Query { at_ms, last, n };
+        self.top(&q)
+            .into_iter()
+            .map(|(m, c)| (m, c.count))
+            .collect()
     }
-    let mut running: HashMap<&[u8], (i128, i128)> = HashMap::with_capacity(pairs.len());
-    for (i, &(by, member)) in pairs.iter().enumerate() {
-        let (live, entry) = running.entry(member).or_insert_with(|| {
-            let (live, entry) = start(member).unwrap_or_default();
-            (live, i128::from(entry))
-        });
-        *live += i128::from(by);
-        *entry += i128::from(by);
-        if fits(*live).is_none() || fits(*entry).is_none() {
-            return Err(i);
-        }
+
+    pub fn count_in(&self, member: &[u8], at_ms: i64, last: u32) -> i64 {
+        let q = Query { at_ms, last, n: 0 };
+        self.count(member, &q).count
     }
-    // Within range: checked above.
-    Ok(pairs.iter().map(|(_, m)| running[m].0 as i64).collect())
+
+    pub fn views(&self) -> Views {
+        self.window().views()
+    }
+
+    pub fn expire_at_ms(&self) -> Option<i64> {
+        self.shape().expire_at_ms()
+    }
 }
 
 #[cfg(test)]
@@ -620,7 +463,7 @@ mod tests {
         let Layout::Full(full) = &core else {
             unreachable!()
         };
-        let shape = full.key_shape();
+        let shape = *full.shape();
         let entries: Vec<_> = full.live_entries().collect();
         assert_eq!(
             packed_bytes(shape.clock.unwrap_or(0), full.live_entries()),

@@ -107,13 +107,9 @@ const CHUNK: usize = 4096;
 /// B-trees (under a microsecond on a million members).
 const DEFRAG_RUN: usize = 128;
 
-/// One member slot: its interned name (`None` for a free slot), its running total, and data
-/// of the caller's.
+/// One member slot: its interned name (`None` for a free slot) and data of the caller's.
 pub(in crate::topn) struct Slot<P> {
     name: Option<Name>,
-    total: i64,
-    /// The second total (see the clock index).
-    clock_total: i64,
     pub(in crate::topn) data: P,
 }
 
@@ -122,28 +118,17 @@ impl<P> Slot<P> {
     pub(in crate::topn) fn is_live(&self) -> bool {
         self.name.is_some()
     }
-
-    #[inline]
-    pub(in crate::topn) fn total(&self) -> i64 {
-        self.total
-    }
-
-    #[inline]
-    pub(in crate::topn) fn clock_total(&self) -> i64 {
-        self.clock_total
-    }
 }
 
 /// Order index key: best first (highest total, then member ascending); 16 bytes.
 ///
 /// Invariant (upheld by `NameTable`, the only place keys are made, stored and dropped): a key
-/// lives only in an index of a `NameTable` (its order index, carrying the slot's total, or its
-/// clock index, carrying the slot's clock total) and points to the name block of a live slot
-/// of that same table; or in a `DroppedKeys`, which is never read. `NameTable` removes a
-/// slot's keys before it frees or replaces the slot's name, and re-points them when defrag
-/// moves the name (before anything reads them again), so every key in an index points to a
-/// live block, and a `&Key` (only ever handed out borrowed from the table) keeps the table,
-/// hence the block, alive.
+/// lives only in an order index of a `NameTable` (one per running sum, carrying the slot's
+/// total in that sum) and points to the name block of a live slot of that same table.
+/// `NameTable` removes a slot's keys before it frees or replaces the slot's name, and
+/// re-points them when defrag moves the name (before anything reads them again), so every key
+/// in an index points to a live block, and a `&Key` (only ever handed out borrowed from the
+/// table) keeps the table, hence the block, alive.
 ///
 /// The pointer is a `Cell` so that defrag can re-point a key in place: the moved block holds
 /// the same bytes, so the key keeps its place in the B-tree's order. The total is a `Cell` so
@@ -288,99 +273,75 @@ impl InPlaceOdds {
     }
 }
 
-/// The second order index, over `clock_total`, while it is built and once it is: every live
-/// slot below `built` is in it (all of them once `built` reaches the slot count, which new
-/// slots then keep it at).
-struct ClockIndex {
-    keys: BTreeSet<Key>,
-    odds: InPlaceOdds,
-    built: usize,
-}
-
-/// The order index of a view (`layout/full/views.rs`): each slot's view total (`totals[id]`,
-/// clamped; 0 for a free slot) and, for the slots indexed, its key over that total.
+/// A running sum's totals (by slot: 0 for a free one) and, if it is `indexed`, its order index
+/// over the indexed slots.
 #[derive(Default)]
-struct ViewIndex {
+struct SumIndex {
     keys: BTreeSet<Key>,
     odds: InPlaceOdds,
     totals: Vec<i64>,
+    indexed: bool,
 }
 
-/// Keys taken out of a table with its clock index, only to be dropped (dropping a key reads
-/// nothing it points to): they cannot be read, so the invariant on `Key` holds.
-pub(in crate::topn) struct DroppedKeys {
-    _keys: BTreeSet<Key>,
-}
-
-/// The member slots (`id -> name, total, clock total, data`, in fixed chunks that never
-/// reallocate), the order index over the indexed ones (`BTreeSet` of `(total desc, name
-/// asc)`), when asked for, the clock index (the same over `clock_total`), and an index per
-/// view of the key (the same over the view's totals; every indexed slot is in each).
+/// The member slots (`id -> name, data`, in fixed chunks that never reallocate) and, for each
+/// running sum of the key, every slot's total and (the indexed sums first) an order index of
+/// the indexed slots (a `BTreeSet` of `(total desc, name asc)`; every indexed slot is in each).
 pub(in crate::topn) struct NameTable<P> {
     // Declared first so that keys are dropped before the names they point to.
-    index: BTreeSet<Key>,
-    index_odds: InPlaceOdds,
-    clock: Option<ClockIndex>,
-    views: Vec<ViewIndex>,
+    sums: Vec<SumIndex>,
     chunks: Vec<Vec<Slot<P>>>,
 }
 
 impl<P> NameTable<P> {
-    pub(in crate::topn) fn new() -> NameTable<P> {
+    /// An empty table with `indexed` running sums that keep an order index, then `plain` ones
+    /// that keep totals only.
+    pub(in crate::topn) fn new(indexed: usize, plain: usize) -> NameTable<P> {
+        let sum = |s: usize| SumIndex {
+            indexed: s < indexed,
+            ..SumIndex::default()
+        };
         NameTable {
-            index: BTreeSet::new(),
-            index_odds: InPlaceOdds::default(),
-            clock: None,
-            views: Vec::new(),
+            sums: (0..indexed + plain).map(sum).collect(),
             chunks: Vec::new(),
         }
     }
 
-    /// Gives an empty table `n` view indexes.
-    pub(in crate::topn) fn add_views(&mut self, n: usize) {
-        debug_assert!(self.slots() == 0);
-        self.views = (0..n).map(|_| ViewIndex::default()).collect();
-    }
-
-    /// The total of live slot `id` in view `v`.
+    /// The total of live slot `id` in sum `s`.
     #[inline]
-    pub(in crate::topn) fn view_total(&self, v: usize, id: u32) -> i64 {
-        self.views[v].totals[id as usize]
+    pub(in crate::topn) fn total(&self, s: usize, id: u32) -> i64 {
+        self.sums[s].totals[id as usize]
     }
 
-    /// The view-`v` key of live slot `id`.
-    fn view_key(&self, v: usize, id: u32) -> Key {
+    /// Every slot's total in sum `s` (0 for a free slot), by id.
+    pub(in crate::topn) fn totals(&self, s: usize) -> &[i64] {
+        &self.sums[s].totals
+    }
+
+    /// The sum-`s` key of live slot `id`.
+    fn key(&self, s: usize, id: u32) -> Key {
         let name = self.slot(id).name.as_ref().expect("live member").ptr();
-        Key::new(self.views[v].totals[id as usize], name)
+        Key::new(self.sums[s].totals[id as usize], name)
     }
 
-    /// Sets the total of live slot `id` in view `v`, repositioning its key if indexed.
-    pub(in crate::topn) fn set_view_total(&mut self, v: usize, id: u32, total: i64) {
-        let key = self.view_key(v, id);
-        let view = &mut self.views[v];
-        view.totals[id as usize] = total;
-        reposition(&mut view.keys, &mut view.odds, key, total);
-    }
-
-    /// View `v`'s index, best first.
-    pub(in crate::topn) fn view_iter(&self, v: usize) -> impl Iterator<Item = &Key> + '_ {
-        self.views[v].keys.iter()
-    }
-
-    /// Keys in every view index, and the slots their totals cover.
-    pub(in crate::topn) fn view_sizes(&self) -> (usize, usize) {
-        let keys = self.views.iter().map(|v| v.keys.len()).sum();
-        (keys, self.views.iter().map(|v| v.totals.capacity()).sum())
-    }
-
-    /// Takes live slot `id` out of every view index (totals to 0).
-    fn views_remove(&mut self, id: u32) {
-        for v in 0..self.views.len() {
-            let key = self.view_key(v, id);
-            let view = &mut self.views[v];
-            view.keys.remove(&key);
-            view.totals[id as usize] = 0;
+    /// Sets the total of live slot `id` in sum `s`, repositioning its key if indexed.
+    #[inline]
+    pub(in crate::topn) fn set_total(&mut self, s: usize, id: u32, total: i64) {
+        let key = self.key(s, id);
+        let sum = &mut self.sums[s];
+        sum.totals[id as usize] = total;
+        if sum.indexed {
+            reposition(&mut sum.keys, &mut sum.odds, key, total);
         }
+    }
+
+    /// Sum `s`'s index, best first.
+    pub(in crate::topn) fn iter(&self, s: usize) -> impl DoubleEndedIterator<Item = &Key> + '_ {
+        self.sums[s].keys.iter()
+    }
+
+    /// Keys in sum `s`'s index.
+    pub(in crate::topn) fn indexed(&self, s: usize) -> usize {
+        self.sums[s].keys.len()
     }
 
     #[inline]
@@ -394,6 +355,11 @@ impl<P> NameTable<P> {
     }
 
     /// The caller's data of slot `id`.
+    #[inline]
+    pub(in crate::topn) fn data(&self, id: u32) -> &P {
+        &self.slot(id).data
+    }
+
     #[inline]
     pub(in crate::topn) fn data_mut(&mut self, id: u32) -> &mut P {
         &mut self.slot_mut(id).data
@@ -410,7 +376,8 @@ impl<P> NameTable<P> {
         self.chunks.len().saturating_sub(1) * CHUNK + self.chunks.last().map_or(0, |c| c.len())
     }
 
-    /// Appends a live slot (total 0, not in the index); returns its id, the slot count before.
+    /// Appends a live slot (totals 0, not in the indexes); returns its id, the slot count
+    /// before.
     pub(in crate::topn) fn push(&mut self, name: &[u8], data: P) -> u32 {
         if self.chunks.last().is_none_or(|c| c.len() == CHUNK) {
             self.chunks.push(Vec::new());
@@ -420,199 +387,56 @@ impl<P> NameTable<P> {
             .expect("too many TOPN members");
         let slot = Slot {
             name: Some(Name::new(id, name)),
-            total: 0,
-            clock_total: 0,
             data,
         };
         self.chunks.last_mut().expect("chunk").push(slot);
-        for view in &mut self.views {
-            view.totals.push(0);
-        }
-        if let Some(c) = &mut self.clock {
-            // A complete clock index covers the new slot too (`index_insert` puts it in).
-            if c.built == id as usize {
-                c.built += 1;
-            }
+        for sum in &mut self.sums {
+            sum.totals.push(0);
         }
         id
     }
 
-    /// Makes free slot `id` live again (total 0, not in the index).
+    /// Makes free slot `id` live again (totals 0, not in the indexes).
     pub(in crate::topn) fn refill(&mut self, id: u32, name: &[u8], data: P) {
         let s = self.slot_mut(id);
         assert!(s.name.is_none(), "refill of a live slot");
         s.name = Some(Name::new(id, name));
-        s.total = 0;
-        s.clock_total = 0;
         s.data = data;
     }
 
-    /// The key of live slot `id`.
-    fn key(&self, id: u32) -> Key {
-        let s = self.slot(id);
-        Key::new(s.total, s.name.as_ref().expect("live member").ptr())
-    }
-
-    /// A key of another table's, over this table's copy of its name.
-    fn copy_key(&self, key: &Key) -> Key {
-        let name = self
-            .slot(key.id())
-            .name
-            .as_ref()
-            .expect("live member")
-            .ptr();
-        Key::new(key.total(), name)
-    }
-
-    /// The clock-index key of live slot `id`.
-    fn clock_key(&self, id: u32) -> Key {
-        let s = self.slot(id);
-        Key::new(s.clock_total, s.name.as_ref().expect("live member").ptr())
-    }
-
-    /// Whether live slot `id` belongs in the clock index (it exists and was built past `id`).
-    #[inline]
-    fn in_clock(&self, id: u32) -> bool {
-        self.clock.as_ref().is_some_and(|c| (id as usize) < c.built)
-    }
-
-    /// Adds live slot `id` to the index (and to the clock index, if that covers it).
+    /// Adds live slot `id` to every index.
     pub(in crate::topn) fn index_insert(&mut self, id: u32) {
-        let key = self.key(id);
-        self.index.insert(key);
-        for v in 0..self.views.len() {
-            let key = self.view_key(v, id);
-            self.views[v].keys.insert(key);
-        }
-        if self.in_clock(id) {
-            let key = self.clock_key(id);
-            if let Some(c) = &mut self.clock {
-                c.keys.insert(key);
+        for s in 0..self.sums.len() {
+            if !self.sums[s].indexed {
+                continue;
             }
+            let key = self.key(s, id);
+            self.sums[s].keys.insert(key);
         }
     }
 
-    /// Sets the clock total of live slot `id`, repositioning it in the clock index if there.
-    #[inline]
-    pub(in crate::topn) fn set_clock_total(&mut self, id: u32, total: i64) {
-        if !self.in_clock(id) {
-            self.slot_mut(id).clock_total = total;
-            return;
-        }
-        let key = self.clock_key(id);
-        self.slot_mut(id).clock_total = total;
-        if let Some(c) = &mut self.clock {
-            reposition(&mut c.keys, &mut c.odds, key, total);
-        }
-    }
-
-    /// Sets the total of live slot `id`, repositioning it in the index if it is there.
-    pub(in crate::topn) fn set_total(&mut self, id: u32, total: i64) {
-        let key = self.key(id);
-        self.slot_mut(id).total = total;
-        reposition(&mut self.index, &mut self.index_odds, key, total);
-    }
-
-    /// Frees live slot `id` (out of the index, name dropped, total 0); returns the name length.
+    /// Frees live slot `id` (out of every index, totals 0, name dropped); returns the name
+    /// length.
     pub(in crate::topn) fn free(&mut self, id: u32) -> usize {
-        let key = self.key(id);
-        self.index.remove(&key);
-        self.clock_remove(id);
-        self.views_remove(id);
-        let s = self.slot_mut(id);
-        let name = s.name.take().expect("live member");
-        s.total = 0;
-        s.clock_total = 0;
-        name.bytes().len()
+        self.unindex(id);
+        self.slot_mut(id)
+            .name
+            .take()
+            .expect("live member")
+            .bytes()
+            .len()
     }
 
-    /// Takes live slot `id` out of the clock index, if it is there.
-    fn clock_remove(&mut self, id: u32) {
-        if self.in_clock(id) {
-            let key = self.clock_key(id);
-            if let Some(c) = &mut self.clock {
-                c.keys.remove(&key);
+    /// Takes live slot `id` out of every index (totals to 0).
+    fn unindex(&mut self, id: u32) {
+        for s in 0..self.sums.len() {
+            let key = self.key(s, id);
+            let sum = &mut self.sums[s];
+            if sum.indexed {
+                sum.keys.remove(&key);
             }
+            sum.totals[id as usize] = 0;
         }
-    }
-
-    /// Builds the whole clock index at once (at a load, beside `rebuild_index`).
-    pub(in crate::topn) fn rebuild_clock_index(&mut self) {
-        let mut keys: Vec<Key> = self.ids().map(|id| self.clock_key(id)).collect();
-        keys.sort_unstable();
-        self.clock = Some(ClockIndex {
-            keys: keys.into_iter().collect(),
-            odds: InPlaceOdds::default(),
-            built: self.slots(),
-        });
-    }
-
-    /// Starts a clock index (empty; `clock_index_step` builds it).
-    pub(in crate::topn) fn clock_index_start(&mut self) {
-        self.clock = Some(ClockIndex {
-            keys: BTreeSet::new(),
-            odds: InPlaceOdds::default(),
-            built: 0,
-        });
-    }
-
-    /// Adds up to `slots` more slots to the clock index being built; returns the slots
-    /// visited (0 when it is complete or absent).
-    pub(in crate::topn) fn clock_index_step(&mut self, slots: usize) -> usize {
-        let total = self.slots();
-        let Some(from) = self.clock.as_ref().map(|c| c.built) else {
-            return 0;
-        };
-        let to = total.min(from.saturating_add(slots));
-        let keys: Vec<Key> = (from..to)
-            .filter(|&id| self.slot(id as u32).is_live())
-            .map(|id| self.clock_key(id as u32))
-            .collect();
-        if let Some(c) = &mut self.clock {
-            c.keys.extend(keys);
-            c.built = to;
-        }
-        to - from
-    }
-
-    /// Whether there is a complete clock index.
-    pub(in crate::topn) fn clock_index_ready(&self) -> bool {
-        self.clock.as_ref().is_some_and(|c| c.built >= self.slots())
-    }
-
-    /// Whether a clock index exists (complete or being built).
-    pub(in crate::topn) fn has_clock_index(&self) -> bool {
-        self.clock.is_some()
-    }
-
-    /// Takes the clock index away (to be dropped, maybe on another thread).
-    pub(in crate::topn) fn clock_index_take(&mut self) -> Option<DroppedKeys> {
-        self.clock.take().map(|c| DroppedKeys { _keys: c.keys })
-    }
-
-    /// The complete clock index, best first (`None` while it is absent or being built).
-    pub(in crate::topn) fn clock_index_iter(&self) -> Option<impl Iterator<Item = &Key> + '_> {
-        if !self.clock_index_ready() {
-            return None;
-        }
-        self.clock.as_ref().map(|c| c.keys.iter())
-    }
-
-    /// Keys in the clock index.
-    pub(in crate::topn) fn clock_index_len(&self) -> usize {
-        self.clock.as_ref().map_or(0, |c| c.keys.len())
-    }
-
-    /// Whether live slot `id` is in the clock index exactly when it should be, with its
-    /// current clock total.
-    #[cfg(test)]
-    pub(in crate::topn) fn clock_index_consistent(&self, id: u32) -> bool {
-        let found = self.clock.as_ref().is_some_and(|c| {
-            c.keys
-                .get(&self.clock_key(id))
-                .is_some_and(|k| k.id() == id)
-        });
-        found == self.in_clock(id)
     }
 
     /// Live slot ids (ascending).
@@ -625,61 +449,24 @@ impl<P> NameTable<P> {
             .map(|(i, _)| i as u32)
     }
 
-    /// Writes every slot's total (its clock total with `clock`) into `out[id]` (0 for a free
-    /// slot); `out` has a cell per slot.
-    pub(in crate::topn) fn totals_into(&self, clock: bool, out: &mut [i64]) {
-        // Chunk by chunk: a plain loop over each (a flattened iterator checks its state at
-        // every slot).
-        for (out, chunk) in out.chunks_mut(CHUNK).zip(&self.chunks) {
-            for (o, s) in out.iter_mut().zip(chunk) {
-                *o = if clock { s.clock_total } else { s.total };
+    /// Rebuilds every index over the live slots, from their totals.
+    pub(in crate::topn) fn rebuild_indexes(&mut self) {
+        for s in 0..self.sums.len() {
+            if !self.sums[s].indexed {
+                continue;
             }
-        }
-    }
-
-    /// Rebuilds the index over every live slot.
-    pub(in crate::topn) fn rebuild_index(&mut self) {
-        let mut keys: Vec<Key> = self.ids().map(|id| self.key(id)).collect();
-        keys.sort_unstable();
-        self.index = keys.into_iter().collect();
-        for v in 0..self.views.len() {
-            let mut keys: Vec<Key> = self.ids().map(|id| self.view_key(v, id)).collect();
+            let mut keys: Vec<Key> = self.ids().map(|id| self.key(s, id)).collect();
             keys.sort_unstable();
-            self.views[v].keys = keys.into_iter().collect();
+            self.sums[s].keys = keys.into_iter().collect();
         }
     }
 
-    /// The index, best first.
-    pub(in crate::topn) fn index_iter(&self) -> impl DoubleEndedIterator<Item = &Key> + '_ {
-        self.index.iter()
-    }
-
-    pub(in crate::topn) fn index_len(&self) -> usize {
-        self.index.len()
-    }
-
-    /// Whether live slot `id` is in the index, with its current total.
-    #[cfg(test)]
-    pub(in crate::topn) fn index_contains(&self, id: u32) -> bool {
-        self.index.get(&self.key(id)).is_some_and(|k| k.id() == id)
-    }
-
-    /// Drops the worst index key (clock index first, then views'); false if every index was
-    /// empty.
+    /// Drops the worst key of the last index that has one; false if every index is empty.
     pub(in crate::topn) fn index_pop_last(&mut self) -> bool {
-        if let Some(c) = &mut self.clock {
-            if c.keys.pop_last().is_some() {
-                return true;
-            }
-            self.clock = None;
-        }
-        if let Some(view) = self.views.last_mut() {
-            if view.keys.pop_last().is_none() {
-                self.views.pop();
-            }
-            return true;
-        }
-        self.index.pop_last().is_some()
+        self.sums
+            .iter_mut()
+            .rev()
+            .any(|sum| sum.keys.pop_last().is_some())
     }
 
     /// Frees one piece of the slot table (the last slot, or the last chunk once empty); false
@@ -692,12 +479,7 @@ impl<P> NameTable<P> {
             Some(s) => {
                 if s.is_live() {
                     let id = ((self.chunks.len() - 1) * CHUNK + chunk.len() - 1) as u32;
-                    if !self.index.is_empty() {
-                        let key = self.key(id);
-                        self.index.remove(&key);
-                    }
-                    self.clock_remove(id);
-                    self.views_remove(id);
+                    self.unindex(id);
                 }
                 self.chunks.last_mut().expect("chunk").pop();
             }
@@ -708,20 +490,15 @@ impl<P> NameTable<P> {
         true
     }
 
-    /// Releases the (empty) chunk list and index.
+    /// Releases the (empty) chunk list and indexes.
     pub(in crate::topn) fn release(&mut self) {
-        self.index = BTreeSet::new();
-        self.clock = None;
-        self.views = Vec::new();
+        self.sums = Vec::new();
         self.chunks = Vec::new();
     }
 
     /// True when nothing is left to free.
     pub(in crate::topn) fn is_freed(&self) -> bool {
-        self.index.is_empty()
-            && self.clock.is_none()
-            && self.views.is_empty()
-            && self.chunks.capacity() == 0
+        self.sums.is_empty() && self.chunks.capacity() == 0
     }
 
     /// Number of chunks of the slot table.
@@ -732,7 +509,6 @@ impl<P> NameTable<P> {
     /// Offers its blocks to a defrag pass (`tuples::defrag`): the chunk list; a chunk per
     /// unit, then the name blocks of its slots a run per unit, each name's keys re-pointed in
     /// the unit that moves it; then the indexes' nodes, rebuilt when small ([`rebuild`]).
-    /// A clock index being built is walked as it stands: a slot it covers has its key there.
     pub(in crate::topn) fn defrag<M: Mover>(&mut self, pass: &mut Pass<M>) {
         pass.work(|m| m.vec(&mut self.chunks));
         let chunks = self.chunks.len();
@@ -747,29 +523,17 @@ impl<P> NameTable<P> {
                 pass.work(|m| self.move_names(c, lo, m))
             });
         });
-        let keys = self.index.len();
-        rebuild(pass, &mut self.index, keys, |_, _| {});
-        if let Some(clock) = &mut self.clock {
-            let keys = clock.keys.len();
-            rebuild(pass, &mut clock.keys, keys, |_, _| {});
-        }
-        for view in &mut self.views {
-            let keys = view.keys.len();
-            rebuild(pass, &mut view.keys, keys, |_, _| {});
-            pass.work(|m| m.vec(&mut view.totals));
+        for sum in &mut self.sums {
+            let keys = sum.keys.len();
+            rebuild(pass, &mut sum.keys, keys, |_, _| {});
+            pass.work(|m| m.vec(&mut sum.totals));
         }
     }
 
     /// Offers the name blocks of the live slots `lo..lo + DEFRAG_RUN` of chunk `c` (those that
     /// exist), re-pointing the keys of each name that moves.
     fn move_names(&mut self, c: usize, lo: usize, m: &mut impl Mover) {
-        let NameTable {
-            index,
-            clock,
-            views,
-            chunks,
-            ..
-        } = self;
+        let NameTable { sums, chunks } = self;
         let Some(chunk) = chunks.get_mut(c) else {
             return;
         };
@@ -780,20 +544,14 @@ impl<P> NameTable<P> {
             };
             let old = name.ptr();
             // Every key pointing at this block, found while it is alive (a search reads names,
-            // this one's too). A key carries its slot's total (clock total in the clock index,
-            // for the slots it covers) and name, and names are unique in a table: these
-            // lookups find every key there is (a covered slot without one has none: the index
-            // is being freed, `index_pop_last`).
-            let key = index.get(&Key::new(slot.total, old));
-            let clock_key = clock
-                .as_ref()
-                .filter(|k| c * CHUNK + i < k.built)
-                .and_then(|k| k.keys.get(&Key::new(slot.clock_total, old)));
+            // this one's too). A key carries its slot's total in its sum and its name, and
+            // names are unique in a table: these lookups find every key there is (an indexed
+            // slot without one has none: the index is being freed, `index_pop_last`).
             let id = c * CHUNK + i;
-            let view_keys = views
+            let keys: Vec<Option<&Key>> = sums
                 .iter()
-                .map(|v| v.keys.get(&Key::new(v.totals[id], old)));
-            let keys: Vec<Option<&Key>> = [key, clock_key].into_iter().chain(view_keys).collect();
+                .map(|sum| sum.keys.get(&Key::new(sum.totals[id], old)))
+                .collect();
             if keys.iter().flatten().any(|k| k.name.get() != old) {
                 continue; // not this block's key: cannot happen (unique names); left alone
             }
@@ -809,12 +567,17 @@ impl<P> NameTable<P> {
         }
     }
 
-    /// Whether every key of both indexes points at its slot's name block.
+    /// Whether live slot `id` is in sum `s`'s index, with its current total.
+    #[cfg(test)]
+    pub(in crate::topn) fn index_contains(&self, s: usize, id: u32) -> bool {
+        let key = self.key(s, id);
+        self.sums[s].keys.get(&key).is_some_and(|k| k.id() == id)
+    }
+
+    /// Whether every key of every index points at its slot's name block.
     #[cfg(test)]
     pub(in crate::topn) fn keys_point_at_names(&self) -> bool {
-        let clock = self.clock.iter().flat_map(|c| c.keys.iter());
-        let views = self.views.iter().flat_map(|v| v.keys.iter());
-        self.index.iter().chain(clock).chain(views).all(|k| {
+        self.sums.iter().flat_map(|sum| sum.keys.iter()).all(|k| {
             let id = k.id() as usize;
             id < self.slots()
                 && self
@@ -825,7 +588,7 @@ impl<P> NameTable<P> {
         })
     }
 
-    /// Heap bytes of the slot table (not the names nor the index).
+    /// Heap bytes of the slot table (not the names nor the indexes).
     pub(in crate::topn) fn slot_heap_bytes(&self) -> usize {
         self.chunks.capacity() * std::mem::size_of::<Vec<Slot<P>>>()
             + self
@@ -833,6 +596,12 @@ impl<P> NameTable<P> {
                 .iter()
                 .map(|c| c.capacity() * std::mem::size_of::<Slot<P>>())
                 .sum::<usize>()
+    }
+
+    /// Keys in every index, and the totals they keep (8 bytes each).
+    pub(in crate::topn) fn sum_sizes(&self) -> (usize, usize) {
+        let keys = self.sums.iter().map(|s| s.keys.len()).sum();
+        (keys, self.sums.iter().map(|s| s.totals.capacity()).sum())
     }
 }
 
@@ -875,10 +644,10 @@ fn reposition(index: &mut BTreeSet<Key>, odds: &mut InPlaceOdds, key: Key, total
     }
 }
 
-impl<P: Clone> Clone for NameTable<P> {
-    /// A deep copy: names are copied, the index is rebuilt over the copies (the clock index
-    /// is not: it is built again when wanted).
-    fn clone(&self) -> NameTable<P> {
+impl<P: Clone> NameTable<P> {
+    /// A copy of the names and the caller's data (the same ids), with the sums' totals at 0
+    /// and no key indexed: the sums are derived, and a copy rebuilds them.
+    pub(in crate::topn) fn copy_names(&self) -> NameTable<P> {
         let chunks: Vec<Vec<Slot<P>>> = self
             .chunks
             .iter()
@@ -886,31 +655,21 @@ impl<P: Clone> Clone for NameTable<P> {
                 let mut v = Vec::with_capacity(c.capacity());
                 v.extend(c.iter().map(|s| Slot {
                     name: s.name.as_ref().map(|n| Name::new(n.id(), n.bytes())),
-                    total: s.total,
-                    clock_total: s.clock_total,
                     data: s.data.clone(),
                 }));
                 v
             })
             .collect();
-        let mut t = NameTable {
-            index: BTreeSet::new(),
-            index_odds: InPlaceOdds::default(),
-            clock: None,
-            views: Vec::new(),
+        let slots = self.slots();
+        NameTable {
+            sums: (self.sums.iter())
+                .map(|sum| SumIndex {
+                    totals: vec![0; slots],
+                    indexed: sum.indexed,
+                    ..SumIndex::default()
+                })
+                .collect(),
             chunks,
-        };
-        // Already sorted: the bulk build is linear.
-        let keys: Vec<Key> = self.index.iter().map(|k| t.key(k.id())).collect();
-        t.index = keys.into_iter().collect();
-        for view in &self.views {
-            let keys: Vec<Key> = view.keys.iter().map(|k| t.copy_key(k)).collect();
-            t.views.push(ViewIndex {
-                keys: keys.into_iter().collect(),
-                odds: InPlaceOdds::default(),
-                totals: view.totals.clone(),
-            });
         }
-        t
     }
 }

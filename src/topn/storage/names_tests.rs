@@ -43,50 +43,28 @@ fn name(i: usize) -> Vec<u8> {
 fn indexes_follow_totals_in_place_and_moved() {
     for seed in 1..=20u64 {
         let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-        let mut t: NameTable<()> = NameTable::new();
-        t.add_views(2);
+        let mut t: NameTable<()> = NameTable::new(3, 0);
         let n = 1 + rng.below(300) as usize;
         let names: Vec<Vec<u8>> = (0..n).map(name).collect();
         for name in &names {
             let id = t.push(name, ());
             t.index_insert(id);
         }
-        t.rebuild_clock_index();
-        // [order, clock, view 0, view 1] totals per slot.
-        let mut totals = vec![vec![0i64; n]; 4];
+        // Each sum's totals per slot.
+        let mut totals = vec![vec![0i64; n]; 3];
         // Narrow ranges make ties (a move by name); wide ones mostly keep the order.
         let spread = [3, 1_000, 1 << 40][seed as usize % 3];
         for _ in 0..2_000 {
             let id = rng.below(n as u64) as u32;
-            let which = rng.below(4) as usize;
+            let s = rng.below(3) as usize;
             let step = rng.below(spread) as i64 - (spread as i64) / 3;
-            let total = totals[which][id as usize].saturating_add(step);
-            totals[which][id as usize] = total;
-            match which {
-                0 => t.set_total(id, total),
-                1 => t.set_clock_total(id, total),
-                v => t.set_view_total(v - 2, id, total),
-            }
+            let total = totals[s][id as usize].saturating_add(step);
+            totals[s][id as usize] = total;
+            t.set_total(s, id, total);
         }
-        let index = listed(t.index_iter());
-        assert_eq!(
-            index,
-            expected(&totals[0], &names),
-            "order index, seed {seed}"
-        );
-        let clock = listed(t.clock_index_iter().expect("built"));
-        assert_eq!(
-            clock,
-            expected(&totals[1], &names),
-            "clock index, seed {seed}"
-        );
-        for v in 0..2 {
-            let view = listed(t.view_iter(v));
-            assert_eq!(
-                view,
-                expected(&totals[2 + v], &names),
-                "view {v}, seed {seed}"
-            );
+        for (s, totals) in totals.iter().enumerate() {
+            let index = listed(t.iter(s));
+            assert_eq!(index, expected(totals, &names), "sum {s}, seed {seed}");
         }
         assert!(t.keys_point_at_names());
     }
@@ -94,15 +72,36 @@ fn indexes_follow_totals_in_place_and_moved() {
 
 #[test]
 fn a_slot_out_of_the_index_stays_out() {
-    let mut t: NameTable<()> = NameTable::new();
+    let mut t: NameTable<()> = NameTable::new(1, 0);
     let a = t.push(b"a", ());
     let b = t.push(b"b", ());
     t.index_insert(a);
-    t.set_total(a, 3);
+    t.set_total(0, a, 3);
     // `b` was never indexed: its total changes, no key appears (nor moves `a`'s).
-    t.set_total(b, 5);
-    t.set_total(b, 1);
-    assert_eq!(listed(t.index_iter()), vec![(3, b"a".to_vec())]);
-    assert!(!t.index_contains(b));
-    assert_eq!(t.slot(b).total(), 1);
+    t.set_total(0, b, 5);
+    t.set_total(0, b, 1);
+    assert_eq!(listed(t.iter(0)), vec![(3, b"a".to_vec())]);
+    assert!(!t.index_contains(0, b));
+    assert_eq!(t.total(0, b), 1);
+}
+
+/// A defrag pass rebuilds each small index into fresh nodes (one unit each) and keeps a big
+/// one's, and every key follows its name.
+#[test]
+fn small_indexes_are_rebuilt_big_ones_keep_their_nodes() {
+    use crate::tuples::defrag::model::MoveAll;
+    use crate::tuples::defrag::{Pass, Resume, REBUILD_MAX};
+    for slots in [10, REBUILD_MAX + 1] {
+        let mut t: NameTable<()> = NameTable::new(3, 0);
+        for i in 0..slots {
+            let id = t.push(&name(i), ());
+            t.index_insert(id);
+        }
+        let mut mover = MoveAll::default();
+        let mut pass = Pass::new(&mut mover, Resume::new());
+        t.defrag(&mut pass);
+        assert!(pass.finish().is_none());
+        assert_eq!(mover.rebuilt, 3 * usize::from(slots <= REBUILD_MAX));
+        assert!(t.keys_point_at_names());
+    }
 }

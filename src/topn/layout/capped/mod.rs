@@ -44,6 +44,7 @@ use crate::topn::encoding::{DecodeError, Reader};
 use crate::topn::parse::{Pair, MAX_CAPACITY};
 use crate::topn::select::clamp_i64;
 use crate::topn::shape::{Overflow, Shape};
+use crate::topn::window::{Counted, Query, Row, Window};
 use folded::{Bucket, Folded, FOLD_PER_WRITE};
 use older::Older;
 use summary::{hash, Summary};
@@ -67,14 +68,6 @@ pub const ENCODING_VERSION_CAPPED: u8 = 3;
 
 /// A bucket's counters as written: `(bucket, evicted, [(member, count, error)])`.
 pub type BucketCounters<'a> = (i64, bool, Vec<(&'a [u8], i64, i64)>);
-
-/// A count over a read window and its most over-counting: the true count
-/// lies in `[count - error, count]`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Bounded {
-    pub count: i64,
-    pub error: i64,
-}
 
 #[derive(Clone, Debug)]
 pub struct Capped {
@@ -134,10 +127,6 @@ impl Capped {
             folded: Folded::default(),
             older: Older::default(),
         }
-    }
-
-    pub fn shape(&self) -> &Shape {
-        &self.shape
     }
 
     pub fn capacity(&self) -> u32 {
@@ -307,23 +296,6 @@ impl Capped {
         self.buckets.insert(pos, bucket);
     }
 
-    /// Up to `budget` units of folding (the upkeep timer's); `< budget` when
-    /// nothing is left.
-    pub fn upkeep(&mut self, budget: usize) -> usize {
-        match self.shape.clock {
-            Some(clock) => self.folded.step(&mut self.buckets, clock, budget.max(1)),
-            None => 0,
-        }
-    }
-
-    /// `Some(0)` while folding is owed (it follows the key's clock, not the
-    /// server's time).
-    pub fn upkeep_due_ms(&self) -> Option<i64> {
-        self.folded
-            .owes(&self.buckets, self.shape.clock)
-            .then_some(0)
-    }
-
     /// Applies `(increment, member)` pairs (each >= 1) all at `at_ms`, in
     /// order, as as many `incr`s would; returns each pair's member's count
     /// over the window after the call, each distinct member summed once.
@@ -441,21 +413,6 @@ impl Capped {
         self.total + added <= i128::from(i64::MAX) && held + names <= summary::MAX_NAME_BYTES
     }
 
-    /// Buckets dropped as the clock moved since the last call.
-    pub fn take_retired_buckets(&mut self) -> usize {
-        std::mem::take(&mut self.retired)
-    }
-
-    /// The buckets `lo..=hi` of a read at `at_ms` of the last `k` buckets.
-    fn read_range(&self, at_ms: i64, k: u32) -> Option<(i64, i64)> {
-        let clock = self.shape.clock?;
-        let hi = self.shape.bucket_of(at_ms);
-        let lo = hi
-            .saturating_sub(k as i64 - 1)
-            .max(self.shape.live_lo(clock));
-        Some((lo, hi))
-    }
-
     fn read(&self, lo: i64, hi: i64) -> impl Iterator<Item = &Summary> + '_ {
         self.buckets
             .iter()
@@ -475,9 +432,9 @@ impl Capped {
         (count, error)
     }
 
-    fn count_in_range(&self, member: &[u8], lo: i64, hi: i64) -> Bounded {
+    fn count_in_range(&self, member: &[u8], lo: i64, hi: i64) -> Counted {
         let (count, error) = self.sum_in_range(member, hash(member), lo, hi);
-        Bounded {
+        Counted {
             count: clamp_i64(count),
             error: clamp_i64(error),
         }
@@ -486,29 +443,19 @@ impl Capped {
     /// The count and error over the window at the clock, summed directly:
     /// the oracle of [`Capped::window_count`].
     #[cfg(test)]
-    pub fn count_at_clock(&self, member: &[u8]) -> Bounded {
+    pub fn count_at_clock(&self, member: &[u8]) -> Counted {
         let Some(clock) = self.shape.clock else {
-            return Bounded { count: 0, error: 0 };
+            return Counted { count: 0, error: 0 };
         };
         self.count_in_range(member, self.shape.live_lo(clock), clock)
     }
 
-    pub fn count_in(&self, member: &[u8], at_ms: i64, k: u32) -> Bounded {
-        self.read_range(at_ms, k)
-            .map_or(Bounded { count: 0, error: 0 }, |(lo, hi)| {
+    pub fn count_in(&self, member: &[u8], at_ms: i64, k: u32) -> Counted {
+        self.shape
+            .read_range(at_ms, k)
+            .map_or(Counted { count: 0, error: 0 }, |(lo, hi)| {
                 self.count_in_range(member, lo, hi)
             })
-    }
-
-    /// The count alone over the last `k` buckets at `at_ms`: from the folded
-    /// sums when that is the window at the clock, else summed directly.
-    pub fn count_only(&self, member: &[u8], at_ms: i64, k: u32) -> i64 {
-        match (self.read_range(at_ms, k), self.shape.clock) {
-            (Some(range), Some(c)) if range == (self.shape.live_lo(c), c) => {
-                self.window_count(member)
-            }
-            _ => self.count_in(member, at_ms, k).count,
-        }
     }
 
     /// The `n` members with the highest counts less errors (the least each
@@ -518,8 +465,8 @@ impl Capped {
     /// members some bucket of the read holds are candidates: any other
     /// counted at most the floors' sum, which is every listed member's
     /// count at least.
-    pub fn top_in(&self, n: usize, at_ms: i64, k: u32) -> Vec<(&[u8], Bounded)> {
-        let Some((lo, hi)) = self.read_range(at_ms, k) else {
+    pub fn top_in(&self, n: usize, at_ms: i64, k: u32) -> Vec<(&[u8], Counted)> {
+        let Some((lo, hi)) = self.shape.read_range(at_ms, k) else {
             return Vec::new();
         };
         // Every candidate starts at the floors' sum; a bucket holding it adds
@@ -534,25 +481,25 @@ impl Capped {
                 a.1 += i128::from(e) - floor;
             }
         }
-        let mut rows: Vec<(&[u8], Bounded)> = acc
+        let mut rows: Vec<(&[u8], Counted)> = acc
             .into_iter()
             .map(|(m, (c, e))| {
-                let b = Bounded {
+                let b = Counted {
                     count: clamp_i64(c),
                     error: clamp_i64(e),
                 };
                 (m, b)
             })
             .collect();
-        let order = |a: &(&[u8], Bounded), b: &(&[u8], Bounded)| {
+        let order = |a: &(&[u8], Counted), b: &(&[u8], Counted)| {
             b.1.count.cmp(&a.1.count).then_with(|| a.0.cmp(b.0))
         };
         // The n listed are the surest: the highest counts less errors
         // (both at least 0), then by `order`. A member absent from many
         // buckets is counted every one's floor; chosen by `count` it would
         // pass members counted nearly exactly and truly ahead of it.
-        let surest = |a: &(&[u8], Bounded), b: &(&[u8], Bounded)| {
-            let sure = |r: &(&[u8], Bounded)| r.1.count - r.1.error;
+        let surest = |a: &(&[u8], Counted), b: &(&[u8], Counted)| {
+            let sure = |r: &(&[u8], Counted)| r.1.count - r.1.error;
             sure(b).cmp(&sure(a)).then_with(|| order(a, b))
         };
         if rows.len() > n && n > 0 {
@@ -570,30 +517,8 @@ impl Capped {
         clamp_i64(self.folded.floors(&self.buckets))
     }
 
-    /// Members held, once per bucket that holds them (the counters: a count
-    /// of distinct members across buckets would cost a scan of them all).
-    pub fn members(&self) -> usize {
-        self.counters()
-    }
-
-    pub fn buckets_in_use(&self) -> usize {
-        self.buckets.len()
-    }
-
     pub fn counters(&self) -> usize {
         self.counters
-    }
-
-    pub fn mem_usage(&self) -> usize {
-        std::mem::size_of::<Capped>()
-            + self.buckets.capacity() * std::mem::size_of::<Bucket>()
-            + self
-                .buckets
-                .iter()
-                .map(|x| x.summary.heap_bytes())
-                .sum::<usize>()
-            + self.folded.heap_bytes()
-            + self.older.heap_bytes()
     }
 
     /// Every counter as `(bucket, member, count, error)`, by bucket then
@@ -657,6 +582,12 @@ impl Capped {
         Ok(())
     }
 
+    /// Entries the folded sums hold.
+    #[cfg(test)]
+    pub fn folded_entries(&self) -> usize {
+        self.folded.len()
+    }
+
     /// Offers every bucket's blocks to a defrag pass, a bucket a unit of work (at most
     /// `MAX_CAPACITY` counters), then the folded sums'.
     pub fn defrag<M: Mover>(&mut self, pass: &mut Pass<M>) {
@@ -664,11 +595,6 @@ impl Capped {
             pass.work(|m| x.summary.defrag(m));
         }
         self.folded.defrag(pass);
-    }
-
-    /// Entries the folded sums hold (a value's free effort).
-    pub fn folded_entries(&self) -> usize {
-        self.folded.len()
     }
 
     /// Drops the `n` oldest buckets; many counters are freed off the main
@@ -685,6 +611,83 @@ impl Capped {
         self.counters -= gone.iter().map(|x| x.summary.len()).sum::<usize>();
         self.retired += n;
         self.folded.left(gone, &mut self.buckets);
+    }
+}
+
+impl Window for Capped {
+    fn shape(&self) -> &Shape {
+        &self.shape
+    }
+
+    fn top(&self, q: &Query) -> Vec<Row<'_>> {
+        self.top_in(q.n, q.at_ms, q.last)
+    }
+
+    fn count(&self, member: &[u8], q: &Query) -> Counted {
+        self.count_in(member, q.at_ms, q.last)
+    }
+
+    fn count_at_clock(&self, member: &[u8]) -> i64 {
+        self.window_count(member)
+    }
+
+    fn incr(&mut self, member: &[u8], by: i64, at_ms: i64) -> Result<i64, Overflow> {
+        Capped::incr(self, member, by, at_ms)
+    }
+
+    fn incr_many(&mut self, pairs: &[Pair], at_ms: i64) -> Result<Vec<i64>, usize> {
+        self.incr_all(pairs, at_ms)
+    }
+
+    /// Members held, once per bucket that holds them (the counters: a count of distinct
+    /// members across buckets would cost a scan of them all).
+    fn members(&self) -> usize {
+        self.counters
+    }
+
+    fn buckets_in_use(&self) -> usize {
+        self.buckets.len()
+    }
+
+    fn mem_usage(&self) -> usize {
+        std::mem::size_of::<Capped>()
+            + self.buckets.capacity() * std::mem::size_of::<Bucket>()
+            + (self.buckets.iter())
+                .map(|x| x.summary.heap_bytes())
+                .sum::<usize>()
+            + self.folded.heap_bytes()
+            + self.older.heap_bytes()
+    }
+
+    fn free_effort(&self) -> usize {
+        1 + self.counters + self.folded.len()
+    }
+
+    fn encode(&self) -> Vec<u8> {
+        Capped::encode(self)
+    }
+
+    /// `Some(0)` while folding is owed (it follows the key's clock, not the server's time).
+    fn upkeep_due_ms(&self) -> Option<i64> {
+        self.folded
+            .owes(&self.buckets, self.shape.clock)
+            .then_some(0)
+    }
+
+    /// Up to `budget` units of folding.
+    fn upkeep(&mut self, budget: usize) -> usize {
+        match self.shape.clock {
+            Some(clock) => self.folded.step(&mut self.buckets, clock, budget.max(1)),
+            None => 0,
+        }
+    }
+
+    fn upkeep_marker(&self) -> (Option<i64>, usize) {
+        (self.shape.clock, self.buckets.len())
+    }
+
+    fn take_retired_buckets(&mut self) -> usize {
+        std::mem::take(&mut self.retired)
     }
 }
 
@@ -815,7 +818,7 @@ mod tests {
             let clock = key.shape.clock.unwrap();
             for k in 1..=window {
                 let at = clock * 1000 + 999;
-                let (lo, hi) = key.read_range(at, k).unwrap();
+                let (lo, hi) = key.shape.read_range(at, k).unwrap();
                 let mut exact: HashMap<&str, i64> = HashMap::new();
                 for (m, by, b) in &events {
                     if *b >= lo && *b <= hi {
@@ -884,7 +887,7 @@ mod tests {
                 .is_err());
             assert_eq!(key, before);
         }
-        assert_eq!(key.count_in(b"a", 6_999, 3), Bounded { count: 3, error: 1 });
+        assert_eq!(key.count_in(b"a", 6_999, 3), Counted { count: 3, error: 1 });
         assert_eq!(key.bound(), 3);
     }
 
@@ -895,16 +898,16 @@ mod tests {
             key.incr(m.as_bytes(), by, 0).unwrap();
         }
         // "a" and "b" tie at 3: "a", the smaller, made room for "c".
-        let top: Vec<(&[u8], Bounded)> = key.top_in(5, 0, 2);
+        let top: Vec<(&[u8], Counted)> = key.top_in(5, 0, 2);
         assert_eq!(
             top,
             [
-                (&b"c"[..], Bounded { count: 4, error: 3 }),
-                (&b"b"[..], Bounded { count: 3, error: 0 })
+                (&b"c"[..], Counted { count: 4, error: 3 }),
+                (&b"b"[..], Counted { count: 3, error: 0 })
             ]
         );
         assert_eq!(key.bound(), 3);
-        assert_eq!(key.count_in(b"a", 0, 2), Bounded { count: 3, error: 3 });
+        assert_eq!(key.count_in(b"a", 0, 2), Counted { count: 3, error: 3 });
         assert_eq!(key.counters(), 2);
     }
 

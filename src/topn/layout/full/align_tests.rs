@@ -4,6 +4,7 @@
 use super::key::*;
 use super::tests::check_invariants;
 use crate::topn::encoding::{DecodeError, ENCODING_VERSION, ENCODING_VERSION_ALIGNED};
+use crate::topn::shape::Shape;
 
 const HOUR: i64 = 3_600_000;
 const DAY: i64 = 24 * HOUR;
@@ -50,16 +51,10 @@ fn last_k_and_the_window_cut_at_the_shifted_boundaries() {
 #[test]
 fn outside_the_window_follows_align() {
     let (now, align) = (10 * DAY, 22 * HOUR); // now is 00:00, in the bucket from 22:00
-    assert!(!Full::outside_window_at(DAY, align, 1, now - 2 * HOUR, now));
-    assert!(Full::outside_window_at(
-        DAY,
-        align,
-        1,
-        now - 2 * HOUR - 1,
-        now
-    ));
+    assert!(!Shape::new(DAY, 1, align).is_late_at(now - 2 * HOUR, now));
+    assert!(Shape::new(DAY, 1, align).is_late_at(now - 2 * HOUR - 1, now));
     // Without ALIGN the same event is in today's bucket only from midnight.
-    assert!(Full::outside_window_at(DAY, 0, 1, now - 1, now));
+    assert!(Shape::new(DAY, 1, 0).is_late_at(now - 1, now));
 }
 
 #[test]

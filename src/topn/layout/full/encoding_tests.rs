@@ -4,6 +4,7 @@
 use super::key::*;
 use super::tests::*;
 use crate::topn::encoding::{DecodeError, ENCODING_VERSION};
+use crate::topn::window::Window;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 

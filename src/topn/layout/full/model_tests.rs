@@ -2,11 +2,11 @@
 //! event, checking every read at many times and windows.
 
 use super::key::*;
-use super::paths::PATHS;
-use super::read::Base;
+use super::seen::{get, CLOCK_SELECTIONS, GAVE_UP, SEALINGS, WALKS, WRITES_INTO_WALKS};
 use super::tests::{check_invariants, top_owned};
 use crate::topn::select::clamp_i64;
 use crate::topn::shape::Overflow;
+use crate::topn::window::Window;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::HashMap;
@@ -115,7 +115,6 @@ fn run_model_ahead(
     let mut rng = StdRng::seed_from_u64(seed);
     let mut t = Full::new(bucket_ms, window);
     t.set_retire_budget(budget);
-    t.set_pack_min(1 + (seed % 5) as usize);
     let mut m = Model {
         bucket_ms,
         window: window as i64,
@@ -142,8 +141,8 @@ fn run_model_ahead(
         if lead > 0 {
             t.observe_time(now + rng.gen_range(0..=lead * bucket_ms));
         }
-        // Upkeep (aging with a lead, packing sealed buckets, retirement) interleaved with
-        // the writes and reads, in slices of any size.
+        // Upkeep (freeing, sealing, sums walking out of old buckets) interleaved with the
+        // writes and reads, in slices of any size.
         if rng.gen_ratio(1, 8) {
             let work = rng.gen_range(1..4 * budget + 2);
             assert!(t.upkeep(work) <= work, "seed {seed}: upkeep over budget");
@@ -192,9 +191,6 @@ fn run_model_ahead(
                         + rng.gen_range(0..bucket_ms),
                 );
             }
-            if t.m.names.has_clock_index() && !t.m.names.clock_index_ready() {
-                HALF_BUILT_READS.with(|c| c.set(c.get() + 1));
-            }
             for &tm in &times {
                 for n in [1usize, 3, 10, 50, 100_000] {
                     let want = m.top(n, tm);
@@ -205,21 +201,15 @@ fn run_model_ahead(
                     );
                     if let Some(sp) = t.span(tm, window) {
                         let d: Vec<(Vec<u8>, i64)> = t
-                            .top_direct(n, sp.i0, sp.i1)
+                            .top_direct(n, &sp)
                             .into_iter()
                             .map(|(m, c)| (m.to_vec(), c))
                             .collect();
                         assert_eq!(d, want, "seed {seed}: top_direct({n}, {tm})");
-                        for base in [Base::Agg, Base::Clock] {
-                            let fixes = t.fixes(&sp, base);
-                            if let Some(rows) = t.top_through_totals(n, base, &fixes) {
-                                let d: Vec<(Vec<u8>, i64)> =
-                                    rows.into_iter().map(|(m, c)| (m.to_vec(), c)).collect();
-                                assert_eq!(
-                                    d, want,
-                                    "seed {seed}: top_through_totals({n}, {tm}, {base:?})"
-                                );
-                            }
+                        for rows in t.top_via_each(n, &sp).into_iter().flatten() {
+                            let d: Vec<(Vec<u8>, i64)> =
+                                rows.into_iter().map(|(m, c)| (m.to_vec(), c)).collect();
+                            assert_eq!(d, want, "seed {seed}: top_via({n}, {tm})");
                         }
                     } else {
                         assert!(want.is_empty());
@@ -234,16 +224,6 @@ fn run_model_ahead(
                         .collect();
                     let want = m.top_in(n, tm, w2 as i64);
                     assert_eq!(got, want, "seed {seed}: top_in({n}, {tm}, {w2})");
-                    // The threshold merge, whenever it decides, decides exactly.
-                    let merged = t.span(tm, w2).filter(|sp| t.merge_setup_cost(sp).is_some());
-                    if let Some(sp) = merged {
-                        if let Some(rows) = t.top_by_merge(n.min(t.members()), &sp, usize::MAX) {
-                            let rows: Vec<(Vec<u8>, i64)> =
-                                rows.into_iter().map(|(m, c)| (m.to_vec(), c)).collect();
-                            assert_eq!(rows, want, "seed {seed}: top_by_merge({n}, {tm}, {w2})");
-                            MERGES.with(|c| c.set(c.get() + 1));
-                        }
-                    }
                 }
                 let counts2 = m.counts_in(tm, w2 as i64);
                 for _ in 0..10 {
@@ -272,15 +252,12 @@ fn run_model_ahead(
                         "seed {seed}: decoded"
                     );
                 }
-                // Loaded at this server's time (buckets load aged, the clock index built with
-                // them), then upkeep in slices: LAST k reads exact at every step.
-                let mut d = Full::decode_at(&t.encode(), Some(t.seen_ms)).expect("decode_at");
+                // Loaded at this server's time (buckets that left the window there load out of
+                // its sum), then upkeep in slices: LAST k reads exact at every step.
+                let mut d = Full::decode_at(&t.encode(), Some(t.upkeep.now_ms)).expect("decode_at");
                 let mut step = 0;
                 loop {
                     if step % 3 == 0 {
-                        if d.m.names.has_clock_index() && !d.m.names.clock_index_ready() {
-                            HALF_BUILT_READS.with(|c| c.set(c.get() + 1));
-                        }
                         let k = rng.gen_range(1..=window);
                         for &tm in &times[..4] {
                             assert_eq!(
@@ -311,8 +288,7 @@ fn run_model_ahead(
             }
         }
     }
-    // Settle: retirement completes with writes in the current bucket (packing, with the
-    // timer's upkeep).
+    // Settle: upkeep completes with writes in the current bucket (the timer's upkeep).
     let c = m.clock.unwrap();
     let mut guard = 0;
     while !t.is_settled() {
@@ -335,19 +311,6 @@ fn run_model_ahead(
         top_owned(&t, usize::MAX, c * bucket_ms),
         m.top(usize::MAX, c * bucket_ms)
     );
-    eprintln!(
-        "seed {seed}: paths [plain, corrected, direct, bury, mid-growth retire, \
-         frozen write, aged write, aged, packed sum, packing, clock-index step, clock walk, \
-         merge] = {:?}",
-        PATHS.with(|p| p.get())
-    );
-}
-
-thread_local! {
-    /// Threshold merges that decided in the model's direct checks.
-    static MERGES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-    /// Reads checked while a clock index was half built.
-    static HALF_BUILT_READS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 fn top_owned_in(t: &Full, n: usize, at: i64, k: u32) -> Vec<(Vec<u8>, i64)> {
@@ -387,35 +350,34 @@ fn model_many_buckets() {
 
 #[test]
 fn model_server_time_ahead() {
-    // Buckets age out of the aggregate (writes and timer upkeep) while events keep landing
-    // in them, some in a bucket caught half-aged; reads at every time and LAST k.
-    PATHS.with(|p| p.set([0; 14]));
+    // Buckets leave the window's sum (by writes and by timer upkeep) while events keep
+    // landing in them, some in a bucket the sum is half way out of; reads at every time and
+    // LAST k; the window at the clock read by a selection over the clock's sum.
+    let counts = || {
+        [
+            get(&WRITES_INTO_WALKS),
+            get(&SEALINGS),
+            get(&WALKS),
+            get(&GAVE_UP),
+            get(&CLOCK_SELECTIONS),
+        ]
+    };
+    let before = counts();
     for seed in 40..44 {
         run_model_ahead(seed, 3, 6, 25, 4000, 2000, 8);
     }
     run_model_ahead(44, DEFAULT_RETIRE_BUDGET, 12, 40, 5000, 300, 3);
     run_model_ahead(45, 1, 1, 20, 2000, 30, 2);
     run_model_ahead(46, 7, 30, 120, 4000, 500, 40);
-    let p = PATHS.with(|p| p.get());
-    assert!(p[5] > 50, "writes into a half-aged bucket: {p:?}");
-    assert!(p[6] > 500, "writes into aged buckets: {p:?}");
-    assert!(p[7] > 40, "buckets aged: {p:?}");
+    let diff: Vec<usize> = counts().iter().zip(before).map(|(a, b)| a - b).collect();
     assert!(
-        p[1] > 100 && p[2] > 100,
-        "corrected and direct reads: {p:?}"
+        diff[0] > 20,
+        "writes into a bucket a sum is walking: {diff:?}"
     );
-    assert!(p[9] > 50, "packings done: {p:?}");
-    assert!(p[10] > 100, "clock-index build steps: {p:?}");
-    assert!(p[11] > 100, "walks of the clock index: {p:?}");
-    assert!(p[12] > 10, "threshold merges tried by reads: {p:?}");
-    let merges = MERGES.with(|c| c.get());
-    assert!(merges > 1000, "threshold merges that decided: {merges}");
-    let half_built = HALF_BUILT_READS.with(|c| c.get());
-    assert!(
-        half_built > 20,
-        "reads with a half-built clock index: {half_built}"
-    );
-    assert!(p[8] > 100, "sums over packed copies: {p:?}");
+    assert!(diff[1] > 50, "buckets sealed: {diff:?}");
+    assert!(diff[2] > 100, "walks with fixes: {diff:?}");
+    assert!(diff[3] * 10 < diff[2], "walks that gave up: {diff:?}");
+    assert!(diff[4] > 20, "selections over the clock's sum: {diff:?}");
 }
 
 #[test]

@@ -1,169 +1,118 @@
-//! Reads: a member's count and the top `n` over any window (`AT`, `LAST k`), exact in every
-//! state. The running aggregate is turned into the read window's counts by *fixes*; the cost
-//! model below chooses between an index walk and the sums (see the module notes in `mod.rs`).
+//! Reads: a member's count and the top `n` over any read window (`AT`, `LAST k`), exact in every
+//! state. A running sum (the window's or a view's, `mod.rs`) is turned into the read window's
+//! counts by *fixes*: the stored buckets it holds outside the window, subtracted, and what it
+//! does not hold of the window's buckets, added. A top is a walk of the sum's order index when
+//! it needs no fix; else a walk that corrects each candidate by lookups, taken only when its
+//! first keys prove it stops within a quarter of the cheapest sum; else that sum, into dense
+//! accumulators.
+//!
+//! Costs, in units of an entry added to an accumulator (about a nanosecond): a lookup of a
+//! member in a bucket 40 (a cache miss, or a binary search in a sealed bucket), a step of an
+//! index walk 8, a member's slot in a sum 1 (its accumulator zeroed, then selected).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use super::accumulator::{with_accumulator, Kept};
+use super::accumulator::{with_accumulator, Acc, Kept};
 use super::bucket::Bucket;
-use super::key::Full;
-use super::members::IdMap;
-use super::packed::Acc;
+use super::key::{Full, Reach};
+use super::members::Members;
 use crate::topn::select::{clamp_i64, top_dense, top_positive, top_rows, Rows};
 use crate::topn::storage::Key;
 
-/// Stored buckets `[i0, i1)` (deque positions) of the read window `[lo, hi]` (bucket indexes).
+const INDEX_STEP_COST: usize = 8;
+const LOOKUP_COST: usize = 40;
+const SLOT_COST: usize = 1;
+/// An entry summed into a hash map (sums over few of many members): a random probe and an
+/// insertion, about 100 entries added to dense accumulators.
+const MAP_ENTRY_COST: usize = 100;
+/// A walk's proof counts this many times the rows asked of the index's first keys: the index
+/// orders by a total the read corrects, so its leaders in the read window are among its first
+/// keys, rarely all of the first n.
+const HEAD: usize = 4;
+/// A walk with fixes may cost up to 1/`WALK_SHARE` of the cheapest sum: it is taken only when
+/// proven to stop within that (the share leaves room for the model's error on cold lookups).
+const WALK_SHARE: usize = 4;
+
+/// The stored buckets `[i0, i1)` (deque positions) of a read window.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Span {
-    pub(super) lo: i64,
-    pub(super) hi: i64,
     pub(super) i0: usize,
     pub(super) i1: usize,
 }
 
-/// Which running total a read corrects: the aggregate (the window at the server's time, with
-/// the order index) or the clock totals (every stored bucket; ordered by the clock index once
-/// that is built).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(super) enum Base {
-    Agg,
-    Clock,
-    /// A view's totals (`views.rs`), only when they are the read window's (no fix).
-    View(usize),
-}
-
-/// How a read corrects a member's running total for one bucket.
+/// How a read corrects a sum's total for one bucket: the sign and the positions concerned.
 #[derive(Clone, Copy)]
-pub(super) enum Fix<'a> {
-    /// A bucket outside the read window: subtract its part inside the aggregate (its table
-    /// cells from the given one on).
+enum Fix<'a> {
+    /// A bucket outside the read window: subtract the entries the sum holds (from this
+    /// position on).
     Sub(&'a Bucket, usize),
-    /// A bucket outside the read window: subtract all of it (clock totals hold it all).
-    SubAll(&'a Bucket),
-    /// An aged bucket inside the read window: add its part outside the aggregate (its table
-    /// cells below the given one, all when `None`, and its `extra`).
-    Add(&'a Bucket, Option<usize>),
+    /// A bucket of the read window the sum does not hold wholly: add its entries below this
+    /// position.
+    Add(&'a Bucket, usize),
 }
 
 impl<'a> Fix<'a> {
+    /// The bucket, the positions `from..to` concerned, and whether they are subtracted.
+    #[inline]
+    fn parts(self) -> (&'a Bucket, usize, usize, bool) {
+        match self {
+            Fix::Sub(b, from) => (b, from, usize::MAX, true),
+            Fix::Add(b, below) => (b, 0, below, false),
+        }
+    }
+
+    /// The correction of member `id`'s total.
     #[inline]
     fn value(self, id: u32) -> i128 {
-        match self {
-            Fix::Sub(b, from) => match b.find(id) {
-                Some(p) if p >= from => -(b.cell(p).1 as i128),
-                _ => 0,
-            },
-            Fix::SubAll(b) => -(b.get(id) as i128),
-            Fix::Add(b, below) => {
-                let table = match b.find(id) {
-                    Some(p) if below.is_none_or(|q| p < q) => b.cell(p).1,
-                    _ => 0,
-                };
-                table as i128 + b.extra_get(id) as i128
-            }
-        }
-    }
-
-    /// This correction as a scan of a whole bucket, if it is one: `(bucket, negate,
-    /// with_extra)` for `Bucket::sum_into`.
-    fn whole(self) -> Option<(&'a Bucket, bool, bool)> {
-        match self {
-            Fix::Sub(b, 0) => Some((b, true, false)),
-            Fix::SubAll(b) => Some((b, true, true)),
-            Fix::Add(b, None) => Some((b, false, true)),
-            Fix::Sub(..) | Fix::Add(..) => None,
-        }
-    }
-
-    /// The model's cost of a scan of this correction.
-    pub(super) fn cost(self) -> usize {
-        match self {
-            Fix::Sub(b, 0) | Fix::Add(b, None) | Fix::SubAll(b) => b.sum_cost(),
-            Fix::Sub(b, _) | Fix::Add(b, _) => b.scan_cost(),
-        }
-    }
-
-    /// Applies this correction to every member's running total in `acc` (by id), scanning the
-    /// bucket's cells; true on overflow. (A whole bucket's goes through `Bucket::sum_into`
-    /// instead, which reads its packed copy: see `whole`.)
-    fn scan_into(self, acc: &mut [i64]) -> bool {
-        match self {
-            Fix::Sub(b, from) => b.scan_cells(from, usize::MAX, true, acc),
-            Fix::SubAll(b) => b.scan_cells(0, usize::MAX, true, acc) | b.extra_into(true, acc),
-            Fix::Add(b, below) => {
-                b.scan_cells(0, below.unwrap_or(usize::MAX), false, acc) | b.extra_into(false, acc)
-            }
+        let (b, from, to, negate) = self.parts();
+        let part: i128 = (b.find(id).iter().flatten())
+            .filter(|e| (from..to).contains(&e.0))
+            .map(|e| i128::from(e.1))
+            .sum();
+        if negate {
+            -part
+        } else {
+            part
         }
     }
 
     /// The most this correction can add to a member's count.
-    pub(super) fn slack(self) -> i128 {
+    fn slack(self) -> i128 {
         match self {
-            Fix::Sub(b, _) | Fix::SubAll(b) => -(b.min_val.min(0) as i128),
-            Fix::Add(b, _) => b.max_val.max(0) as i128,
+            Fix::Sub(b, _) => -i128::from(b.min),
+            Fix::Add(b, _) => i128::from(b.max),
         }
     }
 }
 
-/// Cost model of reads, in units of one entry of a sum's branch-free scan (a few ns). A step
-/// of the index walk (one key, its name nearby) costs this many.
-pub(super) const INDEX_STEP_COST: usize = 8;
-/// A lookup of a member in a bucket table (a random probe, usually a cache miss).
-pub(super) const LOOKUP_COST: usize = 40;
-/// A member slot in a sum: its accumulator zeroed, then two selection passes over it.
-pub(super) const SLOT_COST: usize = 1;
-/// An entry summed into a hash map (sums over few of many members): a random probe and an
-/// insertion, about 100x a scanned cell (measured: 42k entries in 5-7 ms).
-const MAP_ENTRY_COST: usize = 100;
-/// A corrected walk or a merge may cost up to 1/`WALK_SHARE` of the cheaper sum (the planner,
-/// `plan.rs`, takes one only when it knows it stops within that, so it never gives up: the
-/// share leaves room for the model's error on lookups, a cache miss each when cold).
-pub(super) const WALK_SHARE: usize = 4;
-/// A walk down an order index: each candidate's total corrected by `fixes`, stopping once the
-/// next candidate's bound (its total plus the most the fixes can add) cannot beat the n-th
-/// best; given up (`None`) once it has cost more than `cap`. The index's first keys count
-/// `head` (counted already by the planner).
-#[derive(Clone, Copy)]
-pub(super) struct Walk<'f, 'h> {
-    pub(super) fixes: &'f [Fix<'f>],
-    pub(super) want: usize,
-    pub(super) cap: usize,
-    pub(super) incl_has_neg: bool,
-    pub(super) head: &'h [i128],
-    /// The read window's stored buckets (deque positions), when summing them counts a
-    /// candidate in fewer lookups than the fixes (`LAST 6` of 24 buckets: 6, not 18).
-    pub(super) count_in: Option<(usize, usize)>,
-}
-
-impl<'f> Walk<'f, '_> {
-    /// A walk that never gives up and counts every key itself.
-    pub(super) fn uncapped(fixes: &'f [Fix<'f>], want: usize, incl_has_neg: bool) -> Self {
-        Walk {
-            fixes,
-            want,
-            cap: usize::MAX,
-            incl_has_neg,
-            head: &[],
-            count_in: None,
-        }
-    }
-
-    /// The lookups counting a candidate takes.
-    pub(super) fn lookups(fixes: usize, count_in: Option<(usize, usize)>) -> usize {
-        count_in.map_or(fixes, |(i0, i1)| i1 - i0)
-    }
+/// A walk down sum `s`'s order index: each candidate's total corrected by `fixes` (or counted
+/// in the read window's buckets `count_in`, when that takes fewer lookups), stopping once the
+/// next candidate's bound (its total plus the most the fixes add) cannot beat the n-th best;
+/// given up once it has cost more than `cap`.
+struct Walk<'f> {
+    s: usize,
+    fixes: &'f [Fix<'f>],
+    want: usize,
+    cap: usize,
+    /// A bucket of the read window holds a negative count: a member of bound <= 0 may still
+    /// count.
+    has_neg: bool,
+    count_in: Option<(usize, usize)>,
+    slack: i128,
+    /// The cost of a step: an index key and the lookups counting it.
+    step: usize,
 }
 
 /// The best `want` candidates offered, by count then name: a max-heap on "worseness", whose
 /// root is the current n-th best.
-pub(super) struct Best<'a> {
+struct Best<'a> {
     heap: BinaryHeap<(Reverse<i128>, &'a [u8])>,
     want: usize,
 }
 
 impl<'a> Best<'a> {
-    pub(super) fn new(want: usize) -> Best<'a> {
+    fn new(want: usize) -> Best<'a> {
         Best {
             heap: BinaryHeap::with_capacity(want + 1),
             want,
@@ -172,7 +121,7 @@ impl<'a> Best<'a> {
 
     /// The n-th best count and name, once `want` candidates were offered.
     #[inline]
-    pub(super) fn nth(&self) -> Option<(i128, &'a [u8])> {
+    fn nth(&self) -> Option<(i128, &'a [u8])> {
         match self.heap.peek() {
             Some(&(Reverse(c), name)) if self.heap.len() >= self.want => Some((c, name)),
             _ => None,
@@ -180,7 +129,7 @@ impl<'a> Best<'a> {
     }
 
     #[inline]
-    pub(super) fn offer(&mut self, count: i128, name: &'a [u8]) {
+    fn offer(&mut self, count: i128, name: &'a [u8]) {
         if self.heap.len() < self.want {
             self.heap.push((Reverse(count), name));
         } else if let Some(mut worst) = self.heap.peek_mut() {
@@ -191,7 +140,7 @@ impl<'a> Best<'a> {
     }
 
     /// The rows, highest first.
-    pub(super) fn into_rows(self) -> Rows<'a> {
+    fn into_rows(self) -> Rows<'a> {
         self.heap
             .into_sorted_vec()
             .into_iter()
@@ -201,402 +150,404 @@ impl<'a> Best<'a> {
 }
 
 impl Full {
-    /// The member's count over the window ending at the clock.
-    #[inline]
-    pub fn count_at_clock(&self, member: &[u8]) -> i64 {
-        let Some(c) = self.clock else { return 0 };
-        let Some(id) = self.m.find(member, self.m.hash_name(member)) else {
-            return 0;
-        };
-        let lo = self.live_lo(c);
-        self.span_of(lo, c)
-            .map_or(0, |sp| clamp_i64(self.count_id(id, &sp)))
+    fn m(&self) -> &Members {
+        &self.content.members
     }
 
     /// The stored buckets of `[lo, hi]`, if any.
     #[inline]
     pub(super) fn span_of(&self, lo: i64, hi: i64) -> Option<Span> {
-        if lo > hi {
-            return None;
-        }
-        let i0 = self.buckets.partition_point(|b| b.idx < lo);
-        let i1 = self.buckets.partition_point(|b| b.idx <= hi);
-        (i0 < i1).then_some(Span { lo, hi, i0, i1 })
+        let buckets = &self.content.buckets;
+        let i0 = buckets.partition_point(|b| b.idx < lo);
+        let i1 = buckets.partition_point(|b| b.idx <= hi);
+        (lo <= hi && i0 < i1).then_some(Span { i0, i1 })
     }
 
-    /// The read window of the `k` newest buckets of the window ending at `at_ms` (cut to the
-    /// live window of the clock), if it holds a stored bucket.
-    pub(super) fn span(&self, at_ms: i64, k: u32) -> Option<Span> {
-        let c = self.clock?;
-        if k == 0 {
-            return None;
-        }
-        let hi = self.bucket_of(at_ms);
-        let lo = hi.saturating_sub(k as i64 - 1).max(self.live_lo(c));
+    /// The stored buckets a read of the `last` newest buckets at `at_ms` covers, if any.
+    pub(super) fn span(&self, at_ms: i64, last: u32) -> Option<Span> {
+        let (lo, hi) = self.content.shape.read_range(at_ms, last)?;
         self.span_of(lo, hi)
     }
 
-    /// What turns a running total of `base` into a count over `sp`: for the aggregate, its
-    /// buckets outside the span and the aged buckets inside it; for the clock totals, every
-    /// stored bucket outside the span.
-    pub(super) fn fixes(&self, sp: &Span, base: Base) -> Vec<Fix<'_>> {
-        let len = self.buckets.len();
-        if base == Base::Clock {
-            let outside = self
-                .buckets
-                .range(..sp.i0)
-                .chain(self.buckets.range(sp.i1..));
-            return outside.map(Fix::SubAll).collect();
-        }
-        // The first stored bucket at or above `agg_lo`.
-        let j0 = self.buckets.partition_point(|b| b.idx < self.agg_lo);
-        let mut out = Vec::new();
-        for i in (j0..sp.i0.max(j0)).chain(sp.i1.max(j0)..len) {
-            let b = &self.buckets[i];
-            let from = if b.idx == self.agg_lo {
-                self.agg_pos
-            } else {
-                0
-            };
-            out.push(Fix::Sub(b, from));
-        }
-        for i in sp.i0..sp.i1.min(j0) {
-            out.push(Fix::Add(&self.buckets[i], None));
-        }
-        if j0 >= sp.i0 && j0 < sp.i1 {
-            let b = &self.buckets[j0];
-            if b.idx == self.agg_lo && (self.agg_pos > 0 || b.extra.is_some()) {
-                out.push(Fix::Add(b, Some(self.agg_pos)));
-            }
+    /// The first stored bucket sum `s` holds (maybe in part), and the position it holds it
+    /// from.
+    #[inline]
+    fn held_from(&self, s: usize) -> (usize, usize) {
+        let Reach { lo, pos } = self.sums.reach[s];
+        let buckets = &self.content.buckets;
+        let j = buckets.partition_point(|b| b.idx < lo);
+        let from = match buckets.get(j) {
+            Some(b) if b.idx == lo => pos,
+            _ => 0,
+        };
+        (j, from)
+    }
+
+    /// How many fixes turn sum `s`'s totals into the counts over `sp` (`fixes`, not built).
+    #[inline]
+    fn fix_count(&self, sp: &Span, s: usize) -> usize {
+        let (j, from) = self.held_from(s);
+        let len = self.content.buckets.len();
+        let subs = sp.i0.max(j) - j + (len - sp.i1.max(j));
+        let adds = sp.i1.min(j).saturating_sub(sp.i0);
+        subs + adds + usize::from((sp.i0..sp.i1).contains(&j) && from > 0)
+    }
+
+    /// What turns sum `s`'s totals into the counts over `sp`.
+    fn fixes(&self, sp: &Span, s: usize) -> Vec<Fix<'_>> {
+        let (j, from) = self.held_from(s);
+        let buckets = &self.content.buckets;
+        let start = |i: usize| if i == j { from } else { 0 };
+        let held_outside = (j..sp.i0.max(j)).chain(sp.i1.max(j)..buckets.len());
+        let mut out: Vec<Fix> = held_outside
+            .map(|i| Fix::Sub(&buckets[i], start(i)))
+            .collect();
+        out.extend((sp.i0..sp.i1.min(j)).map(|i| Fix::Add(&buckets[i], usize::MAX)));
+        if (sp.i0..sp.i1).contains(&j) && from > 0 {
+            out.push(Fix::Add(&buckets[j], from));
         }
         out
     }
 
-    /// Number of fixes `fixes(sp, Base::Agg)` would return, without building them (for the
-    /// clock totals: the stored buckets outside the span).
-    #[inline]
-    pub(super) fn fix_count(&self, sp: &Span) -> usize {
-        let len = self.buckets.len();
-        let j0 = self.buckets.partition_point(|b| b.idx < self.agg_lo);
-        let subs = sp.i0.max(j0) - j0 + (len - sp.i1.max(j0));
-        let adds = sp.i1.min(j0).saturating_sub(sp.i0);
-        let partial = j0 >= sp.i0
-            && j0 < sp.i1
-            && self.buckets[j0].idx == self.agg_lo
-            && (self.agg_pos > 0 || self.buckets[j0].extra.is_some());
-        subs + adds + partial as usize
+    /// The indexed sum that needs the fewest fixes for `sp`, and how many.
+    pub(super) fn closest(&self, sp: &Span) -> (usize, usize) {
+        self.closest_of(sp, 0..self.sums.clock_sum())
     }
 
-    /// Entries stored in deque positions `[i0, i1)`, summed over the smaller side.
-    pub(super) fn entries_in(&self, i0: usize, i1: usize) -> usize {
-        let n = self.buckets.len();
-        if i1 - i0 <= n - (i1 - i0) {
-            self.buckets.range(i0..i1).map(Bucket::entries).sum()
-        } else {
-            let outside: usize = self
-                .buckets
-                .range(..i0)
-                .chain(self.buckets.range(i1..))
-                .map(Bucket::entries)
-                .sum();
-            self.total_entries - outside
+    /// The sum of `sums` that needs the fewest fixes for `sp`, and how many.
+    fn closest_of(&self, sp: &Span, sums: std::ops::Range<usize>) -> (usize, usize) {
+        // The usual read at the server's time: the window's sum is the read window.
+        if self.fix_count(sp, 0) == 0 {
+            return (0, 0);
         }
+        sums.map(|s| (s, self.fix_count(sp, s)))
+            .min_by_key(|&(_, n)| n)
+            .unwrap_or((0, usize::MAX))
     }
 
-    /// The lookups `count_id` makes for a member over `sp`.
-    pub(super) fn count_lookups(&self, sp: &Span) -> usize {
-        let inside = sp.i1 - sp.i0;
-        match self.buckets.len() - inside {
-            0 => 1,
-            outside => (1 + outside.min(self.fix_count(sp))).min(inside),
-        }
-    }
-
-    /// Member `id`'s exact count over `sp`: the running total corrected, or the span's buckets
-    /// summed, whichever takes fewer lookups.
+    /// Member `id`'s exact count over `sp`: a sum's total corrected (the clock's too), or the
+    /// span's buckets summed, whichever takes fewer lookups.
     #[inline]
     pub(super) fn count_id(&self, id: u32, sp: &Span) -> i128 {
-        let inside = sp.i1 - sp.i0;
-        let outside = self.buckets.len() - inside;
-        // The usual write: the span is every stored bucket.
-        if outside == 0 {
-            return self.m.clock_total(id);
-        }
-        let agg = self.fix_count(sp);
-        if outside.min(agg) < inside {
-            let base = if outside <= agg {
-                Base::Clock
-            } else {
-                Base::Agg
-            };
-            let mut c = self.base_total(base, id);
-            for f in self.fixes(sp, base) {
-                c += f.value(id);
+        let (s, n) = self.closest_of(sp, 0..self.sums.reach.len());
+        let total = || self.sums.total(self.m(), s, id);
+        match n {
+            0 => total(),
+            n if n < sp.i1 - sp.i0 => {
+                total() + self.fixes(sp, s).iter().map(|f| f.value(id)).sum::<i128>()
             }
-            c
-        } else {
-            self.buckets
-                .range(sp.i0..sp.i1)
-                .map(|b| b.get(id) as i128)
-                .sum()
+            _ => (self.content.buckets.range(sp.i0..sp.i1))
+                .map(|b| i128::from(b.get(id)))
+                .sum(),
         }
     }
 
-    /// Member `id`'s running total of `base`, exact.
-    #[inline]
-    fn base_total(&self, base: Base, id: u32) -> i128 {
-        match base {
-            Base::Agg => self.m.total(id),
-            Base::Clock => self.m.clock_total(id),
-            Base::View(v) => self.m.view_total(v, id),
-        }
-    }
-
-    #[cfg(test)]
-    /// The member's count over the window ending at `at_ms`.
-    pub fn count(&self, member: &[u8], at_ms: i64) -> i64 {
-        self.count_in(member, at_ms, self.window)
-    }
-
-    /// The member's count over the `k` newest buckets of the window ending at `at_ms` (only
-    /// buckets inside the key's own window ever count, so a larger `k` acts as the key's).
-    pub fn count_in(&self, member: &[u8], at_ms: i64, k: u32) -> i64 {
-        let Some(sp) = self.span(at_ms, k) else {
+    /// The member's count over the window ending at the clock.
+    pub fn count_at_clock(&self, member: &[u8]) -> i64 {
+        let Some(c) = self.content.shape.clock else {
             return 0;
         };
-        let Some(id) = self.m.find(member, self.m.hash_name(member)) else {
-            return 0;
+        self.count_over(member, self.span_of(self.content.shape.live_lo(c), c))
+    }
+
+    /// The member's count over the `last` newest buckets of the window ending at `at_ms`.
+    pub fn count_in(&self, member: &[u8], at_ms: i64, last: u32) -> i64 {
+        self.count_over(member, self.span(at_ms, last))
+    }
+
+    fn count_over(&self, member: &[u8], sp: Option<Span>) -> i64 {
+        let Some(sp) = sp else { return 0 };
+        let m = self.m();
+        match m.find(member, Members::hash(member)) {
+            Some(id) => clamp_i64(self.count_id(id, &sp)),
+            None => 0,
+        }
+    }
+
+    /// The exact top `n` over the `last` newest buckets of the window ending at `at_ms` (before
+    /// or after the clock), highest first, ties by member ascending; members whose count is 0
+    /// are left out.
+    pub fn top_in(&self, n: usize, at_ms: i64, last: u32) -> Rows<'_> {
+        let Some(sp) = self.span(at_ms, last) else {
+            return Vec::new();
         };
-        match self.view_for(&sp) {
-            Some(v) => clamp_i64(self.m.view_total(v, id)),
-            None => clamp_i64(self.count_id(id, &sp)),
+        let want = n.min(self.m().live);
+        if want == 0 {
+            return Vec::new();
         }
-    }
-
-    /// The top `want` by a walk of `base`'s order index (see [`Walk`]).
-    pub(super) fn walk(&self, base: Base, walk: &Walk<'_, '_>) -> Option<Rows<'_>> {
-        match base {
-            Base::Agg => self.walk_keys(self.m.names.index_iter(), base, walk),
-            Base::Clock => {
-                let keys = self.m.names.clock_index_iter()?;
-                self.walk_keys(keys, base, walk)
-            }
-            Base::View(v) => self.walk_keys(self.m.names.view_iter(v), base, walk),
-        }
-    }
-
-    /// `walk` down `keys`.
-    fn walk_keys<'a>(
-        &'a self,
-        keys: impl Iterator<Item = &'a Key>,
-        base: Base,
-        walk: &Walk<'_, '_>,
-    ) -> Option<Rows<'a>> {
-        let Walk {
-            fixes,
+        let buckets = &self.content.buckets;
+        let has_neg = buckets.range(sp.i0..sp.i1).any(|b| b.min < 0);
+        let (s, nfix) = self.closest(&sp);
+        let fixes = match nfix {
+            0 => Vec::new(),
+            _ => self.fixes(&sp, s),
+        };
+        let mut walk = Walk {
+            s,
+            fixes: &fixes,
             want,
-            cap,
-            incl_has_neg,
-            head,
-            count_in,
-        } = *walk;
-        let slack: i128 = fixes.iter().map(|f| f.slack()).sum();
-        let step = INDEX_STEP_COST + LOOKUP_COST * Walk::lookups(fixes.len(), count_in);
+            cap: usize::MAX,
+            has_neg,
+            count_in: None,
+            slack: fixes.iter().map(|f| f.slack()).sum(),
+            step: INDEX_STEP_COST,
+        };
+        if fixes.is_empty() {
+            return self.walk(&walk, &[]).unwrap_or_default();
+        }
+        // The cheapest sum: the read window's buckets, or the totals of sum `s` or the clock's
+        // (copying them reads a slot each; a selection over them with no fix, none) corrected
+        // by scans of their fixes' buckets.
+        let via_cost = |fixes: &[Fix<'_>]| {
+            (SLOT_COST + usize::from(!fixes.is_empty())) * self.m().slots()
+                + fixes.iter().map(|f| f.parts().0.len()).sum::<usize>()
+        };
+        let clock = self.sums.clock_sum();
+        let clock_fixes = self.fixes(&sp, clock);
+        let (base, base_fixes) = match via_cost(&clock_fixes) < via_cost(&fixes) {
+            true => (clock, &clock_fixes[..]),
+            false => (s, &fixes[..]),
+        };
+        let via = via_cost(base_fixes);
+        let direct = self.direct_cost(&sp);
+        walk.cap = direct.min(via) / WALK_SHARE;
+        // A candidate is counted by its fixes or by the read window's buckets, whichever takes
+        // fewer lookups.
+        walk.count_in = (sp.i1 - sp.i0 < fixes.len()).then_some((sp.i0, sp.i1));
+        let lookups = walk.count_in.map_or(fixes.len(), |(i0, i1)| i1 - i0);
+        walk.step = INDEX_STEP_COST + LOOKUP_COST * lookups;
+        if let Some(head) = self.proven(&walk) {
+            #[cfg(test)]
+            super::seen::note(&super::seen::WALKS, 1);
+            if let Some(rows) = self.walk(&walk, &head) {
+                return rows;
+            }
+            #[cfg(test)]
+            super::seen::note(&super::seen::GAVE_UP, 1);
+        }
+        if via < direct {
+            if let Some(rows) = self.top_via(n, base, base_fixes) {
+                return rows;
+            }
+        }
+        self.top_direct(n, &sp)
+    }
+
+    /// A candidate's exact count in a walk.
+    #[inline]
+    fn walked(&self, w: &Walk<'_>, key: &Key) -> i128 {
+        let id = key.id();
+        if let Some((i0, i1)) = w.count_in {
+            let buckets = self.content.buckets.range(i0..i1);
+            return buckets.map(|b| i128::from(b.get(id))).sum();
+        }
+        let t = key.total();
+        let total = match t == i64::MAX || t == i64::MIN {
+            true => self.sums.total(self.m(), w.s, id),
+            false => i128::from(t),
+        };
+        total + w.fixes.iter().map(|f| f.value(id)).sum::<i128>()
+    }
+
+    /// A candidate's bound: its total plus the most the fixes add (none for a clamped total).
+    #[inline]
+    fn bound(w: &Walk<'_>, key: &Key) -> i128 {
+        match key.total() {
+            i64::MAX => i128::MAX,
+            t => i128::from(t) + w.slack,
+        }
+    }
+
+    /// The top `want` by walking (see [`Walk`]); the index's first keys count `head` (counted
+    /// already). `None` when it gives up.
+    fn walk(&self, w: &Walk<'_>, head: &[i128]) -> Option<Rows<'_>> {
         let mut cost = 0usize;
-        let mut best = Best::new(want);
-        for (i, key) in keys.enumerate() {
-            cost += step;
-            if cost > cap {
+        let mut best = Best::new(w.want);
+        for (i, key) in self.m().names.iter(w.s).enumerate() {
+            cost = cost.saturating_add(w.step);
+            if cost > w.cap {
                 return None;
             }
-            let kt = key.total();
-            let name: &[u8] = key.bytes();
-            // A clamped total (the exact one is beyond i64) bounds nothing.
-            let bound = if kt == i64::MAX {
-                i128::MAX
-            } else {
-                kt as i128 + slack
-            };
+            let bound = Full::bound(w, key);
+            let name = key.bytes();
             if let Some((wc, wn)) = best.nth() {
                 if bound < wc || (bound == wc && name > wn) {
                     break;
                 }
             }
-            if bound <= 0 && !incl_has_neg {
+            if bound <= 0 && !w.has_neg {
                 break;
             }
-            let cnt = match (head.get(i), count_in) {
-                (Some(&counted), _) => counted,
-                (None, Some((i0, i1))) => {
-                    let id = key.id();
-                    self.buckets.range(i0..i1).map(|b| b.get(id) as i128).sum()
-                }
-                (None, None) => {
-                    let id = key.id();
-                    let mut cnt = if kt == i64::MAX || kt == i64::MIN {
-                        self.base_total(base, id)
-                    } else {
-                        kt as i128
-                    };
-                    for f in fixes {
-                        cnt += f.value(id);
-                    }
-                    cnt
-                }
-            };
-            if cnt != 0 {
-                best.offer(cnt, name);
+            let count = head.get(i).copied().unwrap_or_else(|| self.walked(w, key));
+            if count != 0 {
+                best.offer(count, name);
             }
         }
         Some(best.into_rows())
     }
 
-    /// Top `n` from every member's running total, corrected by scanning the fixes' buckets;
-    /// `None` if a total is beyond i64 or a sum overflows (then `top_direct`).
-    pub(super) fn top_through_totals(
-        &self,
-        n: usize,
-        base: Base,
-        fixes: &[Fix<'_>],
-    ) -> Option<Rows<'_>> {
-        let big = match base {
-            Base::Agg => &self.m.big,
-            Base::Clock => &self.m.big_clock,
-            // Never summed: a view is read only by a walk.
-            Base::View(_) => return None,
-        };
-        if !big.is_empty() {
+    /// The counts of the index's first keys when they prove the walk stops within its cap:
+    /// `HEAD` times `want` of them counted (at most half the cap), their n-th best nonzero
+    /// count is a floor of the read window's n-th best, and the walk stops at the latest at the
+    /// first key whose bound is below it.
+    fn proven(&self, w: &Walk<'_>) -> Option<Vec<i128>> {
+        let keys = || self.m().names.iter(w.s);
+        let counted = (HEAD * w.want).min(w.cap / 2 / w.step);
+        let head: Vec<i128> = keys().take(counted).map(|k| self.walked(w, k)).collect();
+        let mut counts: Vec<i128> = head.iter().copied().filter(|&c| c != 0).collect();
+        if counts.len() < w.want {
             return None;
         }
-        let slots = self.m.nslots;
-        with_accumulator(slots + 1, |acc| {
-            self.m
-                .names
-                .totals_into(base == Base::Clock, &mut acc[..slots]);
-            let mut overflow = Bucket::sum_into(fixes.iter().filter_map(|f| f.whole()), acc);
-            for f in fixes.iter().filter(|f| f.whole().is_none()) {
-                overflow |= f.scan_into(acc);
-            }
-            (!overflow).then(|| self.select_dense(n, &acc[..slots]))
+        let (_, &mut floor, _) = counts.select_nth_unstable_by_key(w.want - 1, |&c| Reverse(c));
+        // The keys the walk visits at most, up to the cap (an index step each, no lookup).
+        let limit = w.cap / w.step;
+        let stops = keys().take(limit).any(|k| {
+            let bound = Full::bound(w, k);
+            bound < floor || (bound <= 0 && !w.has_neg)
+        });
+        (stops || self.m().names.indexed(w.s) < limit).then_some(head)
+    }
+
+    /// Whether a sum over this many entries uses dense accumulators (one per member slot)
+    /// rather than a hash map.
+    fn dense_sum(&self, entries: usize) -> bool {
+        self.m().slots().saturating_mul(SLOT_COST) <= entries.saturating_mul(MAP_ENTRY_COST)
+    }
+
+    /// The model's cost of `top_direct` over `sp`.
+    fn direct_cost(&self, sp: &Span) -> usize {
+        let entries: usize = self.span_buckets(sp).map(Bucket::len).sum();
+        match self.dense_sum(entries) {
+            true => entries + SLOT_COST * self.m().slots(),
+            false => MAP_ENTRY_COST * entries,
+        }
+    }
+
+    fn span_buckets(&self, sp: &Span) -> impl Iterator<Item = &Bucket> + '_ {
+        self.content.buckets.range(sp.i0..sp.i1)
+    }
+
+    /// The most any count of a sum over these buckets can be, in size: the sum of their
+    /// bounds. A sum whose buckets' bound fits an i32 adds into 32-bit accumulators.
+    fn sums_bound<'a>(buckets: impl Iterator<Item = &'a Bucket>) -> i128 {
+        buckets
+            .map(|b| i128::from(b.min).abs().max(b.max.into()))
+            .sum()
+    }
+
+    /// Top `n` from sum `s`'s totals corrected by scans of its fixes' buckets (none: a selection
+    /// over its totals); `None` if a total is beyond i64 or a sum overflows (then
+    /// `top_direct`).
+    fn top_via(&self, n: usize, s: usize, fixes: &[Fix<'_>]) -> Option<Rows<'_>> {
+        if !self.sums.big[s].is_empty() {
+            return None;
+        }
+        if fixes.is_empty() {
+            #[cfg(test)]
+            super::seen::note(&super::seen::CLOCK_SELECTIONS, 1);
+            return Some(self.select_dense(n, self.m().names.totals(s)));
+        }
+        let (j, _) = self.held_from(s);
+        let held = self.content.buckets.range(j..);
+        let added = fixes.iter().map(|f| f.parts().0);
+        match Full::sums_bound(held.chain(added)) <= i32::MAX.into() {
+            true => self.via::<i32>(n, s, fixes),
+            false => self.via::<i64>(n, s, fixes),
+        }
+    }
+
+    /// `top_via` into accumulators of type `A`.
+    fn via<A: Kept + Acc + Ord + Into<i64>>(
+        &self,
+        n: usize,
+        s: usize,
+        fixes: &[Fix<'_>],
+    ) -> Option<Rows<'_>> {
+        let totals = self.m().names.totals(s);
+        with_accumulator::<A, _>(totals.len(), |acc| {
+            acc.iter_mut().zip(totals).for_each(|(a, &t)| *a = A::of(t));
+            let overflow = (fixes.iter().map(|f| f.parts()))
+                .fold(false, |o, (b, from, to, negate)| {
+                    o | b.scan(from, to, negate, acc)
+                });
+            (!overflow).then(|| self.select_dense(n, acc))
         })
+    }
+
+    /// `top_via` from each sum (`None` where it declines).
+    #[cfg(test)]
+    pub(super) fn top_via_each(&self, n: usize, sp: &Span) -> Vec<Option<Rows<'_>>> {
+        (0..self.sums.reach.len())
+            .map(|s| self.top_via(n, s, &self.fixes(sp, s)))
+            .collect()
     }
 
     /// The top `n` of dense sums (`acc[id]`).
-    pub(super) fn select_dense<A: Acc + Ord + Into<i64>>(&self, n: usize, acc: &[A]) -> Rows<'_> {
-        let name = |id: u32| self.m.name(id);
-        let all = || acc.iter().enumerate().map(|(id, v)| (v.get(), id as u32));
+    fn select_dense<A: Acc + Ord + Into<i64>>(&self, n: usize, acc: &[A]) -> Rows<'_> {
+        let name = |id: u32| self.m().name(id);
         top_dense(n, acc, name).unwrap_or_else(|| {
+            let all = || acc.iter().enumerate().map(|(id, v)| (v.get(), id as u32));
             top_rows(
                 n,
-                || all().filter(|c| c.0 != 0).map(|(v, id)| (v as i128, id)),
+                || all().filter(|c| c.0 != 0).map(|(v, id)| (v.into(), id)),
                 name,
             )
         })
     }
 
-    /// Whether `top_direct` over this many entries uses dense accumulators (one per member
-    /// slot) rather than a hash map.
-    pub(super) fn dense_sum(&self, entries: usize) -> bool {
-        self.m.nslots.saturating_mul(SLOT_COST) <= entries.saturating_mul(MAP_ENTRY_COST)
+    /// Top `n` by summing the buckets of `sp` directly.
+    pub(super) fn top_direct(&self, n: usize, sp: &Span) -> Rows<'_> {
+        let buckets = &self.content.buckets;
+        if sp.i1 - sp.i0 == 1 && buckets[sp.i0].ids_unique() {
+            return self.top_of_bucket(n, &buckets[sp.i0]);
+        }
+        let entries: usize = self.span_buckets(sp).map(Bucket::len).sum();
+        if !self.dense_sum(entries) {
+            let mut acc: hashbrown::HashMap<u32, i128> = hashbrown::HashMap::new();
+            for b in self.span_buckets(sp) {
+                b.for_each(|id, v| *acc.entry(id).or_insert(0) += i128::from(v));
+            }
+            let all = || acc.iter().filter(|e| *e.1 != 0).map(|(id, v)| (*v, *id));
+            return top_rows(n, all, |id| self.m().name(id));
+        }
+        // i32 accumulators when the buckets' bounds keep every sum in range (half the bytes to
+        // stream), else i64 unless a sum overflows, else i128.
+        let summed = match Full::sums_bound(self.span_buckets(sp)) <= i32::MAX.into() {
+            true => self.dense_top::<i32>(n, sp),
+            false => self.dense_top::<i64>(n, sp),
+        };
+        summed.unwrap_or_else(|| {
+            let mut acc: Vec<i128> = vec![0; self.m().slots()];
+            for b in self.span_buckets(sp) {
+                b.for_each(|id, v| acc[id as usize] += i128::from(v));
+            }
+            let all = || (acc.iter().enumerate()).filter(|e| *e.1 != 0);
+            top_rows(
+                n,
+                || all().map(|(id, v)| (*v, id as u32)),
+                |id| self.m().name(id),
+            )
+        })
     }
 
-    /// The model's cost of `top_direct` over deque positions `[i0, i1)`.
-    pub(super) fn direct_cost(&self, i0: usize, i1: usize) -> usize {
-        if i1 - i0 == 1 {
-            return self.buckets[i0].scan_cost();
-        }
-        let entries = self.entries_in(i0, i1);
-        if self.dense_sum(entries) {
-            let scans: usize = self.buckets.range(i0..i1).map(Bucket::sum_cost).sum();
-            scans + SLOT_COST * self.m.nslots
-        } else {
-            MAP_ENTRY_COST * entries
-        }
-    }
-
-    /// Top `n` of the buckets at deque positions `[i0, i1)` summed into dense accumulators
-    /// of type `A`; `None` if a sum overflows.
-    fn dense_top<A: Kept + Acc + Ord + Into<i64>>(
-        &self,
-        n: usize,
-        i0: usize,
-        i1: usize,
-    ) -> Option<Rows<'_>> {
-        let slots = self.m.nslots;
-        with_accumulator::<A, _>(slots + 1, |acc| {
+    /// Top `n` of `sp`'s buckets summed into dense accumulators of type `A`; `None` if a sum
+    /// overflows.
+    fn dense_top<A: Kept + Acc + Ord + Into<i64>>(&self, n: usize, sp: &Span) -> Option<Rows<'_>> {
+        with_accumulator::<A, _>(self.m().slots(), |acc| {
             let overflow =
-                Bucket::sum_into(self.buckets.range(i0..i1).map(|b| (b, false, true)), acc);
-            (!overflow).then(|| self.select_dense(n, &acc[..slots]))
+                (self.span_buckets(sp)).fold(false, |o, b| o | b.scan(0, usize::MAX, false, acc));
+            (!overflow).then(|| self.select_dense(n, acc))
         })
     }
 
-    /// Top `n` by summing the buckets at deque positions `[i0, i1)` directly.
-    pub(super) fn top_direct(&self, n: usize, i0: usize, i1: usize) -> Rows<'_> {
-        if i1 - i0 == 1 {
-            return self.top_of_bucket(n, &self.buckets[i0]);
-        }
-        let range = || self.buckets.range(i0..i1);
-        let entries: usize = range().map(Bucket::entries).sum();
-        let slots = self.m.nslots;
-        if self.dense_sum(entries) {
-            // Dense accumulators indexed by member id (plus the scan's dummy slot): i32 when the
-            // buckets' value bounds keep every sum in its range (half the bytes), else i64
-            // unless a sum overflows.
-            let bound: i128 = range()
-                .map(|b| (b.min_val as i128).abs().max(b.max_val as i128))
-                .sum();
-            let summed = if bound <= i32::MAX as i128 {
-                self.dense_top::<i32>(n, i0, i1)
-            } else {
-                self.dense_top::<i64>(n, i0, i1)
-            };
-            if let Some(rows) = summed {
-                return rows;
-            }
-            let mut acc: Vec<i128> = vec![0; slots];
-            for b in range() {
-                b.for_each(&mut |id, v| acc[id as usize] += v as i128);
-            }
-            return top_rows(
-                n,
-                || {
-                    acc.iter()
-                        .enumerate()
-                        .filter(|(_, v)| **v != 0)
-                        .map(|(id, v)| (*v, id as u32))
-                },
-                |id| self.m.name(id),
-            );
-        }
-        let mut acc: IdMap<i128> = IdMap::default();
-        for b in range() {
-            b.for_each(&mut |id, v| *acc.entry(id).or_insert(0) += v as i128);
-        }
-        top_rows(
-            n,
-            || {
-                acc.iter()
-                    .filter(|(_, v)| **v != 0)
-                    .map(|(id, v)| (*v, *id))
-            },
-            |id| self.m.name(id),
-        )
-    }
-
-    /// Top `n` of one bucket: a selection over its cells, no sum (a member's count is its
-    /// entry). Candidates are cell numbers; names are read for the rows returned and the ties.
-    pub(super) fn top_of_bucket<'a>(&'a self, n: usize, b: &'a Bucket) -> Rows<'a> {
-        let name = |pos: u32| self.m.name(b.any_cell(pos as usize).0);
-        top_positive(n, || b.cell_counts(), name).unwrap_or_else(|| {
-            top_rows(
-                n,
-                || {
-                    b.cell_counts()
-                        .filter(|c| c.0 != 0)
-                        .map(|(v, pos)| (v as i128, pos))
-                },
-                name,
-            )
+    /// Top `n` of one bucket whose members hold one entry each: a selection over its entries,
+    /// no sum. Candidates are positions; names are read for the rows returned and the ties.
+    fn top_of_bucket<'a>(&'a self, n: usize, b: &'a Bucket) -> Rows<'a> {
+        let name = |pos: u32| self.m().name(b.at(pos as usize).0);
+        let all = || (0..b.len()).map(|p| (b.at(p).1, p as u32));
+        top_positive(n, all, name).unwrap_or_else(|| {
+            let nonzero = || all().filter(|c| c.0 != 0).map(|(v, p)| (i128::from(v), p));
+            top_rows(n, nonzero, name)
         })
     }
 }

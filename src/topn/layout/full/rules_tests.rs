@@ -4,6 +4,8 @@
 use super::key::*;
 use super::tests::*;
 use crate::topn::shape::Overflow;
+use crate::topn::shape::Shape;
+use crate::topn::window::Window;
 
 #[test]
 fn bucket_arithmetic_and_window_bounds() {
@@ -181,17 +183,17 @@ fn by_zero_advances_clock_only() {
 fn outside_the_window_at_the_servers_time() {
     // One-minute buckets, 24 of them: at 12:00:30 the window is 11:37..12:00.
     let (m, now) = (60_000, 720 * 60_000 + 30_000);
-    assert!(Full::outside_window_at(m, 0, 24, now - 41 * m, now));
-    assert!(Full::outside_window_at(m, 0, 24, 696 * m + 59_999, now));
-    assert!(!Full::outside_window_at(m, 0, 24, 697 * m, now));
-    assert!(!Full::outside_window_at(m, 0, 24, now - 20 * m, now));
+    assert!(Shape::new(m, 24, 0).is_late_at(now - 41 * m, now));
+    assert!(Shape::new(m, 24, 0).is_late_at(696 * m + 59_999, now));
+    assert!(!Shape::new(m, 24, 0).is_late_at(697 * m, now));
+    assert!(!Shape::new(m, 24, 0).is_late_at(now - 20 * m, now));
     assert!(
-        !Full::outside_window_at(m, 0, 24, now + 100 * m, now),
+        !Shape::new(m, 24, 0).is_late_at(now + 100 * m, now),
         "the future is inside"
     );
-    assert!(!Full::outside_window_at(m, 0, 1, now - 30_000, now));
-    assert!(Full::outside_window_at(m, 0, 1, now - 30_001, now));
-    assert!(!Full::outside_window_at(1, 0, 100_000, 0, 0));
+    assert!(!Shape::new(m, 1, 0).is_late_at(now - 30_000, now));
+    assert!(Shape::new(m, 1, 0).is_late_at(now - 30_001, now));
+    assert!(!Shape::new(1, 100_000, 0).is_late_at(0, 0));
     // The key's own window (at its clock) is the other rule.
     let mut t = Full::new(m, 3);
     assert!(!t.is_older_than_window(0));
@@ -255,12 +257,10 @@ fn decode_at_loads_buckets_already_aged() {
         let d = Full::decode_at(&t.encode(), Some((c + ahead) * 1000 + 1)).unwrap();
         check_invariants(&d);
         assert!(
-            !d.aging_pending(),
-            "no aging owed after a load ({ahead} ahead)"
+            d.is_settled(),
+            "no upkeep owed after a load ({ahead} ahead)"
         );
         same_answers(&t, &d, &names);
-        // The clock index (wanted once a live bucket is aged) is built at the load.
-        assert_eq!(d.m.names.clock_index_ready(), d.wants_clock_index());
         let mut d = d;
         while !d.is_settled() {
             d.upkeep(3);
@@ -280,10 +280,7 @@ fn totals_beyond_i64_stay_exact() {
         t.incr(b"z", 1, 3000).unwrap();
     }
     check_invariants(&t);
-    assert_eq!(
-        t.m.total(t.m.find(b"a", t.m.hash_name(b"a")).unwrap()),
-        i64::MAX as i128 + 5
-    );
+    assert_eq!(t.total_of(0, b"a"), i64::MAX as i128 + 5);
     assert_eq!(t.count(b"a", 3000), i64::MAX);
     assert_eq!(
         t.top(2, 3000),
