@@ -417,6 +417,9 @@ impl Full {
     /// The model's cost of `top_direct` over `sp`.
     fn direct_cost(&self, sp: &Span) -> usize {
         let entries: usize = self.span_buckets(sp).map(Bucket::len).sum();
+        if self.one_bucket(sp).is_some() {
+            return SLOT_COST * entries;
+        }
         match self.dense_sum(entries) {
             true => entries + SLOT_COST * self.m().slots(),
             false => MAP_ENTRY_COST * entries,
@@ -497,9 +500,8 @@ impl Full {
 
     /// Top `n` by summing the buckets of `sp` directly.
     pub(super) fn top_direct(&self, n: usize, sp: &Span) -> Rows<'_> {
-        let buckets = &self.content.buckets;
-        if sp.i1 - sp.i0 == 1 && buckets[sp.i0].ids_unique() {
-            return self.top_of_bucket(n, &buckets[sp.i0]);
+        if let Some(b) = self.one_bucket(sp) {
+            return self.top_of_bucket(n, b);
         }
         let entries: usize = self.span_buckets(sp).map(Bucket::len).sum();
         if !self.dense_sum(entries) {
@@ -538,6 +540,13 @@ impl Full {
                 (self.span_buckets(sp)).fold(false, |o, b| o | b.scan(0, usize::MAX, false, acc));
             (!overflow).then(|| self.select_dense(n, acc))
         })
+    }
+
+    /// The read window's one bucket, when its members hold one entry each: its top is a
+    /// selection over its entries (`top_of_bucket`), no sum.
+    fn one_bucket(&self, sp: &Span) -> Option<&Bucket> {
+        let b = &self.content.buckets[sp.i0];
+        (sp.i1 - sp.i0 == 1 && b.ids_unique()).then_some(b)
     }
 
     /// Top `n` of one bucket whose members hold one entry each: a selection over its entries,
