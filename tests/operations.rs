@@ -550,6 +550,14 @@ fn a_write_that_panics_leaves_the_replica_equal() {
         "{}",
         master.log()
     );
+    // The log says where: the module's frames, innermost first.
+    assert!(
+        master
+            .log()
+            .contains("recipes: panic: in recipes::server::fault::inject at "),
+        "{}",
+        master.log()
+    );
     wait_for_sync(&master, &replica);
     assert_same_data(m, &mut replica.conn());
     assert_same_digest(&master, &replica);

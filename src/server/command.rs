@@ -419,9 +419,58 @@ fn arg_type(kind: ArgType) -> raw::RedisModuleCommandArgType {
     }
 }
 
-/// Logs panics to the Redis log instead of stderr, which is often closed.
+/// Logs panics to the Redis log instead of stderr, which is often closed, with where in this
+/// crate they happened (a panic in `std`, an overflow in a `sum()`, names only a std file), a
+/// frame a line (the log cuts lines at 1 KiB).
 pub fn install_panic_hook() {
     std::panic::set_hook(Box::new(|info| {
         redis_module::logging::log_warning(format!("recipes: panic: {info}"));
+        let trace = std::backtrace::Backtrace::force_capture().to_string();
+        for frame in our_frames(&trace).iter().take(12) {
+            redis_module::logging::log_warning(format!("recipes: panic: in {frame}"));
+        }
     }));
+}
+
+/// This crate's frames in a backtrace's text, innermost first, each `function at file:line`
+/// (the hook's own left out).
+fn our_frames(trace: &str) -> Vec<String> {
+    let mut frames = Vec::new();
+    let mut lines = trace.lines().map(str::trim).peekable();
+    while let Some(line) = lines.next() {
+        let Some((_, function)) = line.split_once(": ") else {
+            continue;
+        };
+        let ours = function.trim_start_matches('<').starts_with("recipes::");
+        if !ours || function.contains("install_panic_hook") {
+            continue;
+        }
+        match lines.next_if(|l| l.starts_with("at ")) {
+            Some(place) => frames.push(format!("{function} {place}")),
+            None => frames.push(function.to_string()),
+        }
+    }
+    frames
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_backtrace_names_this_crates_frames() {
+        let trace = "   0: recipes::server::command::install_panic_hook::{{closure}}
+             at ./src/server/command.rs:425:82
+   1: std::panicking::panic_with_hook
+  18: recipes::topn::layout::full::bucket::Bucket::get
+             at ./src/topn/layout/full/bucket.rs:134:53
+  22: <recipes::topn::layout::full::key::Full as recipes::topn::window::Window>::incr_many
+  23: core::ops::function::FnOnce::call_once
+             at /rustc/x/library/core/src/ops/function.rs:250:5";
+        assert_eq!(
+            super::our_frames(trace),
+            [
+                "recipes::topn::layout::full::bucket::Bucket::get at ./src/topn/layout/full/bucket.rs:134:53",
+                "<recipes::topn::layout::full::key::Full as recipes::topn::window::Window>::incr_many",
+            ]
+        );
+    }
 }

@@ -8,10 +8,11 @@
 //!
 //! Writes that come once it stopped being open (late events, a lagging replica's stream) go to
 //! the bucket's `late` entries, or, sealed, update a member's sealed entry in place. A member's
-//! count in the bucket is its main entry plus its late one. Each entry has a position (the main
-//! entries first, then the late ones) that stays put within a stage: a running sum walks out of
-//! a bucket by position while writes go on (`mod.rs`), once the bucket is sealed; the walk that
-//! frees a stale bucket (which takes no writes) goes by position in any stage. Pure Rust, no FFI.
+//! count in the bucket is in one entry: its late one once it has one (its main entry then 0).
+//! Each entry has a position (the main entries first, then the late ones) that stays put within
+//! a stage: a running sum walks out of a bucket by position while writes go on (`mod.rs`), once
+//! the bucket is sealed; the walk that frees a stale bucket (which takes no writes) goes by
+//! position in any stage. Pure Rust, no FFI.
 
 use super::accumulator::Acc;
 use super::entries::{Entries, Entry};
@@ -24,7 +25,7 @@ pub(super) struct Bucket {
     pub(super) idx: i64,
     stage: Stage,
     /// Writes since it stopped being open, of members its frozen or sealed entries do not hold
-    /// (and, while it is sealing, of every member).
+    /// or cannot (and, while it is sealing, of every member), each member's main entry then 0.
     late: Entries,
     /// Bounds of every count the bucket ever held (an entry's, a member's) and 0: the most a
     /// correction by this bucket moves a total (`read.rs`).
@@ -46,6 +47,8 @@ pub(super) struct Written {
     pub(super) pos: usize,
     /// A new entry (a new position).
     pub(super) inserted: bool,
+    /// The main entry whose count the write moved to `pos` (its position, the count).
+    pub(super) moved: Option<(usize, i64)>,
 }
 
 impl Bucket {
@@ -89,6 +92,7 @@ impl Bucket {
         matches!(self.stage, Stage::Sealed(_))
     }
 
+    #[cfg(test)]
     pub(super) fn is_open(&self) -> bool {
         matches!(self.stage, Stage::Open(_))
     }
@@ -135,37 +139,54 @@ impl Bucket {
     }
 
     /// Adds `delta` to `id`'s count: to its open entry; once it stopped being open, to its late
-    /// entry, else (sealed) to its sealed one, else to a new late entry.
+    /// entry, else (sealed) to its sealed one if that can hold the count, else to a new late
+    /// entry that takes the main entry's count along (the main entry left at 0). A member's
+    /// count is thus in one entry, never split into parts that could each overflow where the
+    /// count does not; the caller checked that the count after fits an i64.
     #[inline]
     pub(super) fn add(&mut self, id: u32, delta: i64) -> Written {
         let main = self.main_len();
         let Bucket { stage, late, .. } = self;
-        let late_add = |late: &mut Entries| {
+        // To the late entry, with the count of the main entry it empties, if any.
+        let late_add = |late: &mut Entries, moved: Option<(usize, i64)>| {
             let n = late.len();
-            let (pos, count) = late.add(id, delta);
-            (main + pos, count, late.len() > n)
+            let (pos, count) = late.add(id, delta.wrapping_add(moved.map_or(0, |m| m.1)));
+            (main + pos, count, late.len() > n, moved)
         };
-        let (pos, count, inserted) = match stage {
+        let (pos, count, inserted, moved) = match stage {
             Stage::Open(e) => {
                 let n = e.len();
                 let (pos, count) = e.add(id, delta);
-                (pos, count, e.len() > n)
+                (pos, count, e.len() > n, None)
             }
-            Stage::Sealing(..) => late_add(late),
-            Stage::Sealed(s) => {
-                let sealed = late.find(id).is_none().then(|| s.find(id)).flatten();
-                match sealed.and_then(|pos| Some((pos, s.add_at(pos, delta)?))) {
-                    Some((pos, count)) => (pos, count, false),
-                    // A new member, or a count the sealed entries cannot hold.
-                    None => late_add(late),
-                }
+            _ if late.find(id).is_some() => late_add(late, None),
+            Stage::Sealing(e, packer) => {
+                let moved = e.find(id).map(|pos| {
+                    let count = e.at(pos).1;
+                    e.add_at(pos, count.wrapping_neg());
+                    packer.zero(id);
+                    (pos, count)
+                });
+                late_add(late, moved)
             }
+            Stage::Sealed(s) => match s.find(id) {
+                None => late_add(late, None),
+                Some(pos) => match s.add_at(pos, delta) {
+                    Some(count) => (pos, count, false, None),
+                    None => {
+                        let count = s.at(pos).1;
+                        s.add_at(pos, count.wrapping_neg());
+                        late_add(late, Some((pos, count)))
+                    }
+                },
+            },
         };
         self.note(count);
-        if !self.is_open() {
-            self.note(self.get(id));
+        Written {
+            pos,
+            inserted,
+            moved,
         }
-        Written { pos, inserted }
     }
 
     /// Widens the bounds for a count held.

@@ -26,7 +26,8 @@ impl Full {
             .filter(|b| !shape.is_stale(b.idx))
     }
 
-    /// A bucket's nonzero counts by member id (a member's main and late entries summed).
+    /// A bucket's nonzero counts by member id (a member's main entry, 0 once it has a late one,
+    /// and its late one summed).
     fn counts_of(b: &Bucket) -> Vec<(u32, i64)> {
         let mut v: Vec<(u32, i64)> = Vec::with_capacity(b.len());
         b.for_each(|id, count| v.push((id, count)));

@@ -105,6 +105,49 @@ fn overflow_rejected_and_nothing_changed() {
     check_invariants(&t);
 }
 
+/// A late write to a member of a bucket that is sealing (at every step of it) or sealed: its
+/// count swings across nearly the whole range, as far as any count may, and stays exact.
+#[test]
+fn late_counts_swing_across_the_range_at_every_stage() {
+    let big = i64::MIN / 2 - 1;
+    for steps in 0..40 {
+        let mut t = Full::new(1000, 4);
+        t.set_retire_budget(2);
+        for i in 0..30 {
+            t.incr(format!("m{i}").as_bytes(), 1, 10).unwrap();
+        }
+        t.incr(b"a", 7, 10).unwrap();
+        // Bucket 0 starts sealing; each write after is one more step of it.
+        for i in 0..steps {
+            t.incr(format!("n{i}").as_bytes(), 1, 1010).unwrap();
+        }
+        let stage = t.sealed()[0];
+        let low = 7 + big + big;
+        assert_eq!(t.incr(b"a", big, 20).unwrap(), 7 + big);
+        assert_eq!(t.incr(b"a", big, 30).unwrap(), low, "steps {steps}");
+        assert_eq!(t.incr(b"a", -10, 40), Err(Overflow));
+        assert_eq!(t.incr(b"a", 1, 40).unwrap(), low + 1);
+        check_invariants(&t);
+        assert_eq!(t.count(b"a", 1010), low + 1);
+        assert_eq!(t.top_in(100, 999, 1).last(), Some(&(&b"a"[..], low + 1)));
+        t.incr(b"a", -big, 50).unwrap();
+        assert_eq!(t.incr(b"a", -big, 50).unwrap(), 8, "sealed before: {stage}");
+        while !t.is_settled() {
+            t.incr(b"q", 1, 1010).unwrap();
+            check_invariants(&t);
+        }
+        assert_eq!(t.count(b"a", 1010), 8);
+        t.incr(b"a", big, 60).unwrap();
+        assert_eq!(t.incr(b"a", big, 60).unwrap(), low + 1);
+        assert_eq!(t.top_in(100, 999, 1).last(), Some(&(&b"a"[..], low + 1)));
+        assert_eq!(
+            Full::decode(&t.encode()).unwrap().count(b"a", 1010),
+            low + 1
+        );
+        check_invariants(&t);
+    }
+}
+
 #[test]
 fn aggregate_overflow_with_stale_bucket_pending() {
     // The stale bucket still counts in the aggregate: the write must purge it, not fail.

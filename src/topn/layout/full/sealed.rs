@@ -342,6 +342,18 @@ impl Packer {
         Step::Working(done)
     }
 
+    /// Member `id`'s frozen count became 0 (it moved to a late entry): the copy follows, if
+    /// gathered already (gathered ids ascend).
+    pub(super) fn zero(&mut self, id: u32) {
+        let Ok(i) = self.ids.binary_search(&id) else {
+            return;
+        };
+        match &mut self.counts {
+            Gathered::Narrow(c) => c[i] = 0,
+            Gathered::Wide(c) => c[i] = 0,
+        }
+    }
+
     /// The next radix pass, its histogram zeroed.
     fn start_pass(&mut self) {
         self.offsets.clear();

@@ -129,7 +129,13 @@ pub(super) fn check_invariants(t: &Full) {
         let mut members: HashMap<u32, i64> = HashMap::new();
         for pos in 0..b.len() {
             let (id, count) = b.at(pos);
-            *members.entry(id).or_default() += count;
+            let held = members.entry(id).or_default();
+            assert!(
+                *held == 0 || count == 0,
+                "member {id} in two entries of {}",
+                b.idx
+            );
+            *held += count;
             assert!((b.min..=b.max).contains(&count), "bucket {} bounds", b.idx);
             if pos < freed {
                 continue;

@@ -158,8 +158,15 @@ impl Full {
             c.members.add_ref(id);
         }
         for s in 0..sums.reach.len() {
-            if sums.reach[s].holds(p.bucket, written.pos) {
-                sums.add(&mut c.members, s, id, i128::from(by));
+            let holds = |pos| sums.reach[s].holds(p.bucket, pos);
+            let mut change = i128::from(by) * i128::from(holds(written.pos));
+            if let Some((from, count)) = written.moved {
+                // A count moved between entries: a sum holding one but not the other follows.
+                change +=
+                    i128::from(count) * (i128::from(holds(written.pos)) - i128::from(holds(from)));
+            }
+            if change != 0 {
+                sums.add(&mut c.members, s, id, change);
             }
         }
     }
