@@ -304,11 +304,11 @@ impl Full {
         };
         let clock = self.sums.clock_sum();
         let clock_fixes = self.fixes(&sp, clock);
-        let (base, base_fixes) = match via_cost(&clock_fixes) < via_cost(&fixes) {
-            true => (clock, &clock_fixes[..]),
-            false => (s, &fixes[..]),
+        let (own_cost, clock_cost) = (via_cost(&fixes), via_cost(&clock_fixes));
+        let (base, base_fixes, via) = match clock_cost < own_cost {
+            true => (clock, &clock_fixes[..], clock_cost),
+            false => (s, &fixes[..], own_cost),
         };
-        let via = via_cost(base_fixes);
         let direct = self.direct_cost(&sp);
         walk.cap = direct.min(via) / WALK_SHARE;
         // A candidate is counted by its fixes or by the read window's buckets, whichever takes
