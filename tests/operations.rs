@@ -677,7 +677,13 @@ fn memory_held_beside_the_keys_is_shown_and_released() {
     }
     let at = (start + 23_000).to_string();
     let _: Value = q(c, &["TOPN.TOP", "big", "10", "AT", &at, "LAST", "12"]);
-    assert!(recipes_info(c, "topn_read_buffer_bytes") >= 2000 * 4);
+    let held = recipes_info(c, "topn_read_buffer_bytes");
+    assert!(
+        held >= 2000 * 4,
+        "{held} bytes held after a read {} ms after its AT; {:?}",
+        now_ms() - start - 23_000,
+        q::<Value>(c, &["TOPN.INFO", "big"])
+    );
     let released = wait_until(Duration::from_secs(30), || {
         recipes_info(c, "topn_read_buffer_bytes") == 0
     });
