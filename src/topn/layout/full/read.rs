@@ -542,15 +542,15 @@ impl Full {
         })
     }
 
-    /// The read window's one bucket, when its members hold one entry each: its top is a
-    /// selection over its entries (`top_of_bucket`), no sum.
+    /// The read window's one bucket: a member's count is in one of its entries (`bucket.rs`),
+    /// so its top is a selection over its entries (`top_of_bucket`), no sum.
     fn one_bucket(&self, sp: &Span) -> Option<&Bucket> {
-        let b = &self.content.buckets[sp.i0];
-        (sp.i1 - sp.i0 == 1 && b.ids_unique()).then_some(b)
+        (sp.i1 - sp.i0 == 1).then(|| &self.content.buckets[sp.i0])
     }
 
-    /// Top `n` of one bucket whose members hold one entry each: a selection over its entries,
-    /// no sum. Candidates are positions; names are read for the rows returned and the ties.
+    /// Top `n` of one bucket: a selection over its nonzero entries (a member's other entry, if
+    /// any, is 0), no sum. Candidates are positions; names are read for the rows returned and
+    /// the ties.
     fn top_of_bucket<'a>(&'a self, n: usize, b: &'a Bucket) -> Rows<'a> {
         let name = |pos: u32| self.m().name(b.at(pos as usize).0);
         let all = || (0..b.len()).map(|p| (b.at(p).1, p as u32));

@@ -158,12 +158,16 @@ impl Full {
             c.members.add_ref(id);
         }
         for s in 0..sums.reach.len() {
+            // A count the write moved between entries: a sum holding one of them and not the
+            // other follows.
             let holds = |pos| sums.reach[s].holds(p.bucket, pos);
-            let mut change = i128::from(by) * i128::from(holds(written.pos));
-            if let Some((from, count)) = written.moved {
-                // A count moved between entries: a sum holding one but not the other follows.
-                change +=
-                    i128::from(count) * (i128::from(holds(written.pos)) - i128::from(holds(from)));
+            let moved = written.moved.map_or(0, |m| i128::from(m.1));
+            let mut change = 0;
+            if holds(written.pos) {
+                change += i128::from(by) + moved;
+            }
+            if written.moved.is_some_and(|(from, _)| holds(from)) {
+                change -= moved;
             }
             if change != 0 {
                 sums.add(&mut c.members, s, id, change);
