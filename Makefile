@@ -41,7 +41,9 @@
 #               otherwise fails when the file is out of date)
 #   make test-clients  the Python package (pytest, in a venv under target/),
 #               the Ruby redis_counters drop-in (minitest) and the Node.js
-#               package (make test-node: node --test), on the release module
+#               package (make test-node: node --test), on the release module;
+#               each also installed from its packed artifact (wheel, .gem,
+#               npm pack tarball) into a fresh place where its README replays
 # Missing system packages (redis-server, redis-tools, libclang-dev) are installed
 # with apt-get, only when missing.
 
@@ -147,10 +149,12 @@ deb: build
 	packaging/build-deb.sh
 
 
-# ruby, ruby-redis, python3-venv, nodejs and npm from Debian, only when missing.
+# ruby, ruby-redis, bundler, python3-venv, nodejs and npm from Debian, only
+# when missing (the Node package needs Node.js 20.15 or newer).
 client-deps:
 	@missing=""; \
 	command -v ruby >/dev/null 2>&1 || missing="$$missing ruby"; \
+	command -v bundle >/dev/null 2>&1 || missing="$$missing bundler"; \
 	command -v node >/dev/null 2>&1 || missing="$$missing nodejs"; \
 	command -v npm >/dev/null 2>&1 || missing="$$missing npm"; \
 	ruby -e 'require "redis"' >/dev/null 2>&1 || missing="$$missing ruby-redis"; \

@@ -1,14 +1,18 @@
 // Every public command of the five families, once: its name, whether it
-// only reads, the arguments after the key, and the parser of its reply.
-// `node-redis.ts` and `recipes.ts` (ioredis, and any client) are built from
-// this table, so both send the same arguments and return the same values.
+// only reads, the arguments after the key, and the parser of its reply, and
+// the type of each reply (`Replies`). `node-redis.ts` and `recipes.ts`
+// (ioredis, and any client) are built from this table, so both send the same
+// arguments and return the same values.
 
 import * as reply from './replies';
-import type { Count, Page, Row, TopnInfo } from './replies';
+import type { Bytes, Count, Page, Row, TopnInfo } from './replies';
 
 export type Arg = string | number | bigint | Buffer;
-/** Names and values of a key's declaration (`{ company_id: 1, month: '2024-01' }`). */
-export type Names = Record<string, Arg>;
+/** Names and values of a key's declaration (`{ company_id: 1, month: '2024-01' }`),
+ * or `[name, value]` pairs, where a name may be a Buffer (any bytes). */
+export type Names = Record<string, Arg> | Array<[string | Buffer, Arg]>;
+/** Declared names: one, or a list; a Buffer for a name of any bytes. */
+export type NameList = string | Buffer | Array<string | Buffer>;
 
 export interface Spec<P extends unknown[], R> {
   command: string;
@@ -31,10 +35,11 @@ function flag(name: string, on: boolean | undefined): Arg[] {
 }
 
 function flat(names: Names | undefined): Arg[] {
-  return Object.entries(names ?? {}).flatMap(([name, value]) => [name, value]);
+  const entries = Array.isArray(names) ? names : Object.entries(names ?? {});
+  return entries.flatMap(([name, value]) => [name, value]);
 }
 
-function words(word: string, names: string | string[] | undefined): Arg[] {
+function words(word: string, names: NameList | undefined): Arg[] {
   const list = names === undefined ? [] : Array.isArray(names) ? names : [names];
   return list.length ? [word, ...list] : [];
 }
@@ -93,20 +98,20 @@ function top(o: Top, withCounts: boolean, withErrors = false): Arg[] {
 }
 
 export interface ULDeclaration {
-  value: string | string[];
-  scope?: string | string[];
-  partition?: string | string[];
+  value: NameList;
+  scope?: NameList;
+  partition?: NameList;
   /** Default lifetime of a value, seconds. */
   expire?: number;
 }
 
 export interface HCDeclaration {
-  partition?: string | string[];
-  group?: string | string[];
+  partition?: NameList;
+  group?: NameList;
   ttl?: number;
   float?: boolean;
-  unique?: string | string[];
-  scope?: string | string[];
+  unique?: NameList;
+  scope?: NameList;
 }
 
 export const COMMANDS = {
@@ -125,7 +130,7 @@ export const COMMANDS = {
     command: 'RV.GET',
     readOnly: true,
     args: (o: { limit?: number; since?: number } = {}) => [...opt('LIMIT', o.limit), ...opt('SINCE', o.since)],
-    reply: reply.strings,
+    reply: reply.bytes,
   }),
   rvGetWithTimes: spec({
     command: 'RV.GET',
@@ -155,7 +160,7 @@ export const COMMANDS = {
     command: 'TL.RANGE',
     readOnly: true,
     args: (o: { offset?: number; count?: number } = {}) => [...opt('OFFSET', o.offset), ...opt('COUNT', o.count)],
-    reply: reply.strings,
+    reply: reply.bytes,
   }),
   tlRem: spec({
     command: 'TL.REM',
@@ -198,7 +203,7 @@ export const COMMANDS = {
     ],
     reply: reply.counts,
   }),
-  topnTop: spec({ command: 'TOPN.TOP', readOnly: true, args: (o: Top = {}) => top(o, false), reply: reply.strings }),
+  topnTop: spec({ command: 'TOPN.TOP', readOnly: true, args: (o: Top = {}) => top(o, false), reply: reply.bytes }),
   topnTopWithCounts: spec({
     command: 'TOPN.TOP',
     readOnly: true,
@@ -215,7 +220,7 @@ export const COMMANDS = {
     command: 'TOPN.TOP24',
     readOnly: true,
     args: (o: Omit<Top, 'last'> = {}) => top(o, false),
-    reply: reply.strings,
+    reply: reply.bytes,
   }),
   topnTop24WithCounts: spec({
     command: 'TOPN.TOP24',
@@ -322,12 +327,17 @@ export const COMMANDS = {
     reply: reply.count,
   }),
   hcounterGet: spec({ command: 'HCOUNTER.GET', readOnly: true, args: (names?: Names) => flat(names), reply: reply.count }),
-  hcounterData: spec({ command: 'HCOUNTER.DATA', readOnly: true, args: (where?: Names) => flat(where), reply: reply.rows }),
+  hcounterData: spec({
+    command: 'HCOUNTER.DATA',
+    readOnly: true,
+    args: (where?: Names) => flat(where),
+    reply: reply.countedRows,
+  }),
   hcounterDataPage: spec({
     command: 'HCOUNTER.DATA',
     readOnly: true,
     args: (c?: string, o: { count?: number; where?: Names } = {}) => [...flat(o.where), ...cursor(c, o.count)],
-    reply: reply.page,
+    reply: reply.countedPage,
   }),
   hcounterPartitions: spec({
     command: 'HCOUNTER.PARTITIONS',
@@ -353,8 +363,85 @@ export function wire(args: Arg[]): Array<string | Buffer> {
 export type Commands = typeof COMMANDS;
 export type Name = keyof Commands;
 export type Params<N extends Name> = Parameters<Commands[N]['args']>;
-export type Result<N extends Name> = ReturnType<Commands[N]['reply']>;
-export type { Count, Page, Row, TopnInfo };
+
+type Info<S> = Record<string, number | S[]>;
+
+/** Each command's reply, with `S` for its members, items and values (and
+ * the names of an INFO declaration): `string` by default, `Buffer` from the
+ * `*Buffer` methods, node-redis' BlobStringReply (mapped by its type
+ * mapping) in the node-redis module. */
+export interface Replies<S> {
+  rvAdd: number;
+  rvGet: S[];
+  rvGetWithTimes: Array<{ member: S; time: number }>;
+  rvRem: number;
+  rvLen: number;
+  tlPush: number;
+  tlRange: S[];
+  tlRem: number;
+  tlLen: number;
+  topnCreate: true;
+  topnIncr: Count;
+  topnIncrBy: Count[];
+  topnTop: S[];
+  topnTopWithCounts: Array<{ member: S; count: Count }>;
+  topnTopWithErrors: Array<{ member: S; count: Count; error: Count }>;
+  topnTop24: S[];
+  topnTop24WithCounts: Array<{ member: S; count: Count }>;
+  topnTop24WithErrors: Array<{ member: S; count: Count; error: Count }>;
+  topnCount: Count[];
+  topnCountWithErrors: Array<{ count: Count; error: Count }>;
+  topnInfo: TopnInfo;
+  ulistCreate: true;
+  ulistAdd: boolean;
+  ulistHas: boolean;
+  ulistData: Array<Row<S>>;
+  ulistDataPage: Page<Row<S>>;
+  ulistCount: number;
+  ulistInfo: Info<S>;
+  ulistPartitions: Array<Row<S>>;
+  ulistPartitionsPage: Page<Row<S>>;
+  ulistDel: number;
+  hcounterCreate: true;
+  hcounterIncr: Count;
+  hcounterIncrBy: Count;
+  hcounterGet: Count;
+  hcounterData: Array<Row<S>>;
+  hcounterDataPage: Page<Row<S>>;
+  hcounterPartitions: Array<Row<S>>;
+  hcounterPartitionsPage: Page<Row<S>>;
+  hcounterDel: number;
+  hcounterInfo: Info<S>;
+}
+
+/** A command's reply: strings by default (`Result<N, Buffer>` from the
+ * `*Buffer` methods). */
+export type Result<N extends Name, S = string> = Replies<S>[N];
+
+// Compile-time only: each parser gives its command's declared reply (with
+// Bytes for S: what the client handed over).
+type Assignable<T extends U, U> = T;
+type CheckedParsers = Assignable<
+  { [N in Name]: Commands[N]['reply'] },
+  { [N in Name]: (raw: unknown) => Replies<Bytes>[N] }
+>;
+
+/** The five families, and the commands of each as a family's methods
+ * (`topnIncrBy` is `topn.incrBy`). */
+export const FAMILIES = ['rv', 'tl', 'topn', 'ulist', 'hcounter'] as const;
+export type Family = (typeof FAMILIES)[number];
+export type MethodOf<N extends Name, F extends Family> = N extends `${F}${infer M}` ? Uncapitalize<M> : never;
+export type NameOf<F extends Family, M extends string> = Extract<Name, `${F}${Capitalize<M>}`>;
+export type Methods<F extends Family> = MethodOf<Name, F>;
+
+/** `[family, method]` of a command's name. */
+export function familyOf(name: Name): [Family, string] {
+  const family = FAMILIES.find((f) => name.startsWith(f) && /[A-Z]/.test(name[f.length]))!;
+  const rest = name.slice(family.length);
+  return [family, rest[0].toLowerCase() + rest.slice(1)];
+}
+
+export type { Bytes, Count, Page, Row, TopnInfo };
 
 /** The CREATE that declares a key again, for the writes that recreate it. */
 export const CREATES: Partial<Record<Name, Name>> = {

@@ -1,60 +1,146 @@
 // `Recipes`: the typed commands over any client (ioredis `Redis` or
-// `Cluster`, node-redis client or cluster), with what a command definition
-// cannot do: a key declared once through `ulistCreate` / `hcounterCreate`
-// is created again when a write finds it gone (deleted, evicted, flushed),
-// and the write is tried once more. `pipeline()` queues the same typed
-// commands on an ioredis pipeline (node-redis has its module's `multi()`).
+// `Cluster`, node-redis client or cluster), flat (`rec.topnIncr`) and one
+// namespace per family (`rec.topn.incr`), each with a `*Buffer` twin whose
+// members, items and values are Buffers (every byte as stored), as ioredis'
+// `getBuffer` is to `get`. What a command definition cannot do is here,
+// once: a key declared through `ulistCreate` / `hcounterCreate` is created
+// again when a write finds it gone (deleted, evicted, flushed), and the
+// write is tried once more; paged reads (`ulist.iterData`, ...) follow the
+// cursor to its end. On ioredis, pipelines and MULTI take the same commands
+// beside ioredis' own and `exec()` answers ioredis' `[error, result]` pairs.
 
-import { COMMANDS, CREATES, Arg, Name, Params, Result, isLostKey, wire } from './commands';
+import {
+  COMMANDS,
+  CREATES,
+  FAMILIES,
+  Arg,
+  Family,
+  Methods,
+  Name,
+  NameOf,
+  Names,
+  Params,
+  Result,
+  familyOf,
+  isLostKey,
+  wire,
+} from './commands';
+import type { Page, Row } from './replies';
 
-/** Sends one command (`args` after its name) about `key`. */
-type Send = (command: string, key: Arg, args: Arg[], readOnly: boolean) => Promise<unknown>;
-
-interface IORedisLike {
-  sendCommand(command: unknown): unknown;
-  pipeline(): unknown;
-}
+/** Sends one command of the table about `key`; its parsed reply (Buffers
+ * for members, items and values when `buffers`). */
+type Send = (name: Name, key: Arg, params: unknown[], buffers: boolean) => Promise<unknown>;
 
 type KeyPrefix = string | Buffer | undefined;
 
-function ioredisCommand(command: string, key: Arg, args: Arg[], readOnly: boolean, prefix: KeyPrefix): any {
-  // ioredis knows no module command's keys: put the client's keyPrefix on
-  // the key and name it, so a Cluster sends the command to its node at once.
+function isIORedis(client: any): boolean {
+  return typeof client.pipeline === 'function' && 'status' in client;
+}
+
+/** An ioredis Command for a command of the table, whose reply (in a
+ * pipeline and a MULTI too) is parsed. ioredis knows no module command's
+ * keys: the client's keyPrefix goes on the key, and the key is named, so a
+ * Cluster sends the command to its node at once. */
+function ioredisCommand(name: Name, key: Arg, params: unknown[], buffers: boolean, prefix: KeyPrefix): any {
   const { Command } = require('ioredis');
-  const [bare, ...rest] = wire([key, ...args]);
+  const spec = COMMANDS[name];
+  const [bare, ...rest] = wire([key, ...(spec.args as (...p: unknown[]) => Arg[])(...params)]);
   const prefixed =
     prefix === undefined || prefix === ''
       ? bare
       : typeof prefix === 'string' && typeof bare === 'string'
         ? prefix + bare
         : Buffer.concat([Buffer.from(prefix), Buffer.from(bare)]);
-  const cmd = new Command(command, [prefixed, ...rest], { replyEncoding: 'utf8', readOnly });
+  const cmd = new Command(spec.command, [prefixed, ...rest], {
+    replyEncoding: buffers ? null : 'utf8',
+    readOnly: spec.readOnly,
+  });
   cmd.keys = [prefixed];
+  const decode = cmd.transformReply.bind(cmd);
+  cmd.transformReply = (raw: unknown) => spec.reply(decode(raw));
   return cmd;
 }
 
 function senderOf(client: any): Send {
-  if (typeof client.pipeline === 'function' && 'status' in client) {
-    return (command, key, args, readOnly) => {
-      const cmd = ioredisCommand(command, key, args, readOnly, client.options.keyPrefix);
-      (client as IORedisLike).sendCommand(cmd);
+  if (isIORedis(client)) {
+    return (name, key, params, buffers) => {
+      const cmd = ioredisCommand(name, key, params, buffers, client.options.keyPrefix);
+      client.sendCommand(cmd);
       return cmd.promise;
     };
   }
-  const argv = (command: string, key: Arg, args: Arg[]) => [command, ...wire([key, ...args])];
+  const argv = (name: Name, key: Arg, params: unknown[]) => [
+    COMMANDS[name].command,
+    ...wire([key, ...(COMMANDS[name].args as (...p: unknown[]) => Arg[])(...params)]),
+  ];
+  // node-redis: the client's own type mapping, with Buffers for blob strings when asked
+  const options = (buffers: boolean) => {
+    if (!buffers) return undefined;
+    const { RESP_TYPES } = require('@redis/client');
+    return { typeMapping: { ...client._commandOptions?.typeMapping, [RESP_TYPES.BLOB_STRING]: Buffer } };
+  };
   if ('masters' in client) {
-    // node-redis cluster: sendCommand(firstKey, isReadonly, args)
-    return (command, key, args, readOnly) => client.sendCommand(wire([key])[0], readOnly, argv(command, key, args));
+    // node-redis cluster: sendCommand(firstKey, isReadonly, args, options)
+    return async (name, key, params, buffers) =>
+      COMMANDS[name].reply(
+        await client.sendCommand(wire([key])[0], COMMANDS[name].readOnly, argv(name, key, params), options(buffers)),
+      );
   }
-  return (command, key, args) => client.sendCommand(argv(command, key, args));
+  return async (name, key, params, buffers) =>
+    COMMANDS[name].reply(await client.sendCommand(argv(name, key, params), options(buffers)));
 }
 
-type Methods = { [N in Name]: (key: Arg, ...params: Params<N>) => Promise<Result<N>> };
+type Call<N extends Name, S> = (key: Arg, ...params: Params<N>) => Promise<Result<N, S>>;
 
-export interface Recipes extends Methods {}
+/** Every command flat, and its `*Buffer` twin. */
+export type FlatCommands = { [N in Name]: Call<N, string> } & { [N in Name as `${N}Buffer`]: Call<N, Buffer> };
+
+export interface PageOptions {
+  /** Rows a page (the server's COUNT). */
+  count?: number;
+  /** Names and values that select the partitions (or scopes) read. */
+  where?: Names;
+}
+
+/** The paged reads of ULIST and HCOUNTER: every row once, a page at a time. */
+export interface Paging {
+  iterData(key: Arg, options?: PageOptions): AsyncGenerator<Row<string>>;
+  iterDataBuffer(key: Arg, options?: PageOptions): AsyncGenerator<Row<Buffer>>;
+  iterPartitions(key: Arg, options?: PageOptions): AsyncGenerator<Row<string>>;
+  iterPartitionsBuffer(key: Arg, options?: PageOptions): AsyncGenerator<Row<Buffer>>;
+}
+
+/** A family's namespace: its commands as methods (`topn.incrBy`), with
+ * their `*Buffer` twins, and ULIST's and HCOUNTER's paged reads. */
+export type FamilyCommands<F extends Family> = { [M in Methods<F>]: Call<NameOf<F, M>, string> } & {
+  [M in Methods<F> as `${M}Buffer`]: Call<NameOf<F, M>, Buffer>;
+} & (F extends 'ulist' | 'hcounter' ? Paging : unknown);
+
+/** The paged reads flat on Recipes: `ulistIterData`, `hcounterIterPartitionsBuffer`, ... */
+export type FlatPaging = {
+  [K in `${'ulist' | 'hcounter'}${Capitalize<keyof Paging>}`]: K extends `${string}Buffer`
+    ? (key: Arg, options?: PageOptions) => AsyncGenerator<Row<Buffer>>
+    : (key: Arg, options?: PageOptions) => AsyncGenerator<Row<string>>;
+};
+
+type PagedName = 'ulistDataPage' | 'ulistPartitionsPage' | 'hcounterDataPage' | 'hcounterPartitionsPage';
+
+const PAGED: Record<string, PagedName> = {
+  ulistIterData: 'ulistDataPage',
+  ulistIterPartitions: 'ulistPartitionsPage',
+  hcounterIterData: 'hcounterDataPage',
+  hcounterIterPartitions: 'hcounterPartitionsPage',
+};
+
+export interface Recipes extends FlatCommands, FlatPaging {}
 
 export class Recipes {
   readonly client: any;
+  readonly rv!: FamilyCommands<'rv'>;
+  readonly tl!: FamilyCommands<'tl'>;
+  readonly topn!: FamilyCommands<'topn'>;
+  readonly ulist!: FamilyCommands<'ulist'>;
+  readonly hcounter!: FamilyCommands<'hcounter'>;
   private readonly send: Send;
   /** The CREATE arguments of each key this client declared. */
   private readonly declared = new Map<string, { name: Name; params: unknown[] }>();
@@ -62,28 +148,48 @@ export class Recipes {
   constructor(client: any) {
     this.client = client;
     this.send = senderOf(client);
+    const self = this as any;
+    for (const family of FAMILIES) self[family] = {};
     for (const name of Object.keys(COMMANDS) as Name[]) {
-      (this as any)[name] = (key: Arg, ...params: unknown[]) => this.call(name, key, params);
+      const [family, method] = familyOf(name);
+      self[name] = self[family][method] = (key: Arg, ...params: unknown[]) => this.call(name, key, params, false);
+      self[`${name}Buffer`] = self[family][`${method}Buffer`] = (key: Arg, ...params: unknown[]) =>
+        this.call(name, key, params, true);
+    }
+    for (const [flat, page] of Object.entries(PAGED)) {
+      const [family, method] = familyOf(flat as Name);
+      self[flat] = self[family][method] = (key: Arg, options?: PageOptions) => this.rows(page, key, options, false);
+      self[`${flat}Buffer`] = self[family][`${method}Buffer`] = (key: Arg, options?: PageOptions) =>
+        this.rows(page, key, options, true);
     }
   }
 
-  private async call(name: Name, key: Arg, params: unknown[]): Promise<unknown> {
-    const spec = COMMANDS[name];
-    const send = () => this.send(spec.command, key, (spec.args as any)(...params), spec.readOnly);
+  private async call(name: Name, key: Arg, params: unknown[], buffers: boolean): Promise<unknown> {
+    const send = () => this.send(name, key, params, buffers);
     if (name === 'ulistCreate' || name === 'hcounterCreate') {
-      const done = spec.reply(await send());
+      const done = await send();
       this.declared.set(`${name}\0${String(key)}`, { name, params });
       return done;
     }
     const create = CREATES[name];
     const declaration = create && this.declared.get(`${create}\0${String(key)}`);
     try {
-      return spec.reply(await send());
+      return await send();
     } catch (error) {
       if (!declaration || !isLostKey(error)) throw error;
-      await this.call(declaration.name, key, declaration.params);
-      return spec.reply(await send());
+      await this.call(declaration.name, key, declaration.params, false);
+      return send();
     }
+  }
+
+  /** Every row of a paged read, following the cursor a page at a time. */
+  private async *rows(name: PagedName, key: Arg, options: PageOptions = {}, buffers: boolean): AsyncGenerator<any> {
+    let cursor = '0';
+    do {
+      const page = (await this.call(name, key, [cursor, options], buffers)) as Page<unknown>;
+      yield* page.rows;
+      cursor = page.cursor;
+    } while (cursor !== '0');
   }
 
   /** A key created elsewhere: writes through this client re-create it from
@@ -93,59 +199,86 @@ export class Recipes {
     this.declared.set(`${name}\0${String(key)}`, { name, params: [declaration] });
   }
 
-  /** Every row of a paged read (`ulistDataPage`, ...), a page at a time. */
-  async *pages<N extends 'ulistDataPage' | 'ulistPartitionsPage' | 'hcounterDataPage' | 'hcounterPartitionsPage'>(
-    name: N,
-    key: Arg,
-    options: { count?: number; where?: Record<string, Arg> } = {},
-  ): AsyncGenerator<Result<N>['rows'][number]> {
-    let cursor = '0';
-    do {
-      const page = (await this.call(name, key, [cursor, options])) as Result<N>;
-      yield* page.rows as Array<Result<N>['rows'][number]>;
-      cursor = page.cursor;
-    } while (cursor !== '0');
+  /** Every row of a paged read named by its page command (the namespaces'
+   * `iterData` / `iterPartitions` say the same without a name). */
+  pages<N extends PagedName>(name: N, key: Arg, options: PageOptions = {}): AsyncGenerator<Result<N>['rows'][number]> {
+    return this.rows(name, key, options, false);
   }
 
-  /** The typed commands queued on an ioredis pipeline (or MULTI, with
-   * `transaction: true`); `exec()` gives each reply parsed, or its Error. */
+  /** An ioredis pipeline (or MULTI, with `transaction: true`) that takes
+   * these commands beside ioredis' own; `exec()` answers ioredis'
+   * `[error, result]` pairs, each result parsed. */
   pipeline(transaction = false): RecipesPipeline {
-    const queue = transaction ? this.client.multi() : this.client.pipeline();
-    return new RecipesPipeline(queue, this.client.options.keyPrefix);
+    return withRecipes(transaction ? this.client.multi() : this.client.pipeline(), this.client.options.keyPrefix);
   }
 }
 
-/** The typed commands on `client` itself, as `client.recipes` (as a
- * node-redis module has them): for an ioredis `Redis` or `Cluster`,
- * `addRecipes(new Redis()).recipes.topnIncr('k', 'm')`. */
-export function addRecipes<T extends object>(client: T): T & { recipes: Recipes } {
-  return Object.assign(client, { recipes: new Recipes(client) });
+type Queue<N extends Name, P> = (key: Arg, ...params: Params<N>) => P;
+
+/** The commands of the table on an ioredis pipeline `P`, each returning
+ * the pipeline: flat (`topnIncr`, as the pipelines of earlier releases
+ * had them) and one namespace per family (`topn.incr`). */
+export type RecipesChain<P> = { [N in Name]: Queue<N, RecipesPipeline<P>> } & {
+  [N in Name as `${N}Buffer`]: Queue<N, RecipesPipeline<P>>;
+} & {
+  [F in Family]: { [M in Methods<F>]: Queue<NameOf<F, M>, RecipesPipeline<P>> } & {
+    [M in Methods<F> as `${M}Buffer`]: Queue<NameOf<F, M>, RecipesPipeline<P>>;
+  };
+};
+
+/** What this package knows of an ioredis pipeline without ioredis' types. */
+export interface PipelineLike {
+  exec(): Promise<Array<[error: Error | null, result: unknown]> | null>;
 }
 
-type Queued = { [N in Name]: (key: Arg, ...params: Params<N>) => RecipesPipeline };
+export type RecipesPipeline<P = PipelineLike> = P & RecipesChain<P>;
 
-export interface RecipesPipeline extends Queued {}
-
-export class RecipesPipeline {
-  private readonly parsers: Array<(raw: unknown) => unknown> = [];
-
-  constructor(
-    private readonly queue: any,
-    keyPrefix: KeyPrefix,
-  ) {
-    for (const name of Object.keys(COMMANDS) as Name[]) {
-      const spec = COMMANDS[name];
-      (this as any)[name] = (key: Arg, ...params: unknown[]) => {
-        const args = (spec.args as any)(...params);
-        this.queue.sendCommand(ioredisCommand(spec.command, key, args, spec.readOnly, keyPrefix));
-        this.parsers.push(spec.reply);
-        return this;
+/** `pipeline` with the commands of the table queued on it. */
+function withRecipes<P>(pipeline: P, prefix: KeyPrefix): RecipesPipeline<P> {
+  const queue = pipeline as any;
+  for (const family of FAMILIES) queue[family] = {};
+  for (const name of Object.keys(COMMANDS) as Name[]) {
+    const [family, method] = familyOf(name);
+    for (const buffers of [false, true]) {
+      const suffix = buffers ? 'Buffer' : '';
+      queue[`${name}${suffix}`] = queue[family][`${method}${suffix}`] = (key: Arg, ...params: unknown[]) => {
+        queue.sendCommand(ioredisCommand(name, key, params, buffers, prefix));
+        return queue;
       };
     }
   }
+  return queue;
+}
 
-  async exec(): Promise<unknown[]> {
-    const replies: Array<[Error | null, unknown]> = await this.queue.exec();
-    return replies.map(([error, raw], i) => (error ? error : this.parsers[i](raw)));
+type Pipelined<T> = T extends { pipeline(...args: any[]): infer P }
+  ? { pipeline(...args: any[]): RecipesPipeline<P>; multi(...args: any[]): RecipesPipeline<P> }
+  : unknown;
+
+/** The namespaces of the families on every client. */
+export type WithRecipes<T> = Omit<T, 'pipeline' | 'multi' | 'recipes' | Family> & {
+  recipes: Recipes;
+} & { [F in Family]: FamilyCommands<F> } & Pipelined<T>;
+
+/** The typed commands on `client` itself, as node-redis modules have them:
+ * `client.recipes` (flat, as a `Recipes`) and `client.topn`, `client.ulist`,
+ * ... (`addRecipes(new Redis()).topn.incr('k', 'm')`); on ioredis, its
+ * `pipeline()` and `multi()` take them too, beside its own commands. */
+export function addRecipes<T extends object>(client: T): WithRecipes<T> {
+  const rec = new Recipes(client);
+  const target = client as any;
+  const own = (name: string, value: unknown) =>
+    Object.defineProperty(target, name, { value, configurable: true, writable: true, enumerable: false });
+  own('recipes', rec);
+  for (const family of FAMILIES) own(family, (rec as any)[family]);
+  if (isIORedis(client)) {
+    const pipeline = target.pipeline.bind(target);
+    const multi = target.multi.bind(target);
+    own('pipeline', (...args: unknown[]) => withRecipes(pipeline(...args), target.options.keyPrefix));
+    own('multi', (...args: unknown[]) => {
+      const queued = multi(...args);
+      // multi({ pipeline: false }) starts a MULTI and answers a promise
+      return typeof queued?.exec === 'function' ? withRecipes(queued, target.options.keyPrefix) : queued;
+    });
   }
+  return target;
 }

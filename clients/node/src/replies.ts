@@ -1,13 +1,21 @@
 // Replies as plain JavaScript values, the same under RESP2 (flat arrays) and
-// RESP3 (maps), from node-redis and from ioredis.
+// RESP3 (maps), from node-redis and from ioredis. Members, items, values and
+// declared names stay as the client handed them over: strings by default,
+// Buffers (every byte as stored) when node-redis' type mapping or an ioredis
+// `*Buffer` method asks for them. `S` is that type in the signatures.
 
 /** A count: a number, or a bigint past 2^53 when the client hands numbers
  * over as strings (node-redis `typeMapping`, ioredis `stringNumbers`). */
 export type Count = number | bigint;
 
-/** A DATA or PARTITIONS row: each name of the key's declaration and its
- * value; an HCOUNTER.DATA row's `value` is a count. */
-export type Row = Record<string, string | Count>;
+/** A member, item or value as the client hands it over: a string, or a
+ * Buffer when asked for. */
+export type Bytes = string | Buffer;
+
+/** A DATA or PARTITIONS row: each name of the key's declaration (a string,
+ * as JavaScript object keys are) and its value; an HCOUNTER.DATA row's
+ * `value` is a count. */
+export type Row<S = string> = Record<string, S | Count>;
 
 export interface Page<T> {
   /** The next cursor: `"0"` when the rows are done. */
@@ -15,6 +23,7 @@ export interface Page<T> {
   rows: T[];
 }
 
+/** A name, a cursor or a status as a string (a Buffer's UTF-8). */
 export function text(value: unknown): string {
   if (typeof value === 'string') return value;
   if (value instanceof Uint8Array) return Buffer.from(value).toString('utf8');
@@ -45,8 +54,9 @@ export function ok(value: unknown): true {
   return true;
 }
 
-export function strings(value: unknown): string[] {
-  return (value as unknown[]).map(text);
+/** Members or items, as the client handed them over. */
+export function bytes(value: unknown): Bytes[] {
+  return value as Bytes[];
 }
 
 export function counts(value: unknown): Count[] {
@@ -64,26 +74,41 @@ export function pairs(value: unknown): Array<[string, unknown]> {
   return Object.entries(value as Record<string, unknown>);
 }
 
-/** A row; `value` (an HCOUNTER count) as a count, the rest as strings. */
-export function row(value: unknown): Row {
-  const out: Row = {};
-  for (const [name, v] of pairs(value)) out[name] = name === 'value' ? count(v) : text(v);
+/** A ULIST row: every value as handed over. */
+export function row(value: unknown): Row<Bytes> {
+  const out: Row<Bytes> = {};
+  for (const [name, v] of pairs(value)) out[name] = v as Bytes;
   return out;
 }
 
-export function rows(value: unknown): Row[] {
+export function rows(value: unknown): Array<Row<Bytes>> {
   return (value as unknown[]).map(row);
 }
 
-export function page(value: unknown): Page<Row> {
-  const [cursor, found] = value as [unknown, unknown];
-  return { cursor: text(cursor), rows: rows(found) };
+/** An HCOUNTER row: `value` (the count) as a count, the names' values as handed over. */
+export function countedRows(value: unknown): Array<Row<Bytes>> {
+  return (value as unknown[]).map((raw) => {
+    const out = row(raw);
+    out.value = count(out.value);
+    return out;
+  });
 }
 
-/** INFO replies: numbers as numbers, the declaration as its words. */
-export function info(value: unknown): Record<string, number | string[]> {
-  const out: Record<string, number | string[]> = {};
-  for (const [name, v] of pairs(value)) out[name] = Array.isArray(v) ? strings(v) : integer(v);
+function paged(parse: (rows: unknown) => Array<Row<Bytes>>) {
+  return (value: unknown): Page<Row<Bytes>> => {
+    const [cursor, found] = value as [unknown, unknown];
+    return { cursor: text(cursor), rows: parse(found) };
+  };
+}
+
+export const page = paged(rows);
+export const countedPage = paged(countedRows);
+
+/** INFO replies: numbers as numbers, the declaration as its words (the
+ * names' own bytes when Buffers are asked for). */
+export function info(value: unknown): Record<string, number | Bytes[]> {
+  const out: Record<string, number | Bytes[]> = {};
+  for (const [name, v] of pairs(value)) out[name] = Array.isArray(v) ? bytes(v) : integer(v);
   return out;
 }
 
@@ -159,11 +184,11 @@ export function topnInfo(value: unknown): TopnInfo {
 
 /** A flat `member, number, ...` array as `{ member, [name]: number }`. */
 function members<K extends string, V>(name: K, parse: (raw: unknown) => V) {
-  return (value: unknown): Array<{ member: string } & Record<K, V>> => {
+  return (value: unknown): Array<{ member: Bytes } & Record<K, V>> => {
     const flat = value as unknown[];
     const out = [];
     for (let i = 0; i + 1 < flat.length; i += 2) {
-      out.push({ member: text(flat[i]), [name]: parse(flat[i + 1]) } as { member: string } & Record<K, V>);
+      out.push({ member: flat[i], [name]: parse(flat[i + 1]) } as { member: Bytes } & Record<K, V>);
     }
     return out;
   };
@@ -174,11 +199,11 @@ export const withCounts = members('count', count);
 
 /** TOPN's `member, count, error, ...` (WITHERRORS): the true count lies in
  * `[count - error, count]`; error 0 on an exact key. */
-export function withErrors(value: unknown): Array<{ member: string; count: Count; error: Count }> {
+export function withErrors(value: unknown): Array<{ member: Bytes; count: Count; error: Count }> {
   const flat = value as unknown[];
   const out = [];
   for (let i = 0; i + 2 < flat.length; i += 3) {
-    out.push({ member: text(flat[i]), count: count(flat[i + 1]), error: count(flat[i + 2]) });
+    out.push({ member: flat[i] as Bytes, count: count(flat[i + 1]), error: count(flat[i + 2]) });
   }
   return out;
 }

@@ -15,42 +15,23 @@
 // shard is on its own node. The same tags as the Python package, so both
 // clients share one top-N.
 
+import * as zlib from 'node:zlib';
+import generateSlot = require('cluster-key-slot');
 import type { Arg } from './commands';
-import type { Count } from './replies';
+import type { Bytes, Count } from './replies';
 import { Recipes } from './recipes';
 
 const SLOTS = 16384;
 export const MAX_SHARDS = 256;
 
-function crcTable(poly: number, reflected: boolean): Uint32Array {
-  const table = new Uint32Array(256);
-  for (let i = 0; i < 256; i++) {
-    let c = reflected ? i : i << 8;
-    for (let k = 0; k < 8; k++) {
-      c = reflected ? (c & 1 ? poly ^ (c >>> 1) : c >>> 1) : c & 0x8000 ? ((c << 1) ^ poly) & 0xffff : (c << 1) & 0xffff;
-    }
-    table[i] = c >>> 0;
-  }
-  return table;
-}
-
-const CRC32 = crcTable(0xedb88320, true);
-const CRC16 = crcTable(0x1021, false);
-
+/** CRC-32 (IEEE) of the bytes: zlib's, the hash that picks a member's shard. */
 export function crc32(bytes: Uint8Array): number {
-  let c = 0xffffffff;
-  for (const b of bytes) c = CRC32[(c ^ b) & 0xff] ^ (c >>> 8);
-  return (c ^ 0xffffffff) >>> 0;
+  return zlib.crc32(bytes);
 }
 
 /** The cluster slot of a key (with its hash tag, as Redis finds it). */
-export function keySlot(key: string): number {
-  const open = key.indexOf('{');
-  const close = open >= 0 ? key.indexOf('}', open + 1) : -1;
-  const hashed = close > open + 1 ? key.slice(open + 1, close) : key;
-  let c = 0;
-  for (const b of Buffer.from(hashed)) c = ((c << 8) & 0xffff) ^ CRC16[((c >> 8) ^ b) & 0xff];
-  return c % SLOTS;
+export function keySlot(key: string | Buffer): number {
+  return generateSlot(key);
 }
 
 /** The hash tag of each of `shards` shards: `i`, else the first `i.j`
@@ -75,9 +56,15 @@ function memberBytes(member: Arg): Buffer {
 
 /** TOPN's order: count descending (a bigint past 2^53 too), then member
  * bytes ascending. */
-function ranked(a: { member: string; count: Count }, b: { member: string; count: Count }): number {
+function ranked(a: { member: Bytes; count: Count }, b: { member: Bytes; count: Count }): number {
   if (a.count !== b.count) return a.count > b.count ? -1 : 1;
   return Buffer.compare(Buffer.from(a.member), Buffer.from(b.member));
+}
+
+export interface TopOptions {
+  n?: number;
+  at?: number;
+  last?: number;
 }
 
 export class ShardedTopN {
@@ -108,10 +95,22 @@ export class ShardedTopN {
 
   /** The exact n highest over all shards at `at` (default: this client's
    * clock, the same for every shard). */
-  async top(options: { n?: number; at?: number; last?: number } = {}): Promise<Array<{ member: string; count: Count }>> {
+  top(options: TopOptions = {}): Promise<Array<{ member: string; count: Count }>> {
+    return this.merged(options, (key, o) => this.recipes.topnTopWithCounts(key, o));
+  }
+
+  /** `top` with each member as a Buffer, every byte as stored. */
+  topBuffer(options: TopOptions = {}): Promise<Array<{ member: Buffer; count: Count }>> {
+    return this.merged(options, (key, o) => this.recipes.topnTopWithCountsBuffer(key, o));
+  }
+
+  private async merged<S extends Bytes>(
+    options: TopOptions,
+    read: (key: string, o: { n: number; at: number; last?: number }) => Promise<Array<{ member: S; count: Count }>>,
+  ): Promise<Array<{ member: S; count: Count }>> {
     const n = options.n ?? 10;
     const at = options.at ?? Date.now();
-    const replies = await Promise.all(this.keys.map((key) => this.recipes.topnTopWithCounts(key, { n, at, last: options.last })));
+    const replies = await Promise.all(this.keys.map((key) => read(key, { n, at, last: options.last })));
     return replies.flat().sort(ranked).slice(0, n);
   }
 

@@ -30,12 +30,13 @@ test('pipelines and MULTI parse each reply; errors are ReplyErrors', async () =>
     await redis.flushall();
     await rec.topnCreate('t', { window: 12 });
     await rec.topnIncr('t', 'a', { by: 3 });
+    // ioredis' [error, result] pairs, each result parsed
     const piped = await rec.pipeline().topnIncr('t', 'b').topnCount('t', ['a', 'b']).topnTop('t', { last: 0 }).exec();
-    assert.equal(piped[0], 1);
-    assert.deepEqual(piped[1], [3, 1]);
-    assert.ok(piped[2] instanceof ReplyError);
+    assert.deepEqual(piped[0], [null, 1]);
+    assert.deepEqual(piped[1], [null, [3, 1]]);
+    assert.ok(piped[2][0] instanceof ReplyError);
     const multi = await rec.pipeline(true).rvAdd('v', 'y').rvLen('v').hcounterData('none').exec();
-    assert.deepEqual(multi, [1, 1, []]);
+    assert.deepEqual(multi, [[null, 1], [null, 1], [null, []]]);
     await assert.rejects(rec.topnCreate('t', { window: 12, views: [6] }), (e) => {
       assert.ok(e instanceof ReplyError);
       assert.match(e.message, /^ERR the key exists with another shape/);
@@ -57,7 +58,8 @@ test('commands and pipelines take the client\'s keyPrefix', async () => {
   try {
     await admin.flushall();
     assert.equal(await redis.recipes.rvAdd('seen', 'x'), 1);
-    assert.deepEqual(await redis.recipes.pipeline().tlPush('feed', 'a').rvLen('seen').exec(), [1, 1]);
+    assert.deepEqual(await redis.recipes.pipeline().tlPush('feed', 'a').rvLen('seen').exec(), [[null, 1], [null, 1]]);
+    assert.deepEqual(await redis.pipeline().tl.push('feed', 'b').exec(), [[null, 2]]);
     assert.deepEqual((await admin.keys('*')).sort(), ['app:feed', 'app:seen']);
   } finally {
     redis.disconnect();
@@ -108,6 +110,53 @@ test('a write recreates its declared key after DEL, FLUSHDB and eviction', async
   }
 });
 
+test('ioredis pipelines and MULTI mix plain and recipes commands', async () => {
+  const redis = addRecipes(new Redis(server.port, '127.0.0.1'));
+  try {
+    await redis.flushall();
+    const pipe = redis.pipeline();
+    pipe.set('plain', 'x');
+    pipe.topn.incr('t', 'a', { by: 2 }).get('plain');
+    pipe.topnTopWithCounts('t') // the flat names, as the pipelines of earlier releases had them
+      .hcounter.data('none').topn.top('t', { last: 0 });
+    const replies = await pipe.exec();
+    assert.deepEqual(replies.slice(0, 5), [
+      [null, 'OK'],
+      [null, 2],
+      [null, 'x'],
+      [null, [{ member: 'a', count: 2 }]],
+      [null, []],
+    ]);
+    assert.ok(replies[5][0] instanceof ReplyError && replies[5][1] === undefined);
+    const multi = await redis.multi().incr('n').ulist.create('l', { value: 'v' }).ulist.add('l', { v: 1 }).incr('n').exec();
+    assert.deepEqual(multi, [[null, 1], [null, true], [null, true], [null, 2]]);
+    // a failing command inside MULTI: its error in its place, the others applied
+    const failed = await redis.multi().rv.add('v', 'x').ulist.add('nolist', { v: 1 }).rv.len('v').exec();
+    assert.deepEqual([failed[0], failed[2]], [[null, 1], [null, 1]]);
+    assert.match(failed[1][0].message, /no such list/);
+    // multi({ pipeline: false }) is ioredis' own MULTI, as before
+    assert.equal(await redis.multi({ pipeline: false }), 'OK');
+    assert.deepEqual(await redis.exec(), []);
+  } finally {
+    redis.disconnect();
+  }
+});
+
+test('one namespace per family beside the flat names', async () => {
+  const redis = addRecipes(new Redis(server.port, '127.0.0.1'));
+  try {
+    await redis.flushall();
+    assert.equal(await redis.topn.incr('t', 'a', { by: 3 }), 3);
+    assert.deepEqual(await redis.recipes.topn.topWithCounts('t'), [{ member: 'a', count: 3 }]);
+    assert.equal(await redis.hcounter.create('c', { group: 'g' }), true);
+    await redis.del('c');
+    assert.equal(await redis.hcounter.incrBy('c', 2, { g: 'x' }), 2, 'the namespaces re-create lost keys too');
+    assert.deepEqual(await redis.rv.getWithTimes('none'), []);
+  } finally {
+    redis.disconnect();
+  }
+});
+
 test('paged reads see every row once', async () => {
   const redis = new Redis(server.port, '127.0.0.1');
   const rec = new Recipes(redis);
@@ -117,10 +166,31 @@ test('paged reads see every row once', async () => {
     const pipe = rec.pipeline();
     for (let i = 0; i < 700; i++) pipe.ulistAdd('big', { v: i, s: i % 3 });
     await pipe.exec();
-    const seen = [];
-    for await (const row of rec.pages('ulistDataPage', 'big', { count: 50 })) seen.push(`${row.s}/${row.v}`);
-    assert.equal(seen.length, 700);
-    assert.equal(new Set(seen).size, 700);
+    for (const rows of [
+      rec.pages('ulistDataPage', 'big', { count: 50 }),
+      rec.ulist.iterData('big', { count: 50 }),
+      rec.ulistIterData('big', { count: 70 }),
+    ]) {
+      const seen = [];
+      for await (const row of rows) seen.push(`${row.s}/${row.v}`);
+      assert.equal(seen.length, 700);
+      assert.equal(new Set(seen).size, 700);
+    }
+    const scopes = [];
+    for await (const row of rec.ulist.iterPartitions('big', { count: 1, where: { s: 1 } })) scopes.push(row);
+    assert.deepEqual(scopes, [{ s: '1' }]);
+    await rec.hcounterCreate('hits', { partition: 'day', group: 'page' });
+    for (let i = 0; i < 30; i++) await rec.hcounter.incr('hits', { day: i % 3, page: i });
+    let cells = 0;
+    for await (const row of rec.hcounter.iterData('hits', { count: 4, where: { day: 1 } })) {
+      assert.equal(row.day, '1');
+      assert.equal(row.value, 1);
+      cells++;
+    }
+    assert.equal(cells, 10);
+    const days = [];
+    for await (const row of rec.hcounter.iterPartitions('hits')) days.push(row.day);
+    assert.deepEqual(days.sort(), ['0', '1', '2']);
   } finally {
     redis.disconnect();
   }

@@ -5,7 +5,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const { createClient, createCluster, ErrorReply, MultiErrorReply } = require('redis');
 const { default: Redis } = require('ioredis');
-const { recipes, Recipes, addRecipes, COMMANDS } = require('..');
+const { recipes, recipesModules, Recipes, addRecipes, COMMANDS } = require('..');
 const servers = require('./servers');
 const everyFamily = require('./families');
 
@@ -61,6 +61,21 @@ test('MULTI and pipelines parse each reply; errors carry the server text', async
       return true;
     });
     await assert.rejects(client.multi().recipes.rvLen('v').recipes.topnTop('t', { last: 0 }).execAsPipeline(), ErrorReply);
+  } finally {
+    await client.close();
+  }
+});
+
+test('one module per family, in MULTI and pipelines too, beside client.recipes', async () => {
+  const client = await createClient({ url: server.url, modules: recipesModules }).connect();
+  try {
+    await client.flushAll();
+    assert.equal(await client.topn.incr('t', 'a', { by: 2 }), 2);
+    assert.deepEqual(await client.topn.topWithCounts('t'), await client.recipes.topnTopWithCounts('t'));
+    const replies = await client.multi().rv.add('v', 'x').topn.count('t', ['a']).recipes.rvLen('v').set('plain', '1').exec();
+    assert.deepEqual(replies, [1, [2], 1, 'OK']);
+    assert.deepEqual(await client.multi().ulist.create('l', { value: 'v' }).ulist.add('l', { v: 1 }).execAsPipeline(), [true, true]);
+    assert.deepEqual(Object.keys(recipesModules).sort(), ['hcounter', 'recipes', 'rv', 'tl', 'topn', 'ulist']);
   } finally {
     await client.close();
   }

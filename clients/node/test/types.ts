@@ -3,7 +3,7 @@
 // `@ts-expect-error` must stay an error, so a loosened type fails the check.
 import { createClient, createCluster, RESP_TYPES } from 'redis';
 import Redis, { Cluster } from 'ioredis';
-import { recipes, addRecipes, Recipes, ShardedTopN, Count, Row, Page, TopnInfo } from '..';
+import { recipes, recipesModules, addRecipes, Recipes, ShardedTopN, Count, Row, Page, TopnInfo } from '..';
 
 export async function nodeRedis(): Promise<void> {
   const client = await createClient({ RESP: 3, modules: { recipes } }).connect();
@@ -37,6 +37,18 @@ export async function nodeRedis(): Promise<void> {
   const queued = await client.multi().recipes.topnIncr('t', 'm').recipes.rvGet('v').exec();
   const cluster = createCluster({ rootNodes: [], modules: { recipes } });
   const has: boolean = await cluster.recipes.ulistHas('users', { user: 7 });
+  // one module per family, as @redis/bloom has them
+  const modular = await createClient({ modules: recipesModules }).connect();
+  const incremented: Count = await modular.topn.incr('searches', 'redis');
+  const members: string[] = await modular.topn.top('searches', { n: 3 });
+  const rowsToo: Row[] = await modular.ulist.data('users');
+  const buffers = modular.withTypeMapping({ [RESP_TYPES.BLOB_STRING]: Buffer });
+  const exactMembers: Buffer[] = await buffers.topn.top('searches');
+  const exactTop: Array<{ member: Buffer; count: Count }> = await buffers.recipes.topnTopWithCounts('searches');
+  // @ts-expect-error mapped to Buffers, not strings
+  const mapped: string[] = await buffers.rv.get('viewed');
+  const inMulti = await modular.multi().topn.incr('t', 'm').rv.add('v', 'x').exec();
+  void [incremented, members, rowsToo, exactMembers, exactTop, mapped, inMulti];
   void [length, added, batch, byObject, top, info, views, viewMemory, bound, exactNumber, rows, page, isNew, wrong, big, queued, has];
 }
 
@@ -46,7 +58,19 @@ export async function ioredis(): Promise<void> {
   const items: string[] = await redis.recipes.tlRange('timeline', { count: 10 });
   // @ts-expect-error RV.GET's options are an object
   await redis.recipes.rvGet('viewed', 10);
-  const piped: unknown[] = await redis.recipes.pipeline().rvAdd('v', 'x').rvLen('v').exec();
+  const piped: Array<[Error | null, unknown]> | null = await redis.recipes.pipeline().rvAdd('v', 'x').rvLen('v').exec();
+  // ioredis' own pipeline takes the families beside its own commands
+  const mixed = redis.pipeline();
+  mixed.set('plain', 'x');
+  const chained = mixed.topn.incr('searches', 'redis').ulist.add('users', { user: 7 }).get('plain');
+  const pairs: Array<[Error | null, unknown]> | null = await redis.multi().hcounter.incrBy('c', 2, { day: 'd' }).exec();
+  const bytes: Buffer[] = await redis.topn.topBuffer('searches');
+  const strings: string[] = await redis.topn.top('searches');
+  // @ts-expect-error the *Buffer twin gives Buffers
+  const notStrings: string[] = await redis.tl.rangeBuffer('timeline');
+  for await (const row of redis.recipes.ulistIterData('users', { count: 100 })) void (row satisfies Row);
+  for await (const row of redis.hcounter.iterDataBuffer('views')) void (row satisfies Row<Buffer>);
+  void [chained, pairs, bytes, strings, notStrings];
   const rec = new Recipes(new Cluster([]));
   rec.declare('hcounter', 'views', { partition: 'day', group: 'city' });
   for await (const row of rec.pages('hcounterDataPage', 'views', { count: 100 })) void (row satisfies Row);

@@ -8,9 +8,17 @@ redis-py, with exact sharded top-N.
 1
 """
 
+from ._family import DataError
 from .client import Recipes
 from .sharded import AsyncShardedTopN, ShardedTopN, shard_tags
 from .topn import TopNInfo
 
-__all__ = ["Recipes", "ShardedTopN", "AsyncShardedTopN", "TopNInfo", "shard_tags"]
-__version__ = "0.2.0"
+__all__ = [
+    "Recipes",
+    "ShardedTopN",
+    "AsyncShardedTopN",
+    "TopNInfo",
+    "DataError",
+    "shard_tags",
+]
+__version__ = "0.3.0"

@@ -1,5 +1,7 @@
 """What every family shares: sending a command with the parser of its reply,
-and the checks a client can make before anything is sent.
+the checks a client can make before anything is sent, and the two loops that
+take more than one round trip (paged reads, a write that re-creates its lost
+key), each written once for the plain and the asyncio clients.
 
 Each call goes through the client's own ``execute_command`` with one extra
 option, ``recipes_reply``, naming the function that turns the server's reply
@@ -8,6 +10,11 @@ names applies it, so the parsing happens wherever redis-py parses: at once on a
 client, at ``execute()`` on a pipeline, after ``await`` on an asyncio client,
 after the redirect on a cluster. A call made without the option (a plain
 ``execute_command("TOPN.TOP", ...)``) gets the raw reply as before.
+
+Typing: a family is ``Family[Literal[False]]`` on a plain client and
+``Family[Literal[True]]`` on an asyncio one; each method is overloaded on it, as
+redis-py 8 types its module commands, so ``await arec.topn.incr(...)`` is an
+``int`` to mypy and ``rec.topn.incr(...)`` one too.
 """
 
 from __future__ import annotations
@@ -15,23 +22,46 @@ from __future__ import annotations
 import inspect
 from typing import (
     Any,
+    AsyncIterator,
     Callable,
     Dict,
+    Generator,
+    Generic,
     Iterable,
     Iterator,
     List,
+    Literal,
     Mapping,
     Optional,
     Protocol,
     Sequence,
     Tuple,
+    TypeVar,
+    Union,
 )
 
 import redis
+import redis.asyncio.client
+import redis.asyncio.cluster
+import redis.client
+import redis.cluster
 
 REPLY_OPTION = "recipes_reply"
 
 Parser = Callable[[Any], Any]
+
+#: Literal[False] on a plain client (replies), Literal[True] on an asyncio
+#: client (awaitables of them)
+IsAsync = TypeVar("IsAsync", bound=bool)
+Sync = Literal[False]
+Async = Literal[True]
+
+
+class DataError(redis.DataError, ValueError):
+    """Input the client refuses before sending anything (both ``ttl`` and
+    ``pxat``, a keyword as a name, a name the key's schema does not have):
+    a ``redis.DataError``, so ``except redis.RedisError`` sees it, and a
+    ``ValueError`` as in earlier releases."""
 
 
 def apply_reply_parser(response: Any, **options: Any) -> Any:
@@ -52,7 +82,52 @@ class Host(Protocol):
     schemas: "Dict[Tuple[str, bytes], Schema]"
 
 
-class Family:
+#: one command to send: the parser of its reply and its arguments
+Request = Tuple[Optional[Parser], Sequence[Any]]
+#: a conversation of requests (see :func:`lost_key_retry`), its result at the end
+Plan = Generator[Request, Any, Any]
+
+
+class Pages:
+    """A paged read (``CURSOR``/``COUNT``): the request for the next page, and
+    the rows of each reply; ``done`` once the server's cursor is back at 0."""
+
+    def __init__(
+        self, parse: Parser, command: str, key: Any, where: Mapping[str, Any], count: Optional[int]
+    ) -> None:
+        self.parse = parse
+        self.head: List[Any] = [command, key, *flat_pairs(where)]
+        self.count = count
+        self.cursor: Any = "0"
+        self.done = False
+
+    def request(self) -> List[Any]:
+        args = [*self.head, "CURSOR", self.cursor]
+        option(args, "COUNT", self.count)
+        return args
+
+    def rows(self, reply: Any) -> List[Dict[str, Any]]:
+        self.cursor = reply[0]
+        self.done = self.cursor in (b"0", "0")
+        rows: List[Dict[str, Any]] = self.parse(reply[1])
+        return rows
+
+
+def lost_key_retry(create: Sequence[Any], parse: Optional[Parser], args: Sequence[Any]) -> Plan:
+    """A write to a declared key that survives the key's loss: when the
+    server answers "no such list/counter" (the key was deleted, evicted,
+    expired or flushed), the key is created again from the declaration this
+    client knows (CREATE is safe to repeat) and the write is tried once more."""
+    try:
+        return (yield parse, args)
+    except redis.exceptions.ResponseError as e:
+        if not is_lost_key(e):
+            raise
+    yield ok, create
+    return (yield parse, args)
+
+
+class Family(Generic[IsAsync]):
     """A family's namespace on a :class:`~redis_recipes.Recipes` (``.topn``, ...)."""
 
     #: every command of the family, for the response callbacks
@@ -97,50 +172,79 @@ class Family:
 
         return parse
 
-    def _pages(self, parse: Parser, command: str, key: Any, where: Mapping[str, Any], count: Optional[int]) -> Iterator[Dict[str, Any]]:
-        """The rows of a read, fetched in pages (``CURSOR``/``COUNT``), one
-        round trip a page: every row there throughout comes once. On a client
-        (not a pipeline, not asyncio)."""
-        cursor: Any = "0"
-        while True:
-            args: List[Any] = [command, key, *flat_pairs(where), "CURSOR", cursor]
-            option(args, "COUNT", count)
-            reply = self._send(None, *args)
-            cursor = reply[0]
-            yield from parse(reply[1])
-            if cursor in (b"0", "0"):
-                return
+    def _pages(
+        self,
+        method: str,
+        parse: Parser,
+        command: str,
+        key: Any,
+        where: Mapping[str, Any],
+        count: Optional[int],
+    ) -> Union[Iterator[Dict[str, Any]], AsyncIterator[Dict[str, Any]]]:
+        """The rows of a read, fetched in pages, one round trip a page: every
+        row there throughout comes once. An iterator on a client, an async
+        iterator on an asyncio client; a pipeline cannot page (each page's
+        request needs the reply before it)."""
+        client = self._recipes.client
+        if is_pipeline(client):
+            raise DataError(
+                f"{method} reads page by page, each request after the reply before it, "
+                "which a pipeline cannot do: call it on the client, or queue the whole "
+                f"read ({method.replace('iter_', '')}) in the pipeline"
+            )
+        pages = Pages(parse, command, key, where, count)
+        if is_async(client):
+            return self._pages_async(pages)
+        return self._pages_sync(pages)
+
+    def _pages_sync(self, pages: Pages) -> Iterator[Dict[str, Any]]:
+        while not pages.done:
+            yield from pages.rows(self._send(None, *pages.request()))
+
+    async def _pages_async(self, pages: Pages) -> AsyncIterator[Dict[str, Any]]:
+        while not pages.done:
+            for row in pages.rows(await self._send(None, *pages.request())):
+                yield row
 
     def _write(self, key: Any, parse: Optional[Parser], *args: Any) -> Any:
-        """A write to a declared key that survives the key's loss: when the
-        server answers "no such list/counter" (the key was deleted, evicted,
-        expired or flushed), the key is created again from the declaration
-        this client knows (CREATE is safe to repeat) and the write is tried
-        once more. Pipelines and MULTI send as they are (their replies come at
-        ``execute()``)."""
+        """A write to a declared key, re-created when lost (:func:`lost_key_retry`).
+        Pipelines and MULTI send as they are (their replies come at ``execute()``)."""
         schema = self._schema(key)
         client = self._recipes.client
         if schema is None or schema.create is None or is_pipeline(client):
             return self._send(parse, *args)
-        create = [schema.create[0], key, *schema.create[1:]]
-        if is_async(client):
-            return self._write_async(create, parse, args)
-        try:
-            return self._send(parse, *args)
-        except redis.exceptions.ResponseError as e:
-            if not is_lost_key(e):
-                raise
-            self._send(ok, *create)
-            return self._send(parse, *args)
+        plan = lost_key_retry([schema.create[0], key, *schema.create[1:]], parse, args)
+        return self._run_async(plan) if is_async(client) else self._run(plan)
 
-    async def _write_async(self, create: List[Any], parse: Optional[Parser], args: Any) -> Any:
-        try:
-            return await self._send(parse, *args)
-        except redis.exceptions.ResponseError as e:
-            if not is_lost_key(e):
-                raise
-            await self._send(ok, *create)
-            return await self._send(parse, *args)
+    def _run(self, plan: Plan) -> Any:
+        """Sends a plan's requests one after the other; its result."""
+        request = next(plan)
+        while True:
+            try:
+                try:
+                    parse, args = request
+                    reply = self._send(parse, *args)
+                except redis.exceptions.ResponseError as e:
+                    request = plan.throw(e)
+                else:
+                    request = plan.send(reply)
+            except StopIteration as done:
+                return done.value
+
+    async def _run_async(self, plan: Plan) -> Any:
+        """:meth:`_run`, awaiting each reply."""
+        request = next(plan)
+        while True:
+            try:
+                try:
+                    parse, args = request
+                    reply = await self._send(parse, *args)
+                except redis.exceptions.ResponseError as e:
+                    request = plan.throw(e)
+                else:
+                    request = plan.send(reply)
+            except StopIteration as done:
+                return done.value
 
 
 def is_lost_key(error: Exception) -> bool:
@@ -148,9 +252,17 @@ def is_lost_key(error: Exception) -> bool:
     return str(error).startswith(("no such list", "no such counter"))
 
 
+PIPELINES = (
+    redis.client.Pipeline,
+    redis.cluster.ClusterPipeline,
+    redis.asyncio.client.Pipeline,
+    redis.asyncio.cluster.ClusterPipeline,
+)
+
+
 def is_pipeline(client: Any) -> bool:
-    """A pipeline (or MULTI) of either client: its calls are queued."""
-    return hasattr(client, "command_stack") or hasattr(client, "_command_stack")
+    """A pipeline (or MULTI) of any client: its calls are queued."""
+    return isinstance(client, PIPELINES)
 
 
 def is_async(client: Any) -> bool:
@@ -167,14 +279,17 @@ def option(args: List[Any], name: str, value: Any) -> None:
 
 
 def exclusive(**given: Any) -> None:
-    """Raise ValueError when more than one of the named options is set."""
+    """Raise DataError when more than one of the named options is set."""
     set_ = [name for name, value in given.items() if value is not None and value is not False]
     if len(set_) > 1:
-        raise ValueError(f"{' and '.join(set_)} cannot be used together")
+        raise DataError(f"{' and '.join(set_)} cannot be used together")
 
 
 def name_list(option_name: str, names: Any) -> List[str]:
-    """A schema's list of names: a str alone is one name, not its letters."""
+    """A schema's list of names: a str alone is one name, not its letters. A
+    name given as bytes that are not UTF-8 becomes the str that stands for
+    them (``surrogateescape``, as ``os.fsdecode`` does), which the client
+    sends as those bytes and rows give back."""
     if names is None:
         return []
     if isinstance(names, (str, bytes)):
@@ -182,11 +297,17 @@ def name_list(option_name: str, names: Any) -> List[str]:
     out = []
     for name in names:
         if isinstance(name, bytes):
-            name = name.decode()
+            name = text(name)
         if not isinstance(name, str) or not name:
-            raise ValueError(f"{option_name}: a name must be a non-empty string, got {name!r}")
+            raise DataError(f"{option_name}: a name must be a non-empty string, got {name!r}")
         out.append(name)
     return out
+
+
+def wire_name(name: str) -> bytes:
+    """A name as sent: its UTF-8 bytes, or the bytes a ``surrogateescape``
+    str stands for (a name that is not UTF-8)."""
+    return name.encode("utf-8", "surrogateescape")
 
 
 def check_names(command: str, reserved: Iterable[str], names: Mapping[str, Any]) -> None:
@@ -195,17 +316,17 @@ def check_names(command: str, reserved: Iterable[str], names: Mapping[str, Any])
     keywords = {word.upper() for word in reserved}
     for name, value in names.items():
         if not name:
-            raise ValueError(f"{command}: empty name")
+            raise DataError(f"{command}: empty name")
         if name.upper() in keywords:
-            raise ValueError(f"{command}: {name!r} is a keyword, not a name")
+            raise DataError(f"{command}: {name!r} is a keyword, not a name")
         if value is None:
-            raise ValueError(f"{command}: no value for {name!r}")
+            raise DataError(f"{command}: no value for {name!r}")
 
 
 def flat_pairs(names: Mapping[str, Any]) -> List[Any]:
     out: List[Any] = []
     for name, value in names.items():
-        out.extend((name, value))
+        out.extend((wire_name(name), value))
     return out
 
 
@@ -240,9 +361,9 @@ class Schema:
         unknown = [n for n in names if n not in allowed]
         missing = [n for n in want if n not in names]
         if unknown:
-            raise ValueError(f"{command}: unknown name(s) {unknown}; it takes {allowed}")
+            raise DataError(f"{command}: unknown name(s) {unknown}; it takes {allowed}")
         if missing:
-            raise ValueError(f"{command}: missing name(s) {missing}")
+            raise DataError(f"{command}: missing name(s) {missing}")
 
 
 def key_id(key: Any) -> bytes:

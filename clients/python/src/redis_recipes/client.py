@@ -2,39 +2,60 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, Tuple, Type
+from typing import TYPE_CHECKING, Any, Dict, Generic, Literal, Optional, Tuple, Type, Union, overload
 
-from ._family import Family, Schema, apply_reply_parser
+from ._family import Family, IsAsync, Schema, apply_reply_parser
 from .hcounter import HCounter
 from .rv import RV
 from .tl import TL
 from .topn import TopN
 from .ulist import UList
 
-FAMILIES: Tuple[Type[Family], ...] = (RV, TL, TopN, UList, HCounter)
+if TYPE_CHECKING:
+    import redis
+    import redis.asyncio
+    import redis.asyncio.cluster
+    import redis.cluster
+
+    SyncClient = Union[redis.Redis, redis.cluster.RedisCluster, redis.cluster.ClusterPipeline]
+    AsyncClient = Union[
+        redis.asyncio.Redis, redis.asyncio.RedisCluster, redis.asyncio.cluster.ClusterPipeline
+    ]
+
+FAMILIES: Tuple[Type[Family[Any]], ...] = (RV, TL, TopN, UList, HCounter)
+
+Schemas = Dict[Tuple[str, bytes], Schema]
 
 
-class Recipes:
+class Recipes(Generic[IsAsync]):
     """The recipes module's commands on ``client``: a ``redis.Redis``, a
     ``redis.cluster.RedisCluster``, a pipeline of either, or their
-    ``redis.asyncio`` twins (whose methods return awaitables).
+    ``redis.asyncio`` twins (whose methods return awaitables, and are typed so).
 
     >>> rec = Recipes(redis.Redis())
     >>> rec.topn.incr("lookups", "+15551234567")
     1
     """
 
-    rv: RV
-    tl: TL
-    topn: TopN
-    ulist: UList
-    hcounter: HCounter
+    rv: RV[IsAsync]
+    tl: TL[IsAsync]
+    topn: TopN[IsAsync]
+    ulist: UList[IsAsync]
+    hcounter: HCounter[IsAsync]
 
-    def __init__(self, client: Any, *, _schemas: "Dict[Tuple[str, bytes], Schema] | None" = None):
+    @overload
+    def __init__(
+        self: Recipes[Literal[False]], client: SyncClient, *, _schemas: Optional[Schemas] = ...
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: Recipes[Literal[True]], client: AsyncClient, *, _schemas: Optional[Schemas] = ...
+    ) -> None: ...
+    def __init__(self, client: Any, *, _schemas: Optional[Schemas] = None) -> None:
         self.client = client
         #: schemas of ULIST / HCOUNTER keys this client created or declared,
         #: shared with its pipelines
-        self.schemas: Dict[Tuple[str, bytes], Schema] = {} if _schemas is None else _schemas
+        self.schemas: Schemas = {} if _schemas is None else _schemas
         # the asyncio ClusterPipeline of redis-py 5.0 parses with its cluster
         # client's callbacks and has no setter of its own
         owner = client if hasattr(client, "set_response_callback") else client._client
@@ -47,23 +68,25 @@ class Recipes:
         self.ulist = UList(self)
         self.hcounter = HCounter(self)
 
-    def pipeline(self, *args: Any, **kwargs: Any) -> "Recipes":
+    def pipeline(self, *args: Any, **kwargs: Any) -> Recipes[Literal[False]]:
         """The families on ``client.pipeline(...)``: queue calls, then
-        ``execute()`` returns their parsed replies in order."""
+        ``execute()`` returns their parsed replies in order (awaited on an
+        asyncio client). A queued call returns the pipeline, whatever its
+        annotation says, as redis-py's own queued commands do."""
         return Recipes(self.client.pipeline(*args, **kwargs), _schemas=self.schemas)
 
     def execute(self, *args: Any, **kwargs: Any) -> Any:
         """``execute()`` of the pipeline these Recipes are on."""
         return self.client.execute(*args, **kwargs)
 
-    def __enter__(self) -> "Recipes":
+    def __enter__(self) -> Recipes[IsAsync]:
         self.client.__enter__()
         return self
 
     def __exit__(self, *exc: Any) -> Any:
         return self.client.__exit__(*exc)
 
-    async def __aenter__(self) -> "Recipes":
+    async def __aenter__(self) -> Recipes[IsAsync]:
         await self.client.__aenter__()
         return self
 

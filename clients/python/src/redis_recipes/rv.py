@@ -2,27 +2,34 @@
 
 from __future__ import annotations
 
-from typing import Any, List, Literal, Optional, Tuple, Union, overload
+from typing import Any, Awaitable, List, Literal, Optional, Tuple, overload
 
-from ._family import Family, exclusive, integer, members_with, option
+from ._family import Async, DataError, Family, IsAsync, Sync, exclusive, integer, members_with, option
 
 ADD = "RV.ADD"
 GET = "RV.GET"
 REM = "RV.REM"
 LEN = "RV.LEN"
 
-
 def _ms(score: Any) -> int:
     # times are whole ms, sent as doubles (RESP3) or their text (RESP2)
     return int(float(score))
 
-
 _with_times = members_with(_ms)
 
-
-class RV(Family):
+class RV(Family[IsAsync]):
     COMMANDS = (ADD, GET, REM, LEN)
 
+    @overload
+    def add(
+        self: RV[Sync], key: Any, member: Any, *, at: Optional[int] = ...,
+        maxlen: Optional[int] = ..., ttl: Optional[int] = ..., pxat: Optional[int] = ...,
+    ) -> int: ...
+    @overload
+    def add(
+        self: RV[Async], key: Any, member: Any, *, at: Optional[int] = ...,
+        maxlen: Optional[int] = ..., ttl: Optional[int] = ..., pxat: Optional[int] = ...,
+    ) -> Awaitable[int]: ...
     def add(
         self,
         key: Any,
@@ -32,7 +39,7 @@ class RV(Family):
         maxlen: Optional[int] = None,
         ttl: Optional[int] = None,
         pxat: Optional[int] = None,
-    ) -> int:
+    ) -> Any:
         """``RV.ADD``: entries in the list after the add and trim."""
         exclusive(ttl=ttl, pxat=pxat)
         args: List[Any] = [ADD, key, member]
@@ -44,24 +51,24 @@ class RV(Family):
 
     @overload
     def get(
-        self,
-        key: Any,
-        *,
-        limit: Optional[int] = ...,
-        since: Optional[int] = ...,
+        self: RV[Sync], key: Any, *, limit: Optional[int] = ..., since: Optional[int] = ...,
         withscores: Literal[False] = ...,
     ) -> List[Any]: ...
-
     @overload
     def get(
-        self,
-        key: Any,
-        *,
-        limit: Optional[int] = ...,
-        since: Optional[int] = ...,
+        self: RV[Sync], key: Any, *, limit: Optional[int] = ..., since: Optional[int] = ...,
         withscores: Literal[True],
     ) -> List[Tuple[Any, int]]: ...
-
+    @overload
+    def get(
+        self: RV[Async], key: Any, *, limit: Optional[int] = ..., since: Optional[int] = ...,
+        withscores: Literal[False] = ...,
+    ) -> Awaitable[List[Any]]: ...
+    @overload
+    def get(
+        self: RV[Async], key: Any, *, limit: Optional[int] = ..., since: Optional[int] = ...,
+        withscores: Literal[True],
+    ) -> Awaitable[List[Tuple[Any, int]]]: ...
     def get(
         self,
         key: Any,
@@ -69,7 +76,7 @@ class RV(Family):
         limit: Optional[int] = None,
         since: Optional[int] = None,
         withscores: bool = False,
-    ) -> Union[List[Any], List[Tuple[Any, int]]]:
+    ) -> Any:
         """``RV.GET``: members newest first; with ``withscores`` as
         ``(member, time_ms)`` pairs."""
         args: List[Any] = [GET, key]
@@ -79,12 +86,20 @@ class RV(Family):
             args.append("WITHSCORES")
         return self._send(_with_times if withscores else list, *args)
 
-    def rem(self, key: Any, *members: Any) -> int:
+    @overload
+    def rem(self: RV[Sync], key: Any, *members: Any) -> int: ...
+    @overload
+    def rem(self: RV[Async], key: Any, *members: Any) -> Awaitable[int]: ...
+    def rem(self, key: Any, *members: Any) -> Any:
         """``RV.REM``: how many of the members were removed."""
         if not members:
-            raise ValueError("RV.REM needs at least one member")
+            raise DataError("RV.REM needs at least one member")
         return self._send(integer, REM, key, *members)
 
-    def len(self, key: Any) -> int:
+    @overload
+    def len(self: RV[Sync], key: Any) -> int: ...
+    @overload
+    def len(self: RV[Async], key: Any) -> Awaitable[int]: ...
+    def len(self, key: Any) -> Any:
         """``RV.LEN``: entries in the list."""
         return self._send(integer, LEN, key)

@@ -33,6 +33,7 @@ from typing import Any, Awaitable, Dict, List, Optional, Sequence, Tuple, cast
 
 from redis.crc import REDIS_CLUSTER_HASH_SLOTS, key_slot
 
+from ._family import DataError
 from .client import Recipes
 
 MAX_SHARDS = 256
@@ -44,7 +45,7 @@ def shard_tags(shards: int) -> Tuple[str, ...]:
     ``f"{i}.{j}"`` (j = 1, 2, ...) whose slot is within an eighth of a range of
     the middle of the i-th of ``shards`` equal slot ranges."""
     if not 1 <= shards <= MAX_SHARDS:
-        raise ValueError(f"shards must be 1..{MAX_SHARDS}, got {shards}")
+        raise DataError(f"shards must be 1..{MAX_SHARDS}, got {shards}")
     width = REDIS_CLUSTER_HASH_SLOTS / shards
     return tuple(_tag_near(i, (i + 0.5) * width, width / 8) for i in range(shards))
 
@@ -75,7 +76,7 @@ class _ShardedTopN:
     """Routing, arguments and merging, shared by the sync and asyncio classes."""
 
     def __init__(self, client: Any, name: str, shards: int) -> None:
-        self.recipes = client if isinstance(client, Recipes) else Recipes(client)
+        self.recipes: Recipes[Any] = client if isinstance(client, Recipes) else Recipes(client)
         self.name = name
         self.keys: List[str] = [f"{name}:{{{tag}}}" for tag in shard_tags(shards)]
 
@@ -88,13 +89,13 @@ class _ShardedTopN:
 
     def _queue_create(
         self, bucket: Optional[int], window: Optional[int], views: Sequence[int]
-    ) -> Recipes:
+    ) -> Recipes[Any]:
         pipe = self.recipes.pipeline(transaction=False)
         for key in self.keys:
             pipe.topn.create(key, bucket=bucket, window=window, views=views)
         return pipe
 
-    def _queue_top(self, n: int, at: Optional[int], last: Optional[int]) -> Recipes:
+    def _queue_top(self, n: int, at: Optional[int], last: Optional[int]) -> Recipes[Any]:
         # one AT for every shard, so all of them read the same window
         at = int(time.time() * 1000) if at is None else at
         pipe = self.recipes.pipeline(transaction=False)
@@ -104,11 +105,11 @@ class _ShardedTopN:
 
     def _queue_count(
         self, members: Sequence[Any], at: Optional[int], last: Optional[int]
-    ) -> Tuple[Recipes, List[List[int]]]:
+    ) -> Tuple[Recipes[Any], List[List[int]]]:
         """One TOPN.COUNT per shard asked; returns the pipeline and, per
         queued command, the positions of its members in ``members``."""
         if not members:
-            raise ValueError("count needs at least one member")
+            raise DataError("count needs at least one member")
         by_shard: Dict[int, List[int]] = {}
         for i, member in enumerate(members):
             by_shard.setdefault(self.shard_of(member), []).append(i)

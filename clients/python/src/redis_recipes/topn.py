@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import (
     Any,
+    Awaitable,
     Dict,
     Iterable,
     List,
@@ -18,7 +19,20 @@ from typing import (
     overload,
 )
 
-from ._family import Family, integer, integers, members_with, ok, option, pairs, text
+from ._family import (
+    Async,
+    DataError,
+    Family,
+    IsAsync,
+    Sync,
+    integer,
+    integers,
+    members_with,
+    ok,
+    option,
+    pairs,
+    text,
+)
 
 CREATE = "TOPN.CREATE"
 INCR = "TOPN.INCR"
@@ -77,6 +91,9 @@ def _info(reply: Any) -> TopNInfo:
 
 with_counts = members_with(int)
 
+#: TOPN.INCRBY's events: ``{member: increment}`` or ``(member, increment)`` pairs
+Increments = Union[Mapping[Any, int], Iterable[Tuple[Any, int]]]
+
 
 def _with_errors(reply: Any) -> List[Tuple[Any, int, int]]:
     return [(m, int(c), int(e)) for m, c, e in zip(reply[0::3], reply[1::3], reply[2::3])]
@@ -101,9 +118,21 @@ def _options_read(tokens: List[Any]) -> int:
     return len(seen)
 
 
-class TopN(Family):
+class TopN(Family[IsAsync]):
     COMMANDS = (CREATE, INCR, INCRBY, TOP, TOP24, COUNT, INFO)
 
+    @overload
+    def create(
+        self: TopN[Sync], key: Any, *, bucket: Optional[int] = ..., window: Optional[int] = ...,
+        align: Optional[int] = ..., capacity: Optional[int] = ...,
+        views: Optional[Sequence[int]] = ...,
+    ) -> bool: ...
+    @overload
+    def create(
+        self: TopN[Async], key: Any, *, bucket: Optional[int] = ..., window: Optional[int] = ...,
+        align: Optional[int] = ..., capacity: Optional[int] = ...,
+        views: Optional[Sequence[int]] = ...,
+    ) -> Awaitable[bool]: ...
     def create(
         self,
         key: Any,
@@ -113,7 +142,7 @@ class TopN(Family):
         align: Optional[int] = None,
         capacity: Optional[int] = None,
         views: Optional[Sequence[int]] = None,
-    ) -> bool:
+    ) -> Any:
         """``TOPN.CREATE``: ``bucket`` seconds per bucket, ``window`` buckets,
         boundaries ``align`` seconds after the epoch's (a day starting at a
         local midnight); ``capacity`` bounds each bucket to that many counters
@@ -131,6 +160,16 @@ class TopN(Family):
             args.extend(("VIEWS", *views))
         return self._send(ok, *args)
 
+    @overload
+    def top_with_errors(
+        self: TopN[Sync], key: Any, n: int = ..., *, at: Optional[int] = ...,
+        last: Optional[int] = ...,
+    ) -> List[Tuple[Any, int, int]]: ...
+    @overload
+    def top_with_errors(
+        self: TopN[Async], key: Any, n: int = ..., *, at: Optional[int] = ...,
+        last: Optional[int] = ...,
+    ) -> Awaitable[List[Tuple[Any, int, int]]]: ...
     def top_with_errors(
         self,
         key: Any,
@@ -138,7 +177,7 @@ class TopN(Family):
         *,
         at: Optional[int] = None,
         last: Optional[int] = None,
-    ) -> List[Tuple[Any, int, int]]:
+    ) -> Any:
         """``TOPN.TOP ... WITHERRORS``: ``(member, count, error)``, the true
         count within ``[count - error, count]`` (error 0 on an exact key)."""
         args: List[Any] = [TOP, key, n]
@@ -147,7 +186,15 @@ class TopN(Family):
         args.append("WITHERRORS")
         return self._send(_with_errors, *args)
 
-    def incr(self, key: Any, member: Any, *, by: int = 1, at: Optional[int] = None) -> int:
+    @overload
+    def incr(
+        self: TopN[Sync], key: Any, member: Any, *, by: int = ..., at: Optional[int] = ...
+    ) -> int: ...
+    @overload
+    def incr(
+        self: TopN[Async], key: Any, member: Any, *, by: int = ..., at: Optional[int] = ...
+    ) -> Awaitable[int]: ...
+    def incr(self, key: Any, member: Any, *, by: int = 1, at: Optional[int] = None) -> Any:
         """``TOPN.INCR``: the member's count over the window after the add."""
         args: List[Any] = [INCR, key, member]
         if by != 1:
@@ -155,20 +202,22 @@ class TopN(Family):
         option(args, "AT", at)
         return self._send(integer, *args)
 
+    @overload
     def incr_many(
-        self,
-        key: Any,
-        increments: Union[Mapping[Any, int], Iterable[Tuple[Any, int]]],
-        *,
-        at: Optional[int] = None,
-    ) -> List[int]:
+        self: TopN[Sync], key: Any, increments: Increments, *, at: Optional[int] = ...
+    ) -> List[int]: ...
+    @overload
+    def incr_many(
+        self: TopN[Async], key: Any, increments: Increments, *, at: Optional[int] = ...
+    ) -> Awaitable[List[int]]: ...
+    def incr_many(self, key: Any, increments: Increments, *, at: Optional[int] = None) -> Any:
         """``TOPN.INCRBY``: many events at one time (``at``, default the
         server's), ``{member: increment}`` or ``(member, increment)`` pairs (a
         member may come twice); all or nothing. Each member's count over the
         window after the call, in the order given."""
         pairs = list(increments.items() if isinstance(increments, Mapping) else increments)
         if not pairs:
-            raise ValueError("TOPN.INCRBY needs at least one member")
+            raise DataError("TOPN.INCRBY needs at least one member")
         args: List[Any] = [INCRBY, key]
         option(args, "AT", at)
         for member, increment in pairs:
@@ -177,26 +226,24 @@ class TopN(Family):
 
     @overload
     def top(
-        self,
-        key: Any,
-        n: int = ...,
-        *,
-        at: Optional[int] = ...,
-        last: Optional[int] = ...,
-        withcounts: Literal[False] = ...,
+        self: TopN[Sync], key: Any, n: int = ..., *, at: Optional[int] = ...,
+        last: Optional[int] = ..., withcounts: Literal[False] = ...,
     ) -> List[Any]: ...
-
     @overload
     def top(
-        self,
-        key: Any,
-        n: int = ...,
-        *,
-        at: Optional[int] = ...,
-        last: Optional[int] = ...,
-        withcounts: Literal[True],
+        self: TopN[Sync], key: Any, n: int = ..., *, at: Optional[int] = ...,
+        last: Optional[int] = ..., withcounts: Literal[True],
     ) -> List[Tuple[Any, int]]: ...
-
+    @overload
+    def top(
+        self: TopN[Async], key: Any, n: int = ..., *, at: Optional[int] = ...,
+        last: Optional[int] = ..., withcounts: Literal[False] = ...,
+    ) -> Awaitable[List[Any]]: ...
+    @overload
+    def top(
+        self: TopN[Async], key: Any, n: int = ..., *, at: Optional[int] = ...,
+        last: Optional[int] = ..., withcounts: Literal[True],
+    ) -> Awaitable[List[Tuple[Any, int]]]: ...
     def top(
         self,
         key: Any,
@@ -205,7 +252,7 @@ class TopN(Family):
         at: Optional[int] = None,
         last: Optional[int] = None,
         withcounts: bool = False,
-    ) -> Union[List[Any], List[Tuple[Any, int]]]:
+    ) -> Any:
         """``TOPN.TOP``: the n highest over the window (its ``last`` newest
         buckets), highest first, ties by member; with ``withcounts`` as
         ``(member, count)`` pairs."""
@@ -218,17 +265,27 @@ class TopN(Family):
 
     @overload
     def top24(
-        self, key: Any, n: int = ..., *, at: Optional[int] = ..., withcounts: Literal[False] = ...
+        self: TopN[Sync], key: Any, n: int = ..., *, at: Optional[int] = ...,
+        withcounts: Literal[False] = ...,
     ) -> List[Any]: ...
-
     @overload
     def top24(
-        self, key: Any, n: int = ..., *, at: Optional[int] = ..., withcounts: Literal[True]
+        self: TopN[Sync], key: Any, n: int = ..., *, at: Optional[int] = ...,
+        withcounts: Literal[True],
     ) -> List[Tuple[Any, int]]: ...
-
+    @overload
+    def top24(
+        self: TopN[Async], key: Any, n: int = ..., *, at: Optional[int] = ...,
+        withcounts: Literal[False] = ...,
+    ) -> Awaitable[List[Any]]: ...
+    @overload
+    def top24(
+        self: TopN[Async], key: Any, n: int = ..., *, at: Optional[int] = ...,
+        withcounts: Literal[True],
+    ) -> Awaitable[List[Tuple[Any, int]]]: ...
     def top24(
         self, key: Any, n: int = 10, *, at: Optional[int] = None, withcounts: bool = False
-    ) -> Union[List[Any], List[Tuple[Any, int]]]:
+    ) -> Any:
         """``TOPN.TOP24``: the same over the trailing 24 hours."""
         args: List[Any] = [TOP24, key, n]
         option(args, "AT", at)
@@ -236,16 +293,34 @@ class TopN(Family):
             args.append("WITHCOUNTS")
         return self._send(with_counts if withcounts else list, *args)
 
+    @overload
+    def count(
+        self: TopN[Sync], key: Any, *members: Any, at: Optional[int] = ..., last: Optional[int] = ...
+    ) -> List[int]: ...
+    @overload
+    def count(
+        self: TopN[Async], key: Any, *members: Any, at: Optional[int] = ...,
+        last: Optional[int] = ...,
+    ) -> Awaitable[List[int]]: ...
     def count(
         self, key: Any, *members: Any, at: Optional[int] = None, last: Optional[int] = None
-    ) -> List[int]:
+    ) -> Any:
         """``TOPN.COUNT``: each member's count over the window (its ``last``
         newest buckets), in the order asked."""
         return self._send(integers, *self._count_args(key, members, at, last, False))
 
+    @overload
+    def count_with_errors(
+        self: TopN[Sync], key: Any, *members: Any, at: Optional[int] = ..., last: Optional[int] = ...
+    ) -> List[Tuple[int, int]]: ...
+    @overload
+    def count_with_errors(
+        self: TopN[Async], key: Any, *members: Any, at: Optional[int] = ...,
+        last: Optional[int] = ...,
+    ) -> Awaitable[List[Tuple[int, int]]]: ...
     def count_with_errors(
         self, key: Any, *members: Any, at: Optional[int] = None, last: Optional[int] = None
-    ) -> List[Tuple[int, int]]:
+    ) -> Any:
         """``TOPN.COUNT ... WITHERRORS``: each member's ``(count, error)``, the
         true count within ``[count - error, count]`` (error 0 on an exact key)."""
         args = self._count_args(key, members, at, last, True)
@@ -256,7 +331,7 @@ class TopN(Family):
         key: Any, members: Tuple[Any, ...], at: Optional[int], last: Optional[int], errors: bool
     ) -> List[Any]:
         if not members:
-            raise ValueError("TOPN.COUNT needs at least one member")
+            raise DataError("TOPN.COUNT needs at least one member")
         args: List[Any] = [COUNT, key, *members]
         option(args, "AT", at)
         option(args, "LAST", last)
@@ -264,7 +339,7 @@ class TopN(Family):
         tail = args[2:]
         flag = len(tail) >= 2 and _word(tail[-1]) == "WITHERRORS"
         if flag or _options_read(tail) != options:
-            raise ValueError(
+            raise DataError(
                 f"TOPN.COUNT would read the members {members[-2:]!r} as an option; "
                 "ask for them in another order or in another call"
             )
@@ -272,6 +347,10 @@ class TopN(Family):
             args.append("WITHERRORS")
         return args
 
-    def info(self, key: Any) -> TopNInfo:
+    @overload
+    def info(self: TopN[Sync], key: Any) -> TopNInfo: ...
+    @overload
+    def info(self: TopN[Async], key: Any) -> Awaitable[TopNInfo]: ...
+    def info(self, key: Any) -> Any:
         """``TOPN.INFO``; a missing key is an error."""
         return self._send(_info, INFO, key)

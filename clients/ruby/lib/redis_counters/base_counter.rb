@@ -50,20 +50,36 @@ module RedisCounters
       end
     end
 
-    # Deletes the matching partitions; a block runs in the same MULTI.
-    # Returns one 1 per partition deleted, as the gem's MULTI of DELs.
-    def delete_partitions!(params = {})
+    # The counter's name, as the options give it (the gem's id too).
+    def name
+      options[:counter_name]
+    end
+    alias id name
+
+    # Deletes the matching partitions; a block runs in the same MULTI (its
+    # commands on the counter's connection are queued in it). Returns the
+    # MULTI's replies, as the gem's: one 1 per partition deleted, then the
+    # block's.
+    def delete_partitions!(params = {}, &block)
       filter = prepared_filter(params)
-      replies = redis.multi do |tx|
-        tx.call(command(:DEL), counter_name, *filter)
-        yield if block_given?
-      end
-      Array.new(replies.first, 1)
+      transaction(block) { redis.call(command(:DEL), counter_name, *filter) }
     end
 
-    # Deletes every partition of every cluster.
-    def delete_all!
-      Array.new(redis.call(command(:DEL), counter_name), 1)
+    # Deletes every partition of a cluster (of the whole counter without
+    # cluster keys); a block runs in the same MULTI. Returns as
+    # delete_partitions! does.
+    def delete_all!(cluster = {}, &block)
+      filter = prepared_filter(cluster).first(cluster_keys.size * 2)
+      transaction(block) { redis.call(command(:DEL), counter_name, *filter) }
+    end
+
+    # Deletes every partition of a cluster, or the partitions `parts` names
+    # (rows of #partitions), on write_session (a connection, or the
+    # transaction of a redis.multi block), outside any MULTI of its own.
+    def delete_all_direct!(cluster, write_session = redis, parts = nil)
+      return write_session.call(command(:DEL), counter_name, *prepared_filter(cluster).first(cluster_keys.size * 2)) unless parts
+
+      parts.each { |partition| delete_partition_direct!(cluster.merge(partition), write_session) }
     end
 
     # Deletes one leaf partition (all partition keys given).
@@ -139,15 +155,44 @@ module RedisCounters
       Row.from(partition_keys.each_with_index.map { |key, i| [key, row[partition_name(key, i)]] })
     end
 
-    # Sends a write; on a key never created, creates it with the schema the
-    # options imply and sends the write again.
-    def write(*args)
-      redis.call(*args)
+    # A MULTI around the DEL the given block sends and the caller's block, so
+    # that the caller's commands on this connection (redis.set ..., as the
+    # gem's blocks write them) are queued in it too, on redis-rb 4 (without
+    # its deprecation of such calls) and 5 alike. The DEL's count becomes the
+    # gem's one 1 per partition. The connection is held (redis-rb's own
+    # lock, private in 4 and 5) from MULTI to EXEC, so no other thread's
+    # command lands in between.
+    def transaction(block)
+      redis.send(:synchronize) do
+        redis.call('MULTI')
+        begin
+          yield
+          block&.call
+        rescue StandardError
+          redis.call('DISCARD')
+          raise
+        end
+        deleted, *others = redis.call('EXEC')
+        raise deleted if deleted.is_a?(StandardError)
+
+        Array.new(deleted, 1) + others
+      end
+    end
+
+    # Runs a write; when the server answers that the key is gone (never
+    # created, or deleted, evicted, flushed), creates it with the schema the
+    # options imply and runs the write once more.
+    def recreating_key
+      yield
     rescue Redis::CommandError => e
       raise unless e.message.start_with?('ERR no such')
 
       create_key
-      redis.call(*args)
+      yield
+    end
+
+    def write(*args)
+      recreating_key { redis.call(*args) }
     end
 
     def create_key

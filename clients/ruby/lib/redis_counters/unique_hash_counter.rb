@@ -15,18 +15,15 @@ module RedisCounters
     # true if the event was new (and counted), as the gem answers; the block,
     # if any, runs after a new one.
     def process_value
-      before, after = redis.multi do |tx|
-        tx.call('HCOUNTER.GET', counter_name, *write_pairs)
-        tx.call(*increment_args)
+      before, after = recreating_key do
+        redis.multi do |tx|
+          tx.call('HCOUNTER.GET', counter_name, *write_pairs)
+          tx.call(*increment_args)
+        end
       end
       counted = before != after
       yield redis if counted && block_given?
       counted
-    rescue Redis::CommandError => e
-      raise unless e.message.start_with?('ERR no such')
-
-      create_key
-      retry
     end
 
     def increment_args

@@ -62,7 +62,16 @@ module RedisCounters
     end
 
     class Blocking < Base; end
-    class NonBlocking < Base; end
+
+    class NonBlocking < Base
+      # The gem keeps every value of a cluster in a main partition for the
+      # uniqueness check; here uniqueness lives with the values themselves, so
+      # forgetting them deletes the cluster's partitions.
+      def delete_main_partition!(cluster = {}, write_session = redis)
+        delete_all_direct!(cluster, write_session)
+      end
+    end
+
     class Expirable < Base; end
   end
 end
