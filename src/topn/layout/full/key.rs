@@ -50,18 +50,39 @@ pub(super) struct Sums {
 }
 
 /// The buckets a sum holds: every stored bucket newer than `lo`, and of bucket `lo` the entries
-/// from position `pos` on.
+/// at positions below `end` (every one while `end` is [`Reach::ALL`]). A sum walks out of a
+/// bucket from its last position down, so the entries a write adds to the bucket once the walk
+/// began (new positions, at its end) are never the sum's: a backfill writing a bucket that a
+/// view has left costs that view nothing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Reach {
     pub(super) lo: i64,
-    pub(super) pos: usize,
+    pub(super) end: usize,
 }
 
 impl Reach {
+    /// The `end` of a bucket held whole, whatever it grows to.
+    pub(super) const ALL: usize = usize::MAX;
+
+    /// Every stored bucket from `lo` on, whole.
+    #[inline]
+    pub(super) fn from(lo: i64) -> Reach {
+        Reach {
+            lo,
+            end: Reach::ALL,
+        }
+    }
+
     /// Whether the sum holds the entry at `pos` of bucket `idx`.
     #[inline]
     pub(super) fn holds(&self, idx: i64, pos: usize) -> bool {
-        idx > self.lo || (idx == self.lo && pos >= self.pos)
+        idx > self.lo || (idx == self.lo && pos < self.end)
+    }
+
+    /// Whether the sum holds every entry of bucket `idx`, which has `len`.
+    #[inline]
+    pub(super) fn holds_whole(&self, idx: i64, len: usize) -> bool {
+        idx > self.lo || (idx == self.lo && self.end >= len)
     }
 }
 
@@ -155,7 +176,7 @@ impl Full {
         let upkeep = Upkeep::new(now_ms);
         for s in 0..=sums.clock_sum() {
             let lo = sums.target(&content.shape, now_ms, s);
-            sums.reach.push(Reach { lo, pos: 0 });
+            sums.reach.push(Reach::from(lo));
             let from = content.buckets.partition_point(|b| b.idx < lo);
             for b in content.buckets.range(from..) {
                 b.for_each(|id, count| {

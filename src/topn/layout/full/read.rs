@@ -44,11 +44,11 @@ pub(super) struct Span {
 /// How a read corrects a sum's total for one bucket: the sign and the positions concerned.
 #[derive(Clone, Copy)]
 enum Fix<'a> {
-    /// A bucket outside the read window: subtract the entries the sum holds (from this
-    /// position on).
+    /// A bucket outside the read window: subtract the entries the sum holds (below this
+    /// position).
     Sub(&'a Bucket, usize),
-    /// A bucket of the read window the sum does not hold wholly: add its entries below this
-    /// position.
+    /// A bucket of the read window the sum does not hold wholly: add its entries from this
+    /// position on.
     Add(&'a Bucket, usize),
 }
 
@@ -57,8 +57,8 @@ impl<'a> Fix<'a> {
     #[inline]
     fn parts(self) -> (&'a Bucket, usize, usize, bool) {
         match self {
-            Fix::Sub(b, from) => (b, from, usize::MAX, true),
-            Fix::Add(b, below) => (b, 0, below, false),
+            Fix::Sub(b, below) => (b, 0, below, true),
+            Fix::Add(b, from) => (b, from, usize::MAX, false),
         }
     }
 
@@ -169,42 +169,48 @@ impl Full {
         self.span_of(lo, hi)
     }
 
-    /// The first stored bucket sum `s` holds (maybe in part), and the position it holds it
-    /// from.
+    /// The first stored bucket sum `s` holds (maybe in part), and the positions of it it holds
+    /// (those below; at least its length when it holds it whole).
     #[inline]
     fn held_from(&self, s: usize) -> (usize, usize) {
-        let Reach { lo, pos } = self.sums.reach[s];
+        let Reach { lo, end } = self.sums.reach[s];
         let buckets = &self.content.buckets;
         let j = buckets.partition_point(|b| b.idx < lo);
-        let from = match buckets.get(j) {
-            Some(b) if b.idx == lo => pos,
-            _ => 0,
+        let end = match buckets.get(j) {
+            Some(b) if b.idx == lo => end,
+            _ => Reach::ALL,
         };
-        (j, from)
+        (j, end)
+    }
+
+    /// Whether sum `s` holds the bucket at `j` in part only (`end`: from `held_from`).
+    #[inline]
+    fn in_part(&self, j: usize, end: usize) -> bool {
+        self.content.buckets.get(j).is_some_and(|b| end < b.len())
     }
 
     /// How many fixes turn sum `s`'s totals into the counts over `sp` (`fixes`, not built).
     #[inline]
     fn fix_count(&self, sp: &Span, s: usize) -> usize {
-        let (j, from) = self.held_from(s);
+        let (j, end) = self.held_from(s);
         let len = self.content.buckets.len();
         let subs = sp.i0.max(j) - j + (len - sp.i1.max(j));
         let adds = sp.i1.min(j).saturating_sub(sp.i0);
-        subs + adds + usize::from((sp.i0..sp.i1).contains(&j) && from > 0)
+        subs + adds + usize::from((sp.i0..sp.i1).contains(&j) && self.in_part(j, end))
     }
 
     /// What turns sum `s`'s totals into the counts over `sp`.
     fn fixes(&self, sp: &Span, s: usize) -> Vec<Fix<'_>> {
-        let (j, from) = self.held_from(s);
+        let (j, end) = self.held_from(s);
         let buckets = &self.content.buckets;
-        let start = |i: usize| if i == j { from } else { 0 };
+        let held = |i: usize| if i == j { end } else { Reach::ALL };
         let held_outside = (j..sp.i0.max(j)).chain(sp.i1.max(j)..buckets.len());
         let mut out: Vec<Fix> = held_outside
-            .map(|i| Fix::Sub(&buckets[i], start(i)))
+            .map(|i| Fix::Sub(&buckets[i], held(i)))
             .collect();
-        out.extend((sp.i0..sp.i1.min(j)).map(|i| Fix::Add(&buckets[i], usize::MAX)));
-        if (sp.i0..sp.i1).contains(&j) && from > 0 {
-            out.push(Fix::Add(&buckets[j], from));
+        out.extend((sp.i0..sp.i1.min(j)).map(|i| Fix::Add(&buckets[i], 0)));
+        if (sp.i0..sp.i1).contains(&j) && self.in_part(j, end) {
+            out.push(Fix::Add(&buckets[j], end));
         }
         out
     }

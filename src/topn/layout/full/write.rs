@@ -81,8 +81,9 @@ impl Full {
             Some(id) => {
                 // The usual write: the window's sum holds every stored bucket, all in the window
                 // at the clock the event sets.
-                let front = self.content.buckets.front().map_or(i64::MAX, |f| f.idx);
-                let live = match front >= lo && self.sums.reach[0].holds(front, 0) {
+                let whole =
+                    |f: &Bucket| f.idx >= lo && self.sums.reach[0].holds_whole(f.idx, f.len());
+                let live = match self.content.buckets.front().is_none_or(whole) {
                     true => self.sums.total(&self.content.members, 0, id),
                     false => self
                         .span_of(lo, clock)
@@ -150,7 +151,11 @@ impl Full {
         let written = buckets[i].add(id, by);
         buckets[i].written_ms = self.upkeep.now_ms;
         #[cfg(test)]
-        if sums.reach.iter().any(|r| r.lo == p.bucket && r.pos > 0) {
+        if sums
+            .reach
+            .iter()
+            .any(|r| r.lo == p.bucket && r.end != super::key::Reach::ALL)
+        {
             super::seen::note(&super::seen::WRITES_INTO_WALKS, 1);
         }
         if written.inserted {
