@@ -8,6 +8,7 @@ use std::cmp::Ordering;
 use std::collections::BTreeSet;
 use std::ptr::NonNull;
 
+use crate::tuples::chunked::Chunked;
 use crate::tuples::defrag::{rebuild, Mover, Pass};
 
 // ---------------------------------------------------------------------------------------------
@@ -100,8 +101,9 @@ unsafe fn block_bytes<'a>(p: NonNull<u8>) -> &'a [u8] {
 // ---------------------------------------------------------------------------------------------
 // Member slots and the order index.
 
-/// Slots per chunk of the slot table (chunks never reallocate once full).
-const CHUNK: usize = 4096;
+/// Slots per chunk of the slot table: the first grows as a `Vec` does, later ones are made
+/// whole at once, so a new slot never copies the others.
+pub(super) const CHUNK: usize = 4096;
 
 /// Slots whose name blocks one unit of defrag work offers: each costs a lookup in one or two
 /// B-trees (under a microsecond on a million members).
@@ -273,14 +275,26 @@ impl InPlaceOdds {
     }
 }
 
-/// A running sum's totals (by slot: 0 for a free one) and, if it is `indexed`, its order index
-/// over the indexed slots.
+/// A running sum's totals (by slot: 0 for a free one; in fixed chunks, so a new slot never
+/// copies the others) and, if it is `indexed`, its order index over the indexed slots.
 #[derive(Default)]
 struct SumIndex {
     keys: BTreeSet<Key>,
     odds: InPlaceOdds,
-    totals: Vec<i64>,
+    totals: Chunked<i64>,
     indexed: bool,
+}
+
+impl SumIndex {
+    #[inline]
+    fn total(&self, id: u32) -> i64 {
+        *self.totals.get(id as usize).expect("a slot's total")
+    }
+
+    #[inline]
+    fn total_mut(&mut self, id: u32) -> &mut i64 {
+        self.totals.get_mut(id as usize).expect("a slot's total")
+    }
 }
 
 /// The member slots (`id -> name, data`, in fixed chunks that never reallocate) and, for each
@@ -309,18 +323,19 @@ impl<P> NameTable<P> {
     /// The total of live slot `id` in sum `s`.
     #[inline]
     pub(in crate::topn) fn total(&self, s: usize, id: u32) -> i64 {
-        self.sums[s].totals[id as usize]
+        self.sums[s].total(id)
     }
 
-    /// Every slot's total in sum `s` (0 for a free slot), by id.
-    pub(in crate::topn) fn totals(&self, s: usize) -> &[i64] {
-        &self.sums[s].totals
+    /// Every slot's total in sum `s` (0 for a free slot), by id: consecutive parts, each but
+    /// the last of `tuples::chunked::CHUNK` totals.
+    pub(in crate::topn) fn totals(&self, s: usize) -> Vec<&[i64]> {
+        self.sums[s].totals.slices().collect()
     }
 
     /// The sum-`s` key of live slot `id`.
     fn key(&self, s: usize, id: u32) -> Key {
         let name = self.slot(id).name.as_ref().expect("live member").ptr();
-        Key::new(self.sums[s].totals[id as usize], name)
+        Key::new(self.sums[s].total(id), name)
     }
 
     /// Sets the total of live slot `id` in sum `s`, repositioning its key if indexed.
@@ -328,7 +343,7 @@ impl<P> NameTable<P> {
     pub(in crate::topn) fn set_total(&mut self, s: usize, id: u32, total: i64) {
         let key = self.key(s, id);
         let sum = &mut self.sums[s];
-        sum.totals[id as usize] = total;
+        *sum.total_mut(id) = total;
         if sum.indexed {
             reposition(&mut sum.keys, &mut sum.odds, key, total);
         }
@@ -380,7 +395,8 @@ impl<P> NameTable<P> {
     /// before.
     pub(in crate::topn) fn push(&mut self, name: &[u8], data: P) -> u32 {
         if self.chunks.last().is_none_or(|c| c.len() == CHUNK) {
-            self.chunks.push(Vec::new());
+            let capacity = if self.chunks.is_empty() { 0 } else { CHUNK };
+            self.chunks.push(Vec::with_capacity(capacity));
         }
         let id = ((self.chunks.len() - 1) * CHUNK + self.chunks.last().map_or(0, |c| c.len()))
             .try_into()
@@ -435,7 +451,7 @@ impl<P> NameTable<P> {
             if sum.indexed {
                 sum.keys.remove(&key);
             }
-            sum.totals[id as usize] = 0;
+            *sum.total_mut(id) = 0;
         }
     }
 
@@ -526,7 +542,7 @@ impl<P> NameTable<P> {
         for sum in &mut self.sums {
             let keys = sum.keys.len();
             rebuild(pass, &mut sum.keys, keys, |_, _| {});
-            pass.work(|m| m.vec(&mut sum.totals));
+            sum.totals.defrag(pass, |_, _| {});
         }
     }
 
@@ -550,7 +566,7 @@ impl<P> NameTable<P> {
             let id = c * CHUNK + i;
             let keys: Vec<Option<&Key>> = sums
                 .iter()
-                .map(|sum| sum.keys.get(&Key::new(sum.totals[id], old)))
+                .map(|sum| sum.keys.get(&Key::new(sum.total(id as u32), old)))
                 .collect();
             if keys.iter().flatten().any(|k| k.name.get() != old) {
                 continue; // not this block's key: cannot happen (unique names); left alone
@@ -598,10 +614,11 @@ impl<P> NameTable<P> {
                 .sum::<usize>()
     }
 
-    /// Keys in every index, and the totals they keep (8 bytes each).
+    /// Keys in every index, and the totals they keep room for (8 bytes each).
     pub(in crate::topn) fn sum_sizes(&self) -> (usize, usize) {
         let keys = self.sums.iter().map(|s| s.keys.len()).sum();
-        (keys, self.sums.iter().map(|s| s.totals.capacity()).sum())
+        let bytes: usize = self.sums.iter().map(|s| s.totals.heap_bytes()).sum();
+        (keys, bytes / 8)
     }
 }
 
@@ -661,10 +678,15 @@ impl<P: Clone> NameTable<P> {
             })
             .collect();
         let slots = self.slots();
+        let zeros = || {
+            let mut totals = Chunked::default();
+            (0..slots).for_each(|_| totals.push(0));
+            totals
+        };
         NameTable {
             sums: (self.sums.iter())
                 .map(|sum| SumIndex {
-                    totals: vec![0; slots],
+                    totals: zeros(),
                     indexed: sum.indexed,
                     ..SumIndex::default()
                 })

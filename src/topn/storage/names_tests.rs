@@ -105,3 +105,25 @@ fn small_indexes_are_rebuilt_big_ones_keep_their_nodes() {
         assert!(t.keys_point_at_names());
     }
 }
+
+/// Growing never moves what is stored: once the first chunk is full, a new slot copies no slot,
+/// no name and no sum's total (a `Vec` of totals doubling copies them all in one write).
+#[test]
+fn new_slots_move_no_slot_nor_total() {
+    let mut t: NameTable<u32> = NameTable::new(2, 1);
+    let first = super::names::CHUNK as u32;
+    let place = |t: &NameTable<u32>| {
+        let totals: Vec<*const i64> = (0..3).map(|s| t.totals(s)[0].as_ptr()).collect();
+        (t.slot(0) as *const _, t.slot(first - 1) as *const _, totals)
+    };
+    let mut at_first = None;
+    for i in 0..10 * first {
+        let id = t.push(&name(i as usize), i);
+        t.index_insert(id);
+        if i + 1 == first {
+            at_first = Some(place(&t));
+        }
+    }
+    assert_eq!(Some(place(&t)), at_first);
+    assert_eq!((t.slots(), *t.data(first)), (10 * first as usize, first));
+}

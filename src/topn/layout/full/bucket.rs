@@ -52,6 +52,9 @@ pub(super) struct Written {
 }
 
 impl Bucket {
+    /// Bytes of the bucket itself (a key holds it boxed).
+    pub(super) const SIZE: usize = std::mem::size_of::<Bucket>();
+
     pub(super) fn new(idx: i64) -> Bucket {
         Bucket {
             idx,

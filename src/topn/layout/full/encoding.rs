@@ -24,6 +24,7 @@ impl Full {
             .buckets
             .iter()
             .filter(|b| !shape.is_stale(b.idx))
+            .map(|b| &**b)
     }
 
     /// A bucket's nonzero counts by member id (a member's main entry, 0 once it has a late one,
@@ -171,7 +172,7 @@ impl Full {
             if !has_clock || shape.is_stale(idx) || idx > clock {
                 return Err(DecodeError::Invalid("bucket outside the window"));
             }
-            if buckets.back().is_some_and(|b: &Bucket| idx <= b.idx) {
+            if buckets.back().is_some_and(|b: &Box<Bucket>| idx <= b.idx) {
                 return Err(DecodeError::Invalid("buckets out of order"));
             }
             let n = r.u32()? as usize;
@@ -212,7 +213,7 @@ impl Full {
                     b
                 }
             };
-            buckets.push_back(bucket);
+            buckets.push_back(Box::new(bucket));
         }
         if !r.rest().is_empty() {
             return Err(DecodeError::Invalid("trailing bytes"));

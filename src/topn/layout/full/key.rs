@@ -28,8 +28,10 @@ pub(super) struct Content {
     pub(super) shape: Shape,
     pub(super) views: Views,
     pub(super) members: Members,
-    /// Stored buckets, ascending; the front ones may be stale (being freed).
-    pub(super) buckets: VecDeque<Bucket>,
+    /// Stored buckets, ascending; the front ones may be stale (being freed). Boxed, so that the
+    /// deque's growth, or a bucket put in its middle, moves pointers (at most 8 bytes a bucket
+    /// of the window), never the buckets.
+    pub(super) buckets: VecDeque<Box<Bucket>>,
     /// Entries of the stored buckets (positions): the layout's size.
     pub(super) entries: usize,
     /// Stored buckets not sealed yet: usually the newest alone (upkeep then looks no further).
@@ -188,7 +190,7 @@ impl Full {
         content.members.names.rebuild_indexes();
         // A loaded or copied key's sums read its sealed buckets: accumulators made ready, as
         // when it seals one (the first read of a replica after its sync would fault them in).
-        if content.buckets.iter().any(Bucket::is_sealed) {
+        if content.buckets.iter().any(|b| b.is_sealed()) {
             super::accumulator::want_warm(content.members.slots());
         }
         Full {
@@ -207,8 +209,11 @@ impl Full {
     fn heap_bytes(&self) -> usize {
         let c = &self.content;
         let content = c.members.heap_bytes()
-            + c.buckets.capacity() * std::mem::size_of::<Bucket>()
-            + c.buckets.iter().map(Bucket::heap_bytes).sum::<usize>();
+            + c.buckets.capacity() * std::mem::size_of::<Box<Bucket>>()
+            + c.buckets
+                .iter()
+                .map(|b| Bucket::SIZE + b.heap_bytes())
+                .sum::<usize>();
         let big: usize = self.sums.big.iter().map(IdMap::allocation_size).sum();
         let sums = c.members.sums_heap_bytes() + big;
         let graves: usize = self

@@ -17,8 +17,13 @@ use super::accumulator::{with_accumulator, Acc, Kept};
 use super::bucket::Bucket;
 use super::key::{Full, Reach};
 use super::members::Members;
-use crate::topn::select::{clamp_i64, top_dense, top_positive, top_rows, Rows};
+use crate::topn::select::{self, clamp_i64, top_dense, top_positive, top_rows, Rows};
 use crate::topn::storage::Key;
+use crate::tuples::chunked;
+
+// A sum's totals come in parts of a chunked vector's chunks, each a whole number of the
+// selection's chunks.
+const _: () = assert!(chunked::CHUNK.is_multiple_of(select::CHUNK));
 
 const INDEX_STEP_COST: usize = 8;
 const LOOKUP_COST: usize = 40;
@@ -422,7 +427,7 @@ impl Full {
 
     /// The model's cost of `top_direct` over `sp`.
     fn direct_cost(&self, sp: &Span) -> usize {
-        let entries: usize = self.span_buckets(sp).map(Bucket::len).sum();
+        let entries: usize = self.span_buckets(sp).map(|b| b.len()).sum();
         if self.one_bucket(sp).is_some() {
             return SLOT_COST * entries;
         }
@@ -433,7 +438,7 @@ impl Full {
     }
 
     fn span_buckets(&self, sp: &Span) -> impl Iterator<Item = &Bucket> + '_ {
-        self.content.buckets.range(sp.i0..sp.i1)
+        self.content.buckets.range(sp.i0..sp.i1).map(|b| &**b)
     }
 
     /// The most any count of a sum over these buckets can be, in size: the sum of their
@@ -454,10 +459,10 @@ impl Full {
         if fixes.is_empty() {
             #[cfg(test)]
             super::seen::note(&super::seen::CLOCK_SELECTIONS, 1);
-            return Some(self.select_dense(n, self.m().names.totals(s)));
+            return Some(self.select_dense(n, &self.m().names.totals(s)));
         }
         let (j, _) = self.held_from(s);
-        let held = self.content.buckets.range(j..);
+        let held = self.content.buckets.range(j..).map(|b| &**b);
         let added = fixes.iter().map(|f| f.parts().0);
         match Full::sums_bound(held.chain(added)) <= i32::MAX.into() {
             true => self.via::<i32>(n, s, fixes),
@@ -473,13 +478,15 @@ impl Full {
         fixes: &[Fix<'_>],
     ) -> Option<Rows<'_>> {
         let totals = self.m().names.totals(s);
-        with_accumulator::<A, _>(totals.len(), |acc| {
-            acc.iter_mut().zip(totals).for_each(|(a, &t)| *a = A::of(t));
+        with_accumulator::<A, _>(self.m().slots(), |acc| {
+            for (accs, part) in acc.chunks_mut(chunked::CHUNK).zip(&totals) {
+                accs.iter_mut().zip(*part).for_each(|(a, &t)| *a = A::of(t));
+            }
             let overflow = (fixes.iter().map(|f| f.parts()))
                 .fold(false, |o, (b, from, to, negate)| {
                     o | b.scan(from, to, negate, acc)
                 });
-            (!overflow).then(|| self.select_dense(n, acc))
+            (!overflow).then(|| self.select_dense(n, &[acc]))
         })
     }
 
@@ -491,11 +498,12 @@ impl Full {
             .collect()
     }
 
-    /// The top `n` of dense sums (`acc[id]`).
-    fn select_dense<A: Acc + Ord + Into<i64>>(&self, n: usize, acc: &[A]) -> Rows<'_> {
+    /// The top `n` of dense sums (`acc[id]`, in consecutive parts).
+    fn select_dense<A: Acc + Ord + Into<i64>>(&self, n: usize, parts: &[&[A]]) -> Rows<'_> {
         let name = |id: u32| self.m().name(id);
-        top_dense(n, acc, name).unwrap_or_else(|| {
-            let all = || acc.iter().enumerate().map(|(id, v)| (v.get(), id as u32));
+        top_dense(n, parts, name).unwrap_or_else(|| {
+            let acc = || parts.iter().flat_map(|p| p.iter());
+            let all = || acc().enumerate().map(|(id, v)| (v.get(), id as u32));
             top_rows(
                 n,
                 || all().filter(|c| c.0 != 0).map(|(v, id)| (v.into(), id)),
@@ -509,7 +517,7 @@ impl Full {
         if let Some(b) = self.one_bucket(sp) {
             return self.top_of_bucket(n, b);
         }
-        let entries: usize = self.span_buckets(sp).map(Bucket::len).sum();
+        let entries: usize = self.span_buckets(sp).map(|b| b.len()).sum();
         if !self.dense_sum(entries) {
             let mut acc: hashbrown::HashMap<u32, i128> = hashbrown::HashMap::new();
             for b in self.span_buckets(sp) {
@@ -544,14 +552,14 @@ impl Full {
         with_accumulator::<A, _>(self.m().slots(), |acc| {
             let overflow =
                 (self.span_buckets(sp)).fold(false, |o, b| o | b.scan(0, usize::MAX, false, acc));
-            (!overflow).then(|| self.select_dense(n, acc))
+            (!overflow).then(|| self.select_dense(n, &[acc]))
         })
     }
 
     /// The read window's one bucket: a member's count is in one of its entries (`bucket.rs`),
     /// so its top is a selection over its entries (`top_of_bucket`), no sum.
     fn one_bucket(&self, sp: &Span) -> Option<&Bucket> {
-        (sp.i1 - sp.i0 == 1).then(|| &self.content.buckets[sp.i0])
+        (sp.i1 - sp.i0 == 1).then(|| &*self.content.buckets[sp.i0])
     }
 
     /// Top `n` of one bucket: a selection over its nonzero entries (a member's other entry, if

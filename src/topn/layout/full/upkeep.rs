@@ -109,7 +109,7 @@ impl Full {
         if c.unsealed == usize::from(newest_waits) {
             return None;
         }
-        c.buckets.iter().position(owed)
+        c.buckets.iter().position(|b| owed(b))
     }
 
     /// Whether a sum can walk out of a bucket below its target now.

@@ -83,7 +83,7 @@ impl Full {
                 // at the clock the event sets.
                 let whole =
                     |f: &Bucket| f.idx >= lo && self.sums.reach[0].holds_whole(f.idx, f.len());
-                let live = match self.content.buckets.front().is_none_or(whole) {
+                let live = match self.content.buckets.front().is_none_or(|f| whole(f)) {
                     true => self.sums.total(&self.content.members, 0, id),
                     false => self
                         .span_of(lo, clock)
@@ -108,12 +108,12 @@ impl Full {
     fn bucket(&self, b: i64) -> Option<&Bucket> {
         let buckets = &self.content.buckets;
         match buckets.back() {
-            Some(x) if x.idx == b => Some(x),
+            Some(x) if x.idx == b => Some(&**x),
             Some(x) if x.idx < b => None,
             _ => buckets
                 .binary_search_by_key(&b, |x| x.idx)
                 .ok()
-                .map(|i| &buckets[i]),
+                .map(|i| &*buckets[i]),
         }
     }
 
@@ -142,7 +142,7 @@ impl Full {
                 Ok(i) => i,
                 Err(i) => {
                     // New buckets are live, so they sort after any stale one being freed.
-                    buckets.insert(i, Bucket::new(p.bucket));
+                    buckets.insert(i, Box::new(Bucket::new(p.bucket)));
                     c.unsealed += 1;
                     i
                 }
