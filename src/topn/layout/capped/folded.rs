@@ -317,24 +317,27 @@ impl Folded {
     /// The window's first `gone` buckets left it: their floors out now,
     /// their summed counters piecewise; or, when more would leave than stay
     /// summed, every sum dropped and the staying `buckets` to fold again
-    /// (or not: below half of `FOLD_FROM` buckets).
-    pub fn left(&mut self, gone: Vec<Box<Bucket>>, buckets: &mut Buckets) {
+    /// (or not: below half of `FOLD_FROM` buckets). What is freed (the
+    /// summaries no longer needed, the buckets' boxes) goes to the
+    /// background dropper in one piece.
+    pub fn left(&mut self, mut gone: Buckets, buckets: &mut Buckets) {
         let mut free = Vec::new();
-        for b in gone {
+        for b in gone.iter_mut() {
             self.whole = self.whole.saturating_sub(1);
+            let summary = std::mem::take(&mut b.summary);
             let Some(floor) = b.folded_floor else {
-                free.push(b.summary);
+                free.push(summary);
                 continue;
             };
             self.floors -= i128::from(floor);
             self.summed -= b.done;
             if b.done == 0 {
-                free.push(b.summary);
+                free.push(summary);
                 continue;
             }
             self.leaving_summed += b.done;
             self.leaving.push_back(Leaving {
-                summary: b.summary,
+                summary,
                 floor,
                 next: 0,
                 end: b.done,
@@ -350,10 +353,9 @@ impl Folded {
             let bytes = old.heap_bytes();
             dispose_value(old, bytes);
         }
-        if !free.is_empty() {
-            let bytes = free.iter().map(Summary::heap_bytes).sum();
-            dispose_value(free, bytes);
-        }
+        let bytes = free.iter().map(Summary::heap_bytes).sum::<usize>()
+            + gone.len() * std::mem::size_of::<Bucket>();
+        dispose_value((free, gone), bytes);
     }
 
     /// Heap bytes held: the sums and the leaving buckets.

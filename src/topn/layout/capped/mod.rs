@@ -612,7 +612,7 @@ impl Capped {
             return;
         }
         self.older.forget();
-        let gone: Vec<Box<Bucket>> = self.buckets.drain(..n).collect();
+        let gone: Buckets = self.buckets.drain(..n).collect();
         self.total -= gone.iter().map(|x| x.summary.sum()).sum::<i128>();
         self.counters -= gone.iter().map(|x| x.summary.len()).sum::<usize>();
         self.retired += n;

@@ -165,14 +165,14 @@ impl Full {
         if nbuckets > r.rest().len() / 12 {
             return Err(DecodeError::Truncated);
         }
-        let mut buckets = VecDeque::with_capacity(nbuckets);
+        let mut buckets: VecDeque<Box<Bucket>> = VecDeque::with_capacity(nbuckets);
         let mut entries = 0;
         for _ in 0..nbuckets {
             let idx = r.i64()?;
             if !has_clock || shape.is_stale(idx) || idx > clock {
                 return Err(DecodeError::Invalid("bucket outside the window"));
             }
-            if buckets.back().is_some_and(|b: &Box<Bucket>| idx <= b.idx) {
+            if buckets.back().is_some_and(|b| idx <= b.idx) {
                 return Err(DecodeError::Invalid("buckets out of order"));
             }
             let n = r.u32()? as usize;
