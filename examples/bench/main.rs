@@ -77,6 +77,7 @@ mod server;
 mod settings;
 mod tl;
 mod topn;
+mod topn_backfill;
 mod topn_boundary;
 mod topn_capacity;
 mod topn_capacity_writes;

@@ -299,11 +299,16 @@ impl SumIndex {
 
 /// The member slots (`id -> name, data`, in fixed chunks that never reallocate) and, for each
 /// running sum of the key, every slot's total and (the indexed sums first) an order index of
-/// the indexed slots (a `BTreeSet` of `(total desc, name asc)`; every indexed slot is in each).
+/// the live slots whose total in it is not 0 (a `BTreeSet` of `(total desc, name asc)`). A
+/// member new to a key, or written only in buckets a sum does not hold (a backfill's, for a
+/// view), costs that index nothing until its total there moves from 0.
 pub(in crate::topn) struct NameTable<P> {
     // Declared first so that keys are dropped before the names they point to.
     sums: Vec<SumIndex>,
     chunks: Vec<Vec<Slot<P>>>,
+    /// False while totals are set in bulk (a load, a copy): the indexes are built after, at
+    /// once ([`NameTable::rebuild_indexes`]).
+    indexing: bool,
 }
 
 impl<P> NameTable<P> {
@@ -317,6 +322,7 @@ impl<P> NameTable<P> {
         NameTable {
             sums: (0..indexed + plain).map(sum).collect(),
             chunks: Vec::new(),
+            indexing: true,
         }
     }
 
@@ -338,15 +344,22 @@ impl<P> NameTable<P> {
         Key::new(self.sums[s].total(id), name)
     }
 
-    /// Sets the total of live slot `id` in sum `s`, repositioning its key if indexed.
+    /// Sets the total of live slot `id` in sum `s`, repositioning its key if indexed (in, out
+    /// of or within the index as the total leaves 0, comes to 0 or moves).
     #[inline]
     pub(in crate::topn) fn set_total(&mut self, s: usize, id: u32, total: i64) {
         let key = self.key(s, id);
         let sum = &mut self.sums[s];
         *sum.total_mut(id) = total;
-        if sum.indexed {
+        if sum.indexed && self.indexing {
             reposition(&mut sum.keys, &mut sum.odds, key, total);
         }
+    }
+
+    /// Totals are about to be set in bulk (a load, a copy): the indexes wait for
+    /// [`NameTable::rebuild_indexes`].
+    pub(in crate::topn) fn suspend_indexes(&mut self) {
+        self.indexing = false;
     }
 
     /// Sum `s`'s index, best first.
@@ -420,17 +433,6 @@ impl<P> NameTable<P> {
         s.data = data;
     }
 
-    /// Adds live slot `id` to every index.
-    pub(in crate::topn) fn index_insert(&mut self, id: u32) {
-        for s in 0..self.sums.len() {
-            if !self.sums[s].indexed {
-                continue;
-            }
-            let key = self.key(s, id);
-            self.sums[s].keys.insert(key);
-        }
-    }
-
     /// Frees live slot `id` (out of every index, totals 0, name dropped); returns the name
     /// length.
     pub(in crate::topn) fn free(&mut self, id: u32) -> usize {
@@ -448,7 +450,7 @@ impl<P> NameTable<P> {
         for s in 0..self.sums.len() {
             let key = self.key(s, id);
             let sum = &mut self.sums[s];
-            if sum.indexed {
+            if sum.indexed && key.total() != 0 {
                 sum.keys.remove(&key);
             }
             *sum.total_mut(id) = 0;
@@ -465,16 +467,19 @@ impl<P> NameTable<P> {
             .map(|(i, _)| i as u32)
     }
 
-    /// Rebuilds every index over the live slots, from their totals.
+    /// Rebuilds every index over the live slots, from their totals (and indexes again).
     pub(in crate::topn) fn rebuild_indexes(&mut self) {
         for s in 0..self.sums.len() {
             if !self.sums[s].indexed {
                 continue;
             }
-            let mut keys: Vec<Key> = self.ids().map(|id| self.key(s, id)).collect();
+            let mut keys: Vec<Key> = (self.ids().map(|id| self.key(s, id)))
+                .filter(|k| k.total() != 0)
+                .collect();
             keys.sort_unstable();
             self.sums[s].keys = keys.into_iter().collect();
         }
+        self.indexing = true;
     }
 
     /// Drops the worst key of the last index that has one; false if every index is empty.
@@ -549,7 +554,7 @@ impl<P> NameTable<P> {
     /// Offers the name blocks of the live slots `lo..lo + DEFRAG_RUN` of chunk `c` (those that
     /// exist), re-pointing the keys of each name that moves.
     fn move_names(&mut self, c: usize, lo: usize, m: &mut impl Mover) {
-        let NameTable { sums, chunks } = self;
+        let NameTable { sums, chunks, .. } = self;
         let Some(chunk) = chunks.get_mut(c) else {
             return;
         };
@@ -564,9 +569,12 @@ impl<P> NameTable<P> {
             // names are unique in a table: these lookups find every key there is (an indexed
             // slot without one has none: the index is being freed, `index_pop_last`).
             let id = c * CHUNK + i;
+            let key = |sum: &SumIndex| {
+                Some(Key::new(sum.total(id as u32), old)).filter(|k| k.total() != 0)
+            };
             let keys: Vec<Option<&Key>> = sums
                 .iter()
-                .map(|sum| sum.keys.get(&Key::new(sum.total(id as u32), old)))
+                .map(|sum| key(sum).and_then(|k| sum.keys.get(&k)))
                 .collect();
             if keys.iter().flatten().any(|k| k.name.get() != old) {
                 continue; // not this block's key: cannot happen (unique names); left alone
@@ -622,17 +630,27 @@ impl<P> NameTable<P> {
     }
 }
 
-/// Gives `key` (the key of a slot as `index` may hold it) the total `total`, if `index` holds
-/// it. A new total that leaves the key between its neighbours (a member that passes no other:
-/// the usual increment of a heavy-tailed stream) is written in place, after one search, when
-/// `odds` say it is worth trying; otherwise the key is taken out and put back.
+/// Gives `key` (the key of a slot, which `index` holds unless its total is 0) the total
+/// `total`: put in from 0, taken out at 0, else moved. A new total that leaves the key between
+/// its neighbours (a member that passes no other: the usual increment of a heavy-tailed stream)
+/// is written in place, after one search, when `odds` say it is worth trying; otherwise the key
+/// is taken out and put back.
 #[allow(clippy::mutable_key_type)] // a key's total changes in place only where its order holds
 fn reposition(index: &mut BTreeSet<Key>, odds: &mut InPlaceOdds, key: Key, total: i64) {
     let old = key.total();
-    if old == total {
-        return;
-    }
     let moved = Key::new(total, key.name.get());
+    match (old, total) {
+        (old, total) if old == total => return,
+        (0, _) => {
+            index.insert(moved);
+            return;
+        }
+        (_, 0) => {
+            index.remove(&key);
+            return;
+        }
+        _ => {}
+    }
     if odds.worth_trying() {
         // A higher total moves the key towards the front: only its predecessor can be
         // passed; a lower one towards the back: only its successor. (A range with one bound
@@ -692,6 +710,7 @@ impl<P: Clone> NameTable<P> {
                 })
                 .collect(),
             chunks,
+            indexing: true,
         }
     }
 }

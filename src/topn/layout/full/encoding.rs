@@ -158,7 +158,7 @@ impl Full {
             if members.find(name, hash).is_some() {
                 return Err(DecodeError::Invalid("duplicate member"));
             }
-            members.intern_raw(name, hash);
+            members.intern(name, hash);
         }
         let now = now_ms.unwrap_or(i64::MIN);
         let nbuckets = r.u32()? as usize;

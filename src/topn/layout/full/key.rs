@@ -176,6 +176,7 @@ impl Full {
             ks,
         };
         let upkeep = Upkeep::new(now_ms);
+        content.members.names.suspend_indexes();
         for s in 0..=sums.clock_sum() {
             let lo = sums.target(&content.shape, now_ms, s);
             sums.reach.push(Reach::from(lo));
@@ -361,6 +362,7 @@ impl Sums {
         } else if !big.is_empty() {
             big.remove(id);
         }
+        // (An index operation: a key put in, taken out or moved.)
         #[cfg(test)]
         super::seen::note(
             &super::seen::INDEX_OPS,

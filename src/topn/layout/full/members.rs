@@ -95,8 +95,8 @@ impl Members {
         self.lookup.find(spread(hash), same).copied()
     }
 
-    /// A new member (no refs, totals 0), in the lookup table but not in the indexes.
-    pub(super) fn intern_raw(&mut self, name: &[u8], hash: u32) -> u32 {
+    /// A new member (no refs, totals 0: in no order index), in the lookup table.
+    pub(super) fn intern(&mut self, name: &[u8], hash: u32) -> u32 {
         let meta = Meta { refs: 0, hash };
         let id = match self.free_ids.pop() {
             Some(id) => {
@@ -115,14 +115,6 @@ impl Members {
         (self.lookup).insert_unique(spread(hash), id, |id| spread(names.data(*id).hash));
         self.live += 1;
         self.name_bytes += name.len();
-        id
-    }
-
-    /// A new member, in the indexes too.
-    #[inline]
-    pub(super) fn intern(&mut self, name: &[u8], hash: u32) -> u32 {
-        let id = self.intern_raw(name, hash);
-        self.names.index_insert(id);
         id
     }
 

@@ -370,31 +370,50 @@ impl Full {
     }
 
     /// The top `want` by walking (see [`Walk`]); the index's first keys count `head` (counted
-    /// already). `None` when it gives up.
+    /// already). `None` when it gives up: past its cap, or where the members the index leaves
+    /// out (their total in its sum 0, so their place between its positive keys and its
+    /// negative ones) could be rows.
     fn walk(&self, w: &Walk<'_>, head: &[i128]) -> Option<Rows<'_>> {
         let mut cost = 0usize;
         let mut best = Best::new(w.want);
-        for (i, key) in self.m().names.iter(w.s).enumerate() {
+        let mut keys = self.m().names.iter(w.s).enumerate();
+        // Stopped where no later candidate can be a row (a key of a total of 0 would be later
+        // than a positive one, and its bound no higher), or at the end of the keys.
+        let stopped = loop {
+            let Some((i, key)) = keys.next() else {
+                break false;
+            };
             cost = cost.saturating_add(w.step);
             if cost > w.cap {
+                return None;
+            }
+            if key.total() < 0 && !Full::zeros_out(w, &best) {
                 return None;
             }
             let bound = Full::bound(w, key);
             let name = key.bytes();
             if let Some((wc, wn)) = best.nth() {
                 if bound < wc || (bound == wc && name > wn) {
-                    break;
+                    break true;
                 }
             }
             if bound <= 0 && !w.has_neg {
-                break;
+                break true;
             }
             let count = head.get(i).copied().unwrap_or_else(|| self.walked(w, key));
             if count != 0 {
                 best.offer(count, name);
             }
-        }
-        Some(best.into_rows())
+        };
+        (stopped || Full::zeros_out(w, &best)).then(|| best.into_rows())
+    }
+
+    /// Whether no member the index leaves out (of a total of 0 in its sum) can be a row of the
+    /// walk's read: its count there is what the fixes add, 0 without fixes, at most the slack.
+    fn zeros_out(w: &Walk<'_>, best: &Best<'_>) -> bool {
+        w.fixes.is_empty()
+            || (w.slack <= 0 && !w.has_neg)
+            || best.nth().is_some_and(|(wc, _)| w.slack < wc)
     }
 
     /// The counts of the index's first keys when they prove the walk stops within its cap:
@@ -410,13 +429,20 @@ impl Full {
             return None;
         }
         let (_, &mut floor, _) = counts.select_nth_unstable_by_key(w.want - 1, |&c| Reverse(c));
-        // The keys the walk visits at most, up to the cap (an index step each, no lookup).
+        // The keys the walk visits at most, up to the cap (an index step each, no lookup). Past
+        // the positive ones it meets the place of the members of a total of 0 (left out of the
+        // index), which the floor must rule out.
         let limit = w.cap / w.step;
-        let stops = keys().take(limit).any(|k| {
+        let zeros_out = w.slack < floor || (w.slack <= 0 && !w.has_neg);
+        let stop = keys().take(limit).find(|k| {
             let bound = Full::bound(w, k);
             bound < floor || (bound <= 0 && !w.has_neg)
         });
-        (stops || self.m().names.indexed(w.s) < limit).then_some(head)
+        let stops = match stop {
+            Some(k) => k.total() > 0 || zeros_out,
+            None => self.m().names.indexed(w.s) < limit && zeros_out,
+        };
+        stops.then_some(head)
     }
 
     /// Whether a sum over this many entries uses dense accumulators (one per member slot)

@@ -113,8 +113,8 @@ pub(super) fn row(m: &str, c: i64) -> (Vec<u8>, i64) {
 }
 
 /// Checks the invariants: every sum's totals are the entries it holds, each member's refs its
-/// entries, the indexes and the lookup hold every member, the buckets' bounds hold their
-/// counts, and no walk goes past its bucket's end.
+/// entries, each index holds the members of a total other than 0 in its sum, the lookup every
+/// member, the buckets' bounds hold their counts, and no walk goes past its bucket's end.
 pub(super) fn check_invariants(t: &Full) {
     let c = &t.content;
     let m = &c.members;
@@ -172,7 +172,7 @@ pub(super) fn check_invariants(t: &Full) {
     assert_eq!(c.entries, entries);
     let unsealed = c.buckets.iter().filter(|b| !b.is_sealed()).count();
     assert_eq!(c.unsealed, unsealed);
-    let mut live = 0;
+    let (mut live, mut keyed) = (0, vec![0; sums]);
     for id in m.ids() {
         live += 1;
         assert_eq!(
@@ -186,14 +186,14 @@ pub(super) fn check_invariants(t: &Full) {
         let held = totals.get(&id).cloned().unwrap_or_else(|| vec![0; sums]);
         for (s, want) in held.iter().enumerate() {
             assert_eq!(t.sums.total(m, s, id), *want, "total of {id} in sum {s}");
-            let indexed = s < t.sums.ks.len();
+            let indexed = s < t.sums.ks.len() && *want != 0;
             assert_eq!(m.names.index_contains(s, id), indexed, "index {s} of {id}");
+            keyed[s] += usize::from(indexed);
         }
     }
     assert_eq!(live, m.live);
-    for s in 0..sums {
-        let indexed = if s < t.sums.ks.len() { live } else { 0 };
-        assert_eq!(m.names.indexed(s), indexed, "keys of index {s}");
+    for (s, &keyed) in keyed.iter().enumerate() {
+        assert_eq!(m.names.indexed(s), keyed, "keys of index {s}");
     }
     // The clock's sum holds every live bucket.
     let clock = &t.sums.reach[t.sums.clock_sum()];

@@ -180,7 +180,12 @@ impl Full {
             if last {
                 // Its last entry: its totals are this entry's part; out of every index at once.
                 #[cfg(test)]
-                super::seen::note(&super::seen::INDEX_OPS, sums.clock_sum());
+                super::seen::note(
+                    &super::seen::INDEX_OPS,
+                    (0..sums.clock_sum())
+                        .filter(|&s| c.members.names.total(s, id) != 0)
+                        .count(),
+                );
                 sums.forget(id);
                 c.members.free(id);
             } else {

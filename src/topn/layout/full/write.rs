@@ -130,11 +130,7 @@ impl Full {
             return;
         }
         let (c, sums) = (&mut self.content, &mut self.sums);
-        let id = p.id.unwrap_or_else(|| {
-            #[cfg(test)]
-            super::seen::note(&super::seen::INDEX_OPS, sums.clock_sum());
-            c.members.intern(member, p.hash)
-        });
+        let id = p.id.unwrap_or_else(|| c.members.intern(member, p.hash));
         let buckets = &mut c.buckets;
         let i = match buckets.back() {
             Some(x) if x.idx == p.bucket => buckets.len() - 1,
