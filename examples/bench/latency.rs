@@ -745,14 +745,21 @@ pub(crate) fn group(_s: &Settings) -> Group {
             reads::heavy_scenario,
         ),
     ];
-    // `BENCH_LATENCY`: comma-separated prefixes of the scenarios to run (all when unset).
+    // `BENCH_LATENCY`: comma-separated prefixes of the scenarios to run (all when unset; a
+    // prefix ending in `$` is a whole id: `topn$`).
     let wanted: Vec<String> = std::env::var("BENCH_LATENCY")
         .unwrap_or_default()
         .split(',')
         .map(|s| s.trim().to_ascii_lowercase())
         .filter(|s| !s.is_empty())
         .collect();
-    let wants = |id: &str| wanted.is_empty() || wanted.iter().any(|w| id.starts_with(w.as_str()));
+    let wants = |id: &str| {
+        let matches = |w: &String| match w.strip_suffix('$') {
+            Some(whole) => id == whole,
+            None => id.starts_with(w.as_str()),
+        };
+        wanted.is_empty() || wanted.iter().any(matches)
+    };
     let measures: Vec<Measure> = measures.into_iter().filter(|m| wants(m.id)).collect();
     let with_goals = [
         "topn",
