@@ -40,11 +40,12 @@ impl<T> Shards<T> {
         }
     }
 
-    /// The shard of a table of one shard (most tables).
+    /// The shard of a table of one shard (most tables; `rest` has shards only
+    /// once `first` is full).
     #[inline]
     pub fn only(&self) -> Option<&HashTable<T>> {
-        match (&self.first[..], self.rest.is_empty()) {
-            ([only], true) => Some(only),
+        match &self.first[..] {
+            [only] => Some(only),
             _ => None,
         }
     }

@@ -348,12 +348,37 @@ impl<P> NameTable<P> {
     /// of or within the index as the total leaves 0, comes to 0 or moves).
     #[inline]
     pub(in crate::topn) fn set_total(&mut self, s: usize, id: u32, total: i64) {
-        let key = self.key(s, id);
-        let sum = &mut self.sums[s];
-        *sum.total_mut(id) = total;
-        if sum.indexed && self.indexing {
-            reposition(&mut sum.keys, &mut sum.odds, key, total);
+        self.update_total(s, id, |_| Some(total));
+    }
+
+    /// Adds `delta` to the total of live slot `id` in sum `s` (as [`NameTable::set_total`]),
+    /// unless the total after would not fit an i64: then false, nothing changed.
+    #[inline]
+    pub(in crate::topn) fn add_total(&mut self, s: usize, id: u32, delta: i64) -> bool {
+        self.update_total(s, id, |old| old.checked_add(delta))
+    }
+
+    /// The total of live slot `id` in sum `s` to `new(old)`, if that is some; whether it was.
+    #[inline]
+    fn update_total(&mut self, s: usize, id: u32, new: impl FnOnce(i64) -> Option<i64>) -> bool {
+        let NameTable {
+            sums,
+            chunks,
+            indexing,
+        } = self;
+        let sum = &mut sums[s];
+        let total = sum.total_mut(id);
+        let old = *total;
+        let Some(set) = new(old) else {
+            return false;
+        };
+        *total = set;
+        if sum.indexed && *indexing && old != set {
+            let slot = &chunks[id as usize / CHUNK][id as usize % CHUNK];
+            let name = slot.name.as_ref().expect("live member").ptr();
+            reposition(&mut sum.keys, &mut sum.odds, Key::new(old, name), set);
         }
+        true
     }
 
     /// Totals are about to be set in bulk (a load, a copy): the indexes wait for
@@ -640,7 +665,6 @@ fn reposition(index: &mut BTreeSet<Key>, odds: &mut InPlaceOdds, key: Key, total
     let old = key.total();
     let moved = Key::new(total, key.name.get());
     match (old, total) {
-        (old, total) if old == total => return,
         (0, _) => {
             index.insert(moved);
             return;

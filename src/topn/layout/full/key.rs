@@ -81,10 +81,10 @@ impl Reach {
         idx > self.lo || (idx == self.lo && pos < self.end)
     }
 
-    /// Whether the sum holds every entry of bucket `idx`, which has `len`.
+    /// Whether the sum holds every entry of bucket `b`.
     #[inline]
-    pub(super) fn holds_whole(&self, idx: i64, len: usize) -> bool {
-        idx > self.lo || (idx == self.lo && self.end >= len)
+    pub(super) fn holds_whole(&self, b: &Bucket) -> bool {
+        b.idx > self.lo || (b.idx == self.lo && (self.end == Reach::ALL || self.end >= b.len()))
     }
 }
 
@@ -371,9 +371,19 @@ impl Sums {
         m.names.set_total(s, id, clamped);
     }
 
-    /// Adds `delta` to member `id`'s total in sum `s`.
+    /// Adds `delta` (not 0) to member `id`'s total in sum `s`.
     #[inline]
     pub(super) fn add(&mut self, m: &mut Members, s: usize, id: u32, delta: i128) {
+        // The usual case, in one look at the total: no total of the sum beyond i64, none after.
+        if self.big[s].is_empty() {
+            if let Ok(d) = i64::try_from(delta) {
+                if m.names.add_total(s, id, d) {
+                    #[cfg(test)]
+                    super::seen::note(&super::seen::INDEX_OPS, usize::from(s < self.clock_sum()));
+                    return;
+                }
+            }
+        }
         let total = self.total(m, s, id) + delta;
         self.set(m, s, id, total);
     }

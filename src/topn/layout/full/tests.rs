@@ -199,7 +199,7 @@ pub(super) fn check_invariants(t: &Full) {
     let clock = &t.sums.reach[t.sums.clock_sum()];
     let front = c.buckets.iter().find(|b| !c.shape.is_stale(b.idx));
     assert!(
-        front.is_none_or(|b| clock.holds_whole(b.idx, b.len())),
+        front.is_none_or(|b| clock.holds_whole(b)),
         "the clock's sum"
     );
     assert!(m.names.keys_point_at_names());

@@ -81,8 +81,7 @@ impl Full {
             Some(id) => {
                 // The usual write: the window's sum holds every stored bucket, all in the window
                 // at the clock the event sets.
-                let whole =
-                    |f: &Bucket| f.idx >= lo && self.sums.reach[0].holds_whole(f.idx, f.len());
+                let whole = |f: &Bucket| f.idx >= lo && self.sums.reach[0].holds_whole(f);
                 let live = match self.content.buckets.front().is_none_or(|f| whole(f)) {
                     true => self.sums.total(&self.content.members, 0, id),
                     false => self
