@@ -35,6 +35,13 @@ release build, interleaved, and each row's ratio new/old.
   (Redis seeds its hash tables at random, and RM_Replicate looks the command
   up by name in one, so a count moves by up to ~1% between servers: 3 runs
   give its spread); about a minute a run.
+- The latency group's `topn` scenario grows one TOPN bucket to 4,000,000
+  members twice a run, its control one zset as many times (ZADD), and logs
+  every write over 1 ms with the member count it came at. A count at which
+  two growths of one build (over every round) had such a write is printed:
+  for the module it is a failure of ours (a structure copied whole at that
+  size), not the machine's (its stalls land at random counts), and the
+  script says so.
 - Writes target/bench/compare.json; each run's own group files stay under
   target/bench-compare/runs/<start time>/.
 
@@ -246,6 +253,48 @@ def compare(runs, rounds):
     return rows
 
 
+# The latency group's growths that log their writes over 1 ms by member count.
+GROWN = {"topn": "TOPN.INCR", "topn control": "ZADD"}
+
+
+def repeated_slow_writes(runs, rounds):
+    """{(build, scenario): (growths, {count: [us, ...]})}: the member counts
+    at which two growths or more of one build had a write over 1 ms."""
+    out = {}
+    for build in ("old", "new"):
+        for scen in GROWN:
+            growths = []
+            for r in range(rounds):
+                for (_, s, fig_id), fig in runs.get(("latency", r, build), {}).items():
+                    if s == scen and fig_id.endswith(" over 1 ms") and not fig_id.startswith("repeated"):
+                        growths.append(dict(fig.get("details", {}).get("at_counts", [])))
+            at = {}
+            for g in growths:
+                for count, us in g.items():
+                    at.setdefault(count, []).append(us)
+            out[(build, scen)] = (len(growths), {c: us for c, us in sorted(at.items()) if len(us) > 1})
+    return out
+
+
+def print_repeats(repeats, old_id):
+    print()
+    print("## Writes over 1 ms at the same member count in two growths (latency group)")
+    print()
+    for (build, scen), (growths, at) in repeats.items():
+        name = f"{build} ({old_id[:12]})" if build == "old" else build
+        what = f"{name}, {scen} ({GROWN[scen]}, {growths} growths)"
+        if not growths:
+            print(f"- {what}: not run")
+            continue
+        if not at:
+            print(f"- {what}: none")
+            continue
+        listed = "; ".join(f"{c:,} members: " + " / ".join(f"{u / 1000:.1f} ms" for u in us)
+                           for c, us in at.items())
+        verdict = "FAIL, ours: a cost at that size" if scen == "topn" else "the plain command's"
+        print(f"- {what}: {verdict}: {listed}")
+
+
 def fmt(x, unit=None):
     if x is None:
         return "n/a"
@@ -344,6 +393,8 @@ def main():
     if callgrind_runs:
         rows += instruction_rows(builds, callgrind_runs, rundir)
     print_rows(rows, old_id, head)
+    repeats = repeated_slow_writes(runs, rounds)
+    print_repeats(repeats, old_id)
     took = time.time() - started
     load = os.getloadavg()
     print(f"\n{rounds} rounds in {took / 60:.1f} min; load average at the end "
@@ -356,7 +407,10 @@ def main():
            "rounds": rounds, "latency_rounds": latency_rounds, "big_keys": big_keys,
            "small_keys": SMALL_KEYS, "callgrind_runs": callgrind_runs,
            "started_unix_s": started, "wall_s": took,
-           "load_average": load, "runs_dir": str(rundir), "rows": rows}
+           "load_average": load, "runs_dir": str(rundir), "rows": rows,
+           "repeated_slow_writes": [
+               {"build": b, "scenario": sc, "growths": g, "counts": [[c, us] for c, us in at.items()]}
+               for (b, sc), (g, at) in repeats.items()]}
     tmp = out.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(doc, indent=2) + "\n")
     tmp.rename(out)

@@ -14,7 +14,14 @@ only while the measured commands run):
   `VIEWS 6 12`;
 - pool / pool-views: the `topn-write` group's `TOPN.INCR key member` (a
   pool of 10,000 members, uniform: counts tie a lot), without and with
-  `VIEWS 6 12`.
+  `VIEWS 6 12`;
+- backfill / backfill-views: the `topn-write` group's backfill, scaled down
+  by TOPN_CG_BACKFILL_SCALE (default 4: 24 hours of 12,500 events over
+  50,000 members), `TOPN.INCR key member AT ms` into `WINDOW 24` without
+  and with `VIEWS 6 12`, oldest hour first, every `AT` in the past (the
+  24 hours up to the server's time): unit counts, a tenth of an hour's
+  events on a skewed head, popularity reversing half-way. The whole load
+  is measured (nothing before it).
 Each stream key first takes TOPN_CG_WARM_HOURS hours of the stream (default
 8), a pool key every member once and TOPN_CG_CALLS random ones (uninstrumented);
 then TOPN_CG_CALLS events (default 20,000) of the next hour are measured. Printed per event: instructions inside Redis's call() (the
@@ -80,6 +87,29 @@ def zipf(hours):
             yield (int(u ** -2.0) - 1) % 1_000_000, h
 
 
+def backfill(scale):
+    """`TOPN.INCR k member AT ms` of the `topn-write` group's backfill (its
+    shape, not its exact draws), `scale` times smaller: 24 hours up to now,
+    oldest first."""
+    rng = random.Random(24)
+    per_hour, members, head = 50_000 // scale, 200_000 // scale, 1_000 // scale
+    now = int(time.time() * 1000)
+    first = (now // HOUR_MS - 23) * HOUR_MS
+    calls = []
+    for h in range(24):
+        start = first + h * HOUR_MS
+        span = max(1, min(HOUR_MS, now - start))
+        for e in range(per_hour):
+            if e < per_hour // 10:
+                u = rng.random()
+                rank = int(head * u * u * u)
+            else:
+                rank = rng.randrange(members)
+            m = rank if h < 12 else members - 1 - rank
+            calls.append(("TOPN.INCR", "k", 100_000_000 + m, "AT", start + e * span // per_hour))
+    return calls
+
+
 def batch_calls(topk, events, size, hour0):
     """The events as calls of `size` (within one hour each, as the bench's)."""
     calls, run = [], []
@@ -110,14 +140,18 @@ def bloom_module():
 def run(row, create, warm_hours, calls, kind):
     """One row; `kind`: None the pool, False the stream written, True the
     stream a day before its window (the floor), "topn" / "exact" / "topk" the
-    batch rows."""
+    batch rows, "backfill" the backfill."""
     OUT.mkdir(parents=True, exist_ok=True)
     valgrind_args = os.environ.get("TOPN_CG_VALGRIND", "").split()
     modules = ["--loadmodule", str(MODULE)]
     if kind in ("topn", "topk"):
         modules += ["--loadmodule", bloom_module()]
     with callgrind.Server(OUT, row, modules, valgrind_args=valgrind_args) as server:
-        if kind in ("topn", "exact", "topk"):
+        if kind == "backfill":
+            warm = []
+            measured = backfill(int(os.environ.get("TOPN_CG_BACKFILL_SCALE", "4")))
+            incr = None
+        elif kind in ("topn", "exact", "topk"):
             size = int(os.environ.get("TOPN_CG_BATCH", "10"))
             hour0 = (int(time.time() * 1000) // HOUR_MS - warm_hours) * HOUR_MS + 1
             events = list(zipf(warm_hours + 1))
@@ -186,6 +220,8 @@ def main():
         "views": ("TOPN.CREATE k BUCKET 3600 WINDOW 24 VIEWS 6 12", False),
         "pool": ("TOPN.CREATE k BUCKET 3600 WINDOW 24", None),
         "pool-views": ("TOPN.CREATE k BUCKET 3600 WINDOW 24 VIEWS 6 12", None),
+        "backfill": ("TOPN.CREATE k BUCKET 3600 WINDOW 24", "backfill"),
+        "backfill-views": ("TOPN.CREATE k BUCKET 3600 WINDOW 24 VIEWS 6 12", "backfill"),
         "cap-batch": ("TOPN.CREATE k BUCKET 3600 WINDOW 24 CAPACITY 117", "topn"),
         "exact-batch": ("TOPN.CREATE k BUCKET 3600 WINDOW 24", "exact"),
         "topk-batch": ("TOPK.RESERVE k 10 2000 7 0.925", "topk"),
@@ -204,7 +240,8 @@ def main():
         fc, ft, _, _ = got["floor"]
         for row, (c, t, _, _) in got.items():
             print(f"{row:6} / floor: call() {c / fc:.3f}x  server {t / ft:.3f}x")
-    for plain, viewed in (("w24", "views"), ("pool", "pool-views")):
+    for plain, viewed in (("w24", "views"), ("pool", "pool-views"),
+                          ("backfill", "backfill-views")):
         if plain in got and viewed in got:
             (c0, t0, _, _), (c1, t1, _, _) = got[plain], got[viewed]
             print(f"{viewed} / {plain}: call() {c1 / c0:.3f}x  server {t1 / t0:.3f}x")

@@ -5,8 +5,11 @@
 //!
 //! Each scenario runs on a fresh server of its own, stopped when the
 //! scenario ends:
-//! - `topn`: `TOPN.INCR` of 1,000,000 members into one bucket, then `DEL` of
-//!   the key;
+//! - `topn`: `TOPN.INCR` of 4,000,000 members into one bucket, then `DEL` of
+//!   the key, twice (a fresh key each time): every write over 1 ms is
+//!   reported with the member count it came at, and a count at which both
+//!   growths had one is a failure (`latency/repeats.rs`: a structure copied
+//!   whole as it doubles, where a stall of the machine lands anywhere);
 //! - `ulist`: `ULIST.ADD` of 1,000,000 values into one scope, all expiring
 //!   `EXPIRE_S` after the growth starts, the background reclaim to its end;
 //!   then `ULIST.DEL` matching 100,000 partitions of another list;
@@ -16,8 +19,9 @@
 //!   without TTL, `HCOUNTER.DEL` of a 1,000,000-cell partition and of 100,000
 //!   partitions;
 //! - a control after each of these three: the same growth with the core
-//!   command on a fresh server (`controls.rs`: ZINCRBY into one zset, SADD
-//!   into one set, HINCRBY into one hash plus 100,000 one-field hashes),
+//!   command on a fresh server (`controls.rs`: ZADD into one zset, twice, as
+//!   the `topn` growths; SADD into one set, HINCRBY into one hash plus
+//!   100,000 one-field hashes),
 //!   without goals: the machine's own noise floor, printed next to the
 //!   module's figures;
 //! - `switch` (`latency/switch.rs`): the adds around a small TOPN key's and
@@ -40,6 +44,7 @@
 
 mod controls;
 mod reads;
+mod repeats;
 mod switch;
 
 use std::cell::RefCell;
@@ -62,6 +67,10 @@ use crate::topn::member;
 
 /// Entries a structure grows to.
 const BIG: u64 = 1_000_000;
+/// Members the `topn` scenario grows one bucket to (and its control one zset).
+const TOPN_BIG: u64 = 4_000_000;
+/// Growths of the `topn` scenario and of its control, each of a fresh key.
+const GROWTHS: usize = 2;
 /// Small partitions (HCOUNTER one-cell partitions, partitions a DEL matches).
 const PARTS: u64 = 100_000;
 /// How long the probe PINGs the idle server before a scenario.
@@ -92,6 +101,8 @@ enum Kind {
     Ping,
     /// Context: throughput, durations, idle figures.
     Info,
+    /// Member counts at which a write took over 1 ms in every growth (goal: none).
+    Repeat,
 }
 
 /// A scenario's figures so far, and its slowest command.
@@ -111,6 +122,7 @@ impl Figures {
             f.goal = match kind {
                 Kind::Command => Some(Goal::AtMost(COMMAND_GOAL_US)),
                 Kind::Ping => Some(Goal::AtMost(PING_GOAL_US)),
+                Kind::Repeat => Some(Goal::AtMost(0.0)),
                 Kind::Info => None,
             };
         }
@@ -333,6 +345,20 @@ impl Run {
         n: u64,
         f: impl FnMut(u64, &mut Vec<u8>),
     ) -> Result<(), String> {
+        self.grow_as("grow", command, None, n, f).map(|_| ())
+    }
+
+    /// [`Run::grow`], its figures named `{id} ...`; with `member_arg` (the
+    /// argument that holds the bench's member number), also its writes over
+    /// 1 ms with the member count each came at, which it returns.
+    fn grow_as(
+        &mut self,
+        id: &str,
+        command: &str,
+        member_arg: Option<usize>,
+        n: u64,
+        f: impl FnMut(u64, &mut Vec<u8>),
+    ) -> Result<Vec<repeats::SlowWrite>, String> {
         eprintln!("  growing: {} x {command} ...", thousands(n as f64));
         self.c.slowlog_arm(SLOWLOG_LEN, GROW_SLOW_US)?;
         let c = &mut self.c;
@@ -343,7 +369,7 @@ impl Run {
         };
         let slow = slowlog_take(&mut self.c, &[names.as_str()])?;
         let rate = Figure::new(
-            "grow ops/s",
+            format!("{id} ops/s"),
             format!("{command} throughput while growing (1 connection, pipelined)"),
             "ops/s",
         )
@@ -351,10 +377,16 @@ impl Run {
         .note(format!("{} commands in {secs:.2} s", thousands(n as f64)));
         self.figs.push(Kind::Info, rate);
         let label = format!("slowest {what} command while growing (SLOWLOG)");
-        let slowest = slowest_figure("grow slowest", label, &slow, GROW_SLOW_US);
+        let slowest = slowest_figure(&format!("{id} slowest"), label, &slow, GROW_SLOW_US);
         self.figs.push(Kind::Command, slowest);
-        self.ping_figure("grow PING", "while growing", &pings);
-        Ok(())
+        self.ping_figure(&format!("{id} PING"), "while growing", &pings);
+        let Some(arg) = member_arg else {
+            return Ok(Vec::new());
+        };
+        let writes = repeats::over_goal(&slow.0, arg);
+        let figure = repeats::growth_figure(format!("{id} over 1 ms"), command, &writes);
+        self.figs.push(Kind::Info, figure);
+        Ok(writes)
     }
 
     /// One delete command under the probe, which runs `AFTER_DELETE` longer;
@@ -494,28 +526,46 @@ fn scenario(
 fn topn_scenario() -> Result<Outcome, String> {
     let title = format!(
         "TOPN: {} members into one bucket of one key (TOPN.INCR ... AT <one time>), then DEL \
-         of the key",
-        thousands(BIG as f64)
+         of the key; {GROWTHS} times, a fresh key each",
+        thousands(TOPN_BIG as f64)
     );
     scenario("topn", None, title, |run| {
-        run.c.cmd("TOPN.CREATE lat:topn BUCKET 3600 WINDOW 24")?;
         let at = now_ms();
-        run.grow("TOPN.INCR", BIG, |i, out| {
-            let (m, at) = (A::U(member(i)), A::U(at));
-            enc(
-                out,
-                &[A::S("TOPN.INCR"), A::S("lat:topn"), m, A::S("AT"), at],
-            )
-        })?;
-        let members = run.c.info_field("recipes", "recipes_topn_members")?;
-        if members != BIG.to_string() {
-            return Err(format!(
-                "INFO recipes counts {members} TOPN members, not {BIG}"
-            ));
+        let mut growths = Vec::new();
+        for g in 0..GROWTHS {
+            let key = format!("lat:topn{g}");
+            run.c
+                .cmd(&format!("TOPN.CREATE {key} BUCKET 3600 WINDOW 24"))?;
+            let id = growth_id(g);
+            let writes = run.grow_as(&id, "TOPN.INCR", Some(2), TOPN_BIG, |i, out| {
+                let (m, at) = (A::U(member(i)), A::U(at));
+                enc(out, &[A::S("TOPN.INCR"), A::S(&key), m, A::S("AT"), at])
+            })?;
+            growths.push(writes);
+            let members = run.c.info_field("recipes", "recipes_topn_members")?;
+            if members != TOPN_BIG.to_string() {
+                return Err(format!(
+                    "INFO recipes counts {members} TOPN members, not {TOPN_BIG}"
+                ));
+            }
+            let delete = if g == 0 {
+                "DEL".into()
+            } else {
+                format!("{id} DEL")
+            };
+            run.delete(&delete, &format!("DEL {key}"), 1)?;
         }
-        run.delete("DEL", "DEL lat:topn", 1)?;
+        repeats::repeated_figure(&mut run.figs, &growths);
         Ok(0.0)
     })
+}
+
+/// The figures' prefix of growth `g` of a repeated one: `grow`, `grow 2`, ...
+fn growth_id(g: usize) -> String {
+    match g {
+        0 => "grow".into(),
+        g => format!("grow {}", g + 1),
+    }
 }
 
 fn ulist_scenario() -> Result<Outcome, String> {
@@ -665,7 +715,7 @@ pub(crate) fn group(_s: &Settings) -> Group {
     };
     let measures = vec![
         measure("topn", Role::Module, &["topn.incr"], topn_scenario),
-        measure("topn control", Role::Plain, &[], controls::zincrby),
+        measure("topn control", Role::Plain, &[], controls::zadd),
         measure("ulist", Role::Module, &["ulist.add"], ulist_scenario),
         measure("ulist control", Role::Plain, &[], controls::sadd),
         measure(
@@ -695,14 +745,21 @@ pub(crate) fn group(_s: &Settings) -> Group {
             reads::heavy_scenario,
         ),
     ];
-    // `BENCH_LATENCY`: comma-separated prefixes of the scenarios to run (all when unset).
+    // `BENCH_LATENCY`: comma-separated prefixes of the scenarios to run (all when unset; a
+    // prefix ending in `$` is a whole id: `topn$`).
     let wanted: Vec<String> = std::env::var("BENCH_LATENCY")
         .unwrap_or_default()
         .split(',')
         .map(|s| s.trim().to_ascii_lowercase())
         .filter(|s| !s.is_empty())
         .collect();
-    let wants = |id: &str| wanted.is_empty() || wanted.iter().any(|w| id.starts_with(w.as_str()));
+    let wants = |id: &str| {
+        let matches = |w: &String| match w.strip_suffix('$') {
+            Some(whole) => id == whole,
+            None => id.starts_with(w.as_str()),
+        };
+        wanted.is_empty() || wanted.iter().any(matches)
+    };
     let measures: Vec<Measure> = measures.into_iter().filter(|m| wants(m.id)).collect();
     let with_goals = [
         "topn",
@@ -722,10 +779,12 @@ pub(crate) fn group(_s: &Settings) -> Group {
             .collect(),
         ..Group::new(
             "latency",
-            "latency: worst cases at 1,000,000 entries, each scenario on a fresh server: \
-             SLOWLOG (server-side) and a one-connection PING probe (max above its idle max); \
-             goals: every command and read <= 1 ms, PING <= 2 ms above idle; each growth \
-             also with the core command (control: no goals)",
+            "latency: worst cases at 1,000,000 entries (TOPN: 4,000,000 members, grown \
+             twice), each scenario on a fresh server: SLOWLOG (server-side) and a \
+             one-connection PING probe (max above its idle max); goals: every command and \
+             read <= 1 ms, PING <= 2 ms above idle, no member count at which both TOPN \
+             growths had a write over 1 ms; each growth also with the core command \
+             (control: no goals)",
         )
     }
 }

@@ -42,7 +42,7 @@
 //!   in their family's file (`rv.rs`, `tl.rs`, `topn.rs`, `ulist.rs`,
 //!   `ulist_small.rs`, `hcounter.rs`, `latency.rs`, `plain_keys.rs`).
 //! - `BENCH_LATENCY`: comma-separated prefixes of the latency group's scenarios
-//!   to run, e.g. `topn-reads` (all when unset).
+//!   to run, e.g. `topn-reads` (all when unset); `$` ends a whole id (`topn$`).
 //! - `BENCH_JSON_DIR`: where the group files go (default `target/bench`).
 //! - `RECIPES_MODULE`: the .so (default: `librecipes.so` of this build);
 //!   `REDIS_SERVER`: the server binary (default `redis-server`);
@@ -77,6 +77,7 @@ mod server;
 mod settings;
 mod tl;
 mod topn;
+mod topn_backfill;
 mod topn_boundary;
 mod topn_capacity;
 mod topn_capacity_writes;

@@ -1,7 +1,8 @@
 //! The TOPN groups (top-N over a sliding window of time buckets) against the
 //! recipe's hourly bucket zsets:
 //! - `topn-write`: TOPN.INCR against its floor ZINCRBY and the recipe's Lua,
-//!   and TOPN.INCRBY with 1, 10 and 100 pairs a call;
+//!   and TOPN.INCRBY with 1, 10 and 100 pairs a call; a day's backfill with
+//!   views and without (`topn_backfill.rs`);
 //! - `topn-read`: TOPN.TOP24 against the recipe's union of 24 buckets x 50k
 //!   members, and the memory of either layout;
 //! - `topn-last`: `LAST k` reads against the recipe's union of the newest k
@@ -91,8 +92,10 @@ fn prefill_topn(c: &mut Conn) -> Result<(), String> {
 }
 
 pub(crate) fn write_group(_s: &Settings) -> Group {
+    let (backfills, backfill_ratio) = crate::topn_backfill::measures();
     Group {
         reset_each: true,
+        measures: backfills,
         scenarios: vec![
             Scenario::new("ZINCRBY", Role::Plain, "ZINCRBY key:<hour> 1 member", |c| {
                 prefill_zsets(c, false)?;
@@ -141,7 +144,10 @@ pub(crate) fn write_group(_s: &Settings) -> Group {
             cmp("TOPN.INCRBY 1", "TOPN.INCR", None),
             cmp("TOPN.INCRBY 10", "TOPN.INCR", None),
             cmp("TOPN.INCRBY 100", "TOPN.INCR", None),
-        ],
+        ]
+        .into_iter()
+        .chain(backfill_ratio)
+        .collect(),
         ..Group::new(
             "topn-write",
             format!(

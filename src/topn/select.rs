@@ -103,27 +103,29 @@ pub(super) fn top_positive<'a, I: Iterator<Item = (i64, u32)>>(
 
 /// Counts a chunk of [`top_dense`] holds: its maximum is a vectorized pass, and a chunk whose
 /// maximum is below the n-th best so far is skipped whole.
-const CHUNK: usize = 64;
+pub(super) const CHUNK: usize = 64;
 
-/// [`top_positive`] over dense counts (`counts[id]`): the same rows, chunk by chunk, a chunk
-/// read one count at a time only when its maximum can reach the n-th best so far (on a dense
-/// sum over 200,000 members, a few hundred of them once the first chunks set the floor).
+/// [`top_positive`] over dense counts (`counts[id]`, given as consecutive parts, each but the
+/// last a whole number of `CHUNK`s): the same rows, chunk by chunk, a chunk read one count at a
+/// time only when its maximum can reach the n-th best so far (on a dense sum over 200,000
+/// members, a few hundred of them once the first chunks set the floor).
 pub(super) fn top_dense<'a, T: Copy + Ord + Default + Into<i64>>(
     n: usize,
-    counts: &[T],
+    parts: &[&[T]],
     name: impl Fn(u32) -> &'a [u8],
 ) -> Option<Rows<'a>> {
+    debug_assert!(parts.iter().rev().skip(1).all(|p| p.len() % CHUNK == 0));
+    let chunks = || parts.iter().flat_map(|p| p.chunks(CHUNK));
     let desc = |a: &i64, b: &i64| b.cmp(a);
     // A small buffer: the floor rises within the first chunks, and then most are skipped.
     let full = n.saturating_mul(2).saturating_add(CHUNK);
     // Each chunk's maximum, kept for the second pass.
-    let maxima: Vec<i64> = counts
-        .chunks(CHUNK)
+    let maxima: Vec<i64> = chunks()
         .map(|chunk| chunk.iter().copied().fold(T::default(), Ord::max).into())
         .collect();
     let mut buf: Vec<i64> = Vec::new();
     let mut floor = 0i64;
-    for (chunk, &max) in counts.chunks(CHUNK).zip(&maxima) {
+    for (chunk, &max) in chunks().zip(&maxima) {
         if max <= floor {
             continue;
         }
@@ -147,7 +149,7 @@ pub(super) fn top_dense<'a, T: Copy + Ord + Default + Into<i64>>(
     drop(buf);
     let mut rows: Vec<(i128, u32)> = Vec::new();
     let mut tied: Vec<u32> = Vec::new();
-    for (i, chunk) in counts.chunks(CHUNK).enumerate() {
+    for (i, chunk) in chunks().enumerate() {
         if maxima[i] < t {
             continue;
         }
@@ -271,12 +273,12 @@ mod tests {
                     || counts.iter().enumerate().map(|(i, c)| (*c, i as u32)),
                     name,
                 );
-                let dense = top_dense(n, &counts, name);
-                let dense_32 = top_dense(
-                    n,
-                    &counts.iter().map(|&c| c as i32).collect::<Vec<_>>(),
-                    name,
-                );
+                let dense = top_dense(n, &[&counts], name);
+                let narrow: Vec<i32> = counts.iter().map(|&c| c as i32).collect();
+                let dense_32 = top_dense(n, &[&narrow], name);
+                // In parts, as a sum's totals are kept.
+                let parts: Vec<&[i64]> = counts.chunks(CHUNK * 3).collect();
+                assert_eq!(top_dense(n, &parts, name), dense, "in parts n={n}");
                 if positives >= n {
                     assert_eq!(fast, Some(want.clone()), "top_positive n={n} round={round}");
                     assert_eq!(dense, Some(want.clone()), "top_dense n={n} round={round}");

@@ -6,7 +6,7 @@ use super::defrag::{Mover, Pass};
 
 /// Items per chunk: a big vector grows a chunk at a time; a small one has
 /// one chunk that grows as a `Vec` does.
-const CHUNK: usize = 4096;
+pub const CHUNK: usize = 4096;
 
 #[derive(Clone, Debug)]
 pub struct Chunked<T> {

@@ -17,6 +17,7 @@ pub mod page;
 pub mod prefetch;
 pub mod sample;
 pub mod schema;
+mod shards;
 pub mod table;
 pub mod varint;
 pub mod version;

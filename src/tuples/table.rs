@@ -15,6 +15,8 @@
 //!   keep the average in bounds (the threshold moves by a whole shard);
 //! - no allocation is bigger than one shard, so a big table never asks for a
 //!   huge zeroed block (page faults spread with the shards);
+//! - the shards' directory grows in fixed segments (`shards.rs`): a split
+//!   never copies it;
 //! - a small table is one shard: a plain hashbrown table, as before.
 //!
 //! The caller keeps the hasher (entries are often ids whose hash comes from
@@ -22,9 +24,9 @@
 //! entries.
 
 use super::defrag::{Mover, Pass, SLAB_MAX};
+use super::shards::Shards;
 use crate::stats::PAGED_LOOKED;
 use hashbrown::{DefaultHashBuilder, HashTable};
-use smallvec::SmallVec;
 use std::sync::OnceLock;
 
 /// Average entries per shard before a split; a merge comes at a quarter.
@@ -32,14 +34,14 @@ pub const SHARD_ENTRIES: usize = 512;
 
 #[derive(Clone, Debug)]
 pub struct Table<T> {
-    shards: SmallVec<[HashTable<T>; 1]>,
+    shards: Shards<T>,
     len: usize,
 }
 
 impl<T> Default for Table<T> {
     fn default() -> Self {
         Table {
-            shards: smallvec::smallvec![HashTable::new()],
+            shards: Shards::one(),
             len: 0,
         }
     }
@@ -96,10 +98,10 @@ impl<T> Table<T> {
 
     #[inline]
     fn shard(&self, hash: u64) -> &HashTable<T> {
-        match &self.shards[..] {
+        match self.shards.only() {
             // Most tables are one shard: no bits to pick it by.
-            [only] => only,
-            shards => &shards[shard_of(hash, shards.len())],
+            Some(only) => only,
+            None => self.shards.get(shard_of(hash, self.shards.len())),
         }
     }
 
@@ -109,13 +111,13 @@ impl<T> Table<T> {
 
     pub fn find_mut(&mut self, hash: u64, eq: impl FnMut(&T) -> bool) -> Option<&mut T> {
         let i = shard_of(hash, self.shards.len());
-        self.shards[i].find_mut(hash, eq)
+        self.shards.get_mut(i).find_mut(hash, eq)
     }
 
     /// Adds an entry the caller knows is absent.
     pub fn insert_unique(&mut self, hash: u64, value: T, hasher: impl Fn(&T) -> u64) {
         let i = shard_of(hash, self.shards.len());
-        self.shards[i].insert_unique(hash, value, &hasher);
+        self.shards.get_mut(i).insert_unique(hash, value, &hasher);
         self.len += 1;
         if self.len > self.shards.len() * SHARD_ENTRIES {
             self.split(&hasher);
@@ -130,7 +132,7 @@ impl<T> Table<T> {
         hasher: impl Fn(&T) -> u64,
     ) -> Option<T> {
         let i = shard_of(hash, self.shards.len());
-        let shard = &mut self.shards[i];
+        let shard = self.shards.get_mut(i);
         let (value, _) = shard.find_entry(hash, eq).ok()?.remove();
         self.len -= 1;
         // Give memory back as a shard empties (rehashing a quarter of it).
@@ -150,10 +152,10 @@ impl<T> Table<T> {
         let new = n - 1;
         let buddy = new - n.next_power_of_two() / 2;
         let mut moved = HashTable::new();
-        for value in self.shards[buddy].extract_if(|v| shard_of(hasher(v), n) == new) {
+        for value in (self.shards.get_mut(buddy)).extract_if(|v| shard_of(hasher(v), n) == new) {
             moved.insert_unique(hasher(&value), value, hasher);
         }
-        let shard = &mut self.shards[buddy];
+        let shard = self.shards.get_mut(buddy);
         if shard.capacity() > 64 && shard.len() * 4 < shard.capacity() {
             shard.shrink_to(shard.len() * 2, hasher);
         }
@@ -168,10 +170,7 @@ impl<T> Table<T> {
         let n = self.shards.len();
         for value in last {
             let hash = hasher(&value);
-            self.shards[shard_of(hash, n)].insert_unique(hash, value, hasher);
-        }
-        if self.shards.spilled() && self.shards.len() * 4 < self.shards.capacity() {
-            self.shards.shrink_to_fit();
+            (self.shards.get_mut(shard_of(hash, n))).insert_unique(hash, value, hasher);
         }
     }
 
@@ -185,25 +184,20 @@ impl<T> Table<T> {
     pub fn shard_at(&self, place: u32) -> (impl Iterator<Item = &T> + '_, u64) {
         let n = self.shards.len();
         let s = shard_of(u64::from(place.reverse_bits()) << 32, n);
-        PAGED_LOOKED.add(self.shards[s].len() as i64);
+        PAGED_LOOKED.add(self.shards.get(s).len() as i64);
         let high = n.next_power_of_two();
         // Split shards, and the ones split off, use log2(high) bits; the
         // others one bit fewer.
         let bits = high.trailing_zeros() - u32::from(!(s >= high / 2 || s < n - high / 2));
         let width = PLACES >> bits;
         let start = u64::from(place) & !(width - 1);
-        (self.shards[s].iter(), start + width)
+        (self.shards.get(s).iter(), start + width)
     }
 
     /// Heap bytes held.
     pub fn allocation_size(&self) -> usize {
         let shards: usize = self.shards.iter().map(HashTable::allocation_size).sum();
-        let spill = if self.shards.spilled() {
-            self.shards.capacity() * std::mem::size_of::<HashTable<T>>()
-        } else {
-            0
-        };
-        shards + spill
+        shards + self.shards.heap_bytes()
     }
 
     /// Takes the entries out a shard at a time: up to one shard's entries per
@@ -215,7 +209,7 @@ impl<T> Table<T> {
         let shard = if self.shards.len() > 1 {
             self.shards.pop().unwrap_or_default()
         } else {
-            std::mem::take(&mut self.shards[0])
+            std::mem::take(self.shards.get_mut(0))
         };
         self.len -= shard.len();
         Some(shard.into_iter().collect())
@@ -242,8 +236,7 @@ impl<T: Clone> Table<T> {
         pass: &mut Pass<M>,
         mut entry: impl FnMut(&mut T, &mut M),
     ) {
-        pass.work(|m| m.small_vec(&mut self.shards));
-        pass.each(self.shards.iter_mut(), |shard, pass| {
+        self.shards.defrag(pass, |shard, pass| {
             pass.work(|m| {
                 if (1..=SLAB_MAX).contains(&shard.allocation_size()) {
                     *shard = m.placed(|_| shard.clone());

@@ -5,23 +5,28 @@
 //! (rehashing, a listpack converted, the machine's own preemption): these
 //! figures are that floor, printed next to the module's.
 
-use super::{scenario, thousands, Outcome, BIG, PARTS};
+use super::{growth_id, repeats, scenario, thousands, Outcome, BIG, GROWTHS, PARTS, TOPN_BIG};
 use crate::pipe::{enc, A};
 use crate::topn::member;
 
-/// ZINCRBY of the `topn` scenario's members into one zset.
-pub(super) fn zincrby() -> Result<Outcome, String> {
+/// ZADD of the `topn` scenario's members into one zset, as many times.
+pub(super) fn zadd() -> Result<Outcome, String> {
     let title = format!(
-        "control of topn: {} members into one zset (ZINCRBY key 1 member)",
-        thousands(BIG as f64)
+        "control of topn: {} members into one zset (ZADD key 1 member), then DEL of the key; \
+         {GROWTHS} times, a fresh key each",
+        thousands(TOPN_BIG as f64)
     );
     scenario("topn control", Some("topn"), title, |run| {
-        run.grow("ZINCRBY", BIG, |i, out| {
-            enc(
-                out,
-                &[A::S("ZINCRBY"), A::S("lat:z"), A::S("1"), A::U(member(i))],
-            )
-        })?;
+        let mut growths = Vec::new();
+        for g in 0..GROWTHS {
+            let key = format!("lat:z{g}");
+            let writes = run.grow_as(&growth_id(g), "ZADD", Some(3), TOPN_BIG, |i, out| {
+                enc(out, &[A::S("ZADD"), A::S(&key), A::S("1"), A::U(member(i))])
+            })?;
+            growths.push(writes);
+            run.c.cmd(&format!("DEL {key}"))?;
+        }
+        repeats::repeated_figure(&mut run.figs, &growths);
         Ok(0.0)
     })
 }

@@ -8,6 +8,7 @@ use std::cmp::Ordering;
 use std::collections::BTreeSet;
 use std::ptr::NonNull;
 
+use crate::tuples::chunked::Chunked;
 use crate::tuples::defrag::{rebuild, Mover, Pass};
 
 // ---------------------------------------------------------------------------------------------
@@ -100,8 +101,9 @@ unsafe fn block_bytes<'a>(p: NonNull<u8>) -> &'a [u8] {
 // ---------------------------------------------------------------------------------------------
 // Member slots and the order index.
 
-/// Slots per chunk of the slot table (chunks never reallocate once full).
-const CHUNK: usize = 4096;
+/// Slots per chunk of the slot table: the first grows as a `Vec` does, later ones are made
+/// whole at once, so a new slot never copies the others.
+pub(super) const CHUNK: usize = 4096;
 
 /// Slots whose name blocks one unit of defrag work offers: each costs a lookup in one or two
 /// B-trees (under a microsecond on a million members).
@@ -273,23 +275,40 @@ impl InPlaceOdds {
     }
 }
 
-/// A running sum's totals (by slot: 0 for a free one) and, if it is `indexed`, its order index
-/// over the indexed slots.
+/// A running sum's totals (by slot: 0 for a free one; in fixed chunks, so a new slot never
+/// copies the others) and, if it is `indexed`, its order index over the indexed slots.
 #[derive(Default)]
 struct SumIndex {
     keys: BTreeSet<Key>,
     odds: InPlaceOdds,
-    totals: Vec<i64>,
+    totals: Chunked<i64>,
     indexed: bool,
+}
+
+impl SumIndex {
+    #[inline]
+    fn total(&self, id: u32) -> i64 {
+        *self.totals.get(id as usize).expect("a slot's total")
+    }
+
+    #[inline]
+    fn total_mut(&mut self, id: u32) -> &mut i64 {
+        self.totals.get_mut(id as usize).expect("a slot's total")
+    }
 }
 
 /// The member slots (`id -> name, data`, in fixed chunks that never reallocate) and, for each
 /// running sum of the key, every slot's total and (the indexed sums first) an order index of
-/// the indexed slots (a `BTreeSet` of `(total desc, name asc)`; every indexed slot is in each).
+/// the live slots whose total in it is not 0 (a `BTreeSet` of `(total desc, name asc)`). A
+/// member new to a key, or written only in buckets a sum does not hold (a backfill's, for a
+/// view), costs that index nothing until its total there moves from 0.
 pub(in crate::topn) struct NameTable<P> {
     // Declared first so that keys are dropped before the names they point to.
     sums: Vec<SumIndex>,
     chunks: Vec<Vec<Slot<P>>>,
+    /// False while totals are set in bulk (a load, a copy): the indexes are built after, at
+    /// once ([`NameTable::rebuild_indexes`]).
+    indexing: bool,
 }
 
 impl<P> NameTable<P> {
@@ -303,35 +322,69 @@ impl<P> NameTable<P> {
         NameTable {
             sums: (0..indexed + plain).map(sum).collect(),
             chunks: Vec::new(),
+            indexing: true,
         }
     }
 
     /// The total of live slot `id` in sum `s`.
     #[inline]
     pub(in crate::topn) fn total(&self, s: usize, id: u32) -> i64 {
-        self.sums[s].totals[id as usize]
+        self.sums[s].total(id)
     }
 
-    /// Every slot's total in sum `s` (0 for a free slot), by id.
-    pub(in crate::topn) fn totals(&self, s: usize) -> &[i64] {
-        &self.sums[s].totals
+    /// Every slot's total in sum `s` (0 for a free slot), by id: consecutive parts, each but
+    /// the last of `tuples::chunked::CHUNK` totals.
+    pub(in crate::topn) fn totals(&self, s: usize) -> Vec<&[i64]> {
+        self.sums[s].totals.slices().collect()
     }
 
     /// The sum-`s` key of live slot `id`.
     fn key(&self, s: usize, id: u32) -> Key {
         let name = self.slot(id).name.as_ref().expect("live member").ptr();
-        Key::new(self.sums[s].totals[id as usize], name)
+        Key::new(self.sums[s].total(id), name)
     }
 
-    /// Sets the total of live slot `id` in sum `s`, repositioning its key if indexed.
+    /// Sets the total of live slot `id` in sum `s`, repositioning its key if indexed (in, out
+    /// of or within the index as the total leaves 0, comes to 0 or moves).
     #[inline]
     pub(in crate::topn) fn set_total(&mut self, s: usize, id: u32, total: i64) {
-        let key = self.key(s, id);
-        let sum = &mut self.sums[s];
-        sum.totals[id as usize] = total;
-        if sum.indexed {
-            reposition(&mut sum.keys, &mut sum.odds, key, total);
+        self.update_total(s, id, |_| Some(total));
+    }
+
+    /// Adds `delta` to the total of live slot `id` in sum `s` (as [`NameTable::set_total`]),
+    /// unless the total after would not fit an i64: then false, nothing changed.
+    #[inline]
+    pub(in crate::topn) fn add_total(&mut self, s: usize, id: u32, delta: i64) -> bool {
+        self.update_total(s, id, |old| old.checked_add(delta))
+    }
+
+    /// The total of live slot `id` in sum `s` to `new(old)`, if that is some; whether it was.
+    #[inline]
+    fn update_total(&mut self, s: usize, id: u32, new: impl FnOnce(i64) -> Option<i64>) -> bool {
+        let NameTable {
+            sums,
+            chunks,
+            indexing,
+        } = self;
+        let sum = &mut sums[s];
+        let total = sum.total_mut(id);
+        let old = *total;
+        let Some(set) = new(old) else {
+            return false;
+        };
+        *total = set;
+        if sum.indexed && *indexing && old != set {
+            let slot = &chunks[id as usize / CHUNK][id as usize % CHUNK];
+            let name = slot.name.as_ref().expect("live member").ptr();
+            reposition(&mut sum.keys, &mut sum.odds, Key::new(old, name), set);
         }
+        true
+    }
+
+    /// Totals are about to be set in bulk (a load, a copy): the indexes wait for
+    /// [`NameTable::rebuild_indexes`].
+    pub(in crate::topn) fn suspend_indexes(&mut self) {
+        self.indexing = false;
     }
 
     /// Sum `s`'s index, best first.
@@ -380,7 +433,8 @@ impl<P> NameTable<P> {
     /// before.
     pub(in crate::topn) fn push(&mut self, name: &[u8], data: P) -> u32 {
         if self.chunks.last().is_none_or(|c| c.len() == CHUNK) {
-            self.chunks.push(Vec::new());
+            let capacity = if self.chunks.is_empty() { 0 } else { CHUNK };
+            self.chunks.push(Vec::with_capacity(capacity));
         }
         let id = ((self.chunks.len() - 1) * CHUNK + self.chunks.last().map_or(0, |c| c.len()))
             .try_into()
@@ -404,17 +458,6 @@ impl<P> NameTable<P> {
         s.data = data;
     }
 
-    /// Adds live slot `id` to every index.
-    pub(in crate::topn) fn index_insert(&mut self, id: u32) {
-        for s in 0..self.sums.len() {
-            if !self.sums[s].indexed {
-                continue;
-            }
-            let key = self.key(s, id);
-            self.sums[s].keys.insert(key);
-        }
-    }
-
     /// Frees live slot `id` (out of every index, totals 0, name dropped); returns the name
     /// length.
     pub(in crate::topn) fn free(&mut self, id: u32) -> usize {
@@ -432,10 +475,10 @@ impl<P> NameTable<P> {
         for s in 0..self.sums.len() {
             let key = self.key(s, id);
             let sum = &mut self.sums[s];
-            if sum.indexed {
+            if sum.indexed && key.total() != 0 {
                 sum.keys.remove(&key);
             }
-            sum.totals[id as usize] = 0;
+            *sum.total_mut(id) = 0;
         }
     }
 
@@ -449,16 +492,19 @@ impl<P> NameTable<P> {
             .map(|(i, _)| i as u32)
     }
 
-    /// Rebuilds every index over the live slots, from their totals.
+    /// Rebuilds every index over the live slots, from their totals (and indexes again).
     pub(in crate::topn) fn rebuild_indexes(&mut self) {
         for s in 0..self.sums.len() {
             if !self.sums[s].indexed {
                 continue;
             }
-            let mut keys: Vec<Key> = self.ids().map(|id| self.key(s, id)).collect();
+            let mut keys: Vec<Key> = (self.ids().map(|id| self.key(s, id)))
+                .filter(|k| k.total() != 0)
+                .collect();
             keys.sort_unstable();
             self.sums[s].keys = keys.into_iter().collect();
         }
+        self.indexing = true;
     }
 
     /// Drops the worst key of the last index that has one; false if every index is empty.
@@ -526,14 +572,14 @@ impl<P> NameTable<P> {
         for sum in &mut self.sums {
             let keys = sum.keys.len();
             rebuild(pass, &mut sum.keys, keys, |_, _| {});
-            pass.work(|m| m.vec(&mut sum.totals));
+            sum.totals.defrag(pass, |_, _| {});
         }
     }
 
     /// Offers the name blocks of the live slots `lo..lo + DEFRAG_RUN` of chunk `c` (those that
     /// exist), re-pointing the keys of each name that moves.
     fn move_names(&mut self, c: usize, lo: usize, m: &mut impl Mover) {
-        let NameTable { sums, chunks } = self;
+        let NameTable { sums, chunks, .. } = self;
         let Some(chunk) = chunks.get_mut(c) else {
             return;
         };
@@ -548,9 +594,12 @@ impl<P> NameTable<P> {
             // names are unique in a table: these lookups find every key there is (an indexed
             // slot without one has none: the index is being freed, `index_pop_last`).
             let id = c * CHUNK + i;
+            let key = |sum: &SumIndex| {
+                Some(Key::new(sum.total(id as u32), old)).filter(|k| k.total() != 0)
+            };
             let keys: Vec<Option<&Key>> = sums
                 .iter()
-                .map(|sum| sum.keys.get(&Key::new(sum.totals[id], old)))
+                .map(|sum| key(sum).and_then(|k| sum.keys.get(&k)))
                 .collect();
             if keys.iter().flatten().any(|k| k.name.get() != old) {
                 continue; // not this block's key: cannot happen (unique names); left alone
@@ -598,24 +647,34 @@ impl<P> NameTable<P> {
                 .sum::<usize>()
     }
 
-    /// Keys in every index, and the totals they keep (8 bytes each).
+    /// Keys in every index, and the totals they keep room for (8 bytes each).
     pub(in crate::topn) fn sum_sizes(&self) -> (usize, usize) {
         let keys = self.sums.iter().map(|s| s.keys.len()).sum();
-        (keys, self.sums.iter().map(|s| s.totals.capacity()).sum())
+        let bytes: usize = self.sums.iter().map(|s| s.totals.heap_bytes()).sum();
+        (keys, bytes / 8)
     }
 }
 
-/// Gives `key` (the key of a slot as `index` may hold it) the total `total`, if `index` holds
-/// it. A new total that leaves the key between its neighbours (a member that passes no other:
-/// the usual increment of a heavy-tailed stream) is written in place, after one search, when
-/// `odds` say it is worth trying; otherwise the key is taken out and put back.
+/// Gives `key` (the key of a slot, which `index` holds unless its total is 0) the total
+/// `total`: put in from 0, taken out at 0, else moved. A new total that leaves the key between
+/// its neighbours (a member that passes no other: the usual increment of a heavy-tailed stream)
+/// is written in place, after one search, when `odds` say it is worth trying; otherwise the key
+/// is taken out and put back.
 #[allow(clippy::mutable_key_type)] // a key's total changes in place only where its order holds
 fn reposition(index: &mut BTreeSet<Key>, odds: &mut InPlaceOdds, key: Key, total: i64) {
     let old = key.total();
-    if old == total {
-        return;
-    }
     let moved = Key::new(total, key.name.get());
+    match (old, total) {
+        (0, _) => {
+            index.insert(moved);
+            return;
+        }
+        (_, 0) => {
+            index.remove(&key);
+            return;
+        }
+        _ => {}
+    }
     if odds.worth_trying() {
         // A higher total moves the key towards the front: only its predecessor can be
         // passed; a lower one towards the back: only its successor. (A range with one bound
@@ -661,15 +720,21 @@ impl<P: Clone> NameTable<P> {
             })
             .collect();
         let slots = self.slots();
+        let zeros = || {
+            let mut totals = Chunked::default();
+            (0..slots).for_each(|_| totals.push(0));
+            totals
+        };
         NameTable {
             sums: (self.sums.iter())
                 .map(|sum| SumIndex {
-                    totals: vec![0; slots],
+                    totals: zeros(),
                     indexed: sum.indexed,
                     ..SumIndex::default()
                 })
                 .collect(),
             chunks,
+            indexing: true,
         }
     }
 }

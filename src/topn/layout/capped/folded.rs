@@ -48,6 +48,10 @@ const FOLD_FROM: usize = 32;
 #[cfg(test)]
 const FOLD_FROM: usize = 4;
 
+/// The window's buckets, ascending. Boxed, so that the deque's growth, or a bucket put in its
+/// middle, moves pointers (8 bytes a bucket), never the buckets.
+pub type Buckets = VecDeque<Box<Bucket>>;
+
 /// A bucket of the window and how far it is folded.
 #[derive(Clone, Debug)]
 pub struct Bucket {
@@ -131,7 +135,7 @@ impl Folded {
     }
 
     /// `member`'s count over the window's `buckets` (`h`: its hash).
-    pub fn count(&self, buckets: &VecDeque<Bucket>, member: &[u8], h: u64) -> i128 {
+    pub fn count(&self, buckets: &Buckets, member: &[u8], h: u64) -> i128 {
         let mut count = self.floors;
         if let Some(e) = self.excess.find(h, |e| *e.0 == *member) {
             count += e.1;
@@ -159,7 +163,7 @@ impl Folded {
 
     /// The floors of the window's `buckets` summed (the most any count over
     /// it over-counts).
-    pub fn floors(&self, buckets: &VecDeque<Bucket>) -> i128 {
+    pub fn floors(&self, buckets: &Buckets) -> i128 {
         let rest = buckets.range(self.whole.min(buckets.len())..);
         self.floors
             + rest
@@ -175,7 +179,7 @@ impl Folded {
 
     /// Whether there is work: counters leaving, or a sealed bucket (older
     /// than `clock`) not folded whole, at `FOLD_FROM` buckets or once begun.
-    pub fn owes(&self, buckets: &VecDeque<Bucket>, clock: Option<i64>) -> bool {
+    pub fn owes(&self, buckets: &Buckets, clock: Option<i64>) -> bool {
         !self.leaving.is_empty()
             || ((self.started() || buckets.len() >= FOLD_FROM)
                 && buckets
@@ -186,7 +190,7 @@ impl Folded {
     /// Up to `budget` counters unfolded (leaving buckets first) or folded
     /// (sealed buckets: older than `clock`); returns the work done, `<
     /// budget` when nothing is left.
-    pub fn step(&mut self, buckets: &mut VecDeque<Bucket>, clock: i64, budget: usize) -> usize {
+    pub fn step(&mut self, buckets: &mut Buckets, clock: i64, budget: usize) -> usize {
         let mut done = 0;
         if !self.started() && buckets.len() < FOLD_FROM {
             return 0;
@@ -232,7 +236,7 @@ impl Folded {
 
     /// A bucket inserted at `pos` of the window (late, or the clock's): folded
     /// at once (it holds one counter) when it lands among the folded ones.
-    pub fn inserted(&mut self, buckets: &mut VecDeque<Bucket>, pos: usize) {
+    pub fn inserted(&mut self, buckets: &mut Buckets, pos: usize) {
         let among = pos < self.whole
             || (pos == self.whole
                 && buckets
@@ -313,24 +317,27 @@ impl Folded {
     /// The window's first `gone` buckets left it: their floors out now,
     /// their summed counters piecewise; or, when more would leave than stay
     /// summed, every sum dropped and the staying `buckets` to fold again
-    /// (or not: below half of `FOLD_FROM` buckets).
-    pub fn left(&mut self, gone: Vec<Bucket>, buckets: &mut VecDeque<Bucket>) {
+    /// (or not: below half of `FOLD_FROM` buckets). What is freed (the
+    /// summaries no longer needed, the buckets' boxes) goes to the
+    /// background dropper in one piece.
+    pub fn left(&mut self, mut gone: Buckets, buckets: &mut Buckets) {
         let mut free = Vec::new();
-        for b in gone {
+        for b in gone.iter_mut() {
             self.whole = self.whole.saturating_sub(1);
+            let summary = std::mem::take(&mut b.summary);
             let Some(floor) = b.folded_floor else {
-                free.push(b.summary);
+                free.push(summary);
                 continue;
             };
             self.floors -= i128::from(floor);
             self.summed -= b.done;
             if b.done == 0 {
-                free.push(b.summary);
+                free.push(summary);
                 continue;
             }
             self.leaving_summed += b.done;
             self.leaving.push_back(Leaving {
-                summary: b.summary,
+                summary,
                 floor,
                 next: 0,
                 end: b.done,
@@ -346,10 +353,24 @@ impl Folded {
             let bytes = old.heap_bytes();
             dispose_value(old, bytes);
         }
-        if !free.is_empty() {
-            let bytes = free.iter().map(Summary::heap_bytes).sum();
-            dispose_value(free, bytes);
+        let bytes = free.iter().map(Summary::heap_bytes).sum::<usize>()
+            + gone.len() * std::mem::size_of::<Bucket>();
+        dispose_value((free, gone), bytes);
+    }
+
+    /// Every bucket but `kept`'s (at most one) left the window: `gone`
+    /// (holding `counters`) and every sum dropped in one piece, off the main
+    /// thread, and the kept bucket to fold again. O(1): `gone` is not
+    /// looked at.
+    pub fn all_left(&mut self, gone: Buckets, counters: usize, kept: &mut Buckets) {
+        debug_assert!(kept.len() <= 1);
+        for b in kept.iter_mut() {
+            (b.folded_floor, b.done) = (None, 0);
         }
+        let old = std::mem::take(self);
+        // About 40 bytes a counter and its bucket's own (`summary.rs`).
+        let bytes = old.heap_bytes() + counters * 40 + gone.len() * std::mem::size_of::<Bucket>();
+        dispose_value((gone, old), bytes);
     }
 
     /// Heap bytes held: the sums and the leaving buckets.
@@ -387,7 +408,7 @@ impl Folded {
     }
 
     /// Every sum recomputed from the buckets' state.
-    pub fn check(&self, buckets: &VecDeque<Bucket>) {
+    pub fn check(&self, buckets: &Buckets) {
         use hashbrown::HashMap;
         let mut want: HashMap<Vec<u8>, i128> = HashMap::new();
         let (mut floors, mut summed) = (0i128, 0usize);

@@ -13,9 +13,7 @@
 //! counter. Built on the first eviction after a bucket joins or leaves
 //! (O(counters)); a late event adds its member.
 
-use std::collections::VecDeque;
-
-use super::folded::Bucket;
+use super::folded::Buckets;
 use super::summary::{hash, MAX_COUNTERS};
 
 /// An entry of `sums` not summed yet (sums are never negative).
@@ -75,7 +73,7 @@ impl Older {
 
     /// Whether no bucket but the newest holds the member of hash `h` (the
     /// filter built first if needed). False when unsure.
-    pub fn surely_absent(&mut self, buckets: &VecDeque<Bucket>, h: u64) -> bool {
+    pub fn surely_absent(&mut self, buckets: &Buckets, h: u64) -> bool {
         let older = buckets.range(..buckets.len().saturating_sub(1));
         let bits = self.filter.get_or_insert_with(|| {
             let members: usize = older.clone().map(|b| b.summary.len()).sum();
@@ -119,6 +117,7 @@ mod tests {
     use crate::topn::layout::capped::summary::Summary;
     use rand::rngs::StdRng;
     use rand::{Rng, SeedableRng};
+    use std::collections::VecDeque;
 
     /// The filter calls most members absent, but never one of an older
     /// bucket, built at once or learning late members.
@@ -133,7 +132,7 @@ mod tests {
                     let m = format!("m{}", rng.gen_range(0..5_000));
                     s.set(m.as_bytes(), (1, 0), false, 1_000).unwrap();
                 }
-                buckets.push_back(Bucket::new(idx, s));
+                buckets.push_back(Box::new(super::super::folded::Bucket::new(idx, s)));
             }
             let mut older = Older::default();
             let (mut absent, others) = (0, 1_000);

@@ -10,9 +10,9 @@
 //! the bucket's `late` entries, or, sealed, update a member's sealed entry in place. A member's
 //! count in the bucket is in one entry: its late one once it has one (its main entry then 0).
 //! Each entry has a position (the main entries first, then the late ones) that stays put within
-//! a stage: a running sum walks out of a bucket by position while writes go on (`mod.rs`), once
-//! the bucket is sealed; the walk that frees a stale bucket (which takes no writes) goes by
-//! position in any stage. Pure Rust, no FFI.
+//! a stage, and a new entry takes the next one: a running sum walks out of a bucket by position,
+//! from its last down, while writes go on (`upkeep.rs`), and the sealing (which changes
+//! positions) ends only once no walk is half-way through it. Pure Rust, no FFI.
 
 use super::accumulator::Acc;
 use super::entries::{Entries, Entry};
@@ -52,6 +52,9 @@ pub(super) struct Written {
 }
 
 impl Bucket {
+    /// Bytes of the bucket itself (a key holds it boxed).
+    pub(super) const SIZE: usize = std::mem::size_of::<Bucket>();
+
     pub(super) fn new(idx: i64) -> Bucket {
         Bucket {
             idx,

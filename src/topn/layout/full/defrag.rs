@@ -19,7 +19,10 @@ impl Full {
             m.vec(&mut sums.ks);
         });
         c.members.defrag(pass);
-        pass.each(c.buckets.iter_mut(), |b, pass| b.defrag(pass));
+        pass.each(c.buckets.iter_mut(), |b, pass| {
+            pass.work(|m| m.boxed(b));
+            b.defrag(pass)
+        });
         pass.each(sums.big.iter_mut(), |big, pass| big.defrag(pass, |_, _| {}));
         pass.each(up.graveyards.iter_mut(), |g, pass| g.defrag(pass));
     }

@@ -128,7 +128,7 @@ impl Seen {
         });
         self.sealing |= buckets.iter().any(|b| !b.is_open() && !b.is_sealed());
         self.sealed |= buckets.iter().any(|b| b.is_sealed());
-        self.walking |= t.sums.reach.iter().any(|r| r.pos > 0);
+        self.walking |= t.sums.reach.iter().any(|r| r.end != Reach::ALL);
         self.late |= buckets.iter().any(|b| !b.ids_unique());
         self.negative |= buckets.iter().any(|b| b.min < 0);
         self.two_chunks |= t.content.members.slots() > 4096;

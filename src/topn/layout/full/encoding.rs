@@ -24,6 +24,7 @@ impl Full {
             .buckets
             .iter()
             .filter(|b| !shape.is_stale(b.idx))
+            .map(|b| &**b)
     }
 
     /// A bucket's nonzero counts by member id (a member's main entry, 0 once it has a late one,
@@ -157,21 +158,21 @@ impl Full {
             if members.find(name, hash).is_some() {
                 return Err(DecodeError::Invalid("duplicate member"));
             }
-            members.intern_raw(name, hash);
+            members.intern(name, hash);
         }
         let now = now_ms.unwrap_or(i64::MIN);
         let nbuckets = r.u32()? as usize;
         if nbuckets > r.rest().len() / 12 {
             return Err(DecodeError::Truncated);
         }
-        let mut buckets = VecDeque::with_capacity(nbuckets);
+        let mut buckets: VecDeque<Box<Bucket>> = VecDeque::with_capacity(nbuckets);
         let mut entries = 0;
         for _ in 0..nbuckets {
             let idx = r.i64()?;
             if !has_clock || shape.is_stale(idx) || idx > clock {
                 return Err(DecodeError::Invalid("bucket outside the window"));
             }
-            if buckets.back().is_some_and(|b: &Bucket| idx <= b.idx) {
+            if buckets.back().is_some_and(|b| idx <= b.idx) {
                 return Err(DecodeError::Invalid("buckets out of order"));
             }
             let n = r.u32()? as usize;
@@ -212,7 +213,7 @@ impl Full {
                     b
                 }
             };
-            buckets.push_back(bucket);
+            buckets.push_back(Box::new(bucket));
         }
         if !r.rest().is_empty() {
             return Err(DecodeError::Invalid("trailing bytes"));

@@ -11,7 +11,7 @@ use crate::tuples::defrag::{vec_deque, Mover, Pass};
 /// Everything of a state the clock has entirely passed, freed piecewise by later upkeep.
 pub(super) struct Graveyard {
     pub(super) members: Members,
-    pub(super) buckets: VecDeque<Bucket>,
+    pub(super) buckets: VecDeque<Box<Bucket>>,
 }
 
 impl Graveyard {
@@ -43,7 +43,11 @@ impl Graveyard {
     }
 
     pub(super) fn heap_bytes(&self) -> usize {
-        let buckets: usize = self.buckets.iter().map(Bucket::heap_bytes).sum();
+        let buckets: usize = self
+            .buckets
+            .iter()
+            .map(|b| Bucket::SIZE + b.heap_bytes())
+            .sum();
         self.members.heap_bytes() + self.members.sums_heap_bytes() + buckets
     }
 
@@ -56,7 +60,10 @@ impl Graveyard {
     pub(super) fn defrag<M: Mover>(&mut self, pass: &mut Pass<M>) {
         pass.work(|m| vec_deque(m, &mut self.buckets));
         self.members.defrag(pass);
-        pass.each(self.buckets.iter_mut(), |b, pass| b.defrag(pass));
+        pass.each(self.buckets.iter_mut(), |b, pass| {
+            pass.work(|m| m.boxed(b));
+            b.defrag(pass)
+        });
     }
 }
 

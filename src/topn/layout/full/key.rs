@@ -28,8 +28,10 @@ pub(super) struct Content {
     pub(super) shape: Shape,
     pub(super) views: Views,
     pub(super) members: Members,
-    /// Stored buckets, ascending; the front ones may be stale (being freed).
-    pub(super) buckets: VecDeque<Bucket>,
+    /// Stored buckets, ascending; the front ones may be stale (being freed). Boxed, so that the
+    /// deque's growth, or a bucket put in its middle, moves pointers (at most 8 bytes a bucket
+    /// of the window), never the buckets.
+    pub(super) buckets: VecDeque<Box<Bucket>>,
     /// Entries of the stored buckets (positions): the layout's size.
     pub(super) entries: usize,
     /// Stored buckets not sealed yet: usually the newest alone (upkeep then looks no further).
@@ -50,18 +52,39 @@ pub(super) struct Sums {
 }
 
 /// The buckets a sum holds: every stored bucket newer than `lo`, and of bucket `lo` the entries
-/// from position `pos` on.
+/// at positions below `end` (every one while `end` is [`Reach::ALL`]). A sum walks out of a
+/// bucket from its last position down, so the entries a write adds to the bucket once the walk
+/// began (new positions, at its end) are never the sum's: a backfill writing a bucket that a
+/// view has left costs that view nothing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Reach {
     pub(super) lo: i64,
-    pub(super) pos: usize,
+    pub(super) end: usize,
 }
 
 impl Reach {
+    /// The `end` of a bucket held whole, whatever it grows to.
+    pub(super) const ALL: usize = usize::MAX;
+
+    /// Every stored bucket from `lo` on, whole.
+    #[inline]
+    pub(super) fn from(lo: i64) -> Reach {
+        Reach {
+            lo,
+            end: Reach::ALL,
+        }
+    }
+
     /// Whether the sum holds the entry at `pos` of bucket `idx`.
     #[inline]
     pub(super) fn holds(&self, idx: i64, pos: usize) -> bool {
-        idx > self.lo || (idx == self.lo && pos >= self.pos)
+        idx > self.lo || (idx == self.lo && pos < self.end)
+    }
+
+    /// Whether the sum holds every entry of bucket `b`.
+    #[inline]
+    pub(super) fn holds_whole(&self, b: &Bucket) -> bool {
+        b.idx > self.lo || (b.idx == self.lo && (self.end == Reach::ALL || self.end >= b.len()))
     }
 }
 
@@ -153,9 +176,10 @@ impl Full {
             ks,
         };
         let upkeep = Upkeep::new(now_ms);
+        content.members.names.suspend_indexes();
         for s in 0..=sums.clock_sum() {
             let lo = sums.target(&content.shape, now_ms, s);
-            sums.reach.push(Reach { lo, pos: 0 });
+            sums.reach.push(Reach::from(lo));
             let from = content.buckets.partition_point(|b| b.idx < lo);
             for b in content.buckets.range(from..) {
                 b.for_each(|id, count| {
@@ -167,7 +191,7 @@ impl Full {
         content.members.names.rebuild_indexes();
         // A loaded or copied key's sums read its sealed buckets: accumulators made ready, as
         // when it seals one (the first read of a replica after its sync would fault them in).
-        if content.buckets.iter().any(Bucket::is_sealed) {
+        if content.buckets.iter().any(|b| b.is_sealed()) {
             super::accumulator::want_warm(content.members.slots());
         }
         Full {
@@ -186,8 +210,11 @@ impl Full {
     fn heap_bytes(&self) -> usize {
         let c = &self.content;
         let content = c.members.heap_bytes()
-            + c.buckets.capacity() * std::mem::size_of::<Bucket>()
-            + c.buckets.iter().map(Bucket::heap_bytes).sum::<usize>();
+            + c.buckets.capacity() * std::mem::size_of::<Box<Bucket>>()
+            + c.buckets
+                .iter()
+                .map(|b| Bucket::SIZE + b.heap_bytes())
+                .sum::<usize>();
         let big: usize = self.sums.big.iter().map(IdMap::allocation_size).sum();
         let sums = c.members.sums_heap_bytes() + big;
         let graves: usize = self
@@ -335,6 +362,7 @@ impl Sums {
         } else if !big.is_empty() {
             big.remove(id);
         }
+        // (An index operation: a key put in, taken out or moved.)
         #[cfg(test)]
         super::seen::note(
             &super::seen::INDEX_OPS,
@@ -343,9 +371,19 @@ impl Sums {
         m.names.set_total(s, id, clamped);
     }
 
-    /// Adds `delta` to member `id`'s total in sum `s`.
+    /// Adds `delta` (not 0) to member `id`'s total in sum `s`.
     #[inline]
     pub(super) fn add(&mut self, m: &mut Members, s: usize, id: u32, delta: i128) {
+        // The usual case, in one look at the total: no total of the sum beyond i64, none after.
+        if self.big[s].is_empty() {
+            if let Ok(d) = i64::try_from(delta) {
+                if m.names.add_total(s, id, d) {
+                    #[cfg(test)]
+                    super::seen::note(&super::seen::INDEX_OPS, usize::from(s < self.clock_sum()));
+                    return;
+                }
+            }
+        }
         let total = self.total(m, s, id) + delta;
         self.set(m, s, id, total);
     }

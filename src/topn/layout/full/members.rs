@@ -6,6 +6,7 @@
 use std::hash::{BuildHasher, Hasher};
 
 use crate::topn::storage::{dispose_value, NameTable};
+use crate::tuples::chunked::Chunked;
 use crate::tuples::defrag::{Mover, Pass};
 use crate::tuples::table::{process_hasher, Table};
 
@@ -26,7 +27,8 @@ pub(super) const INDEX_BYTES_PER_KEY: usize = 36;
 pub(super) struct Members {
     pub(super) names: NameTable<Meta>,
     lookup: Table<u32>,
-    free_ids: Vec<u32>,
+    /// Ids of freed slots, reused first (in fixed chunks: a free never copies the others).
+    free_ids: Chunked<u32>,
     /// Live members.
     pub(super) live: usize,
     name_bytes: usize,
@@ -45,7 +47,7 @@ impl Members {
         Members {
             names: NameTable::new(indexed, 1),
             lookup: Table::new(),
-            free_ids: Vec::new(),
+            free_ids: Chunked::default(),
             live: 0,
             name_bytes: 0,
         }
@@ -93,8 +95,8 @@ impl Members {
         self.lookup.find(spread(hash), same).copied()
     }
 
-    /// A new member (no refs, totals 0), in the lookup table but not in the indexes.
-    pub(super) fn intern_raw(&mut self, name: &[u8], hash: u32) -> u32 {
+    /// A new member (no refs, totals 0: in no order index), in the lookup table.
+    pub(super) fn intern(&mut self, name: &[u8], hash: u32) -> u32 {
         let meta = Meta { refs: 0, hash };
         let id = match self.free_ids.pop() {
             Some(id) => {
@@ -113,14 +115,6 @@ impl Members {
         (self.lookup).insert_unique(spread(hash), id, |id| spread(names.data(*id).hash));
         self.live += 1;
         self.name_bytes += name.len();
-        id
-    }
-
-    /// A new member, in the indexes too.
-    #[inline]
-    pub(super) fn intern(&mut self, name: &[u8], hash: u32) -> u32 {
-        let id = self.intern_raw(name, hash);
-        self.names.index_insert(id);
         id
     }
 
@@ -153,7 +147,7 @@ impl Members {
     /// the sums: [`Members::sums_heap_bytes`]).
     pub(super) fn heap_bytes(&self) -> usize {
         self.names.slot_heap_bytes()
-            + self.free_ids.capacity() * 4
+            + self.free_ids.heap_bytes()
             + self.live * NAME_OVERHEAD
             + self.name_bytes
             + self.lookup.allocation_size()
@@ -182,7 +176,7 @@ impl Members {
             }
             if !self.names.pop_step() {
                 let ids = std::mem::take(&mut self.free_ids);
-                let bytes = ids.capacity() * 4;
+                let bytes = ids.heap_bytes();
                 dispose_value(ids, bytes);
                 self.names.release();
                 (self.live, self.name_bytes) = (0, 0);
@@ -192,8 +186,14 @@ impl Members {
         done
     }
 
+    /// Where the first freed id waiting to be reused is kept, if any.
+    #[cfg(test)]
+    pub(super) fn first_free_id(&self) -> Option<*const u32> {
+        self.free_ids.get(0).map(|id| id as *const u32)
+    }
+
     pub(super) fn is_freed(&self) -> bool {
-        self.names.is_freed() && self.lookup.is_empty() && self.free_ids.capacity() == 0
+        self.names.is_freed() && self.lookup.is_empty() && self.free_ids.heap_bytes() == 0
     }
 
     /// The names (the same ids) and refs, with no sum counted nor indexed: what a copy starts
@@ -208,9 +208,9 @@ impl Members {
         }
     }
 
-    /// The lookup table and free ids in one unit, then the name table.
+    /// The free ids and the lookup table, then the name table.
     pub(super) fn defrag<M: Mover>(&mut self, pass: &mut Pass<M>) {
-        pass.work(|m| m.vec(&mut self.free_ids));
+        self.free_ids.defrag(pass, |_, _| {});
         self.lookup.defrag(pass);
         self.names.defrag(pass);
     }

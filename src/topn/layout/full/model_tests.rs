@@ -375,7 +375,9 @@ fn model_server_time_ahead() {
         "writes into a bucket a sum is walking: {diff:?}"
     );
     assert!(diff[1] > 50, "buckets sealed: {diff:?}");
-    assert!(diff[2] > 100, "walks with fixes: {diff:?}");
+    // (Where the server's time runs past the whole window, the window's sum holds nothing and
+    // reads at the clock sum: the walks come from the runs that lead by less.)
+    assert!(diff[2] > 20, "walks with fixes: {diff:?}");
     assert!(diff[3] * 10 < diff[2], "walks that gave up: {diff:?}");
     assert!(diff[4] > 20, "selections over the clock's sum: {diff:?}");
 }

@@ -17,8 +17,13 @@ use super::accumulator::{with_accumulator, Acc, Kept};
 use super::bucket::Bucket;
 use super::key::{Full, Reach};
 use super::members::Members;
-use crate::topn::select::{clamp_i64, top_dense, top_positive, top_rows, Rows};
+use crate::topn::select::{self, clamp_i64, top_dense, top_positive, top_rows, Rows};
 use crate::topn::storage::Key;
+use crate::tuples::chunked;
+
+// A sum's totals come in parts of a chunked vector's chunks, each a whole number of the
+// selection's chunks.
+const _: () = assert!(chunked::CHUNK.is_multiple_of(select::CHUNK));
 
 const INDEX_STEP_COST: usize = 8;
 const LOOKUP_COST: usize = 40;
@@ -44,11 +49,11 @@ pub(super) struct Span {
 /// How a read corrects a sum's total for one bucket: the sign and the positions concerned.
 #[derive(Clone, Copy)]
 enum Fix<'a> {
-    /// A bucket outside the read window: subtract the entries the sum holds (from this
-    /// position on).
+    /// A bucket outside the read window: subtract the entries the sum holds (below this
+    /// position).
     Sub(&'a Bucket, usize),
-    /// A bucket of the read window the sum does not hold wholly: add its entries below this
-    /// position.
+    /// A bucket of the read window the sum does not hold wholly: add its entries from this
+    /// position on.
     Add(&'a Bucket, usize),
 }
 
@@ -57,8 +62,8 @@ impl<'a> Fix<'a> {
     #[inline]
     fn parts(self) -> (&'a Bucket, usize, usize, bool) {
         match self {
-            Fix::Sub(b, from) => (b, from, usize::MAX, true),
-            Fix::Add(b, below) => (b, 0, below, false),
+            Fix::Sub(b, below) => (b, 0, below, true),
+            Fix::Add(b, from) => (b, from, usize::MAX, false),
         }
     }
 
@@ -169,42 +174,48 @@ impl Full {
         self.span_of(lo, hi)
     }
 
-    /// The first stored bucket sum `s` holds (maybe in part), and the position it holds it
-    /// from.
+    /// The first stored bucket sum `s` holds (maybe in part), and the positions of it it holds
+    /// (those below; at least its length when it holds it whole).
     #[inline]
     fn held_from(&self, s: usize) -> (usize, usize) {
-        let Reach { lo, pos } = self.sums.reach[s];
+        let Reach { lo, end } = self.sums.reach[s];
         let buckets = &self.content.buckets;
         let j = buckets.partition_point(|b| b.idx < lo);
-        let from = match buckets.get(j) {
-            Some(b) if b.idx == lo => pos,
-            _ => 0,
+        let end = match buckets.get(j) {
+            Some(b) if b.idx == lo => end,
+            _ => Reach::ALL,
         };
-        (j, from)
+        (j, end)
+    }
+
+    /// Whether sum `s` holds the bucket at `j` in part only (`end`: from `held_from`).
+    #[inline]
+    fn in_part(&self, j: usize, end: usize) -> bool {
+        self.content.buckets.get(j).is_some_and(|b| end < b.len())
     }
 
     /// How many fixes turn sum `s`'s totals into the counts over `sp` (`fixes`, not built).
     #[inline]
     fn fix_count(&self, sp: &Span, s: usize) -> usize {
-        let (j, from) = self.held_from(s);
+        let (j, end) = self.held_from(s);
         let len = self.content.buckets.len();
         let subs = sp.i0.max(j) - j + (len - sp.i1.max(j));
         let adds = sp.i1.min(j).saturating_sub(sp.i0);
-        subs + adds + usize::from((sp.i0..sp.i1).contains(&j) && from > 0)
+        subs + adds + usize::from((sp.i0..sp.i1).contains(&j) && self.in_part(j, end))
     }
 
     /// What turns sum `s`'s totals into the counts over `sp`.
     fn fixes(&self, sp: &Span, s: usize) -> Vec<Fix<'_>> {
-        let (j, from) = self.held_from(s);
+        let (j, end) = self.held_from(s);
         let buckets = &self.content.buckets;
-        let start = |i: usize| if i == j { from } else { 0 };
+        let held = |i: usize| if i == j { end } else { Reach::ALL };
         let held_outside = (j..sp.i0.max(j)).chain(sp.i1.max(j)..buckets.len());
         let mut out: Vec<Fix> = held_outside
-            .map(|i| Fix::Sub(&buckets[i], start(i)))
+            .map(|i| Fix::Sub(&buckets[i], held(i)))
             .collect();
-        out.extend((sp.i0..sp.i1.min(j)).map(|i| Fix::Add(&buckets[i], usize::MAX)));
-        if (sp.i0..sp.i1).contains(&j) && from > 0 {
-            out.push(Fix::Add(&buckets[j], from));
+        out.extend((sp.i0..sp.i1.min(j)).map(|i| Fix::Add(&buckets[i], 0)));
+        if (sp.i0..sp.i1).contains(&j) && self.in_part(j, end) {
+            out.push(Fix::Add(&buckets[j], end));
         }
         out
     }
@@ -359,31 +370,50 @@ impl Full {
     }
 
     /// The top `want` by walking (see [`Walk`]); the index's first keys count `head` (counted
-    /// already). `None` when it gives up.
+    /// already). `None` when it gives up: past its cap, or where the members the index leaves
+    /// out (their total in its sum 0, so their place between its positive keys and its
+    /// negative ones) could be rows.
     fn walk(&self, w: &Walk<'_>, head: &[i128]) -> Option<Rows<'_>> {
         let mut cost = 0usize;
         let mut best = Best::new(w.want);
-        for (i, key) in self.m().names.iter(w.s).enumerate() {
+        let mut keys = self.m().names.iter(w.s).enumerate();
+        // Stopped where no later candidate can be a row (a key of a total of 0 would be later
+        // than a positive one, and its bound no higher), or at the end of the keys.
+        let stopped = loop {
+            let Some((i, key)) = keys.next() else {
+                break false;
+            };
             cost = cost.saturating_add(w.step);
             if cost > w.cap {
+                return None;
+            }
+            if key.total() < 0 && !Full::zeros_out(w, &best) {
                 return None;
             }
             let bound = Full::bound(w, key);
             let name = key.bytes();
             if let Some((wc, wn)) = best.nth() {
                 if bound < wc || (bound == wc && name > wn) {
-                    break;
+                    break true;
                 }
             }
             if bound <= 0 && !w.has_neg {
-                break;
+                break true;
             }
             let count = head.get(i).copied().unwrap_or_else(|| self.walked(w, key));
             if count != 0 {
                 best.offer(count, name);
             }
-        }
-        Some(best.into_rows())
+        };
+        (stopped || Full::zeros_out(w, &best)).then(|| best.into_rows())
+    }
+
+    /// Whether no member the index leaves out (of a total of 0 in its sum) can be a row of the
+    /// walk's read: its count there is what the fixes add, 0 without fixes, at most the slack.
+    fn zeros_out(w: &Walk<'_>, best: &Best<'_>) -> bool {
+        w.fixes.is_empty()
+            || (w.slack <= 0 && !w.has_neg)
+            || best.nth().is_some_and(|(wc, _)| w.slack < wc)
     }
 
     /// The counts of the index's first keys when they prove the walk stops within its cap:
@@ -399,13 +429,20 @@ impl Full {
             return None;
         }
         let (_, &mut floor, _) = counts.select_nth_unstable_by_key(w.want - 1, |&c| Reverse(c));
-        // The keys the walk visits at most, up to the cap (an index step each, no lookup).
+        // The keys the walk visits at most, up to the cap (an index step each, no lookup). Past
+        // the positive ones it meets the place of the members of a total of 0 (left out of the
+        // index), which the floor must rule out.
         let limit = w.cap / w.step;
-        let stops = keys().take(limit).any(|k| {
+        let zeros_out = w.slack < floor || (w.slack <= 0 && !w.has_neg);
+        let stop = keys().take(limit).find(|k| {
             let bound = Full::bound(w, k);
             bound < floor || (bound <= 0 && !w.has_neg)
         });
-        (stops || self.m().names.indexed(w.s) < limit).then_some(head)
+        let stops = match stop {
+            Some(k) => k.total() > 0 || zeros_out,
+            None => self.m().names.indexed(w.s) < limit && zeros_out,
+        };
+        stops.then_some(head)
     }
 
     /// Whether a sum over this many entries uses dense accumulators (one per member slot)
@@ -416,7 +453,7 @@ impl Full {
 
     /// The model's cost of `top_direct` over `sp`.
     fn direct_cost(&self, sp: &Span) -> usize {
-        let entries: usize = self.span_buckets(sp).map(Bucket::len).sum();
+        let entries: usize = self.span_buckets(sp).map(|b| b.len()).sum();
         if self.one_bucket(sp).is_some() {
             return SLOT_COST * entries;
         }
@@ -427,7 +464,7 @@ impl Full {
     }
 
     fn span_buckets(&self, sp: &Span) -> impl Iterator<Item = &Bucket> + '_ {
-        self.content.buckets.range(sp.i0..sp.i1)
+        self.content.buckets.range(sp.i0..sp.i1).map(|b| &**b)
     }
 
     /// The most any count of a sum over these buckets can be, in size: the sum of their
@@ -448,10 +485,10 @@ impl Full {
         if fixes.is_empty() {
             #[cfg(test)]
             super::seen::note(&super::seen::CLOCK_SELECTIONS, 1);
-            return Some(self.select_dense(n, self.m().names.totals(s)));
+            return Some(self.select_dense(n, &self.m().names.totals(s)));
         }
         let (j, _) = self.held_from(s);
-        let held = self.content.buckets.range(j..);
+        let held = self.content.buckets.range(j..).map(|b| &**b);
         let added = fixes.iter().map(|f| f.parts().0);
         match Full::sums_bound(held.chain(added)) <= i32::MAX.into() {
             true => self.via::<i32>(n, s, fixes),
@@ -467,13 +504,15 @@ impl Full {
         fixes: &[Fix<'_>],
     ) -> Option<Rows<'_>> {
         let totals = self.m().names.totals(s);
-        with_accumulator::<A, _>(totals.len(), |acc| {
-            acc.iter_mut().zip(totals).for_each(|(a, &t)| *a = A::of(t));
+        with_accumulator::<A, _>(self.m().slots(), |acc| {
+            for (accs, part) in acc.chunks_mut(chunked::CHUNK).zip(&totals) {
+                accs.iter_mut().zip(*part).for_each(|(a, &t)| *a = A::of(t));
+            }
             let overflow = (fixes.iter().map(|f| f.parts()))
                 .fold(false, |o, (b, from, to, negate)| {
                     o | b.scan(from, to, negate, acc)
                 });
-            (!overflow).then(|| self.select_dense(n, acc))
+            (!overflow).then(|| self.select_dense(n, &[acc]))
         })
     }
 
@@ -485,11 +524,12 @@ impl Full {
             .collect()
     }
 
-    /// The top `n` of dense sums (`acc[id]`).
-    fn select_dense<A: Acc + Ord + Into<i64>>(&self, n: usize, acc: &[A]) -> Rows<'_> {
+    /// The top `n` of dense sums (`acc[id]`, in consecutive parts).
+    fn select_dense<A: Acc + Ord + Into<i64>>(&self, n: usize, parts: &[&[A]]) -> Rows<'_> {
         let name = |id: u32| self.m().name(id);
-        top_dense(n, acc, name).unwrap_or_else(|| {
-            let all = || acc.iter().enumerate().map(|(id, v)| (v.get(), id as u32));
+        top_dense(n, parts, name).unwrap_or_else(|| {
+            let acc = || parts.iter().flat_map(|p| p.iter());
+            let all = || acc().enumerate().map(|(id, v)| (v.get(), id as u32));
             top_rows(
                 n,
                 || all().filter(|c| c.0 != 0).map(|(v, id)| (v.into(), id)),
@@ -503,7 +543,7 @@ impl Full {
         if let Some(b) = self.one_bucket(sp) {
             return self.top_of_bucket(n, b);
         }
-        let entries: usize = self.span_buckets(sp).map(Bucket::len).sum();
+        let entries: usize = self.span_buckets(sp).map(|b| b.len()).sum();
         if !self.dense_sum(entries) {
             let mut acc: hashbrown::HashMap<u32, i128> = hashbrown::HashMap::new();
             for b in self.span_buckets(sp) {
@@ -538,14 +578,14 @@ impl Full {
         with_accumulator::<A, _>(self.m().slots(), |acc| {
             let overflow =
                 (self.span_buckets(sp)).fold(false, |o, b| o | b.scan(0, usize::MAX, false, acc));
-            (!overflow).then(|| self.select_dense(n, acc))
+            (!overflow).then(|| self.select_dense(n, &[acc]))
         })
     }
 
     /// The read window's one bucket: a member's count is in one of its entries (`bucket.rs`),
     /// so its top is a selection over its entries (`top_of_bucket`), no sum.
     fn one_bucket(&self, sp: &Span) -> Option<&Bucket> {
-        (sp.i1 - sp.i0 == 1).then(|| &self.content.buckets[sp.i0])
+        (sp.i1 - sp.i0 == 1).then(|| &*self.content.buckets[sp.i0])
     }
 
     /// Top `n` of one bucket: a selection over its nonzero entries (a member's other entry, if

@@ -304,6 +304,8 @@ impl Packer {
                                 let len = self.words.len();
                                 let max = self.words.last().map_or(0, |w| (w >> 32) as u32);
                                 self.shift = shift_for(len, max);
+                                // Every block reserved at once, as the entries are.
+                                self.blocks = Vec::with_capacity((max >> self.shift) as usize + 2);
                                 self.ids = Vec::with_capacity(len);
                                 self.counts = match self.narrow {
                                     true => Gathered::Narrow(Vec::with_capacity(len)),

@@ -1,8 +1,10 @@
 //! Upkeep: the derived state follows the clock and the server's time, a bounded slice at a
 //! time: a budget of work units per write and the upkeep timer's calls. In order: graveyards
 //! freed, the stale front bucket freed (every sum that holds an entry of it loses it, its
-//! members their refs), each sum walking out of the sealed buckets below its target (`key.rs`:
-//! `Reach`), then the sealing of a bucket that owes it.
+//! members their refs), each sum walking out of the buckets below its target (`key.rs`:
+//! `Reach`), then the sealing of a bucket that owes it. Walks go from a bucket's last position
+//! down, at any stage of the bucket, and a sealing (which changes positions) ends only once no
+//! walk is half-way through its bucket.
 
 use super::bucket::Bucket;
 use super::graveyard::{charge, Graveyard};
@@ -107,19 +109,17 @@ impl Full {
         if c.unsealed == usize::from(newest_waits) {
             return None;
         }
-        c.buckets.iter().position(owed)
+        c.buckets.iter().position(|b| owed(b))
     }
 
-    /// Whether a sum can walk out of a sealed bucket below its target now.
+    /// Whether a sum can walk out of a bucket below its target now.
     fn leaving_owed(&self) -> bool {
         let c = &self.content;
         (0..self.sums.reach.len()).any(|s| {
             let target = self.sums.target(&c.shape, self.upkeep.now_ms, s);
             let lo = self.sums.reach[s].lo;
             let i = c.buckets.partition_point(|b| b.idx < lo);
-            c.buckets
-                .get(i)
-                .is_some_and(|b| b.idx < target && b.is_sealed())
+            c.buckets.get(i).is_some_and(|b| b.idx < target)
         })
     }
 
@@ -150,24 +150,26 @@ impl Full {
         done.min(budget)
     }
 
-    /// Frees the stale front bucket, an entry at a time: each entry leaves the sums that hold
-    /// it, and its member loses a ref (freed with its last). Up to `budget` units.
+    /// Frees the stale front bucket, an entry at a time from its last position down: each entry
+    /// leaves the sums that hold it, and its member loses a ref (freed with its last). Up to
+    /// `budget` units.
     fn free_front(&mut self, budget: usize) -> usize {
         let (c, sums, up) = (&mut self.content, &mut self.sums, &mut self.upkeep);
         let Some(front) = c.buckets.front() else {
             return 0;
         };
         let (idx, len) = (front.idx, front.len());
-        // A sum that holds the whole bucket (and nothing stored below) walks it from its start.
+        // A sum that holds the whole bucket (and nothing stored below) walks it from its end.
         for r in sums.reach.iter_mut().filter(|r| r.lo < idx) {
-            *r = Reach { lo: idx, pos: 0 };
+            *r = Reach::from(idx);
         }
         let cost = c.members.index_op_cost();
         let mut done = 0;
         while up.freed < len {
-            let (id, count) = front.at(up.freed);
+            let pos = len - 1 - up.freed;
+            let (id, count) = front.at(pos);
             let holding = (sums.reach[..sums.clock_sum()].iter())
-                .filter(|r| count != 0 && r.holds(idx, up.freed))
+                .filter(|r| count != 0 && r.holds(idx, pos))
                 .count();
             let last = c.members.refs(id) == 1;
             let ops = if last { sums.clock_sum() } else { holding };
@@ -178,12 +180,17 @@ impl Full {
             if last {
                 // Its last entry: its totals are this entry's part; out of every index at once.
                 #[cfg(test)]
-                super::seen::note(&super::seen::INDEX_OPS, sums.clock_sum());
+                super::seen::note(
+                    &super::seen::INDEX_OPS,
+                    (0..sums.clock_sum())
+                        .filter(|&s| c.members.names.total(s, id) != 0)
+                        .count(),
+                );
                 sums.forget(id);
                 c.members.free(id);
             } else {
                 for s in 0..sums.reach.len() {
-                    if count != 0 && sums.reach[s].holds(idx, up.freed) {
+                    if count != 0 && sums.reach[s].holds(idx, pos) {
                         sums.add(&mut c.members, s, id, -i128::from(count));
                     }
                 }
@@ -191,7 +198,7 @@ impl Full {
             }
             up.freed += 1;
             for r in sums.reach.iter_mut().filter(|r| r.lo == idx) {
-                r.pos = r.pos.max(up.freed);
+                r.end = r.end.min(pos);
             }
         }
         let Some(charged) = charge(done, front.drop_cost(), budget) else {
@@ -204,18 +211,16 @@ impl Full {
             dispose_value(gone, bytes);
         }
         for r in sums.reach.iter_mut().filter(|r| r.lo <= idx) {
-            *r = Reach {
-                lo: idx + 1,
-                pos: 0,
-            };
+            *r = Reach::from(idx + 1);
         }
         up.freed = 0;
         up.retired += 1;
         charged
     }
 
-    /// Walks each sum out of the sealed buckets below its target, up to `budget` units; a walk
-    /// waits for its bucket to be sealed.
+    /// Walks each sum out of the buckets below its target, from each one's last position down,
+    /// up to `budget` units. A walk goes at any stage of its bucket: the entries a write adds
+    /// meanwhile come after the positions it holds, and the bucket's sealing waits for it.
     fn leave(&mut self, budget: usize) -> usize {
         let (c, sums, up) = (&mut self.content, &mut self.sums, &mut self.upkeep);
         let cost = c.members.index_op_cost();
@@ -223,19 +228,20 @@ impl Full {
         for s in 0..sums.reach.len() {
             let target = sums.target(&c.shape, up.now_ms, s);
             while done < budget && sums.reach[s].lo < target {
-                let Reach { lo, pos } = sums.reach[s];
+                let Reach { lo, end } = sums.reach[s];
                 let i = c.buckets.partition_point(|b| b.idx < lo);
                 let Some(b) = c.buckets.get(i).filter(|b| b.idx < target) else {
-                    sums.reach[s] = Reach { lo: target, pos: 0 };
+                    sums.reach[s] = Reach::from(target);
                     break;
                 };
-                let mut pos = if b.idx > lo { 0 } else { pos };
-                sums.reach[s] = Reach { lo: b.idx, pos };
-                if !b.is_sealed() {
-                    break;
-                }
-                while pos < b.len() {
-                    let (id, count) = b.at(pos);
+                // From here on the sum holds the bucket's entries up to its length now only.
+                let mut end = if b.idx > lo {
+                    b.len()
+                } else {
+                    end.min(b.len())
+                };
+                while end > 0 {
+                    let (id, count) = b.at(end - 1);
                     let Some(charged) = charge(done, 1 + usize::from(count != 0) * cost, budget)
                     else {
                         done = budget;
@@ -245,19 +251,22 @@ impl Full {
                     if count != 0 {
                         sums.add(&mut c.members, s, id, -i128::from(count));
                     }
-                    pos += 1;
+                    end -= 1;
                 }
-                sums.reach[s].pos = pos;
-                if pos == b.len() {
-                    sums.reach[s] = Reach {
-                        lo: b.idx + 1,
-                        pos: 0,
-                    };
+                sums.reach[s] = Reach { lo: b.idx, end };
+                if end == 0 {
+                    sums.reach[s] = Reach::from(b.idx + 1);
                     up.aged += usize::from(s == 0);
                 }
             }
         }
         done
+    }
+
+    /// Whether a sum is half-way through a walk out of the bucket at `i`.
+    fn half_walked(&self, i: usize) -> bool {
+        let b = &self.content.buckets[i];
+        (self.sums.reach.iter()).any(|r| r.lo == b.idx && r.end < b.len())
     }
 
     /// Starts or advances the sealing of a bucket that owes it, up to about `budget` units;
@@ -266,6 +275,9 @@ impl Full {
         let Some(i) = self.sealing_owed() else {
             return 0;
         };
+        // Its positions change as it ends: no walk may be half-way through it. None is: walks
+        // come first in `retire`, which seals only once they are done.
+        debug_assert!(!self.half_walked(i), "a sealing under a walk");
         let ids = self.content.members.slots();
         let work = self.content.buckets[i].seal(budget, ids);
         if self.content.buckets[i].is_sealed() {
@@ -286,8 +298,7 @@ impl Full {
         (c.entries, c.unsealed) = (0, 0);
         sums.big.iter_mut().for_each(|b| *b = IdMap::default());
         for s in 0..sums.reach.len() {
-            let lo = sums.target(&c.shape, up.now_ms, s);
-            sums.reach[s] = Reach { lo, pos: 0 };
+            sums.reach[s] = Reach::from(sums.target(&c.shape, up.now_ms, s));
         }
         let grave = Graveyard { members, buckets };
         if !grave.is_empty() {

@@ -137,3 +137,41 @@ fn a_view_read_is_a_walk() {
     let sp = t.span(5_500, 3).unwrap();
     assert_eq!(top, owned(t.top_direct(3, &sp)));
 }
+
+/// A backfill (a day of past buckets, oldest first, the server's time at the newest) costs a
+/// view only the events of its own buckets: a write into a bucket the view has left is not added
+/// to it and walked out again, and a member new to the key has no key in a view's index until it
+/// counts there. Counted in order-index operations, every event replied to as without views.
+#[test]
+fn a_backfill_costs_a_view_its_own_buckets_only() {
+    use super::seen::{get, INDEX_OPS};
+    const H: i64 = 3_600_000;
+    let (buckets, events, members) = (24i64, 2_000, 8_000);
+    let now = 1000 * H + H / 2;
+    let load = |views: &Views| {
+        let mut t = Full::new(H, 24).with_views(views);
+        let mut rng = StdRng::seed_from_u64(1);
+        let (ops, mut replies) = (get(&INDEX_OPS), Vec::new());
+        for b in 0..buckets {
+            for _ in 0..events {
+                let m = format!("m{}", rng.gen_range(0..members));
+                t.observe_time(now);
+                let at = (1000 - (buckets - 1) + b) * H + 5;
+                replies.push(t.incr(m.as_bytes(), 1, at).unwrap());
+            }
+        }
+        check_invariants(&t);
+        (get(&INDEX_OPS) - ops, replies)
+    };
+    let views = Views::new(&[6, 12], 24).unwrap();
+    let (plain, replies) = load(&Views::NONE);
+    let (with, replies_with) = load(&views);
+    assert_eq!(replies, replies_with);
+    // Each view: its buckets' events (a new member's key put in is one); and the first write,
+    // which a new key's sums take before they know where they start (and walk out of).
+    let owed: usize = views.iter().map(|k| k as usize * events + 2).sum();
+    assert!(
+        with <= plain + owed,
+        "index operations: {with} with views, {plain} without, {owed} owed to the views"
+    );
+}

@@ -81,8 +81,8 @@ impl Full {
             Some(id) => {
                 // The usual write: the window's sum holds every stored bucket, all in the window
                 // at the clock the event sets.
-                let front = self.content.buckets.front().map_or(i64::MAX, |f| f.idx);
-                let live = match front >= lo && self.sums.reach[0].holds(front, 0) {
+                let whole = |f: &Bucket| f.idx >= lo && self.sums.reach[0].holds_whole(f);
+                let live = match self.content.buckets.front().is_none_or(|f| whole(f)) {
                     true => self.sums.total(&self.content.members, 0, id),
                     false => self
                         .span_of(lo, clock)
@@ -107,12 +107,12 @@ impl Full {
     fn bucket(&self, b: i64) -> Option<&Bucket> {
         let buckets = &self.content.buckets;
         match buckets.back() {
-            Some(x) if x.idx == b => Some(x),
+            Some(x) if x.idx == b => Some(&**x),
             Some(x) if x.idx < b => None,
             _ => buckets
                 .binary_search_by_key(&b, |x| x.idx)
                 .ok()
-                .map(|i| &buckets[i]),
+                .map(|i| &*buckets[i]),
         }
     }
 
@@ -129,11 +129,7 @@ impl Full {
             return;
         }
         let (c, sums) = (&mut self.content, &mut self.sums);
-        let id = p.id.unwrap_or_else(|| {
-            #[cfg(test)]
-            super::seen::note(&super::seen::INDEX_OPS, sums.clock_sum());
-            c.members.intern(member, p.hash)
-        });
+        let id = p.id.unwrap_or_else(|| c.members.intern(member, p.hash));
         let buckets = &mut c.buckets;
         let i = match buckets.back() {
             Some(x) if x.idx == p.bucket => buckets.len() - 1,
@@ -141,7 +137,7 @@ impl Full {
                 Ok(i) => i,
                 Err(i) => {
                     // New buckets are live, so they sort after any stale one being freed.
-                    buckets.insert(i, Bucket::new(p.bucket));
+                    buckets.insert(i, Box::new(Bucket::new(p.bucket)));
                     c.unsealed += 1;
                     i
                 }
@@ -150,7 +146,11 @@ impl Full {
         let written = buckets[i].add(id, by);
         buckets[i].written_ms = self.upkeep.now_ms;
         #[cfg(test)]
-        if sums.reach.iter().any(|r| r.lo == p.bucket && r.pos > 0) {
+        if sums
+            .reach
+            .iter()
+            .any(|r| r.lo == p.bucket && r.end != super::key::Reach::ALL)
+        {
             super::seen::note(&super::seen::WRITES_INTO_WALKS, 1);
         }
         if written.inserted {
