@@ -117,7 +117,8 @@ test-compat: deps client-deps deb
 	packaging/test-deb.sh target/debian/redis-recipes_$(VERSION)_$$(dpkg --print-architecture).deb
 
 # Not in `make test` (`test = false` in Cargo.toml): it needs older builds,
-# made once from git (every release CHANGELOG.md names, and 7a559f0 for the
+# made once from git (every release CHANGELOG.md names, and the build named
+# keyword-names in scripts/previous-release.sh, a build before 0.1.0, for the
 # replication of names that are keywords now). Then on each server the tests
 # from each release, newest first; the golden AOFs (which need no release)
 # only with the newest.
@@ -125,7 +126,7 @@ test-upgrade: deps
 	@releases=$$(scripts/previous-release.sh --list) && \
 	if [ -z "$$releases" ]; then echo "test-upgrade: CHANGELOG.md names no release"; exit 1; fi && \
 	for release in $$releases; do scripts/previous-release.sh $$release >/dev/null || exit 1; done && \
-	keyword_names=$$(scripts/previous-release.sh 7a559f0) && \
+	keyword_names=$$(scripts/previous-release.sh keyword-names) && \
 	valkey=$$(scripts/compat-servers.sh path valkey-9.1.2) && \
 	$(CARGO) test --test upgrade --no-run && \
 	for server in redis-server "$$valkey"; do \
@@ -134,7 +135,7 @@ test-upgrade: deps
 			echo "test-upgrade: from $$release on $$server"; \
 			REDIS_SERVER=$$server RECIPES_PREVIOUS_RELEASE=$$release \
 				RECIPES_PREVIOUS_MODULE=$$(scripts/previous-release.sh $$release) \
-				RECIPES_7A559F0_MODULE=$$keyword_names \
+				RECIPES_KEYWORD_NAMES_MODULE=$$keyword_names \
 				$(CARGO) test --test upgrade -- $$skip || exit 1; \
 			skip="--skip golden::"; \
 		done; \

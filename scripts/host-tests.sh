@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Redis 7.0.15's own test suite, with the module loaded into every server it
-# starts from its default config (issue 46): the server around us must still
-# behave as its own tests say.
+# starts from its default config: the server around us must still behave as
+# its own tests say.
 #
 #   scripts/host-tests.sh          fetch the suite (once), run the units, print the summary
 #   scripts/host-tests.sh fetch    only fetch the suite into the cache; print the tarball's path

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Builds the module of an earlier release or commit once and prints the path
-# of its .so.
+# Builds the module of an earlier release, named build or commit once and
+# prints the path of its .so.
 #
 #   scripts/previous-release.sh          the previous release: the newest
 #                                        "## X.Y.Z — commit <id>" line of CHANGELOG.md
 #   scripts/previous-release.sh X.Y.Z    the release CHANGELOG.md names so (e.g. 0.1.0)
-#   scripts/previous-release.sh COMMIT   any commit (e.g. 7a559f0)
+#   scripts/previous-release.sh NAME     a build named in the table below
+#                                        (e.g. keyword-names)
+#   scripts/previous-release.sh COMMIT   any commit of this clone's history
 #   scripts/previous-release.sh --list   builds nothing: the name of every release
 #                                        CHANGELOG.md names, newest first, one a line
 #
@@ -30,6 +32,17 @@ releases() {
         "$repo/CHANGELOG.md"
 }
 
+# Builds that are no release but that make test-upgrade needs, by name.
+# keyword-names: a build before 0.1.0 that let declarations use names that are
+# keywords now (`group`, `count`); its golden AOF and its stream as a master
+# must still load (tests/upgrade/golden.rs).
+named_build() {
+    case $1 in
+        keyword-names) echo 7a559f0 ;;
+        *) return 1 ;;
+    esac
+}
+
 case ${1:-} in
     --list)
         releases | cut -d' ' -f1
@@ -44,8 +57,12 @@ case ${1:-} in
         what="release $1"
         ;;
     *)
-        wanted=$1
-        what=""
+        if wanted=$(named_build "$1"); then
+            what="build $1"
+        else
+            wanted=$1
+            what=""
+        fi
         ;;
 esac
 if [ -z "$wanted" ]; then

@@ -268,11 +268,11 @@ fn migrate_moves_keys_with_their_content() {
 fn an_aof_with_names_that_became_keywords_loads_and_reads() {
     let mut srv = Server::start();
     srv.stop();
-    // What 7a559f0 wrote for `ULIST.CREATE teams VALUE user SCOPE group`,
-    // `ULIST.ADD teams user 1 group a`, `HCOUNTER.CREATE hits PARTITION count
-    // GROUP page` and `HCOUNTER.INCR hits count x page p1`.
+    // What a build before 0.1.0 wrote for `ULIST.CREATE teams VALUE user
+    // SCOPE group`, `ULIST.ADD teams user 1 group a`, `HCOUNTER.CREATE hits
+    // PARTITION count GROUP page` and `HCOUNTER.INCR hits count x page p1`.
     let golden = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden/aof/7a559f0-keyword-names/appendonlydir");
+        .join("tests/golden/aof/pre-0.1.0-keyword-names/appendonlydir");
     let copied = std::process::Command::new("cp")
         .arg("-r")
         .arg(&golden)

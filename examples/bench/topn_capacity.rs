@@ -4,8 +4,8 @@
 //! 50,000 events: Zipf (s = 1.5) over 1,000,000 members, Pareto whose leaders change
 //! twice, a sudden new leader in the last two hours, and the Zipf stream
 //! with a new leader in its last two hours whose events end it near the
-//! day's tenth place (issue 37's case: counted at 22 buckets' floors where
-//! it is absent, it competes with members counted nearly exactly). For each: ingest
+//! day's tenth place (counted at 22 buckets' floors where it is absent, it
+//! competes with members counted nearly exactly). For each: ingest
 //! time, recall@10 over the 24 hours and over the newest hour
 //! (`LAST 1`; TOPK has no window: its list against the hour's leaders), and
 //! whether every bound listed held (the true count within `[count - error,

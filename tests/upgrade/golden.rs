@@ -6,7 +6,7 @@
 //! Making the missing ones (never rewriting one), those of release R:
 //!
 //!     RECIPES_PREVIOUS_RELEASE=R RECIPES_PREVIOUS_MODULE=$(scripts/previous-release.sh R) \
-//!     RECIPES_7A559F0_MODULE=$(scripts/previous-release.sh 7a559f0) \
+//!     RECIPES_KEYWORD_NAMES_MODULE=$(scripts/previous-release.sh keyword-names) \
 //!         cargo test --test upgrade -- --ignored write_missing_golden_aofs
 
 use super::*;
@@ -18,7 +18,8 @@ use std::path::Path;
 const GOLDEN_BASE: i64 = 4_102_444_800_000;
 
 /// Declarations with names that are keywords now (`group`, `count`), as the
-/// build 7a559f0 accepted them from clients (0.1.0 refuses them).
+/// build named `keyword-names` (a build before 0.1.0) accepted them from
+/// clients (0.1.0 refuses them).
 const KEYWORD_NAMES: &[&[&str]] = &[
     &["ULIST.CREATE", "teams", "VALUE", "user", "SCOPE", "group"],
     &["ULIST.ADD", "teams", "user", "1", "group", "a"],
@@ -56,11 +57,12 @@ fn keyword_name_reads() -> Vec<Step> {
     ]
 }
 
-/// The build of commit 7a559f0 (`$RECIPES_7A559F0_MODULE`).
-fn commit_7a559f0_module() -> std::path::PathBuf {
+/// The build before 0.1.0 named `keyword-names` in
+/// `scripts/previous-release.sh` (`$RECIPES_KEYWORD_NAMES_MODULE`).
+fn keyword_names_module() -> std::path::PathBuf {
     module_from_env(
-        "RECIPES_7A559F0_MODULE",
-        "scripts/previous-release.sh 7a559f0",
+        "RECIPES_KEYWORD_NAMES_MODULE",
+        "scripts/previous-release.sh keyword-names",
     )
 }
 
@@ -70,8 +72,8 @@ enum Writer {
     /// The release so named (`$RECIPES_PREVIOUS_MODULE` when
     /// `$RECIPES_PREVIOUS_RELEASE` names it).
     Release(&'static str),
-    /// The build of commit 7a559f0.
-    Commit7a559f0,
+    /// The build before 0.1.0 named `keyword-names`.
+    KeywordNamesBuild,
 }
 
 impl Writer {
@@ -83,7 +85,7 @@ impl Writer {
                 "RECIPES_PREVIOUS_RELEASE={name} \
                  RECIPES_PREVIOUS_MODULE=$(scripts/previous-release.sh {name})"
             )),
-            Writer::Commit7a559f0 => Ok(commit_7a559f0_module()),
+            Writer::KeywordNamesBuild => Ok(keyword_names_module()),
         }
     }
 }
@@ -100,7 +102,7 @@ enum Sequence {
     },
     /// [`KEYWORD_NAMES`]; checked by [`keyword_name_reads`].
     KeywordNames,
-    /// 7a559f0's [`KEYWORD_NAMES`] AOF loaded, `BGREWRITEAOF` (the writer's
+    /// The `keyword-names` build's [`KEYWORD_NAMES`] AOF loaded, `BGREWRITEAOF` (the writer's
     /// rewrite of names that are keywords now), then [`KEYWORD_NAME_WRITES`];
     /// checked by `reads.txt`.
     KeywordNamesRewritten,
@@ -170,8 +172,8 @@ const fn release_0_2_0_aof(dir: &'static str, family: &'static str) -> GoldenAof
 }
 
 const KEYWORD_NAMES_AOF: GoldenAof = GoldenAof {
-    dir: "7a559f0-keyword-names",
-    writer: Writer::Commit7a559f0,
+    dir: "pre-0.1.0-keyword-names",
+    writer: Writer::KeywordNamesBuild,
     sequence: Sequence::KeywordNames,
 };
 
@@ -262,7 +264,7 @@ fn keyword_name_writes(srv: &Server) {
 
 /// On a build that knows 0.2.0: the keys of [`KEYWORD_NAMES`], declared with
 /// names that are keywords now (no client may declare those any more),
-/// loaded from 7a559f0's golden AOF, then [`KEYWORD_NAME_WRITES`]. What
+/// loaded from the `keyword-names` build's golden AOF, then [`KEYWORD_NAME_WRITES`]. What
 /// `srv` held is gone: call it first, on a server with `appendonly yes`. On
 /// an older build (which refuses those names on load), nothing.
 pub fn add_keyword_named_keys(srv: &mut Server) {
@@ -300,12 +302,12 @@ fn golden_aofs_load_with_the_answers_of_the_build_that_wrote_them() {
     }
 }
 
-/// The 7a559f0 build as master (it accepts names that are keywords now from
+/// The `keyword-names` build as master (it accepts names that are keywords now from
 /// clients) and this build as its replica: the declarations reach the
 /// replica, which answers with them.
 #[test]
 fn keyword_names_from_an_older_master_reach_this_builds_replica() {
-    let mut master = Server::builder().module(&commit_7a559f0_module()).start();
+    let mut master = Server::builder().module(&keyword_names_module()).start();
     let replica = Server::start();
     q_ok(
         &mut replica.conn(),
@@ -314,7 +316,7 @@ fn keyword_names_from_an_older_master_reach_this_builds_replica() {
     wait_for_sync(&master, &replica);
     KEYWORD_NAMES_AOF.write(&mut master);
     wait_for_sync(&master, &replica);
-    assert_no_critical(&replica, "this build's replica of 7a559f0");
+    assert_no_critical(&replica, "this build's replica of the keyword-names build");
     run_steps(&mut replica.conn(), &keyword_name_reads(), "the replica");
 }
 

@@ -18,9 +18,10 @@
 //! (as CHANGELOG.md does) and `$RECIPES_PREVIOUS_MODULE` is its module
 //! (`scripts/previous-release.sh <name>` builds it from the commit
 //! CHANGELOG.md names); what it sends is what it knows ([`Knows`]). The
-//! `golden` tests need no previous release but the 7a559f0 build
-//! (`$RECIPES_7A559F0_MODULE`): `make test-upgrade` runs them once, with the
-//! newest release. Not part of `cargo test --tests` (`test = false` in
+//! `golden` tests need no previous release but the build before 0.1.0 named
+//! `keyword-names` in `scripts/previous-release.sh`
+//! (`$RECIPES_KEYWORD_NAMES_MODULE`): `make test-upgrade` runs them once,
+//! with the newest release. Not part of `cargo test --tests` (`test = false` in
 //! Cargo.toml): `make test-upgrade` runs it for every release CHANGELOG.md
 //! names, on Redis 7.0.15 and Valkey 9.1.2.
 #[path = "../common/mod.rs"]
