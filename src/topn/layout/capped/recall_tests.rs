@@ -1,4 +1,4 @@
-//! Recall on the stream of issue 37 at about TOPK's memory: 24 hourly
+//! Recall at about TOPK's memory on a stream with a late leader: 24 hourly
 //! buckets of 50,000 Zipf-like events (the bench's `zipf` draw) where a new
 //! member takes a share of the last two hours only, enough to end just
 //! below the tenth place of the day (or just at it). Counted as everywhere else in the
