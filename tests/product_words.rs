@@ -5,9 +5,9 @@
 //!
 //! The patterns are kept here: a hex word of 7 to 40 characters with both
 //! digits and letters (a commit), `issue 12` / `task 12`, `agent`, `the
-//! lead`, `item 3 of`. A hex word that is data, not a commit, is listed in
-//! `DATA_HEX` with where it is used; the one line that must name a commit
-//! other than a release's, in `NAMED_COMMITS`.
+//! lead`, `this branch`, `item 3 of`. A hex word that is data, not a
+//! commit, is listed in `DATA_HEX` with where it is used; the one line that
+//! must name a commit other than a release's, in `NAMED_COMMITS`.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -52,7 +52,7 @@ const NAMED_COMMITS: &[(&str, &str)] = &[(
 )];
 
 /// Words about how the work was done, lower case, matched at word starts.
-const WORK_WORDS: &[&str] = &["agent", "agents", "the lead", "subagent"];
+const WORK_WORDS: &[&str] = &["agent", "agents", "the lead", "subagent", "this branch"];
 
 /// Words followed by a number that point into a tracker.
 const TRACKER_WORDS: &[&str] = &["issue", "issues", "task", "item"];
@@ -167,6 +167,7 @@ fn the_patterns_catch_what_they_are_for() {
     assert!(offence("src/x.rs", "// see issue 37's stream").is_some());
     assert!(offence("docs/x.md", "while another agent worked").is_some());
     assert!(offence("docs/x.md", "the lead's run").is_some());
+    assert!(offence("docs/x.md", "where this branch summed buckets").is_some());
     assert!(offence("docs/x.md", "item 6 of the list").is_some());
     assert!(offence("CHANGELOG.md", "## 0.2.0 — commit a4d56322d7").is_none());
     assert!(offence("CHANGELOG.md", "- fixed in a4d5632").is_some());
