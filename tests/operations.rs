@@ -658,8 +658,12 @@ fn memory_held_beside_the_keys_is_shown_and_released() {
     q_ok(c, &["FLUSHALL"]);
     assert_eq!(recipes_info(c, "reclaim_schedule_bytes"), 0);
     // A key of 2,000 members in each of 24 one-second buckets: its top over
-    // 12 buckets sums into dense accumulators.
-    q_ok(c, &["TOPN.CREATE", "big", "BUCKET", "1", "WINDOW", "24"]);
+    // 12 buckets sums into dense accumulators. Its window is ten times what
+    // the writes span: a key whose newest bucket leaves the window expires,
+    // and a window of 24 would lose its first bucket at the next second,
+    // the key with it if the writes are slow (a TOPN.INCR then makes a key
+    // of the default hourly buckets, whose read needs no accumulator).
+    q_ok(c, &["TOPN.CREATE", "big", "BUCKET", "1", "WINDOW", "240"]);
     let start = now_ms() / 1000 * 1000 - 23_000;
     for b in 0..24 {
         let at = (start + b * 1000).to_string();
@@ -675,6 +679,12 @@ fn memory_held_beside_the_keys_is_shown_and_released() {
         }
         let _: () = writes.query(c).unwrap();
     }
+    let info: Vec<Value> = q(c, &["TOPN.INFO", "big"]);
+    assert_eq!(
+        (&info[1], &info[9]),
+        (&Value::Int(1), &Value::Int(24)),
+        "the key as written, one-second buckets: {info:?}"
+    );
     let at = (start + 23_000).to_string();
     let _: Value = q(c, &["TOPN.TOP", "big", "10", "AT", &at, "LAST", "12"]);
     let held = recipes_info(c, "topn_read_buffer_bytes");
