@@ -41,7 +41,7 @@ const GOLDEN: &[Golden] = &[
     Golden {
         type_name: "recipesTN",
         version: 1,
-        files: &["topn-v1.hex", "0.2.0-topn.hex"],
+        files: &["topn-v1.hex", "0.2.0-topn.hex", "0.3.0-topn.hex"],
         expire_at: TOPN_B + 26 * HOUR_MS,
         make: topn_make,
         check: topn_check,
@@ -50,7 +50,11 @@ const GOLDEN: &[Golden] = &[
     Golden {
         type_name: "recipesTN",
         version: 1,
-        files: &["topn-align.hex", "0.2.0-topn-align.hex"],
+        files: &[
+            "topn-align.hex",
+            "0.2.0-topn-align.hex",
+            "0.3.0-topn-align.hex",
+        ],
         expire_at: TOPN_ALIGNED_START + 7 * DAY_MS,
         make: topn_align_make,
         check: topn_align_check,
@@ -58,7 +62,11 @@ const GOLDEN: &[Golden] = &[
     Golden {
         type_name: "recipesTN",
         version: 1,
-        files: &["topn-capacity.hex", "0.2.0-topn-capacity.hex"],
+        files: &[
+            "topn-capacity.hex",
+            "0.2.0-topn-capacity.hex",
+            "0.3.0-topn-capacity.hex",
+        ],
         expire_at: TOPN_B + HOUR_MS + DAY_MS,
         make: topn_capacity_make,
         check: topn_capacity_check,
@@ -67,7 +75,11 @@ const GOLDEN: &[Golden] = &[
     Golden {
         type_name: "recipesTN",
         version: 1,
-        files: &["topn-views.hex", "0.2.0-topn-views.hex"],
+        files: &[
+            "topn-views.hex",
+            "0.2.0-topn-views.hex",
+            "0.3.0-topn-views.hex",
+        ],
         expire_at: TOPN_B + 31 * HOUR_MS,
         make: topn_views_make,
         check: topn_views_check,
@@ -83,7 +95,7 @@ const GOLDEN: &[Golden] = &[
     Golden {
         type_name: "recipesUL",
         version: 2,
-        files: &["ulist-v2.hex", "0.2.0-ulist.hex"],
+        files: &["ulist-v2.hex", "0.2.0-ulist.hex", "0.3.0-ulist.hex"],
         expire_at: -1,
         make: ulist_make,
         check: ulist_check,
@@ -99,7 +111,11 @@ const GOLDEN: &[Golden] = &[
     Golden {
         type_name: "recipesHC",
         version: 2,
-        files: &["hcounter-v2.hex", "0.2.0-hcounter.hex"],
+        files: &[
+            "hcounter-v2.hex",
+            "0.2.0-hcounter.hex",
+            "0.3.0-hcounter.hex",
+        ],
         expire_at: -1,
         make: hcounter_make,
         check: hcounter_check,

@@ -147,26 +147,15 @@ impl GoldenAof {
     }
 }
 
-/// 0.1.0's AOF of one family's sequence.
-const fn release_0_1_0_aof(dir: &'static str, family: &'static str) -> GoldenAof {
+/// A release's AOF of one family's sequence: 0.1.0's with its option
+/// commands after the rewrite only, later ones before it too.
+const fn release_aof(release: &'static str, dir: &'static str, family: &'static str) -> GoldenAof {
     GoldenAof {
         dir,
-        writer: Writer::Release("0.1.0"),
+        writer: Writer::Release(release),
         sequence: Sequence::Family {
             name: family,
-            options_in_base: false,
-        },
-    }
-}
-
-/// 0.2.0's AOF of one family's sequence.
-const fn release_0_2_0_aof(dir: &'static str, family: &'static str) -> GoldenAof {
-    GoldenAof {
-        dir,
-        writer: Writer::Release("0.2.0"),
-        sequence: Sequence::Family {
-            name: family,
-            options_in_base: true,
+            options_in_base: !matches!(release.as_bytes(), b"0.1.0"),
         },
     }
 }
@@ -178,20 +167,30 @@ const KEYWORD_NAMES_AOF: GoldenAof = GoldenAof {
 };
 
 const GOLDEN_AOFS: &[GoldenAof] = &[
-    release_0_1_0_aof("0.1.0-rv", "RV"),
-    release_0_1_0_aof("0.1.0-tl", "TL"),
-    release_0_1_0_aof("0.1.0-topn", "TOPN"),
-    release_0_1_0_aof("0.1.0-ulist", "ULIST"),
-    release_0_1_0_aof("0.1.0-hcounter", "HCOUNTER"),
+    release_aof("0.1.0", "0.1.0-rv", "RV"),
+    release_aof("0.1.0", "0.1.0-tl", "TL"),
+    release_aof("0.1.0", "0.1.0-topn", "TOPN"),
+    release_aof("0.1.0", "0.1.0-ulist", "ULIST"),
+    release_aof("0.1.0", "0.1.0-hcounter", "HCOUNTER"),
     KEYWORD_NAMES_AOF,
-    release_0_2_0_aof("0.2.0-rv", "RV"),
-    release_0_2_0_aof("0.2.0-tl", "TL"),
-    release_0_2_0_aof("0.2.0-topn", "TOPN"),
-    release_0_2_0_aof("0.2.0-ulist", "ULIST"),
-    release_0_2_0_aof("0.2.0-hcounter", "HCOUNTER"),
+    release_aof("0.2.0", "0.2.0-rv", "RV"),
+    release_aof("0.2.0", "0.2.0-tl", "TL"),
+    release_aof("0.2.0", "0.2.0-topn", "TOPN"),
+    release_aof("0.2.0", "0.2.0-ulist", "ULIST"),
+    release_aof("0.2.0", "0.2.0-hcounter", "HCOUNTER"),
     GoldenAof {
         dir: "0.2.0-keyword-names",
         writer: Writer::Release("0.2.0"),
+        sequence: Sequence::KeywordNamesRewritten,
+    },
+    release_aof("0.3.0", "0.3.0-rv", "RV"),
+    release_aof("0.3.0", "0.3.0-tl", "TL"),
+    release_aof("0.3.0", "0.3.0-topn", "TOPN"),
+    release_aof("0.3.0", "0.3.0-ulist", "ULIST"),
+    release_aof("0.3.0", "0.3.0-hcounter", "HCOUNTER"),
+    GoldenAof {
+        dir: "0.3.0-keyword-names",
+        writer: Writer::Release("0.3.0"),
         sequence: Sequence::KeywordNamesRewritten,
     },
 ];

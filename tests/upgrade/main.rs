@@ -82,30 +82,32 @@ fn this_module() -> PathBuf {
 }
 
 /// The module's `ver` in `MODULE LIST`.
-fn module_ver(srv: &Server) -> i64 {
+/// The recipes module's `ver` and path in `MODULE LIST`: builds after a
+/// release report its version until the next one is named, so the path
+/// tells the builds apart.
+fn module_build(srv: &Server) -> (i64, Vec<u8>) {
     let modules: Vec<BTreeMap<String, Value>> = q(&mut srv.conn(), &["MODULE", "LIST"]);
     let recipes = modules
         .iter()
         .find(|m| m.get("name") == Some(&Value::BulkString(b"recipes".to_vec())))
         .expect("the recipes module in MODULE LIST");
-    redis::from_redis_value(&recipes["ver"]).expect("ver")
+    let ver = redis::from_redis_value(&recipes["ver"]).expect("ver");
+    let path = redis::from_redis_value(&recipes["path"]).expect("path");
+    (ver, path)
 }
 
 /// Restarts `srv` on this build (same dir and config, so it loads what the
 /// older build left there), with `change` to its config too; checks that
-/// the module's version changed (an older build ran before).
+/// the module changed (an older build ran before).
 fn restart_on_this_build_with(
     srv: &mut Server,
     change: impl FnOnce(ServerBuilder) -> ServerBuilder,
 ) {
-    let before = module_ver(srv);
+    let before = module_build(srv);
     srv.reconfigure(|b| change(b.module(&this_module())));
     srv.restart();
-    let after = module_ver(srv);
-    assert_ne!(
-        before, after,
-        "the older build reports this build's version"
-    );
+    let after = module_build(srv);
+    assert_ne!(before, after, "the older build is still loaded");
 }
 
 fn restart_on_this_build(srv: &mut Server) {
