@@ -200,7 +200,7 @@ const GOLDEN_AOFS: &[GoldenAof] = &[
 /// into the AOF's base after a `BGREWRITEAOF`; then its option commands
 /// (times from [`GOLDEN_BASE`], as much as the build knows) and its sample
 /// again on `<family>:sample2`, into the incr file.
-fn family_sequence(srv: &Server, name: &str, options_in_base: bool) {
+pub(super) fn family_sequence(srv: &Server, name: &str, options_in_base: bool) {
     let fam = FAMILIES.iter().find(|f| f.name == name).expect("family");
     let c = &mut srv.conn();
     let key = |s: &str| format!("{}{s}", fam.prefix());
@@ -229,14 +229,14 @@ fn golden_dir(name: &str) -> std::path::PathBuf {
 
 /// The AOF server config the golden files were written with: the base file
 /// as commands (what the build's AOF rewrite emits).
-fn aof_server() -> ServerBuilder {
+pub(super) fn aof_server() -> ServerBuilder {
     Server::builder()
         .config("appendonly", "yes")
         .config("aof-use-rdb-preamble", "no")
 }
 
 /// [`key_reads`] of every key as `reads.txt` holds them: `key<TAB>line`.
-fn reads_text(c: &mut Connection) -> String {
+pub(super) fn reads_text(c: &mut Connection) -> String {
     let mut out = String::new();
     for (key, lines) in all_key_reads(c, GOLDEN_BASE) {
         for line in lines {

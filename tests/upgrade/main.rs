@@ -9,6 +9,9 @@
 //!   this-build replica, `FAILOVER`, the old master back on this build);
 //! - `restore`: `DUMP` of the previous build `RESTORE`d here, a key of every
 //!   encoding;
+//! - `downgrade`: what this build writes, an AOF and an RDB of every family
+//!   and option, loaded by the previous release where docs/upgrading.md
+//!   says going back needs no step;
 //! - `golden`: the AOFs older builds wrote, committed under
 //!   `tests/golden/aof/` (so the check holds where the old commit cannot be
 //!   built), loaded here; and names that are keywords now, sent by an older
@@ -27,6 +30,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod downgrade;
 mod golden;
 mod options;
 mod persistence;
@@ -81,7 +85,6 @@ fn this_module() -> PathBuf {
     module_path()
 }
 
-/// The module's `ver` in `MODULE LIST`.
 /// The recipes module's `ver` and path in `MODULE LIST`: builds after a
 /// release report its version until the next one is named, so the path
 /// tells the builds apart.
