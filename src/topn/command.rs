@@ -1,6 +1,7 @@
 //! TOPN command handlers.
 
 use super::config::{COMPACT_MAX, DEFAULT_BUCKET, DEFAULT_WINDOW};
+use super::error::{Error, Refused};
 use super::layout::Layout;
 use super::parse::{
     align_within, buckets_in_24h, count_args, create_options, incr_options, incrby_args,
@@ -71,11 +72,9 @@ pub fn create(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let bucket_s = bucket_s.unwrap_or_else(|| DEFAULT_BUCKET.get());
     let align_s = align_within(align_s, bucket_s)?;
     let window = window.unwrap_or_else(|| DEFAULT_WINDOW.get());
-    let views = Views::new(&views, window as u32).map_err(CmdError::invalid)?;
+    let views = Views::new(&views, window as u32)?;
     if capacity.is_some() && !views.is_empty() {
-        return Err(CmdError::invalid(
-            "VIEWS does not apply to a key with CAPACITY (its reads sum bounded counters)",
-        ));
+        return Err(Error::ViewsWithCapacity.into());
     }
     let mut key = open(ctx, args, true);
     if let Some(value) = key.value::<TopnValue>(&TOPN_TYPE)? {
@@ -99,9 +98,7 @@ pub fn create(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
         );
         let asked = shape_of(bucket_s, window, align_s, capacity, views);
         if has != asked {
-            return Err(CmdError::invalid(format!(
-                "the key exists with another shape: {has} (asked: {asked})"
-            )));
+            return Err(Error::OtherShape { has, asked }.into());
         }
         ctx.reply_ok();
         return Ok(());
@@ -154,22 +151,20 @@ pub fn incr(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     };
     let value = key
         .value_mut::<TopnValue>(&TOPN_TYPE)?
-        .ok_or_else(|| CmdError::invalid("could not create the key"))?;
+        .ok_or(Error::NotCreated)?;
     if by < 1 && value.get().capacity().is_some() {
-        return Err(CmdError::invalid(
-            "BY must be a positive integer on a key with CAPACITY",
-        ));
+        return Err(Error::Incr(Refused::NotPositive).into());
     }
     let outcome = write(value, time.now, created, |core| {
         core.incr(member, by, at, COMPACT_MAX.count())
     });
     let (count, done) = match outcome {
         Ok(done) => done,
-        Err(overflow) => {
+        Err(_) => {
             if created {
                 key.delete();
             }
-            return Err(CmdError::invalid(overflow.to_string()));
+            return Err(Error::Incr(Refused::Overflow).into());
         }
     };
     after_write(ctx, &key, name, created, done, c"topn.incr");
@@ -213,26 +208,25 @@ pub fn incrby(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     };
     let value = key
         .value_mut::<TopnValue>(&TOPN_TYPE)?
-        .ok_or_else(|| CmdError::invalid("could not create the key"))?;
+        .ok_or(Error::NotCreated)?;
     let first = args.bytes.len() - 2 * pairs.len();
     let refused = match value.get().capacity() {
-        Some(_) => pairs.iter().position(|&(by, _)| by < 1).map(|i| {
-            format!(
-                "increment (argument {}) must be a positive integer on a key with CAPACITY",
-                first + 2 * i
-            )
-        }),
+        Some(_) => pairs
+            .iter()
+            .position(|&(by, _)| by < 1)
+            .map(|i| Error::Incrby {
+                argument: first + 2 * i,
+                refused: Refused::NotPositive,
+            }),
         None => None,
     };
     let outcome = match refused {
         Some(message) => Err(message),
         None => write(value, time.now, created, |core| {
             core.incr_many(&pairs, at, COMPACT_MAX.count())
-                .map_err(|i| {
-                    format!(
-                        "increment (argument {}) would overflow its member's count",
-                        first + 2 * i
-                    )
+                .map_err(|i| Error::Incrby {
+                    argument: first + 2 * i,
+                    refused: Refused::Overflow,
                 })
         }),
     };
@@ -242,7 +236,7 @@ pub fn incrby(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
             if created {
                 key.delete();
             }
-            return Err(CmdError::invalid(message));
+            return Err(message.into());
         }
     };
     after_write(ctx, &key, name, created, done, c"topn.incrby");
@@ -451,9 +445,8 @@ pub fn top(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
 /// `TOPN.TOP24 key [N] [AT ms] [WITHCOUNTS]` -> the same over the trailing 24 hours.
 pub fn top24(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     reply_top(ctx, args, false, |core| {
-        buckets_in_24h(core.shape().bucket_ms, core.shape().window).ok_or_else(|| {
-            CmdError::invalid("TOP24 needs a window covering 24 hours in whole buckets")
-        })
+        buckets_in_24h(core.shape().bucket_ms, core.shape().window)
+            .ok_or_else(|| Error::Top24Window.into())
     })
 }
 
@@ -505,7 +498,7 @@ pub fn info(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let key = open(ctx, args, false);
     let value = key
         .value::<TopnValue>(&TOPN_TYPE)?
-        .ok_or_else(|| CmdError::invalid("no such key"))?;
+        .ok_or(Error::NoSuchKey)?;
     let core = value.get();
     let shape = core.shape();
     let mut fields: Vec<(&[u8], i64)> = vec![
@@ -550,9 +543,7 @@ pub fn info(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
 /// replication stream: clients write with TOPN.INCR.
 pub fn set_counter(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     if !ctx.is_replicated_or_loading() {
-        return Err(CmdError::invalid(
-            "TOPN.SETCOUNTER only replays an AOF; write with TOPN.INCR",
-        ));
+        return Err(Error::SetCounterFromClient.into());
     }
     let [_, _, bucket, member, count, error, kept] = args.bytes[..] else {
         return Err(CmdError::Arity);
@@ -563,15 +554,13 @@ pub fn set_counter(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let evicted = match kept {
         k if k.eq_ignore_ascii_case(b"EVICTED") => true,
         k if k.eq_ignore_ascii_case(b"KEPT") => false,
-        _ => return Err(CmdError::invalid("the last argument is EVICTED or KEPT")),
+        _ => return Err(Error::EvictedOrKept.into()),
     };
     let mut key = open(ctx, args, true);
     let value = key
         .value_mut::<TopnValue>(&TOPN_TYPE)?
-        .ok_or_else(|| CmdError::invalid("no such key"))?;
-    value
-        .update(|core| core.set_counter(bucket, member, (count, error), evicted))
-        .map_err(CmdError::invalid)?;
+        .ok_or(Error::NoSuchKey)?;
+    value.update(|core| core.set_counter(bucket, member, (count, error), evicted))?;
     ctx.replicate_verbatim();
     ctx.reply_ok();
     Ok(())

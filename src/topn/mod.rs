@@ -26,6 +26,7 @@
 mod command;
 mod config;
 mod encoding;
+mod error;
 mod layout;
 mod parse;
 mod select;

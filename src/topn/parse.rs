@@ -1,16 +1,10 @@
 //! Parsing of TOPN arguments (pure).
 
+use super::error::{Error, MAX_BUCKET_S, MAX_CAPACITY, MAX_WINDOW};
 use crate::args::{
     int_in, opt_int_in, parse_i64, parse_options, printable, CmdError, Takes, MAX_TIME_MS,
 };
 use smallvec::SmallVec;
-
-/// Bucket width limits, in seconds (up to a year).
-pub const MAX_BUCKET_S: i64 = 31_536_000;
-/// Window length limit, in buckets.
-pub const MAX_WINDOW: i64 = 100_000;
-/// Counters a CAPACITY key keeps at most a bucket, whatever CAPACITY asks.
-pub const MAX_CAPACITY: u32 = 10_000;
 
 /// What `create_options` finds: (BUCKET s, WINDOW, ALIGN s, CAPACITY, VIEWS), `None` =
 /// default (CAPACITY: none, exact), no VIEWS = none.
@@ -35,7 +29,7 @@ pub fn create_options(tokens: &[&[u8]]) -> Result<CreateOptions, CmdError> {
     )?;
     Ok((
         opt_int_in("BUCKET", bucket, 1, MAX_BUCKET_S)?,
-        opt_int_in("WINDOW", window, 1, MAX_WINDOW)?,
+        opt_int_in("WINDOW", window, 1, MAX_WINDOW.into())?,
         opt_int_in("ALIGN", align, 0, MAX_BUCKET_S - 1)?,
         opt_int_in("CAPACITY", capacity, 1, i64::from(MAX_CAPACITY))?,
         views,
@@ -61,22 +55,15 @@ fn views_option<'a>(tokens: &[&'a [u8]]) -> Result<(Vec<&'a [u8]>, Vec<i64>), Cm
             continue;
         }
         if views.is_some() {
-            return Err(CmdError::invalid("VIEWS given more than once"));
+            return Err(Error::ViewsTwice.into());
         }
         let ks = tokens[i + 1..]
             .iter()
             .take_while(|t| keyword(t).is_none())
-            .map(|k| {
-                parse_i64(k).ok_or_else(|| {
-                    CmdError::invalid(format!(
-                        "VIEWS must be integers between 2 and the key's WINDOW - 1, got '{}'",
-                        printable(k)
-                    ))
-                })
-            })
+            .map(|k| parse_i64(k).ok_or_else(|| Error::ViewsNotInteger(printable(k)).into()))
             .collect::<Result<Vec<i64>, CmdError>>()?;
         if ks.is_empty() {
-            return Err(CmdError::invalid("VIEWS needs a value"));
+            return Err(Error::ViewsEmpty.into());
         }
         i += 1 + ks.len();
         views = Some(ks);
@@ -88,9 +75,7 @@ fn views_option<'a>(tokens: &[&'a [u8]]) -> Result<(Vec<&'a [u8]>, Vec<i64>), Cm
 pub fn align_within(align_s: Option<i64>, bucket_s: i64) -> Result<i64, CmdError> {
     match align_s.unwrap_or(0) {
         a if a < bucket_s => Ok(a),
-        a => Err(CmdError::invalid(format!(
-            "ALIGN must be less than BUCKET ({bucket_s} s), got {a}"
-        ))),
+        align_s => Err(Error::AlignPastBucket { bucket_s, align_s }.into()),
     }
 }
 
@@ -129,9 +114,7 @@ pub fn incrby_args<'a>(tokens: &[&'a [u8]]) -> Result<(Option<i64>, Pairs<'a>), 
         let Some(by) = increment(pair[0]) else {
             // Argument 0 is the command's name, 1 the key.
             let place = 2 + tokens.len() - rest.len() + 2 * pairs.len();
-            return Err(CmdError::invalid(format!(
-                "increment (argument {place}) must be an integer"
-            )));
+            return Err(Error::IncrementNotInteger(place).into());
         };
         pairs.push((by, pair[1]));
     }
@@ -187,7 +170,7 @@ pub fn top_options(tokens: &[&[u8]], allow_last: bool) -> Result<TopOptions, Cmd
         ],
     )?;
     if last.is_some() && !allow_last {
-        return Err(CmdError::invalid("unknown option 'LAST'"));
+        return Err(Error::LastOnTop24.into());
     }
     Ok(TopOptions {
         n,
@@ -201,27 +184,16 @@ pub fn top_options(tokens: &[&[u8]], allow_last: bool) -> Result<TopOptions, Cmd
 /// `LAST k` as an integer; its range is checked by [`last_within`] once the
 /// key's WINDOW is known.
 fn last_in(k: &[u8]) -> Result<i64, CmdError> {
-    parse_i64(k).ok_or_else(|| {
-        CmdError::invalid(format!(
-            "LAST must be an integer between 1 and the key's WINDOW, got '{}'",
-            printable(k)
-        ))
-    })
+    parse_i64(k).ok_or_else(|| Error::LastNotInteger(printable(k)).into())
 }
 
 /// `LAST k` checked against the key's `window` (`None`: no key, so only
 /// against the largest WINDOW there is): the number of buckets a read covers.
 pub fn last_within(k: i64, window: Option<u32>) -> Result<u32, CmdError> {
-    let (most, shown) = match window {
-        Some(w) => (i64::from(w), format!(" ({w})")),
-        None => (MAX_WINDOW, String::new()),
-    };
-    if (1..=most).contains(&k) {
-        Ok(k as u32)
-    } else {
-        Err(CmdError::invalid(format!(
-            "LAST must be an integer between 1 and the key's WINDOW{shown}, got {k}"
-        )))
+    let most = window.unwrap_or(MAX_WINDOW);
+    match (1..=i64::from(most)).contains(&k) {
+        true => Ok(k as u32),
+        false => Err(Error::LastOutside { window, k }.into()),
     }
 }
 

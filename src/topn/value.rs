@@ -1,7 +1,7 @@
 //! The TOPN module type: a [`Full`] in a key, with its persistence callbacks.
 
 use super::config::COMPACT_MAX;
-use super::encoding::DecodeError;
+use super::error::Error;
 use super::layout::Layout;
 use crate::server::module_type::{type_methods, AofWriter, ModuleValue};
 use crate::stats::Stat;
@@ -63,20 +63,20 @@ impl Drop for TopnValue {
 impl ModuleValue for TopnValue {
     const TYPE_NAME: &'static str = "recipesTN";
     const ENCODING_VERSION: c_int = TOPN_ENCODING_V1;
-    type DecodeError = DecodeError;
+    type DecodeError = Error;
 
     fn encode(&self) -> Vec<u8> {
         self.0.encode()
     }
 
-    fn decode(bytes: &[u8], encver: c_int) -> Result<Self, DecodeError> {
+    fn decode(bytes: &[u8], encver: c_int) -> Result<Self, Error> {
         match encver {
             // Buckets that already left the window at this server's time load aged.
             TOPN_ENCODING_V1 => {
                 let now = crate::server::clock_ms();
                 Layout::decode_at(bytes, now, COMPACT_MAX.count()).map(TopnValue::new)
             }
-            _ => Err(DecodeError::UnknownVersion(encver.into())),
+            _ => Err(Error::UnknownVersion(encver.into())),
         }
     }
 

@@ -15,9 +15,10 @@
 //! shares below them (shape, window, encoding, views, storage, selection) and never each other.
 //! Pure Rust, no FFI.
 
-use super::encoding::DecodeError;
+use super::error::Error;
+use super::error::Overflow;
 use super::parse::Pair;
-use super::shape::{Overflow, Shape};
+use super::shape::Shape;
 use super::storage::dispose_value;
 use super::views::Views;
 use super::window::{final_counts, Counted, Query, Row, Window};
@@ -120,7 +121,7 @@ impl Layout {
     }
 
     /// A key loaded from its encoding, in the layout its size calls for.
-    pub fn decode_at(bytes: &[u8], now_ms: i64, compact_max: usize) -> Result<Layout, DecodeError> {
+    pub fn decode_at(bytes: &[u8], now_ms: i64, compact_max: usize) -> Result<Layout, Error> {
         if bytes.first() == Some(&ENCODING_VERSION_CAPPED) {
             return Ok(Layout::Capped(Box::new(Capped::decode(bytes)?)));
         }
@@ -272,9 +273,9 @@ impl Layout {
         member: &[u8],
         counted: (i64, i64),
         evicted: bool,
-    ) -> Result<(), &'static str> {
+    ) -> Result<(), Error> {
         let Layout::Capped(c) = self else {
-            return Err("the key has no CAPACITY");
+            return Err(Error::NoCapacity);
         };
         let clock = c.shape().clock.map_or(bucket, |k| k.max(bucket));
         c.set_counter(clock, bucket, member, counted, evicted)

@@ -40,10 +40,13 @@ use hashbrown::{HashMap, HashTable};
 use smallvec::SmallVec;
 use std::collections::VecDeque;
 
-use crate::topn::encoding::{DecodeError, Reader};
-use crate::topn::parse::{Pair, MAX_CAPACITY};
+use crate::topn::encoding::Reader;
+use crate::topn::error::Error;
+use crate::topn::error::Overflow;
+use crate::topn::error::{MAX_CAPACITY, MAX_NAME_BYTES, MAX_WINDOW};
+use crate::topn::parse::Pair;
 use crate::topn::select::clamp_i64;
-use crate::topn::shape::{Overflow, Shape};
+use crate::topn::shape::Shape;
 use crate::topn::window::{Counted, Query, Row, Window};
 use folded::{Bucket, Buckets, Folded, FOLD_PER_WRITE};
 use older::Older;
@@ -413,7 +416,7 @@ impl Capped {
         let names: usize = pairs.iter().map(|(_, m)| m.len()).sum();
         let b = self.shape.bucket_of(at_ms);
         let held = self.bucket(b).map_or(0, |x| x.summary.name_bytes());
-        self.total + added <= i128::from(i64::MAX) && held + names <= summary::MAX_NAME_BYTES
+        self.total + added <= i128::from(i64::MAX) && held + names <= MAX_NAME_BYTES
     }
 
     fn read(&self, lo: i64, hi: i64) -> impl Iterator<Item = &Summary> + '_ {
@@ -550,13 +553,13 @@ impl Capped {
         member: &[u8],
         (count, error): (i64, i64),
         evicted: bool,
-    ) -> Result<(), &'static str> {
+    ) -> Result<(), Error> {
         if count < 1 || error < 0 || error > count {
-            return Err("a counter's count must be positive and its error within it");
+            return Err(Error::CounterRange);
         }
         let lo = self.shape.live_lo(clock);
         if bucket > clock || bucket < lo || self.shape.clock.is_some_and(|c| c > clock) {
-            return Err("a counter outside the window");
+            return Err(Error::CounterOutside);
         }
         let (capacity, counter) = (self.capacity as usize, (count, error));
         self.older.forget();
@@ -743,10 +746,10 @@ impl Capped {
     }
 
     /// Rebuilds a key from [`Capped::encode`]'s bytes; refuses anything else.
-    pub fn decode(bytes: &[u8]) -> Result<Capped, DecodeError> {
+    pub fn decode(bytes: &[u8]) -> Result<Capped, Error> {
         let mut r = Reader::new(bytes);
         if r.take::<1>()? != [ENCODING_VERSION_CAPPED] {
-            return Err(DecodeError::Invalid("not a capped TOPN"));
+            return Err(Error::Invalid("not a capped TOPN"));
         }
         let bucket_ms = i64::from_le_bytes(r.take()?);
         let window = u32::from_le_bytes(r.take()?);
@@ -754,12 +757,14 @@ impl Capped {
         let has_clock = r.take::<1>()?[0];
         let clock = i64::from_le_bytes(r.take()?);
         let capacity = u32::from_le_bytes(r.take()?);
-        if bucket_ms < 1 || !(1..=100_000).contains(&window) || !(0..bucket_ms).contains(&align_ms)
+        if bucket_ms < 1
+            || !(1..=MAX_WINDOW).contains(&window)
+            || !(0..bucket_ms).contains(&align_ms)
         {
-            return Err(DecodeError::Invalid("shape"));
+            return Err(Error::Invalid("shape"));
         }
         if has_clock > 1 || !(1..=MAX_CAPACITY).contains(&capacity) {
-            return Err(DecodeError::Invalid("clock or capacity"));
+            return Err(Error::Invalid("clock or capacity"));
         }
         let shape = Shape {
             bucket_ms,
@@ -775,7 +780,7 @@ impl Capped {
             let evicted = r.take::<1>()?[0];
             let n = u32::from_le_bytes(r.take()?);
             if last.is_some_and(|l| idx <= l) || evicted > 1 || n == 0 || n > capacity {
-                return Err(DecodeError::Invalid("bucket"));
+                return Err(Error::Invalid("bucket"));
             }
             last = Some(idx);
             for _ in 0..n {
@@ -785,13 +790,13 @@ impl Capped {
                 let error = i64::from_le_bytes(r.take()?);
                 let clock = shape
                     .clock
-                    .ok_or(DecodeError::Invalid("counters without a clock"))?;
+                    .ok_or(Error::Invalid("counters without a clock"))?;
                 key.set_counter(clock, idx, member, (count, error), evicted == 1)
-                    .map_err(DecodeError::Invalid)?;
+                    .map_err(|e| Error::Payload(Box::new(e)))?;
             }
         }
         if !r.rest().is_empty() {
-            return Err(DecodeError::Invalid("trailing bytes"));
+            return Err(Error::Invalid("trailing bytes"));
         }
         Ok(key)
     }

@@ -27,7 +27,8 @@
 use std::fmt;
 use std::hash::{BuildHasher, Hasher};
 
-use crate::topn::shape::Overflow;
+use crate::topn::error::Overflow;
+use crate::topn::error::{Error, MAX_NAME_BYTES};
 use crate::tuples::defrag::Mover;
 use crate::tuples::table::process_hasher;
 
@@ -47,9 +48,6 @@ fn cell(s: usize, hash: u64) -> u16 {
 fn tag(hash: u64) -> u16 {
     (hash as u16) << 14
 }
-/// A bucket's live member bytes at most: a write past it is refused (as an
-/// overflow), a function of the content like every refusal.
-pub const MAX_NAME_BYTES: usize = 1 << 30;
 
 /// A member's hash for [`Summary`]'s lookups: computed once for every
 /// bucket of a read (the process's hasher).
@@ -232,7 +230,7 @@ impl Summary {
         counter: (i64, i64),
         evicted: bool,
         capacity: usize,
-    ) -> Result<(), &'static str> {
+    ) -> Result<(), Error> {
         let hash = hash(member);
         match self.find(member, hash) {
             Some(s) => {
@@ -242,7 +240,7 @@ impl Summary {
             }
             None => {
                 if self.len() >= capacity.min(MAX_COUNTERS) {
-                    return Err("more counters than the capacity");
+                    return Err(Error::PastCapacity);
                 }
                 self.names_fit(member, 0)?;
                 self.push(member, hash, counter, capacity);
@@ -276,10 +274,10 @@ impl Summary {
 
     /// Whether `member` fits in the bucket's member bytes, `freed` of them
     /// leaving.
-    fn names_fit(&self, member: &[u8], freed: usize) -> Result<(), &'static str> {
+    fn names_fit(&self, member: &[u8], freed: usize) -> Result<(), Error> {
         let live = self.names.len() - self.holes as usize - freed;
         if live + member.len() > MAX_NAME_BYTES {
-            return Err("a bucket's members past 1 GiB");
+            return Err(Error::MembersPastLimit);
         }
         Ok(())
     }

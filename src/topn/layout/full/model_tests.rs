@@ -4,8 +4,8 @@
 use super::key::*;
 use super::seen::{get, CLOCK_SELECTIONS, GAVE_UP, SEALINGS, WALKS, WRITES_INTO_WALKS};
 use super::tests::{check_invariants, top_owned};
+use crate::topn::error::Overflow;
 use crate::topn::select::clamp_i64;
-use crate::topn::shape::Overflow;
 use crate::topn::window::Window;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

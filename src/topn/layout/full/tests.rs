@@ -74,7 +74,7 @@ impl Full {
         self.count_in(member, at_ms, self.window())
     }
 
-    pub fn decode(bytes: &[u8]) -> Result<Full, crate::topn::encoding::DecodeError> {
+    pub fn decode(bytes: &[u8]) -> Result<Full, crate::topn::error::Error> {
         Full::decode_at(bytes, None)
     }
 
