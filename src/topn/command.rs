@@ -1,6 +1,7 @@
 //! TOPN command handlers.
 
 use super::config::{COMPACT_MAX, DEFAULT_BUCKET, DEFAULT_WINDOW};
+use super::declaration::{Declaration, Keyword, Token};
 use super::error::{Error, Refused};
 use super::layout::Layout;
 use super::parse::{
@@ -37,30 +38,23 @@ fn open(ctx: Ctx, args: &Args, write: bool) -> Key {
     ctx.open(args.raw(1), write)
 }
 
-/// Replicates the creation of `name` with its shape spelled out, so replicas
-/// do not depend on their own default configs. ALIGN is named only when not 0,
-/// so a key without it replicates as before ALIGN existed.
+/// Replicates the creation of `name` with its declaration spelled out, so replicas do not
+/// depend on their own default configs.
 fn replicate_create(ctx: Ctx, name: RStr, core: &Layout) {
-    let s = core.shape();
-    let mut shape = vec![
-        Arg::Str(name),
-        BUCKET.arg(),
-        Arg::Int(s.bucket_ms / 1000),
-        WINDOW.arg(),
-        Arg::Int(s.window.into()),
-    ];
-    if s.align_ms != 0 {
-        shape.extend([ALIGN.arg(), Arg::Int(s.align_ms / 1000)]);
-    }
-    if let Some(capacity) = core.capacity() {
-        shape.extend([CAPACITY.arg(), Arg::Int(capacity.into())]);
-    }
-    let views = core.window().views();
-    if !views.is_empty() {
-        shape.push(VIEWS.arg());
-        shape.extend(views.iter().map(|k| Arg::Int(k.into())));
-    }
-    ctx.replicate(c"TOPN.CREATE", &shape);
+    let tokens = core.declaration().tokens();
+    let mut args = Vec::with_capacity(1 + tokens.len());
+    args.push(Arg::Str(name));
+    args.extend(tokens.iter().map(|t| match *t {
+        Token::Keyword(k) => match k {
+            Keyword::Bucket => BUCKET.arg(),
+            Keyword::Window => WINDOW.arg(),
+            Keyword::Align => ALIGN.arg(),
+            Keyword::Capacity => CAPACITY.arg(),
+            Keyword::Views => VIEWS.arg(),
+        },
+        Token::Int(n) => Arg::Int(n),
+    }));
+    ctx.replicate(c"TOPN.CREATE", &args);
 }
 
 /// `TOPN.CREATE key [BUCKET s] [WINDOW buckets] [ALIGN s] [CAPACITY m] [VIEWS k [k ...]]`
@@ -76,43 +70,25 @@ pub fn create(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     if capacity.is_some() && !views.is_empty() {
         return Err(Error::ViewsWithCapacity.into());
     }
+    // Within range: parsed against MAX_WINDOW and MAX_CAPACITY.
+    let asked = Declaration {
+        bucket_s,
+        window: window as u32,
+        align_s,
+        capacity: capacity.map(|m| m as u32),
+        views,
+    };
     let mut key = open(ctx, args, true);
     if let Some(value) = key.value::<TopnValue>(&TOPN_TYPE)? {
-        let core = value.get();
-        let shape_of = |b: i64, w: i64, a: i64, c: Option<i64>, v: Views| {
-            let capacity = c.map_or(String::new(), |c| format!(" CAPACITY {c}"));
-            let views = if v.is_empty() {
-                String::new()
-            } else {
-                format!(" {v}")
-            };
-            format!("BUCKET {b} WINDOW {w} ALIGN {a}{capacity}{views}")
-        };
-        let s = core.shape();
-        let has = shape_of(
-            s.bucket_ms / 1000,
-            i64::from(s.window),
-            s.align_ms / 1000,
-            core.capacity().map(i64::from),
-            core.window().views(),
-        );
-        let asked = shape_of(bucket_s, window, align_s, capacity, views);
+        let has = value.get().declaration();
         if has != asked {
+            let (has, asked) = (has.to_string(), asked.to_string());
             return Err(Error::OtherShape { has, asked }.into());
         }
         ctx.reply_ok();
         return Ok(());
     }
-    let core = match capacity {
-        Some(m) => Layout::capped(bucket_s * 1000, window as u32, align_s * 1000, m as u32),
-        None => Layout::new(
-            bucket_s * 1000,
-            window as u32,
-            align_s * 1000,
-            COMPACT_MAX.count(),
-        )
-        .with_views(views),
-    };
+    let core = Layout::declared(&asked, COMPACT_MAX.count());
     let name = args.raw(1);
     replicate_create(ctx, name, &core);
     key.set_value(&TOPN_TYPE, TopnValue::new(core));
@@ -152,7 +128,7 @@ pub fn incr(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let value = key
         .value_mut::<TopnValue>(&TOPN_TYPE)?
         .ok_or(Error::NotCreated)?;
-    if by < 1 && value.get().capacity().is_some() {
+    if value.get().first_refused(&[(by, member)]).is_some() {
         return Err(Error::Incr(Refused::NotPositive).into());
     }
     let outcome = write(value, time.now, created, |core| {
@@ -210,16 +186,10 @@ pub fn incrby(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
         .value_mut::<TopnValue>(&TOPN_TYPE)?
         .ok_or(Error::NotCreated)?;
     let first = args.bytes.len() - 2 * pairs.len();
-    let refused = match value.get().capacity() {
-        Some(_) => pairs
-            .iter()
-            .position(|&(by, _)| by < 1)
-            .map(|i| Error::Incrby {
-                argument: first + 2 * i,
-                refused: Refused::NotPositive,
-            }),
-        None => None,
-    };
+    let refused = value.get().first_refused(&pairs).map(|i| Error::Incrby {
+        argument: first + 2 * i,
+        refused: Refused::NotPositive,
+    });
     let outcome = match refused {
         Some(message) => Err(message),
         None => write(value, time.now, created, |core| {
@@ -512,14 +482,7 @@ pub fn info(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
             (std::mem::size_of::<TopnValue>() + core.mem_usage()) as i64,
         ),
     ];
-    if let (Some(capacity), Some((bound, counters))) = (core.capacity(), core.capped_state()) {
-        fields.extend([
-            (&b"capacity"[..], i64::from(capacity)),
-            (b"counters", counters as i64),
-            (b"bound", bound),
-            (b"exact", (bound == 0) as i64),
-        ]);
-    }
+    fields.extend(core.capped_info());
     let views = core.view_memory();
     ctx.reply_map(fields.len() + views.len() + !views.is_empty() as usize);
     for (name, n) in fields {

@@ -15,8 +15,8 @@
 //! shares below them (shape, window, encoding, views, storage, selection) and never each other.
 //! Pure Rust, no FFI.
 
-use super::error::Error;
-use super::error::Overflow;
+use super::declaration::Declaration;
+use super::error::{Error, Overflow};
 use super::parse::Pair;
 use super::shape::Shape;
 use super::storage::dispose_value;
@@ -104,20 +104,56 @@ impl Layout {
         }
     }
 
-    /// The key's CAPACITY, if it has one.
-    pub fn capacity(&self) -> Option<u32> {
+    /// An empty key as `d` declares it: capped with a CAPACITY, else exact (compact unless
+    /// `compact_max` is 0) with its views.
+    pub fn declared(d: &Declaration, compact_max: usize) -> Layout {
+        let (bucket_ms, align_ms) = (d.bucket_s * 1000, d.align_s * 1000);
+        match d.capacity {
+            Some(m) => Layout::capped(bucket_ms, d.window, align_ms, m),
+            None => Layout::new(bucket_ms, d.window, align_ms, compact_max).with_views(d.views),
+        }
+    }
+
+    /// What the key was declared with.
+    pub fn declaration(&self) -> Declaration {
+        let s = self.shape();
+        Declaration {
+            bucket_s: s.bucket_ms / 1000,
+            window: s.window,
+            align_s: s.align_ms / 1000,
+            capacity: self.capacity(),
+            views: self.window().views(),
+        }
+    }
+
+    fn capacity(&self) -> Option<u32> {
         match self {
             Layout::Capped(c) => Some(c.capacity()),
             _ => None,
         }
     }
 
-    /// A capped key's bound over its window and its counters (`TOPN.INFO`).
-    pub fn capped_state(&self) -> Option<(i64, usize)> {
+    /// The first of `pairs` whose increment the key refuses before counting anything (one
+    /// below 1 on a key with CAPACITY: Space-Saving's bounds need counts that only grow).
+    pub fn first_refused(&self, pairs: &[Pair]) -> Option<usize> {
         match self {
-            Layout::Capped(c) => Some((c.bound(), c.counters())),
+            Layout::Capped(_) => pairs.iter().position(|&(by, _)| by < 1),
             _ => None,
         }
+    }
+
+    /// What `TOPN.INFO` adds for a key with CAPACITY: its capacity, counters, bound (the
+    /// most a count of the window over-counts) and whether it is exact (the bound 0).
+    pub fn capped_info(&self) -> Vec<(&'static [u8], i64)> {
+        let Layout::Capped(c) = self else {
+            return Vec::new();
+        };
+        vec![
+            (b"capacity", c.capacity().into()),
+            (b"counters", c.counters() as i64),
+            (b"bound", c.bound()),
+            (b"exact", (c.bound() == 0) as i64),
+        ]
     }
 
     /// A key loaded from its encoding, in the layout its size calls for.
