@@ -388,7 +388,7 @@ fn reply_top(
     let query = Query {
         at_ms: opts.at.unwrap_or_else(|| ctx.now_ms()),
         last: last_of(core, opts.last, window_of(core)?)?,
-        n: opts.n.min(core.members()),
+        n: opts.n,
     };
     let rows = core.top(&query);
     let per_row = 1 + opts.with_counts as usize + opts.with_errors as usize;

@@ -4,6 +4,17 @@ use super::*;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+/// The reads as the tests name them: `n`, `at_ms` and the `last` buckets.
+impl Capped {
+    pub(super) fn top_in(&self, n: usize, at_ms: i64, last: u32) -> Vec<(&[u8], Counted)> {
+        self.top_of(&Query { at_ms, last, n })
+    }
+
+    pub(super) fn count_in(&self, member: &[u8], at_ms: i64, last: u32) -> Counted {
+        self.count_of(member, &Query { at_ms, last, n: 0 })
+    }
+}
+
 fn shape(window: u32) -> Shape {
     Shape::of_seconds(window)
 }

@@ -456,23 +456,25 @@ impl Capped {
         self.count_in_range(member, self.shape.live_lo(clock), clock)
     }
 
-    pub fn count_in(&self, member: &[u8], at_ms: i64, k: u32) -> Counted {
+    /// A member's count over a read, and its error.
+    pub fn count_of(&self, member: &[u8], q: &Query) -> Counted {
         self.shape
-            .read_range(at_ms, k)
+            .read_range(q.at_ms, q.last)
             .map_or(Counted { count: 0, error: 0 }, |(lo, hi)| {
                 self.count_in_range(member, lo, hi)
             })
     }
 
-    /// The `n` members with the highest counts less errors (the least each
-    /// surely counted) over the last `k` buckets at `at_ms`, ties by count,
-    /// then member; listed by count descending, then member, each with its
-    /// error (while exact, errors are 0: the `n` highest counts). Only
+    /// The `q.n` members with the highest counts less errors (the least each
+    /// surely counted) over a read, ties by count, then member; listed by
+    /// count descending, then member, each with its error (while exact,
+    /// errors are 0: the `n` highest counts). Only
     /// members some bucket of the read holds are candidates: any other
     /// counted at most the floors' sum, which is every listed member's
     /// count at least.
-    pub fn top_in(&self, n: usize, at_ms: i64, k: u32) -> Vec<(&[u8], Counted)> {
-        let Some((lo, hi)) = self.shape.read_range(at_ms, k) else {
+    pub fn top_of(&self, q: &Query) -> Vec<(&[u8], Counted)> {
+        let n = q.n;
+        let Some((lo, hi)) = self.shape.read_range(q.at_ms, q.last) else {
             return Vec::new();
         };
         // Every candidate starts at the floors' sum; a bucket holding it adds
@@ -643,11 +645,11 @@ impl Window for Capped {
     }
 
     fn top(&self, q: &Query) -> Vec<Row<'_>> {
-        self.top_in(q.n, q.at_ms, q.last)
+        self.top_of(q)
     }
 
     fn count(&self, member: &[u8], q: &Query) -> Counted {
-        self.count_in(member, q.at_ms, q.last)
+        self.count_of(member, q)
     }
 
     fn count_at_clock(&self, member: &[u8]) -> i64 {
