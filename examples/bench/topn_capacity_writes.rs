@@ -4,10 +4,12 @@
 //! (three events a bucket, written with AT). A CAPACITY write answers the
 //! member's count over the window from the folded sums of the sealed buckets
 //! (`topn/layout/capped/folded.rs`), so its time should not grow with the
-//! buckets in use.
+//! buckets in use. Also the slowest `TOPN.INCR` of a bucket of `CAPACITY
+//! 10000` filled with members of 1 KB, then evicting: a write copies and
+//! hashes about its own member, whatever the bucket's member bytes.
 
 use crate::control::Conn;
-use crate::group::{cmp, Goal, Group, Measure, Role, Unit};
+use crate::group::{cmp, goal, Goal, Group, Measure, Role, Unit};
 use crate::pipe::{enc, now_ms, A};
 use crate::report::median;
 use crate::settings::Settings;
@@ -79,6 +81,41 @@ fn incr_time(buckets: u64, capped: bool) -> Measure {
     .param("capacity", if capped { 100 } else { 0 })
 }
 
+/// Members of 1 KB the slowest-write measure writes: a bucket's 10,000, then as
+/// many evicting.
+const LONG_MEMBERS: usize = 20_000;
+
+/// The slowest server-side time of `TOPN.INCR` of a new member of 1 KB into a
+/// bucket of `CAPACITY 10000`, over its filling and as many evictions.
+fn long_members_time() -> Measure {
+    Measure::new(
+        "cap INCR 1 KB members max",
+        Role::Module,
+        "TOPN.INCR of 1 KB members, CAPACITY 10000, slowest of 20,000 (10,000 evicting)",
+        Unit::Micros,
+        |c| {
+            let key = "topn:capw-long";
+            c.cmd(&format!("DEL {key}"))?;
+            c.cmd(&format!(
+                "TOPN.CREATE {key} BUCKET 3600 WINDOW 24 CAPACITY 10000"
+            ))?;
+            let mut us: Vec<f64> = slowlog_op_us(c, LONG_MEMBERS, Duration::ZERO, |i| {
+                vec![format!("TOPN.INCR {key} {i:01000}")]
+            })?
+            .into_iter()
+            .map(|x| x as f64)
+            .collect();
+            c.cmd(&format!("UNLINK {key}"))?;
+            let max = us.iter().copied().fold(0.0, f64::max);
+            let med = median(&mut us).ok_or("no writes")?;
+            Ok((max, format!("max of {LONG_MEMBERS}, median {med:.0} us")).into())
+        },
+    )
+    .requires(&["topn.incr"])
+    .param("capacity", 10_000)
+    .param("member_bytes", 1_000)
+}
+
 /// `buckets` of `TOPN.INFO key`.
 fn info_buckets(c: &mut Conn, key: &str) -> Result<i64, String> {
     let info: Vec<redis::Value> = c.query(redis::cmd("TOPN.INFO").arg(key))?;
@@ -95,6 +132,7 @@ pub(crate) fn group(_s: &Settings) -> Group {
         measures: [3_000, 20_000]
             .into_iter()
             .flat_map(|b| [incr_time(b, true), incr_time(b, false)])
+            .chain([long_members_time()])
             .collect(),
         compares: vec![
             // Whatever the buckets in use: the time at 20,000 as at 3,000,
@@ -114,11 +152,14 @@ pub(crate) fn group(_s: &Settings) -> Group {
                 "exact INCR 3000 buckets",
                 Some(Goal::AtMost(3.0)),
             ),
+            // No write above 1 ms, whatever the bucket's member bytes.
+            goal("cap INCR 1 KB members max", Goal::AtMost(1_000.0)),
         ],
         ..Group::new(
             "topn-capacity-writes",
             "TOPN.INCR server-side time (SLOWLOG, median) on BUCKET 1 WINDOW 86400, with CAPACITY \
-             100 and without, at 3,000 and 20,000 buckets in use",
+             100 and without, at 3,000 and 20,000 buckets in use; the slowest of 1 KB members \
+             into CAPACITY 10000",
         )
     }
 }

@@ -1,6 +1,8 @@
 //! TOPN command handlers.
 
 use super::config::{COMPACT_MAX, DEFAULT_BUCKET, DEFAULT_WINDOW};
+use super::declaration::{Declaration, Keyword, Token};
+use super::error::{Error, Refused};
 use super::layout::Layout;
 use super::parse::{
     align_within, buckets_in_24h, count_args, create_options, incr_options, incrby_args,
@@ -36,30 +38,23 @@ fn open(ctx: Ctx, args: &Args, write: bool) -> Key {
     ctx.open(args.raw(1), write)
 }
 
-/// Replicates the creation of `name` with its shape spelled out, so replicas
-/// do not depend on their own default configs. ALIGN is named only when not 0,
-/// so a key without it replicates as before ALIGN existed.
+/// Replicates the creation of `name` with its declaration spelled out, so replicas do not
+/// depend on their own default configs.
 fn replicate_create(ctx: Ctx, name: RStr, core: &Layout) {
-    let s = core.shape();
-    let mut shape = vec![
-        Arg::Str(name),
-        BUCKET.arg(),
-        Arg::Int(s.bucket_ms / 1000),
-        WINDOW.arg(),
-        Arg::Int(s.window.into()),
-    ];
-    if s.align_ms != 0 {
-        shape.extend([ALIGN.arg(), Arg::Int(s.align_ms / 1000)]);
-    }
-    if let Some(capacity) = core.capacity() {
-        shape.extend([CAPACITY.arg(), Arg::Int(capacity.into())]);
-    }
-    let views = core.window().views();
-    if !views.is_empty() {
-        shape.push(VIEWS.arg());
-        shape.extend(views.iter().map(|k| Arg::Int(k.into())));
-    }
-    ctx.replicate(c"TOPN.CREATE", &shape);
+    let tokens = core.declaration().tokens();
+    let mut args = Vec::with_capacity(1 + tokens.len());
+    args.push(Arg::Str(name));
+    args.extend(tokens.iter().map(|t| match *t {
+        Token::Keyword(k) => match k {
+            Keyword::Bucket => BUCKET.arg(),
+            Keyword::Window => WINDOW.arg(),
+            Keyword::Align => ALIGN.arg(),
+            Keyword::Capacity => CAPACITY.arg(),
+            Keyword::Views => VIEWS.arg(),
+        },
+        Token::Int(n) => Arg::Int(n),
+    }));
+    ctx.replicate(c"TOPN.CREATE", &args);
 }
 
 /// `TOPN.CREATE key [BUCKET s] [WINDOW buckets] [ALIGN s] [CAPACITY m] [VIEWS k [k ...]]`
@@ -71,51 +66,29 @@ pub fn create(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let bucket_s = bucket_s.unwrap_or_else(|| DEFAULT_BUCKET.get());
     let align_s = align_within(align_s, bucket_s)?;
     let window = window.unwrap_or_else(|| DEFAULT_WINDOW.get());
-    let views = Views::new(&views, window as u32).map_err(CmdError::invalid)?;
+    let views = Views::new(&views, window as u32)?;
     if capacity.is_some() && !views.is_empty() {
-        return Err(CmdError::invalid(
-            "VIEWS does not apply to a key with CAPACITY (its reads sum bounded counters)",
-        ));
+        return Err(Error::ViewsWithCapacity.into());
     }
+    // Within range: parsed against MAX_WINDOW and MAX_CAPACITY.
+    let asked = Declaration {
+        bucket_s,
+        window: window as u32,
+        align_s,
+        capacity: capacity.map(|m| m as u32),
+        views,
+    };
     let mut key = open(ctx, args, true);
     if let Some(value) = key.value::<TopnValue>(&TOPN_TYPE)? {
-        let core = value.get();
-        let shape_of = |b: i64, w: i64, a: i64, c: Option<i64>, v: Views| {
-            let capacity = c.map_or(String::new(), |c| format!(" CAPACITY {c}"));
-            let views = if v.is_empty() {
-                String::new()
-            } else {
-                format!(" {v}")
-            };
-            format!("BUCKET {b} WINDOW {w} ALIGN {a}{capacity}{views}")
-        };
-        let s = core.shape();
-        let has = shape_of(
-            s.bucket_ms / 1000,
-            i64::from(s.window),
-            s.align_ms / 1000,
-            core.capacity().map(i64::from),
-            core.window().views(),
-        );
-        let asked = shape_of(bucket_s, window, align_s, capacity, views);
+        let has = value.get().declaration();
         if has != asked {
-            return Err(CmdError::invalid(format!(
-                "the key exists with another shape: {has} (asked: {asked})"
-            )));
+            let (has, asked) = (has.to_string(), asked.to_string());
+            return Err(Error::OtherShape { has, asked }.into());
         }
         ctx.reply_ok();
         return Ok(());
     }
-    let core = match capacity {
-        Some(m) => Layout::capped(bucket_s * 1000, window as u32, align_s * 1000, m as u32),
-        None => Layout::new(
-            bucket_s * 1000,
-            window as u32,
-            align_s * 1000,
-            COMPACT_MAX.count(),
-        )
-        .with_views(views),
-    };
+    let core = Layout::declared(&asked, COMPACT_MAX.count());
     let name = args.raw(1);
     replicate_create(ctx, name, &core);
     key.set_value(&TOPN_TYPE, TopnValue::new(core));
@@ -154,22 +127,20 @@ pub fn incr(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     };
     let value = key
         .value_mut::<TopnValue>(&TOPN_TYPE)?
-        .ok_or_else(|| CmdError::invalid("could not create the key"))?;
-    if by < 1 && value.get().capacity().is_some() {
-        return Err(CmdError::invalid(
-            "BY must be a positive integer on a key with CAPACITY",
-        ));
+        .ok_or(Error::NotCreated)?;
+    if value.get().first_refused(&[(by, member)]).is_some() {
+        return Err(Error::Incr(Refused::NotPositive).into());
     }
     let outcome = write(value, time.now, created, |core| {
         core.incr(member, by, at, COMPACT_MAX.count())
     });
     let (count, done) = match outcome {
         Ok(done) => done,
-        Err(overflow) => {
+        Err(_) => {
             if created {
                 key.delete();
             }
-            return Err(CmdError::invalid(overflow.to_string()));
+            return Err(Error::Incr(Refused::Overflow).into());
         }
     };
     after_write(ctx, &key, name, created, done, c"topn.incr");
@@ -213,26 +184,19 @@ pub fn incrby(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     };
     let value = key
         .value_mut::<TopnValue>(&TOPN_TYPE)?
-        .ok_or_else(|| CmdError::invalid("could not create the key"))?;
+        .ok_or(Error::NotCreated)?;
     let first = args.bytes.len() - 2 * pairs.len();
-    let refused = match value.get().capacity() {
-        Some(_) => pairs.iter().position(|&(by, _)| by < 1).map(|i| {
-            format!(
-                "increment (argument {}) must be a positive integer on a key with CAPACITY",
-                first + 2 * i
-            )
-        }),
-        None => None,
-    };
+    let refused = value.get().first_refused(&pairs).map(|i| Error::Incrby {
+        argument: first + 2 * i,
+        refused: Refused::NotPositive,
+    });
     let outcome = match refused {
         Some(message) => Err(message),
         None => write(value, time.now, created, |core| {
             core.incr_many(&pairs, at, COMPACT_MAX.count())
-                .map_err(|i| {
-                    format!(
-                        "increment (argument {}) would overflow its member's count",
-                        first + 2 * i
-                    )
+                .map_err(|i| Error::Incrby {
+                    argument: first + 2 * i,
+                    refused: Refused::Overflow,
                 })
         }),
     };
@@ -242,7 +206,7 @@ pub fn incrby(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
             if created {
                 key.delete();
             }
-            return Err(CmdError::invalid(message));
+            return Err(message.into());
         }
     };
     after_write(ctx, &key, name, created, done, c"topn.incrby");
@@ -424,7 +388,7 @@ fn reply_top(
     let query = Query {
         at_ms: opts.at.unwrap_or_else(|| ctx.now_ms()),
         last: last_of(core, opts.last, window_of(core)?)?,
-        n: opts.n.min(core.members()),
+        n: opts.n,
     };
     let rows = core.top(&query);
     let per_row = 1 + opts.with_counts as usize + opts.with_errors as usize;
@@ -451,9 +415,8 @@ pub fn top(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
 /// `TOPN.TOP24 key [N] [AT ms] [WITHCOUNTS]` -> the same over the trailing 24 hours.
 pub fn top24(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     reply_top(ctx, args, false, |core| {
-        buckets_in_24h(core.shape().bucket_ms, core.shape().window).ok_or_else(|| {
-            CmdError::invalid("TOP24 needs a window covering 24 hours in whole buckets")
-        })
+        buckets_in_24h(core.shape().bucket_ms, core.shape().window)
+            .ok_or_else(|| Error::Top24Window.into())
     })
 }
 
@@ -505,7 +468,7 @@ pub fn info(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let key = open(ctx, args, false);
     let value = key
         .value::<TopnValue>(&TOPN_TYPE)?
-        .ok_or_else(|| CmdError::invalid("no such key"))?;
+        .ok_or(Error::NoSuchKey)?;
     let core = value.get();
     let shape = core.shape();
     let mut fields: Vec<(&[u8], i64)> = vec![
@@ -519,14 +482,7 @@ pub fn info(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
             (std::mem::size_of::<TopnValue>() + core.mem_usage()) as i64,
         ),
     ];
-    if let (Some(capacity), Some((bound, counters))) = (core.capacity(), core.capped_state()) {
-        fields.extend([
-            (&b"capacity"[..], i64::from(capacity)),
-            (b"counters", counters as i64),
-            (b"bound", bound),
-            (b"exact", (bound == 0) as i64),
-        ]);
-    }
+    fields.extend(core.capped_info());
     let views = core.view_memory();
     ctx.reply_map(fields.len() + views.len() + !views.is_empty() as usize);
     for (name, n) in fields {
@@ -550,9 +506,7 @@ pub fn info(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
 /// replication stream: clients write with TOPN.INCR.
 pub fn set_counter(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     if !ctx.is_replicated_or_loading() {
-        return Err(CmdError::invalid(
-            "TOPN.SETCOUNTER only replays an AOF; write with TOPN.INCR",
-        ));
+        return Err(Error::SetCounterFromClient.into());
     }
     let [_, _, bucket, member, count, error, kept] = args.bytes[..] else {
         return Err(CmdError::Arity);
@@ -563,15 +517,13 @@ pub fn set_counter(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let evicted = match kept {
         k if k.eq_ignore_ascii_case(b"EVICTED") => true,
         k if k.eq_ignore_ascii_case(b"KEPT") => false,
-        _ => return Err(CmdError::invalid("the last argument is EVICTED or KEPT")),
+        _ => return Err(Error::EvictedOrKept.into()),
     };
     let mut key = open(ctx, args, true);
     let value = key
         .value_mut::<TopnValue>(&TOPN_TYPE)?
-        .ok_or_else(|| CmdError::invalid("no such key"))?;
-    value
-        .update(|core| core.set_counter(bucket, member, (count, error), evicted))
-        .map_err(CmdError::invalid)?;
+        .ok_or(Error::NoSuchKey)?;
+    value.update(|core| core.set_counter(bucket, member, (count, error), evicted))?;
     ctx.replicate_verbatim();
     ctx.reply_ok();
     Ok(())

@@ -1,8 +1,8 @@
 //! TOPN's configs: what the commands and the loading of a value both read (here, below
 //! both).
 
+use super::error::{MAX_BUCKET_S, MAX_WINDOW};
 use super::layout;
-use super::parse::{MAX_BUCKET_S, MAX_WINDOW};
 use crate::server::config::Config;
 
 /// `recipes.topn-default-bucket`: bucket width in seconds for keys created
@@ -11,7 +11,8 @@ pub(super) static DEFAULT_BUCKET: Config =
     Config::new(c"topn-default-bucket", 3600, 1, MAX_BUCKET_S);
 /// `recipes.topn-default-window`: buckets per window for keys created
 /// without WINDOW.
-pub(super) static DEFAULT_WINDOW: Config = Config::new(c"topn-default-window", 24, 1, MAX_WINDOW);
+pub(super) static DEFAULT_WINDOW: Config =
+    Config::new(c"topn-default-window", 24, 1, MAX_WINDOW as i64);
 
 /// `recipes.topn-compact-max`: entries (bucket, member) a key keeps in its
 /// compact layout (one buffer, found by a scan) before it turns full; it

@@ -1,11 +1,10 @@
 //! The encoding of an exact TOPN key (RDB, DUMP), whatever its layout: the version
-//! bytes, the writer both exact layouts share (so their bytes agree), and the refusals
-//! of a decode. A CAPACITY key's encoding is its layout's own (`layout/capped`).
+//! bytes, the writer both exact layouts share (so their bytes agree), and the reader every
+//! decoder uses. A CAPACITY key's encoding is its layout's own (`layout/capped`).
 
+use super::error::Error;
 use super::shape::Shape;
 use super::views::Views;
-use crate::tuples::schema::newer_release;
-use std::fmt;
 
 /// Version byte that starts every encoding of a key without ALIGN (the first encoding).
 pub const ENCODING_VERSION: u8 = 1;
@@ -14,30 +13,6 @@ pub const ENCODING_VERSION_ALIGNED: u8 = 2;
 /// Version byte of a key with VIEWS: version 2 (`align_ms` may be 0) with `u8 nviews, nviews x
 /// u32 k` (ascending) after the ALIGN.
 pub const ENCODING_VERSION_VIEWS: u8 = 4;
-
-/// Why `Full::decode` refused its input.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum DecodeError {
-    /// The input ended early.
-    Truncated,
-    /// The first byte (or the RDB's encoding version) is not a known
-    /// encoding version: a newer release wrote it.
-    UnknownVersion(i64),
-    /// The input is structurally wrong (the text says how).
-    Invalid(&'static str),
-}
-
-impl fmt::Display for DecodeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            DecodeError::Truncated => f.write_str("truncated TOPN encoding"),
-            DecodeError::UnknownVersion(v) => write!(f, "TOPN {}", newer_release(*v)),
-            DecodeError::Invalid(why) => write!(f, "invalid TOPN encoding: {why}"),
-        }
-    }
-}
-
-impl std::error::Error for DecodeError {}
 
 /// The encoding of a content: its shape, the member names written (in byte
 /// order) and the live buckets (ascending) with their nonzero entries, each
@@ -103,30 +78,30 @@ impl<'a> Reader<'a> {
         self.rest
     }
 
-    pub fn bytes(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
+    pub fn bytes(&mut self, n: usize) -> Result<&'a [u8], Error> {
         if self.rest.len() < n {
-            return Err(DecodeError::Truncated);
+            return Err(Error::Truncated);
         }
         let (head, rest) = self.rest.split_at(n);
         self.rest = rest;
         Ok(head)
     }
 
-    pub fn take<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
+    pub fn take<const N: usize>(&mut self) -> Result<[u8; N], Error> {
         let mut out = [0; N];
         out.copy_from_slice(self.bytes(N)?);
         Ok(out)
     }
 
-    pub fn u8(&mut self) -> Result<u8, DecodeError> {
+    pub fn u8(&mut self) -> Result<u8, Error> {
         Ok(self.take::<1>()?[0])
     }
 
-    pub fn u32(&mut self) -> Result<u32, DecodeError> {
+    pub fn u32(&mut self) -> Result<u32, Error> {
         Ok(u32::from_le_bytes(self.take()?))
     }
 
-    pub fn i64(&mut self) -> Result<i64, DecodeError> {
+    pub fn i64(&mut self) -> Result<i64, Error> {
         Ok(i64::from_le_bytes(self.take()?))
     }
 }

@@ -18,14 +18,16 @@
 //! Files, top down (each uses only those below it): this one (the declarations),
 //! `command.rs` (the handlers), `parse.rs` and `docs.rs` (the grammar), `value.rs` (the
 //! module type's callbacks); `layout/` (a key is one of three layouts: compact, full,
-//! capped); what the layouts share: `window.rs` (the trait they implement, the read they
+//! capped); what the layouts share: `declaration.rs` (what CREATE declares), `window.rs` (the trait they implement, the read they
 //! take), `views.rs` (the declared views), `encoding.rs` (the exact keys' bytes),
 //! `shape.rs` (the window rules), `select.rs` (top rows of a sum), `storage/` (the only
 //! `unsafe` of TOPN).
 
 mod command;
 mod config;
+mod declaration;
 mod encoding;
+mod error;
 mod layout;
 mod parse;
 mod select;

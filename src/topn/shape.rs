@@ -1,9 +1,6 @@
 //! What every layout of a TOPN key shares: its shape and clock (what each encoding writes
 //! first), the window rules that follow from them (which bucket a time falls in, which buckets
-//! a key's window and a read hold, when a bucket is sealed), and the refusal of a write that
-//! would overflow. Pure Rust, no FFI.
-
-use std::fmt;
+//! a key's window and a read hold, when a bucket is sealed). Pure Rust, no FFI.
 
 /// After its end, the newest bucket is sealed once the server's time has been past it this
 /// long (events a little late still land in its open table first).
@@ -106,15 +103,3 @@ impl Shape {
         Some(self.bucket_start(c.saturating_add(self.window as i64)))
     }
 }
-
-/// An increment would overflow a bucket count or a window total; nothing was changed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Overflow;
-
-impl fmt::Display for Overflow {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("increment or decrement would overflow")
-    }
-}
-
-impl std::error::Error for Overflow {}

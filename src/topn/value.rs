@@ -1,7 +1,8 @@
 //! The TOPN module type: a [`Full`] in a key, with its persistence callbacks.
 
 use super::config::COMPACT_MAX;
-use super::encoding::DecodeError;
+use super::declaration::Token;
+use super::error::Error;
 use super::layout::Layout;
 use crate::server::module_type::{type_methods, AofWriter, ModuleValue};
 use crate::stats::Stat;
@@ -63,20 +64,20 @@ impl Drop for TopnValue {
 impl ModuleValue for TopnValue {
     const TYPE_NAME: &'static str = "recipesTN";
     const ENCODING_VERSION: c_int = TOPN_ENCODING_V1;
-    type DecodeError = DecodeError;
+    type DecodeError = Error;
 
     fn encode(&self) -> Vec<u8> {
         self.0.encode()
     }
 
-    fn decode(bytes: &[u8], encver: c_int) -> Result<Self, DecodeError> {
+    fn decode(bytes: &[u8], encver: c_int) -> Result<Self, Error> {
         match encver {
             // Buckets that already left the window at this server's time load aged.
             TOPN_ENCODING_V1 => {
                 let now = crate::server::clock_ms();
                 Layout::decode_at(bytes, now, COMPACT_MAX.count()).map(TopnValue::new)
             }
-            _ => Err(DecodeError::UnknownVersion(encver.into())),
+            _ => Err(Error::UnknownVersion(encver.into())),
         }
     }
 
@@ -112,29 +113,13 @@ impl ModuleValue for TopnValue {
     /// counters as `TOPN.SETCOUNTER` (increments cannot rebuild the errors).
     fn rewrite(&self, aof: &AofWriter) {
         let core = &self.0;
-        let s = core.shape();
-        let bucket_s = (s.bucket_ms / 1000).to_string();
-        let window = s.window.to_string();
-        let align_s = (s.align_ms / 1000).to_string();
-        let capacity = core.capacity().map(|c| c.to_string());
-        let mut shape: Vec<&[u8]> =
-            vec![b"BUCKET", bucket_s.as_bytes(), b"WINDOW", window.as_bytes()];
-        if s.align_ms != 0 {
-            shape.extend([&b"ALIGN"[..], align_s.as_bytes()]);
-        }
-        if let Some(capacity) = &capacity {
-            shape.extend([&b"CAPACITY"[..], capacity.as_bytes()]);
-        }
-        let views: Vec<String> = core
-            .window()
-            .views()
-            .iter()
-            .map(|k| k.to_string())
+        let words: Vec<String> = (core.declaration().tokens().iter())
+            .map(|t| match *t {
+                Token::Keyword(k) => k.name().to_string(),
+                Token::Int(n) => n.to_string(),
+            })
             .collect();
-        if !views.is_empty() {
-            shape.push(b"VIEWS");
-            shape.extend(views.iter().map(|k| k.as_bytes()));
-        }
+        let shape: Vec<&[u8]> = words.iter().map(|w| w.as_bytes()).collect();
         aof.emit(c"TOPN.CREATE", &shape);
         for (member, by, at) in core.replay_events() {
             let (by, at) = (by.to_string(), at.to_string());

@@ -3,10 +3,8 @@
 //! (`layout/full/views.rs`). Part of the declaration, kept as a set (ascending, each k once), so
 //! `VIEWS 12 6` and `VIEWS 6 12` declare the same key. Pure Rust, no FFI.
 
+use super::error::{Error, MAX_VIEWS};
 use std::fmt;
-
-/// Views a key declares at most.
-pub const MAX_VIEWS: usize = 8;
 
 /// The declared views: each k ascending, `2 <= k < WINDOW`, at most `MAX_VIEWS`.
 #[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
@@ -23,25 +21,20 @@ impl Views {
     };
 
     /// The views `ks` (any order) of a key of `window` buckets, or why they are refused.
-    pub fn new(ks: &[i64], window: u32) -> Result<Views, String> {
+    pub fn new(ks: &[i64], window: u32) -> Result<Views, Error> {
         if ks.len() > MAX_VIEWS {
-            return Err(format!("VIEWS takes at most {MAX_VIEWS} windows"));
+            return Err(Error::ViewsTooMany);
         }
         let mut views = Views::NONE;
         if !ks.is_empty() && window < 3 {
-            return Err(format!(
-                "VIEWS needs a WINDOW of at least 3 (the key's WINDOW is {window})"
-            ));
+            return Err(Error::ViewsSmallWindow(window));
         }
         for &k in ks {
             if k < 2 || k >= i64::from(window) {
-                return Err(format!(
-                    "VIEWS must be integers between 2 and the key's WINDOW - 1 ({}), got {k}",
-                    i64::from(window) - 1
-                ));
+                return Err(Error::ViewsOutside { window, k });
             }
             if views.iter().any(|v| i64::from(v) == k) {
-                return Err(format!("VIEWS names {k} twice"));
+                return Err(Error::ViewsRepeated(k));
             }
             views.ks[views.len as usize] = k as u32;
             views.len += 1;
@@ -78,29 +71,5 @@ impl fmt::Display for Views {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn views_are_a_set_within_the_window() {
-        let v = Views::new(&[12, 6], 24).unwrap();
-        assert_eq!(v, Views::new(&[6, 12], 24).unwrap());
-        assert_eq!(v.iter().collect::<Vec<_>>(), vec![6, 12]);
-        assert_eq!(v.to_string(), "VIEWS 6 12");
-        assert_eq!(Views::NONE.to_string(), "");
-        assert_eq!(
-            Views::new(&[1], 24).unwrap_err(),
-            "VIEWS must be integers between 2 and the key's WINDOW - 1 (23), got 1"
-        );
-        assert_eq!(
-            Views::new(&[2], 2).unwrap_err(),
-            "VIEWS needs a WINDOW of at least 3 (the key's WINDOW is 2)"
-        );
-        assert!(Views::new(&[24], 24).unwrap_err().contains("(23), got 24"));
-        assert!(Views::new(&[6, 6], 24).unwrap_err().contains("6 twice"));
-        assert!(Views::new(&[2, 3, 4, 5, 6, 7, 8, 9, 10], 24)
-            .unwrap_err()
-            .contains("at most 8"));
-        assert_eq!(Views::new(&[2, 3, 4, 5, 6, 7, 8, 9], 24).unwrap().len(), 8);
-    }
-}
+#[path = "views_tests.rs"]
+mod tests;

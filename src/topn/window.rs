@@ -2,8 +2,9 @@
 //! compact, full and capped layouts implement, and one read type, [`Query`], that every
 //! layout's `top` and `count` take. Pure Rust, no FFI.
 
+use super::error::Overflow;
 use super::parse::Pair;
-use super::shape::{Overflow, Shape};
+use super::shape::Shape;
 use super::views::Views;
 use hashbrown::HashMap;
 

@@ -9,9 +9,10 @@
 //! definitions, and `layout/mod.rs`'s model test checks them against each other.
 
 use crate::topn::encoding::write as write_encoding;
+use crate::topn::error::Overflow;
 use crate::topn::parse::Pair;
 use crate::topn::select::clamp_i64;
-use crate::topn::shape::{Overflow, Shape};
+use crate::topn::shape::Shape;
 use crate::topn::views::Views;
 use crate::topn::window::{final_counts, Counted, Query, Row, Window};
 use crate::tuples::varint;

@@ -40,10 +40,13 @@ use hashbrown::{HashMap, HashTable};
 use smallvec::SmallVec;
 use std::collections::VecDeque;
 
-use crate::topn::encoding::{DecodeError, Reader};
-use crate::topn::parse::{Pair, MAX_CAPACITY};
+use crate::topn::encoding::Reader;
+use crate::topn::error::Error;
+use crate::topn::error::Overflow;
+use crate::topn::error::{MAX_CAPACITY, MAX_NAME_BYTES, MAX_WINDOW};
+use crate::topn::parse::Pair;
 use crate::topn::select::clamp_i64;
-use crate::topn::shape::{Overflow, Shape};
+use crate::topn::shape::Shape;
 use crate::topn::window::{Counted, Query, Row, Window};
 use folded::{Bucket, Buckets, Folded, FOLD_PER_WRITE};
 use older::Older;
@@ -413,7 +416,7 @@ impl Capped {
         let names: usize = pairs.iter().map(|(_, m)| m.len()).sum();
         let b = self.shape.bucket_of(at_ms);
         let held = self.bucket(b).map_or(0, |x| x.summary.name_bytes());
-        self.total + added <= i128::from(i64::MAX) && held + names <= summary::MAX_NAME_BYTES
+        self.total + added <= i128::from(i64::MAX) && held + names <= MAX_NAME_BYTES
     }
 
     fn read(&self, lo: i64, hi: i64) -> impl Iterator<Item = &Summary> + '_ {
@@ -453,23 +456,25 @@ impl Capped {
         self.count_in_range(member, self.shape.live_lo(clock), clock)
     }
 
-    pub fn count_in(&self, member: &[u8], at_ms: i64, k: u32) -> Counted {
+    /// A member's count over a read, and its error.
+    pub fn count_of(&self, member: &[u8], q: &Query) -> Counted {
         self.shape
-            .read_range(at_ms, k)
+            .read_range(q.at_ms, q.last)
             .map_or(Counted { count: 0, error: 0 }, |(lo, hi)| {
                 self.count_in_range(member, lo, hi)
             })
     }
 
-    /// The `n` members with the highest counts less errors (the least each
-    /// surely counted) over the last `k` buckets at `at_ms`, ties by count,
-    /// then member; listed by count descending, then member, each with its
-    /// error (while exact, errors are 0: the `n` highest counts). Only
+    /// The `q.n` members with the highest counts less errors (the least each
+    /// surely counted) over a read, ties by count, then member; listed by
+    /// count descending, then member, each with its error (while exact,
+    /// errors are 0: the `n` highest counts). Only
     /// members some bucket of the read holds are candidates: any other
     /// counted at most the floors' sum, which is every listed member's
     /// count at least.
-    pub fn top_in(&self, n: usize, at_ms: i64, k: u32) -> Vec<(&[u8], Counted)> {
-        let Some((lo, hi)) = self.shape.read_range(at_ms, k) else {
+    pub fn top_of(&self, q: &Query) -> Vec<(&[u8], Counted)> {
+        let n = q.n;
+        let Some((lo, hi)) = self.shape.read_range(q.at_ms, q.last) else {
             return Vec::new();
         };
         // Every candidate starts at the floors' sum; a bucket holding it adds
@@ -550,13 +555,13 @@ impl Capped {
         member: &[u8],
         (count, error): (i64, i64),
         evicted: bool,
-    ) -> Result<(), &'static str> {
+    ) -> Result<(), Error> {
         if count < 1 || error < 0 || error > count {
-            return Err("a counter's count must be positive and its error within it");
+            return Err(Error::CounterRange);
         }
         let lo = self.shape.live_lo(clock);
         if bucket > clock || bucket < lo || self.shape.clock.is_some_and(|c| c > clock) {
-            return Err("a counter outside the window");
+            return Err(Error::CounterOutside);
         }
         let (capacity, counter) = (self.capacity as usize, (count, error));
         self.older.forget();
@@ -640,11 +645,11 @@ impl Window for Capped {
     }
 
     fn top(&self, q: &Query) -> Vec<Row<'_>> {
-        self.top_in(q.n, q.at_ms, q.last)
+        self.top_of(q)
     }
 
     fn count(&self, member: &[u8], q: &Query) -> Counted {
-        self.count_in(member, q.at_ms, q.last)
+        self.count_of(member, q)
     }
 
     fn count_at_clock(&self, member: &[u8]) -> i64 {
@@ -743,10 +748,10 @@ impl Capped {
     }
 
     /// Rebuilds a key from [`Capped::encode`]'s bytes; refuses anything else.
-    pub fn decode(bytes: &[u8]) -> Result<Capped, DecodeError> {
+    pub fn decode(bytes: &[u8]) -> Result<Capped, Error> {
         let mut r = Reader::new(bytes);
         if r.take::<1>()? != [ENCODING_VERSION_CAPPED] {
-            return Err(DecodeError::Invalid("not a capped TOPN"));
+            return Err(Error::Invalid("not a capped TOPN"));
         }
         let bucket_ms = i64::from_le_bytes(r.take()?);
         let window = u32::from_le_bytes(r.take()?);
@@ -754,12 +759,14 @@ impl Capped {
         let has_clock = r.take::<1>()?[0];
         let clock = i64::from_le_bytes(r.take()?);
         let capacity = u32::from_le_bytes(r.take()?);
-        if bucket_ms < 1 || !(1..=100_000).contains(&window) || !(0..bucket_ms).contains(&align_ms)
+        if bucket_ms < 1
+            || !(1..=MAX_WINDOW).contains(&window)
+            || !(0..bucket_ms).contains(&align_ms)
         {
-            return Err(DecodeError::Invalid("shape"));
+            return Err(Error::Invalid("shape"));
         }
         if has_clock > 1 || !(1..=MAX_CAPACITY).contains(&capacity) {
-            return Err(DecodeError::Invalid("clock or capacity"));
+            return Err(Error::Invalid("clock or capacity"));
         }
         let shape = Shape {
             bucket_ms,
@@ -775,7 +782,7 @@ impl Capped {
             let evicted = r.take::<1>()?[0];
             let n = u32::from_le_bytes(r.take()?);
             if last.is_some_and(|l| idx <= l) || evicted > 1 || n == 0 || n > capacity {
-                return Err(DecodeError::Invalid("bucket"));
+                return Err(Error::Invalid("bucket"));
             }
             last = Some(idx);
             for _ in 0..n {
@@ -785,201 +792,18 @@ impl Capped {
                 let error = i64::from_le_bytes(r.take()?);
                 let clock = shape
                     .clock
-                    .ok_or(DecodeError::Invalid("counters without a clock"))?;
+                    .ok_or(Error::Invalid("counters without a clock"))?;
                 key.set_counter(clock, idx, member, (count, error), evicted == 1)
-                    .map_err(DecodeError::Invalid)?;
+                    .map_err(|e| Error::Payload(Box::new(e)))?;
             }
         }
         if !r.rest().is_empty() {
-            return Err(DecodeError::Invalid("trailing bytes"));
+            return Err(Error::Invalid("trailing bytes"));
         }
         Ok(key)
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use rand::rngs::StdRng;
-    use rand::{Rng, SeedableRng};
-
-    fn shape(window: u32) -> Shape {
-        Shape::of_seconds(window)
-    }
-
-    /// Random skewed streams against the exact counts: every read's every
-    /// member lies within its bound, the exact members are listed while the
-    /// key is exact, and the true leaders are listed once they beat the
-    /// bound.
-    #[test]
-    fn every_bound_holds() {
-        for seed in 0..30u64 {
-            let mut rng = StdRng::seed_from_u64(seed);
-            let window = rng.gen_range(1..6);
-            let capacity = rng.gen_range(1..40);
-            let mut key = Capped::new(shape(window), capacity);
-            let mut events: Vec<(String, i64, i64)> = Vec::new();
-            let mut t = 10_000i64;
-            for _ in 0..1_500 {
-                t += rng.gen_range(0..40);
-                let x: f64 = rng.gen();
-                let m = format!("m{}", (x * x * x * 120.0) as u32);
-                let by = rng.gen_range(1..5);
-                let at = t - rng.gen_range(0..2_000);
-                let before = key.clone();
-                let reply = key.incr(m.as_bytes(), by, at).unwrap();
-                assert_eq!(reply, key.count_at_clock(m.as_bytes()).count, "seed {seed}");
-                key.retired = 0;
-                if before.shape.is_older_than_window(at) {
-                    assert_eq!(before, key, "a late event changed the key");
-                } else {
-                    events.push((m, by, key.shape.bucket_of(at)));
-                }
-            }
-            let clock = key.shape.clock.unwrap();
-            for k in 1..=window {
-                let at = clock * 1000 + 999;
-                let (lo, hi) = key.shape.read_range(at, k).unwrap();
-                let mut exact: HashMap<&str, i64> = HashMap::new();
-                for (m, by, b) in &events {
-                    if *b >= lo && *b <= hi {
-                        *exact.entry(m).or_default() += by;
-                    }
-                }
-                for m in (0..125).map(|i| format!("m{i}")) {
-                    let truth = exact.get(m.as_str()).copied().unwrap_or(0);
-                    let got = key.count_in(m.as_bytes(), at, k);
-                    assert!(
-                        got.count - got.error <= truth && truth <= got.count,
-                        "seed {seed} k {k} {m}: true {truth}, got {got:?}"
-                    );
-                }
-                let top = key.top_in(5, at, k);
-                let floors: i64 = key.read(lo, hi).map(|s| s.floor()).sum();
-                if floors == 0 {
-                    let mut want: Vec<(&str, i64)> = exact.iter().map(|(m, c)| (*m, *c)).collect();
-                    want.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
-                    want.truncate(5);
-                    let got: Vec<(&str, i64)> = top
-                        .iter()
-                        .map(|(m, b)| (std::str::from_utf8(m).unwrap(), b.count))
-                        .collect();
-                    assert_eq!(got, want, "seed {seed}: exact while no bucket evicted");
-                    assert!(top.iter().all(|r| r.1.error == 0));
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn encodings_round_trip_and_refuse_damage() {
-        let mut key = Capped::new(shape(3), 3);
-        for (i, m) in ["a", "b", "c", "d", "e", "a"].iter().enumerate() {
-            key.incr(m.as_bytes(), 1 + i as i64, (i as i64 / 2) * 1000)
-                .unwrap();
-        }
-        let bytes = key.encode();
-        let back = Capped::decode(&bytes).unwrap();
-        assert_eq!(back.encode(), bytes);
-        assert_eq!(back.top_in(9, 2_999, 3), key.top_in(9, 2_999, 3));
-        for cut in 0..bytes.len() {
-            assert!(Capped::decode(&bytes[..cut]).is_err(), "cut at {cut}");
-        }
-        let mut flipped = bytes.clone();
-        flipped[1 + 8 + 4 + 8 + 1 + 8] = 0; // capacity 0
-        assert!(Capped::decode(&flipped).is_err());
-    }
-
-    /// A rewrite's counters rebuild a key; a refused one changes nothing.
-    #[test]
-    fn set_counters_rebuild_and_refusals_change_nothing() {
-        let mut key = Capped::new(shape(3), 1);
-        key.set_counter(5, 4, b"a", (3, 1), true).unwrap();
-        key.set_counter(6, 6, b"b", (2, 0), false).unwrap();
-        let before = key.clone();
-        for (clock, bucket, member, counted) in [
-            (6, 4, &b"c"[..], (1, 0)), // past the capacity
-            (9, 6, b"c", (1, 0)),      // outside the window of 9
-            (5, 5, b"c", (1, 0)),      // the clock going back
-            (6, 6, b"c", (1, 2)),      // an error past the count
-        ] {
-            assert!(key
-                .set_counter(clock, bucket, member, counted, false)
-                .is_err());
-            assert_eq!(key, before);
-        }
-        assert_eq!(key.count_in(b"a", 6_999, 3), Counted { count: 3, error: 1 });
-        assert_eq!(key.bound(), 3);
-    }
-
-    #[test]
-    fn eviction_is_deterministic_and_bounded() {
-        let mut key = Capped::new(shape(2), 2);
-        for (m, by) in [("b", 3), ("a", 3), ("c", 1)] {
-            key.incr(m.as_bytes(), by, 0).unwrap();
-        }
-        // "a" and "b" tie at 3: "a", the smaller, made room for "c".
-        let top: Vec<(&[u8], Counted)> = key.top_in(5, 0, 2);
-        assert_eq!(
-            top,
-            [
-                (&b"c"[..], Counted { count: 4, error: 3 }),
-                (&b"b"[..], Counted { count: 3, error: 0 })
-            ]
-        );
-        assert_eq!(key.bound(), 3);
-        assert_eq!(key.count_in(b"a", 0, 2), Counted { count: 3, error: 3 });
-        assert_eq!(key.counters(), 2);
-    }
-
-    /// Buckets as they come move no bucket (the key holds them boxed: a deque of buckets
-    /// doubling copied every bucket of the window in one write).
-    #[test]
-    fn new_buckets_move_no_bucket() {
-        let mut key = Capped::new(shape(20_000), 4);
-        key.incr(b"first", 1, 0).unwrap();
-        let first = &*key.buckets[0] as *const Bucket;
-        for b in 1..9_000i64 {
-            key.incr(format!("m{b}").as_bytes(), 1, b * 1_000).unwrap();
-        }
-        assert_eq!(&*key.buckets[0] as *const Bucket, first);
-        assert_eq!(key.buckets.len(), 9_000);
-    }
-
-    /// A defrag pass, in calls stopped after every check, moves every
-    /// bucket's blocks and changes no answer.
-    #[test]
-    fn defrag_moves_every_bucket_and_changes_nothing() {
-        use crate::tuples::defrag::model::MoveAll;
-        use crate::tuples::defrag::Resume;
-        let mut key = Capped::new(shape(6), 20);
-        let mut rng = StdRng::seed_from_u64(8);
-        for i in 0..3_000 {
-            let m = format!("m{}", rng.gen_range(0..200));
-            key.incr(m.as_bytes(), rng.gen_range(1..5), (i / 500) * 1_000)
-                .unwrap();
-        }
-        let before = key.clone();
-        let (mut resume, mut moved, mut calls) = (Resume::new(), 0, 0);
-        loop {
-            calls += 1;
-            let mut mover = MoveAll::stopping_after(1);
-            let mut pass = Pass::new(&mut mover, std::mem::take(&mut resume));
-            key.defrag(&mut pass);
-            let stopped = pass.finish();
-            moved += mover.moved.len();
-            match stopped {
-                Some(at) => resume = at,
-                None => break,
-            }
-            assert!(calls < 100, "the pass never ends");
-        }
-        assert_eq!(key, before);
-        assert_eq!(
-            moved,
-            6 * 5,
-            "five blocks a bucket (its box, its summary's four)"
-        );
-        assert_eq!(key.encode(), before.encode());
-    }
-}
+#[path = "capped_tests.rs"]
+mod tests;

@@ -6,9 +6,14 @@
 //!
 //! - `slots`: one per counter, `{count, error, name offset, name length}`,
 //!   dense: a counter is never removed, only replaced by an eviction.
-//! - `names`: the members' bytes in one arena; an evicted member leaves a
-//!   hole, and the arena is rebuilt from the slots (O(m)) when its holes
-//!   outweigh its live bytes, or when it is full and a quarter is holes.
+//! - `arenas`: the bytes of the members of up to `SHORT_MOST` bytes, one
+//!   arena a group of `GROUP_SLOTS` slots; an evicted member leaves a hole,
+//!   and its group's arena is rebuilt from the group's slots when its holes
+//!   outweigh its live bytes, or when it is full and a quarter is holes. A
+//!   longer member has a block of its own, with its hash (`long`). So no
+//!   write copies, hashes or scans more than a group's arena (at most 128
+//!   KiB) besides its own member, whatever the bucket's member bytes (one
+//!   arena for the bucket took 7-10 ms a write at 10,000 members of 1 KB).
 //! - `links`: a binary min-heap of slot numbers keyed by (count, member),
 //!   and each slot's place in it: the root is the counter to evict, an
 //!   increment sifts in O(log m).
@@ -18,16 +23,17 @@
 //!   member's hash, so a probe compares a member's bytes once in 4 times
 //!   where it differs (a lookup of an absent member probes about 5 cells).
 //!   It only finds a member: no reply, order or encoding depends on it or on
-//!   the arena's layout.
+//!   the arenas' layout. A rebuild (as it grows) hashes the short members:
+//!   past `HASHED_MOST` bytes of them it takes its full size at once.
 //!
-//! Slot numbers are 14 bits (`MAX_COUNTERS`); a bucket's live member bytes stay
-//! within `MAX_NAME_BYTES`, so the arena (at most twice that and a name)
-//! keeps u32 offsets. Pure Rust, no FFI.
+//! Slot numbers are 14 bits (`MAX_COUNTERS`); an arena's offsets fit in u32
+//! (`GROUP_SLOTS x SHORT_MOST`, and as many holes). Pure Rust, no FFI.
 
 use std::fmt;
 use std::hash::{BuildHasher, Hasher};
 
-use crate::topn::shape::Overflow;
+use crate::topn::error::Overflow;
+use crate::topn::error::{Error, MAX_NAME_BYTES};
 use crate::tuples::defrag::Mover;
 use crate::tuples::table::process_hasher;
 
@@ -37,6 +43,12 @@ const EMPTY: u16 = u16::MAX;
 const SLOT_BITS: u16 = (1 << 14) - 1;
 /// Counters a summary holds at most (slot numbers are 14 bits, but `EMPTY`'s).
 pub const MAX_COUNTERS: usize = SLOT_BITS as usize;
+/// Slots whose short members share an arena.
+const GROUP_SLOTS: usize = 256;
+/// Member bytes kept in an arena at most; a longer member has a block of its own.
+const SHORT_MOST: usize = 256;
+/// Short member bytes a rebuild of the table hashes at most: past them it takes its full size.
+const HASHED_MOST: usize = 64 << 10;
 
 /// A table cell: slot `s` with its member's tag (2 bits of its hash).
 fn cell(s: usize, hash: u64) -> u16 {
@@ -47,13 +59,26 @@ fn cell(s: usize, hash: u64) -> u16 {
 fn tag(hash: u64) -> u16 {
     (hash as u16) << 14
 }
-/// A bucket's live member bytes at most: a write past it is refused (as an
-/// overflow), a function of the content like every refusal.
-pub const MAX_NAME_BYTES: usize = 1 << 30;
+
+// Member bytes a summary copied or hashed on this thread: what tests bound a write's work by,
+// whatever the machine's time.
+#[cfg(test)]
+thread_local! {
+    pub static WORK: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Counts `bytes` copied or hashed ([`WORK`]; nothing outside tests).
+#[inline]
+fn work(bytes: usize) {
+    #[cfg(test)]
+    WORK.with(|w| w.set(w.get() + bytes));
+    let _ = bytes;
+}
 
 /// A member's hash for [`Summary`]'s lookups: computed once for every
 /// bucket of a read (the process's hasher).
 pub fn hash(member: &[u8]) -> u64 {
+    work(member.len());
     let mut h = process_hasher().build_hasher();
     h.write(member);
     h.finish()
@@ -65,6 +90,23 @@ struct Slot {
     error: i64,
     off: u32,
     len: u32,
+}
+
+/// The members of up to `SHORT_MOST` bytes of a group of slots, and the bytes of those
+/// evicted since the arena was last rebuilt.
+#[derive(Clone, Default)]
+struct Arena {
+    bytes: Vec<u8>,
+    holes: u32,
+}
+
+/// A member longer than `SHORT_MOST` bytes: its slot's `off` is its place in `long`, and it
+/// names its slot back (a removal moves the last one into its place).
+#[derive(Clone)]
+struct Long {
+    name: Box<[u8]>,
+    hash: u64,
+    slot: u16,
 }
 
 /// `links[i].heap`: the slot at place i of the heap; `links[s].pos`: slot
@@ -80,9 +122,10 @@ pub struct Summary {
     slots: Vec<Slot>,
     links: Vec<Link>,
     table: Box<[u16]>,
-    names: Vec<u8>,
-    /// Bytes of `names` no slot points to.
-    holes: u32,
+    arenas: Vec<Arena>,
+    long: Vec<Long>,
+    /// Bytes of the members held.
+    name_bytes: usize,
     /// Whether the bucket ever evicted: its floor is then its smallest count.
     pub evicted: bool,
     /// The counts' sum: every count is at most it (an eviction hands the
@@ -91,12 +134,15 @@ pub struct Summary {
 }
 
 impl Summary {
-    /// Offers its four blocks to a defrag pass.
+    /// Offers its blocks to a defrag pass.
     pub fn defrag(&mut self, m: &mut impl Mover) {
         m.vec(&mut self.slots);
         m.vec(&mut self.links);
         m.slice(&mut self.table);
-        m.vec(&mut self.names);
+        m.vec(&mut self.arenas);
+        self.arenas.iter_mut().for_each(|a| m.vec(&mut a.bytes));
+        m.vec(&mut self.long);
+        self.long.iter_mut().for_each(|l| m.slice(&mut l.name));
     }
 
     pub fn len(&self) -> usize {
@@ -119,7 +165,7 @@ impl Summary {
 
     /// The bytes of its members.
     pub fn name_bytes(&self) -> usize {
-        self.names.len() - self.holes as usize
+        self.name_bytes
     }
 
     /// The smallest counter's count.
@@ -232,7 +278,7 @@ impl Summary {
         counter: (i64, i64),
         evicted: bool,
         capacity: usize,
-    ) -> Result<(), &'static str> {
+    ) -> Result<(), Error> {
         let hash = hash(member);
         match self.find(member, hash) {
             Some(s) => {
@@ -242,7 +288,7 @@ impl Summary {
             }
             None => {
                 if self.len() >= capacity.min(MAX_COUNTERS) {
-                    return Err("more counters than the capacity");
+                    return Err(Error::PastCapacity);
                 }
                 self.names_fit(member, 0)?;
                 self.push(member, hash, counter, capacity);
@@ -254,11 +300,15 @@ impl Summary {
     }
 
     /// Gives back the spare capacity of its vectors (kept while it takes
-    /// writes, so that they grow by halves or doublings).
+    /// writes, so that they grow by halves or doublings): the last group's
+    /// arena's (the others gave theirs back as their groups filled).
     pub fn shrink(&mut self) {
         self.slots.shrink_to_fit();
         self.links.shrink_to_fit();
-        self.names.shrink_to_fit();
+        if let Some(a) = self.arenas.last_mut() {
+            work(a.bytes.len());
+            a.bytes.shrink_to_fit();
+        }
     }
 
     /// The heap bytes allocated (capacities, not lengths).
@@ -266,20 +316,39 @@ impl Summary {
         self.slots.capacity() * std::mem::size_of::<Slot>()
             + self.links.capacity() * std::mem::size_of::<Link>()
             + std::mem::size_of_val(&*self.table)
-            + self.names.capacity()
+            + self.arenas.capacity() * std::mem::size_of::<Arena>()
+            + self
+                .arenas
+                .iter()
+                .map(|a| a.bytes.capacity())
+                .sum::<usize>()
+            + self.long.capacity() * std::mem::size_of::<Long>()
+            + self.long.iter().map(|l| l.name.len()).sum::<usize>()
     }
 
     fn name(&self, slot: usize) -> &[u8] {
         let s = &self.slots[slot];
-        &self.names[s.off as usize..][..s.len as usize]
+        match s.len as usize {
+            len if len > SHORT_MOST => &self.long[s.off as usize].name,
+            len => &self.arenas[slot / GROUP_SLOTS].bytes[s.off as usize..][..len],
+        }
+    }
+
+    /// A slot's member's hash: kept for a long member.
+    fn slot_hash(&self, slot: usize) -> u64 {
+        let s = &self.slots[slot];
+        match s.len as usize > SHORT_MOST {
+            true => self.long[s.off as usize].hash,
+            false => hash(self.name(slot)),
+        }
     }
 
     /// Whether `member` fits in the bucket's member bytes, `freed` of them
     /// leaving.
-    fn names_fit(&self, member: &[u8], freed: usize) -> Result<(), &'static str> {
-        let live = self.names.len() - self.holes as usize - freed;
+    fn names_fit(&self, member: &[u8], freed: usize) -> Result<(), Error> {
+        let live = self.name_bytes - freed;
         if live + member.len() > MAX_NAME_BYTES {
-            return Err("a bucket's members past 1 GiB");
+            return Err(Error::MembersPastLimit);
         }
         Ok(())
     }
@@ -295,10 +364,22 @@ impl Summary {
         }
         if 4 * (s + 1) > 3 * self.table.len() {
             let cap = capacity.min(MAX_COUNTERS);
-            let size = (self.table.len() * 2).max(8).min(cap + cap / 2 + 2);
+            let full = cap + cap / 2 + 2;
+            let short: usize = self.arenas.iter().map(|a| a.bytes.len()).sum();
+            let size = match short > HASHED_MOST {
+                true => full,
+                false => (self.table.len() * 2).max(8).min(full),
+            };
             self.rebuild_table(size.max((s + 1) * 4 / 3 + 2));
         }
-        let (off, len) = self.push_name(member);
+        if s.is_multiple_of(GROUP_SLOTS) && s > 0 {
+            // The group before is full: only evictions write to its arena now.
+            if let Some(a) = self.arenas.get_mut(s / GROUP_SLOTS - 1) {
+                work(a.bytes.len());
+                a.bytes.shrink_to_fit();
+            }
+        }
+        let (off, len) = self.push_name(s, member, hash);
         self.slots.push(Slot {
             count,
             error,
@@ -317,14 +398,8 @@ impl Summary {
     /// Slot `s` (the heap's root) taken by `member`.
     fn replace(&mut self, s: usize, member: &[u8], hash: u64, (count, error): (i64, i64)) {
         self.unindex(s);
-        let Slot { off, len, .. } = self.slots[s];
-        if off as usize + len as usize == self.names.len() {
-            self.names.truncate(off as usize);
-        } else {
-            self.holes += len;
-        }
-        (self.slots[s].off, self.slots[s].len) = (0, 0);
-        let (off, len) = self.push_name(member);
+        self.release_name(s);
+        let (off, len) = self.push_name(s, member, hash);
         self.slots[s] = Slot {
             count,
             error,
@@ -335,36 +410,71 @@ impl Summary {
         self.settle_root(s as u16);
     }
 
-    /// Appends a name to the arena, rebuilt first (its live names only)
-    /// when its holes outweigh its live bytes, or when it is full and a
-    /// quarter of it is holes; grown by half otherwise.
-    /// An empty name is at 0 (so a truncation leaves no offset past the end).
-    fn push_name(&mut self, member: &[u8]) -> (u32, u32) {
-        let holes = self.holes as usize;
-        let live = self.names.len() - holes;
-        let full = self.names.capacity() - self.names.len() < member.len();
+    /// Slot `s`'s member given up (the slot then names the empty member).
+    fn release_name(&mut self, s: usize) {
+        let Slot { off, len, .. } = self.slots[s];
+        if len as usize > SHORT_MOST {
+            self.long.swap_remove(off as usize);
+            if let Some(moved) = self.long.get(off as usize) {
+                self.slots[moved.slot as usize].off = off;
+            }
+        } else {
+            let arena = &mut self.arenas[s / GROUP_SLOTS];
+            if off as usize + len as usize == arena.bytes.len() {
+                arena.bytes.truncate(off as usize);
+            } else {
+                arena.holes += len;
+            }
+        }
+        self.name_bytes -= len as usize;
+        (self.slots[s].off, self.slots[s].len) = (0, 0);
+    }
+
+    /// Slot `s`'s member stored (its slot not pointing to a member): a long one in a block of
+    /// its own; a short one appended to its group's arena. The arena is rebuilt first (its
+    /// group's live members only) when its holes outweigh its live bytes, or when it is full
+    /// and a quarter of it is holes; grown by half otherwise. An empty name is at 0 (so a
+    /// truncation leaves no offset past the end).
+    fn push_name(&mut self, s: usize, member: &[u8], hash: u64) -> (u32, u32) {
+        self.name_bytes += member.len();
+        work(member.len());
+        let g = s / GROUP_SLOTS;
+        if g >= self.arenas.len() {
+            self.arenas.resize_with(g + 1, Arena::default);
+        }
+        let long = member.len() > SHORT_MOST;
+        let room = if long { 0 } else { member.len() };
+        let arena = &mut self.arenas[g];
+        let holes = arena.holes as usize;
+        let live = arena.bytes.len() - holes;
+        let full = arena.bytes.capacity() - arena.bytes.len() < room;
         if holes > live || (full && holes > 0 && 4 * holes >= live) {
-            let want = live + member.len();
-            let mut names = Vec::with_capacity(want + want / 4);
-            for slot in &mut self.slots {
-                if slot.len > 0 {
+            let want = live + room;
+            let mut bytes = Vec::with_capacity(want + want / 4);
+            let group = g * GROUP_SLOTS..self.slots.len().min((g + 1) * GROUP_SLOTS);
+            for slot in &mut self.slots[group] {
+                if slot.len > 0 && slot.len as usize <= SHORT_MOST {
                     let start = slot.off as usize;
-                    slot.off = names.len() as u32;
-                    names.extend_from_slice(&self.names[start..][..slot.len as usize]);
+                    slot.off = bytes.len() as u32;
+                    bytes.extend_from_slice(&arena.bytes[start..][..slot.len as usize]);
                 }
             }
-            self.names = names;
-            self.holes = 0;
+            work(bytes.len());
+            (arena.bytes, arena.holes) = (bytes, 0);
         } else if full {
-            self.names
-                .reserve_exact(member.len().max(self.names.len() / 2));
+            work(arena.bytes.len());
+            (arena.bytes).reserve_exact(room.max(arena.bytes.len() / 2));
+        }
+        if long {
+            let (name, slot) = (member.into(), s as u16);
+            self.long.push(Long { name, hash, slot });
+            return ((self.long.len() - 1) as u32, member.len() as u32);
         }
         if member.is_empty() {
             return (0, 0);
         }
-        // Within u32: live bytes <= MAX_NAME_BYTES, holes <= live bytes.
-        let off = self.names.len() as u32;
-        self.names.extend_from_slice(member);
+        let off = arena.bytes.len() as u32;
+        arena.bytes.extend_from_slice(member);
         (off, member.len() as u32)
     }
 
@@ -392,7 +502,7 @@ impl Summary {
     /// Slot `s` out of the table, the cells after it shifted back
     /// (linear probing's deletion, no tombstones).
     fn unindex(&mut self, s: usize) {
-        let h = hash(self.name(s));
+        let h = self.slot_hash(s);
         let mut i = self.home(h);
         while self.table[i] != cell(s, h) {
             i = self.next(i);
@@ -404,7 +514,7 @@ impl Summary {
             if t == EMPTY {
                 break;
             }
-            let k = self.home(hash(self.name((t & SLOT_BITS) as usize)));
+            let k = self.home(self.slot_hash((t & SLOT_BITS) as usize));
             // The entry at j stays unless its home lies cyclically in (i, j].
             let stays = if i <= j {
                 i < k && k <= j
@@ -422,37 +532,44 @@ impl Summary {
     fn rebuild_table(&mut self, size: usize) {
         self.table = vec![EMPTY; size].into_boxed_slice();
         for s in 0..self.slots.len() {
-            self.index(s, hash(self.name(s)));
+            self.index(s, self.slot_hash(s));
         }
     }
 
     /// Whether slot a orders before slot b: (count, member) ascending.
     fn less(&self, a: u16, b: u16) -> bool {
         let (x, y) = (&self.slots[a as usize], &self.slots[b as usize]);
-        x.count < y.count || (x.count == y.count && self.name_less(x, y))
+        x.count < y.count || (x.count == y.count && self.name_less(a as usize, b as usize))
     }
 
     /// Whether slot x's member orders before slot y's. Tied counts are
     /// common at the bottom of a bucket (the heap compares their members at
     /// every level): members of up to 8 bytes are compared as words.
-    fn name_less(&self, x: &Slot, y: &Slot) -> bool {
-        if let (Some(p), Some(q)) = (self.prefix(x), self.prefix(y)) {
+    fn name_less(&self, a: usize, b: usize) -> bool {
+        if let (Some(p), Some(q)) = (self.prefix(a), self.prefix(b)) {
             if p != q {
                 return p < q;
             }
-            if x.len <= 8 && y.len <= 8 {
-                return x.len < y.len;
+            let (x, y) = (self.slots[a].len, self.slots[b].len);
+            if x <= 8 && y <= 8 {
+                return x < y;
             }
         }
-        let name = |s: &Slot| &self.names[s.off as usize..][..s.len as usize];
-        name(x) < name(y)
+        self.name(a) < self.name(b)
     }
 
     /// A slot's first 8 member bytes as a big-endian word, 0 past its end
     /// (so words order as the bytes do, a prefix before what it starts),
-    /// read whole from the arena when 8 bytes are there (not at its end).
-    fn prefix(&self, s: &Slot) -> Option<u64> {
-        let bytes = self.names.get(s.off as usize..s.off as usize + 8)?;
+    /// read whole from its arena (or block) when 8 bytes are there (not at
+    /// the arena's end).
+    fn prefix(&self, slot: usize) -> Option<u64> {
+        let s = &self.slots[slot];
+        let bytes = match s.len as usize > SHORT_MOST {
+            true => self.long[s.off as usize].name.get(..8)?,
+            false => {
+                (self.arenas[slot / GROUP_SLOTS].bytes).get(s.off as usize..s.off as usize + 8)?
+            }
+        };
         let word = u64::from_be_bytes(bytes.try_into().ok()?);
         Some(match s.len {
             0 => 0,
@@ -563,225 +680,5 @@ impl fmt::Debug for Summary {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use rand::rngs::StdRng;
-    use rand::{Rng, SeedableRng};
-
-    /// Space-Saving at its plainest: a list, the smallest (count, member)
-    /// found by a scan.
-    #[derive(Default)]
-    struct Naive {
-        counters: Vec<(Vec<u8>, i64, i64)>,
-        evicted: bool,
-    }
-
-    impl Naive {
-        fn min(&self) -> Option<usize> {
-            (0..self.counters.len()).min_by(|&a, &b| {
-                let (x, y) = (&self.counters[a], &self.counters[b]);
-                x.1.cmp(&y.1).then_with(|| x.0.cmp(&y.0))
-            })
-        }
-
-        fn add(&mut self, member: &[u8], by: i64, capacity: usize) -> Result<i64, Overflow> {
-            if let Some(c) = self.counters.iter_mut().find(|c| c.0 == member) {
-                c.1 = c.1.checked_add(by).ok_or(Overflow)?;
-                return Ok(c.1);
-            }
-            if self.counters.len() < capacity {
-                self.counters.push((member.to_vec(), by, 0));
-                return Ok(by);
-            }
-            let i = self.min().unwrap();
-            let min = self.counters[i].1;
-            let new = min.checked_add(by).ok_or(Overflow)?;
-            self.counters[i] = (member.to_vec(), new, min);
-            self.evicted = true;
-            Ok(new)
-        }
-
-        fn set(
-            &mut self,
-            member: &[u8],
-            (count, error): (i64, i64),
-            evicted: bool,
-            capacity: usize,
-        ) -> bool {
-            let full = self.counters.len() >= capacity;
-            match self.counters.iter_mut().find(|c| c.0 == member) {
-                Some(c) => (c.1, c.2) = (count, error),
-                None if full => return false,
-                None => self.counters.push((member.to_vec(), count, error)),
-            }
-            self.evicted |= evicted;
-            true
-        }
-
-        fn sorted(&self) -> Vec<(&[u8], i64, i64)> {
-            let mut v: Vec<_> = self
-                .counters
-                .iter()
-                .map(|(m, c, e)| (&m[..], *c, *e))
-                .collect();
-            v.sort_unstable();
-            v
-        }
-    }
-
-    /// The layout's invariants: the heap's order and places, every slot
-    /// found through the table, the arena's holes.
-    fn check(s: &Summary) {
-        let n = s.len();
-        assert_eq!(s.links.len(), n);
-        for i in 0..n {
-            let h = s.links[i].heap;
-            assert_eq!(s.links[h as usize].pos as usize, i);
-            if i > 0 {
-                assert!(s.less(s.links[(i - 1) / 2].heap, h), "heap order");
-            }
-        }
-        assert_eq!(s.table.iter().filter(|&&c| c != EMPTY).count(), n);
-        for &c in s.table.iter().filter(|&&c| c != EMPTY) {
-            let slot = (c & SLOT_BITS) as usize;
-            assert_eq!(c, cell(slot, hash(s.name(slot))), "a cell's tag");
-        }
-        assert!(n == 0 || 4 * n <= 3 * s.table.len());
-        for (i, (m, ..)) in s.iter().enumerate() {
-            assert_eq!(s.find(m, hash(m)), Some(i));
-        }
-        let live: usize = s.slots.iter().map(|x| x.len as usize).sum();
-        assert_eq!(s.names.len() - s.holes as usize, live);
-        assert!(s.holes as usize <= live, "holes {} live {live}", s.holes);
-    }
-
-    fn member(rng: &mut StdRng, distinct: u32) -> Vec<u8> {
-        let i = rng.gen_range(0..distinct);
-        match i % 7 {
-            0 => Vec::new(),
-            1 => format!("long-member-{i}-{}", "x".repeat((i % 40) as usize)).into_bytes(),
-            _ => format!("m{i}").into_bytes(),
-        }
-    }
-
-    /// Random streams (ties, overflows, rewrites' counters, refusals)
-    /// against the naive summary: the same counters, floor and replies.
-    #[test]
-    fn matches_a_naive_space_saving() {
-        for seed in 0..60u64 {
-            let mut rng = StdRng::seed_from_u64(seed);
-            let capacity = match seed % 4 {
-                0 => rng.gen_range(1..4),
-                1 | 2 => rng.gen_range(1..60),
-                _ => rng.gen_range(100..400),
-            };
-            let distinct = rng.gen_range(1..(capacity as u32) * 4 + 2);
-            let (mut s, mut naive) = (Summary::default(), Naive::default());
-            for step in 0..3_000 {
-                let m = member(&mut rng, distinct);
-                if rng.gen_ratio(1, 25) {
-                    let count = rng.gen_range(1..50);
-                    let counter = (count, rng.gen_range(0..=count));
-                    let evicted = rng.gen_ratio(1, 5);
-                    let before = s.clone();
-                    let done = s.set(&m, counter, evicted, capacity);
-                    assert_eq!(done.is_ok(), naive.set(&m, counter, evicted, capacity));
-                    if done.is_err() {
-                        assert_eq!(format!("{s:?}"), format!("{before:?}"));
-                    }
-                } else {
-                    let by = match rng.gen_range(0..40) {
-                        0 => i64::MAX - rng.gen_range(0..30),
-                        1..=10 => rng.gen_range(1..4),
-                        _ => 1,
-                    };
-                    let before = s.clone();
-                    let got = s.add(&m, hash(&m), s.find(&m, hash(&m)), by, capacity);
-                    assert_eq!(got, naive.add(&m, by, capacity), "seed {seed} step {step}");
-                    if got.is_err() {
-                        assert_eq!(s, before);
-                    }
-                }
-                assert_eq!(s.iter().count(), naive.counters.len());
-                let mut got: Vec<_> = s.iter().collect();
-                got.sort_unstable();
-                assert_eq!(got, naive.sorted(), "seed {seed} step {step}");
-                assert_eq!(s.min(), naive.min().map(|i| naive.counters[i].1));
-                assert_eq!(s.evicted, naive.evicted);
-                if step % 97 == 0 {
-                    check(&s);
-                    assert_eq!(s.clone(), s);
-                }
-            }
-            check(&s);
-        }
-    }
-
-    /// Members compared as words order as their bytes do, wherever they sit
-    /// in the arena: prefixes, zero bytes, 8 bytes and past, the arena's end.
-    #[test]
-    fn members_order_as_their_bytes() {
-        let names: Vec<&[u8]> = vec![
-            b"",
-            b"\0",
-            b"\0\0",
-            b"a",
-            b"a\0",
-            b"a\0\0",
-            b"ab",
-            b"b",
-            b"\xff",
-            b"\xff\xff",
-            b"abcdefg",
-            b"abcdefgh",
-            b"abcdefgh\0",
-            b"abcdefghi",
-            b"abcdefgi",
-            b"abcdefh",
-            b"m1234567",
-            b"m123456",
-            b"m12345678",
-            b"\xff\xff\xff\xff\xff\xff\xff\xff",
-        ];
-        let mut rng = StdRng::seed_from_u64(3);
-        for _ in 0..20 {
-            let mut order = names.clone();
-            rand::seq::SliceRandom::shuffle(&mut order[..], &mut rng);
-            let mut s = Summary::default();
-            for m in &order {
-                s.set(m, (1, 0), false, 100).unwrap();
-            }
-            for a in 0..s.len() {
-                for b in 0..s.len() {
-                    let (x, y) = (s.name(a), s.name(b));
-                    assert_eq!(s.less(a as u16, b as u16), x < y, "{x:?} {y:?}");
-                }
-            }
-            check(&s);
-        }
-    }
-
-    /// A full bucket of 8-byte members after many evictions: about 40
-    /// bytes a counter.
-    #[test]
-    fn a_counter_takes_about_40_bytes() {
-        let mut rng = StdRng::seed_from_u64(7);
-        for capacity in [28, 100, 1_000, 10_000] {
-            let mut s = Summary::default();
-            for _ in 0..capacity * 20 {
-                let m = format!("m{:07}", rng.gen_range(0..10_000_000));
-                s.add(
-                    m.as_bytes(),
-                    hash(m.as_bytes()),
-                    s.find(m.as_bytes(), hash(m.as_bytes())),
-                    1,
-                    capacity,
-                )
-                .unwrap();
-            }
-            check(&s);
-            let per = s.heap_bytes() as f64 / s.len() as f64;
-            assert!(per < 46.0, "capacity {capacity}: {per:.1} B a counter");
-        }
-    }
-}
+#[path = "summary_tests.rs"]
+mod tests;

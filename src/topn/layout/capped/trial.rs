@@ -18,7 +18,8 @@ use hashbrown::HashMap;
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap};
 
-use super::summary::{hash, Summary, MAX_COUNTERS, MAX_NAME_BYTES};
+use super::summary::{hash, Summary, MAX_COUNTERS};
+use crate::topn::error::MAX_NAME_BYTES;
 
 /// The bucket a batch writes, as the pairs tried so far would leave it.
 struct Trial<'a> {

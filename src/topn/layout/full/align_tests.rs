@@ -3,7 +3,8 @@
 
 use super::key::*;
 use super::tests::check_invariants;
-use crate::topn::encoding::{DecodeError, ENCODING_VERSION, ENCODING_VERSION_ALIGNED};
+use crate::topn::encoding::{ENCODING_VERSION, ENCODING_VERSION_ALIGNED};
+use crate::topn::error::Error;
 use crate::topn::shape::Shape;
 
 const HOUR: i64 = 3_600_000;
@@ -83,14 +84,11 @@ fn encoding_is_version_2_only_with_align() {
         let mut b = enc.clone();
         b[13..21].copy_from_slice(&bad.to_le_bytes());
         assert!(
-            matches!(Full::decode(&b), Err(DecodeError::Invalid("align_ms"))),
+            matches!(Full::decode(&b), Err(Error::Invalid("align_ms"))),
             "{bad}"
         );
     }
-    assert!(matches!(
-        Full::decode(&enc[..17]),
-        Err(DecodeError::Truncated)
-    ));
+    assert!(matches!(Full::decode(&enc[..17]), Err(Error::Truncated)));
 }
 
 #[test]

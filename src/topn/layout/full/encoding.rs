@@ -11,10 +11,11 @@ use super::key::{Content, Full};
 use super::members::Members;
 use super::sealed::Sealed;
 use crate::topn::encoding::{
-    write, DecodeError, Reader, ENCODING_VERSION, ENCODING_VERSION_ALIGNED, ENCODING_VERSION_VIEWS,
+    write, Reader, ENCODING_VERSION, ENCODING_VERSION_ALIGNED, ENCODING_VERSION_VIEWS,
 };
+use crate::topn::error::{Error, MAX_VIEWS, MAX_WINDOW};
 use crate::topn::shape::Shape;
-use crate::topn::views::{Views, MAX_VIEWS};
+use crate::topn::views::Views;
 
 impl Full {
     /// The buckets of the window ending at the clock, ascending.
@@ -89,7 +90,7 @@ impl Full {
     /// left the window at that time load out of the window's sum (no upkeep is owed for them),
     /// buckets older than the clock (or sealed by the time) load sealed. Refuses truncated or
     /// malformed input.
-    pub fn decode_at(bytes: &[u8], now_ms: Option<i64>) -> Result<Full, DecodeError> {
+    pub fn decode_at(bytes: &[u8], now_ms: Option<i64>) -> Result<Full, Error> {
         let mut r = Reader::new(bytes);
         let version = r.u8()?;
         let versions = [
@@ -98,29 +99,29 @@ impl Full {
             ENCODING_VERSION_VIEWS,
         ];
         if !versions.contains(&version) {
-            return Err(DecodeError::UnknownVersion(version.into()));
+            return Err(Error::UnknownVersion(version.into()));
         }
         let bucket_ms = r.i64()?;
         if bucket_ms < 1 {
-            return Err(DecodeError::Invalid("bucket_ms"));
+            return Err(Error::Invalid("bucket_ms"));
         }
         let window = r.u32()?;
-        if window < 1 {
-            return Err(DecodeError::Invalid("window"));
+        if !(1..=MAX_WINDOW).contains(&window) {
+            return Err(Error::Invalid("window"));
         }
         let align_ms = match version {
             ENCODING_VERSION_ALIGNED => {
                 // Version 2 exists only for a non-zero ALIGN: 0 is as malformed as one too big.
                 let align_ms = r.i64()?;
                 if !(1..bucket_ms).contains(&align_ms) {
-                    return Err(DecodeError::Invalid("align_ms"));
+                    return Err(Error::Invalid("align_ms"));
                 }
                 align_ms
             }
             ENCODING_VERSION_VIEWS => {
                 let align_ms = r.i64()?;
                 if !(0..bucket_ms).contains(&align_ms) {
-                    return Err(DecodeError::Invalid("align_ms"));
+                    return Err(Error::Invalid("align_ms"));
                 }
                 align_ms
             }
@@ -133,11 +134,11 @@ impl Full {
         let has_clock = match r.u8()? {
             0 => false,
             1 => true,
-            _ => return Err(DecodeError::Invalid("clock flag")),
+            _ => return Err(Error::Invalid("clock flag")),
         };
         let clock = r.i64()?;
         if !has_clock && clock != 0 {
-            return Err(DecodeError::Invalid("clock"));
+            return Err(Error::Invalid("clock"));
         }
         let shape = Shape {
             clock: has_clock.then_some(clock),
@@ -146,50 +147,50 @@ impl Full {
         let mut members = Members::new(1 + views.len());
         let nmembers = r.u32()? as usize;
         if nmembers > r.rest().len() / 4 {
-            return Err(DecodeError::Truncated);
+            return Err(Error::Truncated);
         }
         if !has_clock && nmembers != 0 {
-            return Err(DecodeError::Invalid("members without clock"));
+            return Err(Error::Invalid("members without clock"));
         }
         for _ in 0..nmembers {
             let len = r.u32()? as usize;
             let name = r.bytes(len)?;
             let hash = Members::hash(name);
             if members.find(name, hash).is_some() {
-                return Err(DecodeError::Invalid("duplicate member"));
+                return Err(Error::Invalid("duplicate member"));
             }
             members.intern(name, hash);
         }
         let now = now_ms.unwrap_or(i64::MIN);
         let nbuckets = r.u32()? as usize;
         if nbuckets > r.rest().len() / 12 {
-            return Err(DecodeError::Truncated);
+            return Err(Error::Truncated);
         }
         let mut buckets: VecDeque<Box<Bucket>> = VecDeque::with_capacity(nbuckets);
         let mut entries = 0;
         for _ in 0..nbuckets {
             let idx = r.i64()?;
             if !has_clock || shape.is_stale(idx) || idx > clock {
-                return Err(DecodeError::Invalid("bucket outside the window"));
+                return Err(Error::Invalid("bucket outside the window"));
             }
             if buckets.back().is_some_and(|b| idx <= b.idx) {
-                return Err(DecodeError::Invalid("buckets out of order"));
+                return Err(Error::Invalid("buckets out of order"));
             }
             let n = r.u32()? as usize;
             if n == 0 {
-                return Err(DecodeError::Invalid("empty bucket"));
+                return Err(Error::Invalid("empty bucket"));
             }
             if n > r.rest().len() / 12 {
-                return Err(DecodeError::Truncated);
+                return Err(Error::Truncated);
             }
             let mut counts: Vec<(u32, i64)> = Vec::with_capacity(n);
             for _ in 0..n {
                 let (m, v) = (r.u32()?, r.i64()?);
                 if m as usize >= nmembers {
-                    return Err(DecodeError::Invalid("member number"));
+                    return Err(Error::Invalid("member number"));
                 }
                 if v == 0 {
-                    return Err(DecodeError::Invalid("zero count"));
+                    return Err(Error::Invalid("zero count"));
                 }
                 counts.push((m, v));
                 members.add_ref(m);
@@ -197,7 +198,7 @@ impl Full {
             // Written by member; sorted anyway, so that any order loads.
             counts.sort_unstable_by_key(|e| e.0);
             if counts.windows(2).any(|w| w[0].0 == w[1].0) {
-                return Err(DecodeError::Invalid("duplicate entry"));
+                return Err(Error::Invalid("duplicate entry"));
             }
             entries += n;
             let bucket = match shape.is_sealed(idx, now) {
@@ -216,10 +217,10 @@ impl Full {
             buckets.push_back(Box::new(bucket));
         }
         if !r.rest().is_empty() {
-            return Err(DecodeError::Invalid("trailing bytes"));
+            return Err(Error::Invalid("trailing bytes"));
         }
         if members.ids().any(|id| members.refs(id) == 0) {
-            return Err(DecodeError::Invalid("unused member"));
+            return Err(Error::Invalid("unused member"));
         }
         let unsealed = buckets.iter().filter(|b| !b.is_sealed()).count();
         let content = Content {
@@ -264,19 +265,19 @@ impl Full {
 }
 
 /// The views of a version-4 encoding: `u8 n, n x u32 k`, ascending.
-fn decode_views(r: &mut Reader, window: u32) -> Result<Views, DecodeError> {
+fn decode_views(r: &mut Reader, window: u32) -> Result<Views, Error> {
     let n = r.u8()? as usize;
     if n == 0 || n > MAX_VIEWS {
-        return Err(DecodeError::Invalid("number of views"));
+        return Err(Error::Invalid("number of views"));
     }
     let mut ks = Vec::with_capacity(n);
     for _ in 0..n {
         ks.push(i64::from(r.u32()?));
     }
-    let views = Views::new(&ks, window).map_err(|_| DecodeError::Invalid("views"))?;
+    let views = Views::new(&ks, window).map_err(|_| Error::Invalid("views"))?;
     // The set's own order: a payload is a function of the content.
     if !views.iter().map(i64::from).eq(ks.iter().copied()) {
-        return Err(DecodeError::Invalid("views out of order"));
+        return Err(Error::Invalid("views out of order"));
     }
     Ok(views)
 }

@@ -3,7 +3,8 @@
 
 use super::key::*;
 use super::tests::*;
-use crate::topn::encoding::{DecodeError, ENCODING_VERSION};
+use crate::topn::encoding::ENCODING_VERSION;
+use crate::topn::error::Error;
 use crate::topn::window::Window;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -87,10 +88,7 @@ fn decode_rejects_truncated_and_garbage() {
     assert!(Full::decode(&long).is_err());
     let mut v = enc.clone();
     v[0] = 5;
-    assert_eq!(
-        Full::decode(&v).unwrap_err(),
-        DecodeError::UnknownVersion(5)
-    );
+    assert_eq!(Full::decode(&v).unwrap_err(), Error::UnknownVersion(5));
     // Random garbage and single-byte corruptions never panic.
     let mut rng = StdRng::seed_from_u64(99);
     for _ in 0..20_000 {
@@ -124,7 +122,7 @@ fn decode_rejects_truncated_and_garbage() {
     e[pos] = e[first];
     assert_eq!(
         Full::decode(&e).unwrap_err(),
-        DecodeError::Invalid("duplicate member")
+        Error::Invalid("duplicate member")
     );
 }
 

@@ -7,8 +7,9 @@ use std::fmt;
 use super::bucket::Bucket;
 use super::graveyard::Graveyard;
 use super::members::Members;
+use crate::topn::error::Overflow;
 use crate::topn::parse::Pair;
-use crate::topn::shape::{Overflow, Shape};
+use crate::topn::shape::Shape;
 use crate::topn::views::Views;
 use crate::topn::window::{final_counts, Counted, Query, Row, Window};
 use crate::tuples::table::IdMap;
@@ -243,14 +244,14 @@ impl Window for Full {
     }
 
     fn top(&self, q: &Query) -> Vec<Row<'_>> {
-        let rows = self.top_in(q.n, q.at_ms, q.last);
+        let rows = self.top_of(q);
         rows.into_iter()
             .map(|(m, c)| (m, Counted::exact(c)))
             .collect()
     }
 
     fn count(&self, member: &[u8], q: &Query) -> Counted {
-        Counted::exact(self.count_in(member, q.at_ms, q.last))
+        Counted::exact(self.count_of(member, q))
     }
 
     fn count_at_clock(&self, member: &[u8]) -> i64 {

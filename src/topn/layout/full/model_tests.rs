@@ -4,8 +4,9 @@
 use super::key::*;
 use super::seen::{get, CLOCK_SELECTIONS, GAVE_UP, SEALINGS, WALKS, WRITES_INTO_WALKS};
 use super::tests::{check_invariants, top_owned};
+use crate::topn::error::Overflow;
 use crate::topn::select::clamp_i64;
-use crate::topn::shape::Overflow;
+use crate::topn::window::Query;
 use crate::topn::window::Window;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -199,7 +200,11 @@ fn run_model_ahead(
                         want,
                         "seed {seed} event {ev}: top({n}, {tm}) clock {c}"
                     );
-                    if let Some(sp) = t.span(tm, window) {
+                    if let Some(sp) = t.span(&Query {
+                        at_ms: tm,
+                        last: window,
+                        n: 0,
+                    }) {
                         let d: Vec<(Vec<u8>, i64)> = t
                             .top_direct(n, &sp)
                             .into_iter()

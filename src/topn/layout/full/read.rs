@@ -19,6 +19,7 @@ use super::key::{Full, Reach};
 use super::members::Members;
 use crate::topn::select::{self, clamp_i64, top_dense, top_positive, top_rows, Rows};
 use crate::topn::storage::Key;
+use crate::topn::window::Query;
 use crate::tuples::chunked;
 
 // A sum's totals come in parts of a chunked vector's chunks, each a whole number of the
@@ -168,9 +169,9 @@ impl Full {
         (lo <= hi && i0 < i1).then_some(Span { i0, i1 })
     }
 
-    /// The stored buckets a read of the `last` newest buckets at `at_ms` covers, if any.
-    pub(super) fn span(&self, at_ms: i64, last: u32) -> Option<Span> {
-        let (lo, hi) = self.content.shape.read_range(at_ms, last)?;
+    /// The stored buckets a read covers, if any.
+    pub(super) fn span(&self, q: &Query) -> Option<Span> {
+        let (lo, hi) = self.content.shape.read_range(q.at_ms, q.last)?;
         self.span_of(lo, hi)
     }
 
@@ -261,9 +262,9 @@ impl Full {
         self.count_over(member, self.span_of(self.content.shape.live_lo(c), c))
     }
 
-    /// The member's count over the `last` newest buckets of the window ending at `at_ms`.
-    pub fn count_in(&self, member: &[u8], at_ms: i64, last: u32) -> i64 {
-        self.count_over(member, self.span(at_ms, last))
+    /// The member's count over a read.
+    pub fn count_of(&self, member: &[u8], q: &Query) -> i64 {
+        self.count_over(member, self.span(q))
     }
 
     fn count_over(&self, member: &[u8], sp: Option<Span>) -> i64 {
@@ -275,14 +276,13 @@ impl Full {
         }
     }
 
-    /// The exact top `n` over the `last` newest buckets of the window ending at `at_ms` (before
-    /// or after the clock), highest first, ties by member ascending; members whose count is 0
-    /// are left out.
-    pub fn top_in(&self, n: usize, at_ms: i64, last: u32) -> Rows<'_> {
-        let Some(sp) = self.span(at_ms, last) else {
+    /// The exact top `q.n` over a read (before or after the clock), highest first, ties by
+    /// member ascending; members whose count is 0 are left out.
+    pub fn top_of(&self, q: &Query) -> Rows<'_> {
+        let Some(sp) = self.span(q) else {
             return Vec::new();
         };
-        let want = n.min(self.m().live);
+        let want = q.n.min(self.m().live);
         if want == 0 {
             return Vec::new();
         }
@@ -337,11 +337,11 @@ impl Full {
             super::seen::note(&super::seen::GAVE_UP, 1);
         }
         if via < direct {
-            if let Some(rows) = self.top_via(n, base, base_fixes) {
+            if let Some(rows) = self.top_via(want, base, base_fixes) {
                 return rows;
             }
         }
-        self.top_direct(n, &sp)
+        self.top_direct(want, &sp)
     }
 
     /// A candidate's exact count in a walk.

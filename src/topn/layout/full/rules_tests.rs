@@ -3,7 +3,7 @@
 
 use super::key::*;
 use super::tests::*;
-use crate::topn::shape::Overflow;
+use crate::topn::error::Overflow;
 use crate::topn::shape::Shape;
 use crate::topn::window::Window;
 

@@ -6,6 +6,7 @@ use super::members::Members;
 use super::seen::{get, GAVE_UP, WALKS};
 use crate::topn::shape::Shape;
 use crate::topn::views::Views;
+use crate::topn::window::Query;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::HashMap;
@@ -64,6 +65,16 @@ impl Full {
         self.content.shape.expire_at_ms()
     }
 
+    /// The exact top `n` over the `last` newest buckets of the window ending at `at_ms`.
+    pub fn top_in(&self, n: usize, at_ms: i64, last: u32) -> Vec<(&[u8], i64)> {
+        self.top_of(&Query { at_ms, last, n })
+    }
+
+    /// The member's count over the `last` newest buckets of the window ending at `at_ms`.
+    pub fn count_in(&self, member: &[u8], at_ms: i64, last: u32) -> i64 {
+        self.count_of(member, &Query { at_ms, last, n: 0 })
+    }
+
     /// The exact top `n` over the window ending at `at_ms`.
     pub fn top(&self, n: usize, at_ms: i64) -> Vec<(&[u8], i64)> {
         self.top_in(n, at_ms, self.window())
@@ -74,7 +85,7 @@ impl Full {
         self.count_in(member, at_ms, self.window())
     }
 
-    pub fn decode(bytes: &[u8]) -> Result<Full, crate::topn::encoding::DecodeError> {
+    pub fn decode(bytes: &[u8]) -> Result<Full, crate::topn::error::Error> {
         Full::decode_at(bytes, None)
     }
 
@@ -91,7 +102,7 @@ impl Full {
 
     /// The sum a read of the `last` newest buckets at `at_ms` walks without a fix, if any.
     pub fn walked_sum(&self, at_ms: i64, last: u32) -> Option<usize> {
-        let (s, fixes) = self.closest(&self.span(at_ms, last)?);
+        let (s, fixes) = self.closest(&self.span(&Query { at_ms, last, n: 0 })?);
         (fixes == 0).then_some(s)
     }
 
@@ -260,7 +271,11 @@ pub(super) fn same_answers(a: &Full, b: &Full, names: &[Vec<u8>]) {
 /// Every read of `t` at `at`, LAST 1 to the whole window, against sums of the buckets.
 fn reads_exact(t: &Full, at: i64) {
     for k in 1..=t.window() {
-        let Some(sp) = t.span(at, k) else {
+        let Some(sp) = t.span(&Query {
+            at_ms: at,
+            last: k,
+            n: 0,
+        }) else {
             assert!(t.top_in(10, at, k).is_empty());
             continue;
         };

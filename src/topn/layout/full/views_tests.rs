@@ -6,6 +6,7 @@
 use super::key::*;
 use super::tests::check_invariants;
 use crate::topn::views::Views;
+use crate::topn::window::Query;
 use crate::topn::window::Window;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -103,7 +104,14 @@ fn run(seed: u64) {
     for k in views.iter() {
         let rows = owned(with.top_in(5, server, k));
         assert_eq!(rows, owned(plain.top_in(5, server, k)));
-        if with.span(server, k).is_some() {
+        if with
+            .span(&Query {
+                at_ms: server,
+                last: k,
+                n: 0,
+            })
+            .is_some()
+        {
             // Its view's index, or the window's when that holds the same buckets.
             let walked = with.walked_sum(server, k);
             assert!(walked.is_some(), "seed {seed}: a view's read walks it");
@@ -134,7 +142,13 @@ fn a_view_read_is_a_walk() {
     check_invariants(&t);
     let top = owned(t.top_in(3, 5_500, 3));
     assert_eq!(t.walked_sum(5_500, 3), Some(2), "the view of 3");
-    let sp = t.span(5_500, 3).unwrap();
+    let sp = t
+        .span(&Query {
+            at_ms: 5_500,
+            last: 3,
+            n: 0,
+        })
+        .unwrap();
     assert_eq!(top, owned(t.top_direct(3, &sp)));
 }
 

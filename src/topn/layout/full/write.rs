@@ -4,8 +4,8 @@
 use super::bucket::Bucket;
 use super::key::Full;
 use super::members::Members;
+use crate::topn::error::Overflow;
 use crate::topn::parse::Pair;
-use crate::topn::shape::Overflow;
 
 /// Where an increment lands and what it starts from (`Full::prepare`).
 struct Prepared {
