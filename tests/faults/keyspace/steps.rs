@@ -1,302 +1,12 @@
-//! The keyspace model: thousands of random steps over several dbs, mixing
-//! writes of every family that owes background work (ULIST values expiring
-//! in an hour or in a few seconds, HCOUNTER partitions with a TTL of an hour
-//! or of two seconds, TOPN keys with upkeep) with every way Redis moves or
-//! drops a key: DEL, UNLINK, expiry, eviction, lazy frees, RENAME (also over
-//! a key of ours, from a script, and in a MULTI of more renames than the
-//! module remembers), RENAMENX, MOVE, COPY, RESTORE (REPLACE), SWAPDB,
-//! FLUSHDB and FLUSHALL (SYNC and ASYNC), DEBUG RELOAD, DEBUG LOADAOF (an AOF
-//! replay, whose renames no command filter sees) and timer ticks.
-//!
-//! A replica loads diskless (`repl-diskless-load swapdb`): some steps make
-//! it full-sync again, and some abort that load half-way.
-//!
-//! After every step, once the module follows nothing in flight, the keys it
-//! has work scheduled for (the test-only view `CONFIG GET
-//! recipes.test-schedules`) are the model's: each key that surely owes work
-//! is there, and none is there that owes none (a key whose only work is
-//! already due may be either); after a replica's load, and at the end, each
-//! key that surely owes work is scheduled on the replica too. At the end,
-//! past every short expiry, every expired value is gone from memory
-//! (`ULIST.INFO`, `HCOUNTER.INFO`) and the schedules hold exactly the keys
-//! with work left.
-//!
-//! Seeded by `FAULTS_SEED` (printed; set it to replay), `KEYSPACE_STEPS`
-//! steps (3,000), of the kinds `KEYSPACE_KINDS` lists (comma-separated
-//! names of `Run::random_step`'s table; all by default), to narrow a
-//! failure down. Runs on the default server, and again with active defrag
-//! on (moving values under the steps) on `RECIPES_DEFRAG_SERVER` when set
-//! (`make test-faults` passes Redis 8.2.3, built with its jemalloc).
+//! The random steps of the keyspace model: every way a key of ours is
+//! written, moved or dropped.
 
 use super::*;
-use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
-use std::collections::BTreeSet;
-use std::fmt::Write as _;
-use std::time::Duration;
-
-const DBS: i32 = 4;
-/// Names per db the steps pick from (`k0`..): few, so steps meet.
-const NAMES: usize = 10;
-/// How long the module may take to find what it follows (a check waits).
-const SETTLE: Duration = Duration::from_secs(30);
-/// Plain keys added for a load to abort (3 ms each to load, then).
-const FILLERS: usize = 200;
-/// A due time within this of now may already be reclaimed, or not yet.
-const MARGIN_MS: i64 = 300;
-
-#[derive(Clone, Debug)]
-enum Val {
-    /// Values expiring in an hour, due times of values expiring soon, and
-    /// values that never expire.
-    Ulist {
-        late: usize,
-        soon: Vec<i64>,
-        never: usize,
-    },
-    /// Partitions (by name), and when the last of them runs out (`short`: a
-    /// TTL of 2 s, else an hour).
-    Hcounter {
-        short: bool,
-        partitions: BTreeSet<String>,
-        alive_until: i64,
-    },
-    /// Upkeep always owed (the module is loaded with no compact layout).
-    Topn,
-    /// A string: a key of another type.
-    Plain,
-}
-
-/// What a key owes the schedules at a time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Owes {
-    Surely(&'static str),
-    Maybe(&'static str),
-    Nothing,
-}
-
-impl Val {
-    fn owes(&self, now: i64) -> Owes {
-        let later = |due: i64| due > now + MARGIN_MS;
-        match self {
-            Val::Ulist { late, soon, .. } => {
-                if *late > 0 || soon.iter().any(|&d| later(d)) {
-                    Owes::Surely("reclaim")
-                } else if soon.is_empty() {
-                    Owes::Nothing
-                } else {
-                    Owes::Maybe("reclaim")
-                }
-            }
-            Val::Hcounter {
-                partitions,
-                alive_until,
-                ..
-            } => {
-                if partitions.is_empty() {
-                    Owes::Nothing
-                } else if later(*alive_until) {
-                    Owes::Surely("reclaim")
-                } else {
-                    Owes::Maybe("reclaim")
-                }
-            }
-            Val::Topn => Owes::Surely("upkeep"),
-            Val::Plain => Owes::Nothing,
-        }
-    }
-}
-
-type Place = (i32, String);
-
-struct Model {
-    keys: BTreeMap<Place, Val>,
-    /// A counter for values and members, so every add is new.
-    serial: u64,
-}
-
-impl Model {
-    fn take(&mut self, p: &Place) -> Option<Val> {
-        self.keys.remove(p)
-    }
-}
-
-/// One run of the model test: its servers, connections, model and log.
-struct Run<'a> {
-    master: &'a Server,
-    replica: &'a Server,
-    c: &'a mut Connection,
-    m: Model,
-    rng: StdRng,
-    /// The db the connection has selected.
-    db: i32,
-    /// The last steps, for a failure's message.
-    log: Vec<String>,
-    step: usize,
-    seed: u64,
-}
-
-/// A server of the test; `replica`: one that loads diskless (swapdb).
-fn keyspace_server(binary: Option<&str>, replica: bool) -> Server {
-    let mut b = Server::builder()
-        .env("RECIPES_TEST_SCHEDULES", "1")
-        .module_args(&[
-            "topn-compact-max",
-            "0",
-            "topn-default-bucket",
-            "1",
-            "topn-default-window",
-            "3600",
-            "ulist-compact-max",
-            "4",
-        ])
-        .config("databases", &DBS.to_string())
-        .config("appendonly", "yes")
-        .config("maxmemory-policy", "allkeys-random");
-    if let Some(binary) = binary {
-        b = b.binary(binary);
-    }
-    if replica {
-        b = b.config("repl-diskless-load", "swapdb");
-    }
-    b.start()
-}
-
-#[test]
-fn the_schedules_follow_every_key_through_random_moves() {
-    let seed = seed_from_env("FAULTS_SEED", 11);
-    let srv = keyspace_server(None, false);
-    let replica = keyspace_server(None, true);
-    let steps = run_model(&srv, &replica, seed);
-    eprintln!("keyspace model: {steps} steps, seed {seed}");
-    assert_no_crash(&srv.log(), "keyspace model");
-    assert_no_crash(&replica.log(), "keyspace model, replica");
-}
-
-#[test]
-fn the_schedules_follow_every_key_while_defrag_moves_values() {
-    let Ok(server) = std::env::var("RECIPES_DEFRAG_SERVER") else {
-        eprintln!(
-            "skipped: set RECIPES_DEFRAG_SERVER to a redis-server built with its jemalloc \
-             (make test-faults passes Redis 8.2.3)"
-        );
-        return;
-    };
-    let seed = seed_from_env("FAULTS_SEED", 12);
-    let srv = keyspace_server(Some(&server), false);
-    let replica = keyspace_server(Some(&server), true);
-    for s in [&srv, &replica] {
-        let c = &mut s.conn();
-        for (name, value) in [
-            ("activedefrag", "yes"),
-            ("active-defrag-ignore-bytes", "1"),
-            ("active-defrag-threshold-lower", "0"),
-            ("active-defrag-cycle-min", "10"),
-            ("active-defrag-cycle-max", "50"),
-        ] {
-            q_ok(c, &["CONFIG", "SET", name, value]);
-        }
-    }
-    let steps = run_model(&srv, &replica, seed);
-    let (calls, moved) = (
-        srv.recipes_info("defrag_calls"),
-        srv.recipes_info("defrag_moved"),
-    );
-    eprintln!(
-        "keyspace model with defrag: {steps} steps, seed {seed}: recipes_defrag_calls {calls}, \
-         recipes_defrag_moved {moved}"
-    );
-    assert!(moved > 0, "defrag moved no value of ours ({calls} calls)");
-    assert_no_crash(&srv.log(), "keyspace model with defrag");
-}
-
-/// Runs the steps and the final check; answers the number of steps.
-fn run_model(srv: &Server, replica: &Server, seed: u64) -> usize {
-    let steps: usize = std::env::var("KEYSPACE_STEPS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(3_000);
-    let c = &mut srv.conn();
-    let port = srv.port.to_string();
-    q_ok(&mut replica.conn(), &["REPLICAOF", "127.0.0.1", &port]);
-    wait_for_sync(srv, replica);
-    let mut run = Run {
-        master: srv,
-        replica,
-        c,
-        m: Model {
-            keys: BTreeMap::new(),
-            serial: 0,
-        },
-        rng: StdRng::seed_from_u64(seed),
-        db: 0,
-        log: Vec::new(),
-        step: 0,
-        seed,
-    };
-    // Steps by kind (the first word of what each did): how many, how long.
-    let mut kinds: BTreeMap<String, (usize, Duration)> = BTreeMap::new();
-    for step in 0..steps {
-        run.step = step;
-        let started = std::time::Instant::now();
-        let what = run.random_step();
-        let kind = what.split(' ').next().unwrap_or_default().to_string();
-        run.log.pop();
-        run.log.push(format!("{step}: {what}"));
-        if run.log.len() > 40 {
-            run.log.remove(0);
-        }
-        run.check();
-        let entry = kinds.entry(kind).or_default();
-        entry.0 += 1;
-        entry.1 += started.elapsed();
-    }
-    run.finish();
-    let summary: Vec<String> = kinds
-        .iter()
-        .map(|(k, (n, t))| format!("{k} {n} ({:.1} s)", t.as_secs_f64()))
-        .collect();
-    eprintln!("keyspace model, steps by kind: {}", summary.join(", "));
-    steps
-}
 
 impl Run<'_> {
-    fn select(&mut self, db: i32) {
-        if self.db != db {
-            q_ok(self.c, &["SELECT", &db.to_string()]);
-            self.db = db;
-        }
-    }
-
-    fn place(&mut self) -> Place {
-        (
-            self.rng.gen_range(0..DBS),
-            format!("k{}", self.rng.gen_range(0..NAMES)),
-        )
-    }
-
-    /// A place holding a key, or any place when none does.
-    fn occupied(&mut self) -> Place {
-        let n = self.m.keys.len();
-        if n == 0 {
-            return self.place();
-        }
-        let i = self.rng.gen_range(0..n);
-        self.m.keys.keys().nth(i).cloned().expect("in range")
-    }
-
-    fn serial(&mut self) -> u64 {
-        self.m.serial += 1;
-        self.m.serial
-    }
-
-    fn query(&mut self, args: &[&str]) -> Result<Value, String> {
-        cmd(args).query(self.c).map_err(|e| err_text(&e))
-    }
-
     /// One random step of the kinds `KEYSPACE_KINDS` names (all by
     /// default); answers what it did.
-    fn random_step(&mut self) -> String {
+    pub(super) fn random_step(&mut self) -> String {
         type Step = fn(&mut Run<'_>) -> String;
         const STEPS: &[(u32, &str, Step)] = &[
             (180, "ulist", |r| r.write_ulist()),
@@ -313,6 +23,8 @@ impl Run<'_> {
             (30, "script", |r| r.rename_in_script()),
             (40, "multi", |r| r.multi()),
             (15, "flush", |r| r.flush()),
+            (4, "flushes", |r| r.flushes()),
+            (2, "swaps", |r| r.swaps()),
             (10, "reload", |r| r.reload()),
             (10, "loadaof", |r| r.load_aof()),
             (10, "evict", |r| r.evict()),
@@ -475,7 +187,7 @@ impl Run<'_> {
         let from = self.occupied();
         let to = (from.0, format!("k{}", self.rng.gen_range(0..NAMES)));
         let nx = self.rng.gen_bool(0.3);
-        let how = if nx { "RENAMENX" } else { "RENAME" };
+        let how = if nx { RENAMENX } else { "RENAME" };
         self.select(from.0);
         let done = self.query(&[how, &from.1, &to.1]);
         self.renamed(&from, &to, nx, done.is_ok());
@@ -568,6 +280,11 @@ impl Run<'_> {
 
     fn swapdb(&mut self) -> String {
         let (a, b) = (self.rng.gen_range(0..DBS), self.rng.gen_range(0..DBS));
+        self.swap(a, b);
+        format!("SWAPDB {a} {b}")
+    }
+
+    fn swap(&mut self, a: i32, b: i32) {
         q_ok(self.c, &["SWAPDB", &a.to_string(), &b.to_string()]);
         let keys = std::mem::take(&mut self.m.keys);
         self.m.keys = keys
@@ -583,7 +300,6 @@ impl Run<'_> {
                 ((db, name), v)
             })
             .collect();
-        format!("SWAPDB {a} {b}")
     }
 
     fn rename_in_script(&mut self) -> String {
@@ -597,16 +313,30 @@ impl Run<'_> {
     }
 
     /// Renames and moves in one MULTI, queued before any runs (each planned
-    /// on the model so none fails); sometimes followed by more renames of
-    /// other keys than the module remembers, which push them out.
+    /// on the model so none fails), sometimes a chain on one name (`RENAME a
+    /// b`, `RENAME c a`, `RENAME a d`); sometimes followed by many renames of
+    /// other keys.
     fn multi(&mut self) -> String {
+        let flood = self.rng.gen_bool(0.3);
+        self.multi_renames(flood)
+    }
+
+    fn multi_renames(&mut self, flood: bool) -> String {
         let db = self.rng.gen_range(0..DBS);
         self.select(db);
-        let flood = self.rng.gen_bool(0.3);
         let mut planned = self.m.keys.clone();
         let mut pipe = redis::pipe();
         pipe.atomic();
         let mut done = Vec::new();
+        let rename = |pipe: &mut redis::Pipeline,
+                      planned: &mut BTreeMap<Place, Val>,
+                      from: &str,
+                      to: &str| {
+            pipe.cmd("RENAME").arg(from).arg(to).ignore();
+            let v = planned.remove(&(db, from.to_string())).expect("listed");
+            planned.insert((db, to.to_string()), v);
+            format!("RENAME {from} {to}")
+        };
         for _ in 0..self.rng.gen_range(1..5) {
             let names: Vec<String> = (planned.keys())
                 .filter(|(d, _)| *d == db)
@@ -615,13 +345,25 @@ impl Run<'_> {
             if names.is_empty() {
                 break;
             }
-            let from = names[self.rng.gen_range(0..names.len())].clone();
-            if self.rng.gen_bool(0.7) {
+            let pick = |rng: &mut StdRng| names[rng.gen_range(0..names.len())].clone();
+            let from = pick(&mut self.rng);
+            let roll = self.rng.gen_range(0..10);
+            if roll < 3 && names.len() > 1 {
+                // A chain: the name is renamed away, another key takes it
+                // and is renamed away in turn.
+                let other = loop {
+                    let o = pick(&mut self.rng);
+                    if o != from {
+                        break o;
+                    }
+                };
+                let (b, d) = (self.free_name(&planned, db), format!("c{}", self.serial()));
+                done.push(rename(&mut pipe, &mut planned, &from, &b));
+                done.push(rename(&mut pipe, &mut planned, &other, &from));
+                done.push(rename(&mut pipe, &mut planned, &from, &d));
+            } else if roll < 8 {
                 let to = format!("k{}", self.rng.gen_range(0..NAMES));
-                pipe.cmd("RENAME").arg(&from).arg(&to).ignore();
-                let v = planned.remove(&(db, from.clone())).expect("listed");
-                planned.insert((db, to.clone()), v);
-                done.push(format!("RENAME {from} {to}"));
+                done.push(rename(&mut pipe, &mut planned, &from, &to));
             } else {
                 let target = (db + self.rng.gen_range(1..DBS)) % DBS;
                 pipe.cmd("MOVE").arg(&from).arg(target).ignore();
@@ -647,29 +389,132 @@ impl Run<'_> {
         format!("MULTI in db {db}: {done:?}, flood {flood}")
     }
 
+    /// A name of `k0`.. free in `db` of `planned`, else a new one.
+    fn free_name(&mut self, planned: &BTreeMap<Place, Val>, db: i32) -> String {
+        (0..NAMES)
+            .map(|i| format!("k{i}"))
+            .find(|n| !planned.contains_key(&(db, n.clone())))
+            .unwrap_or_else(|| format!("c{}", self.serial()))
+    }
+
     fn flush(&mut self) -> String {
         let mode = ["SYNC", "ASYNC"][self.rng.gen_range(0..2)];
         if self.rng.gen_bool(0.2) {
             q_ok(self.c, &["FLUSHALL", mode]);
             self.m.keys.clear();
+            for db in 0..DBS {
+                self.refill_plain_keys(db);
+            }
             return format!("FLUSHALL {mode}");
         }
         let db = self.rng.gen_range(0..DBS);
-        self.select(db);
-        q_ok(self.c, &["FLUSHDB", mode]);
-        self.m.keys.retain(|(d, _), _| *d != db);
+        self.flush_db(db, mode);
         format!("FLUSHDB {db} {mode}")
     }
 
-    fn reload(&mut self) -> String {
-        q_ok(self.c, &["DEBUG", "RELOAD"]);
-        "DEBUG RELOAD".into()
+    fn flush_db(&mut self, db: i32, mode: &str) {
+        self.select(db);
+        q_ok(self.c, &["FLUSHDB", mode]);
+        self.m.keys.retain(|(d, _), _| *d != db);
+        self.refill_plain_keys(db);
     }
 
-    /// The AOF replayed: its renames pass no command filter.
+    /// A value of ours renamed in db 1, 2 or 3, then db 0 flushed and
+    /// refilled (in one MULTI) every 300 ms, faster than a search of it
+    /// takes, until the value is found: a search of the renamed key's db is
+    /// not held back by another db's flushes.
+    fn flushes(&mut self) -> String {
+        let renamed = self.rename_owing(1..DBS);
+        let started = Instant::now();
+        let mut flushes = 0;
+        self.quiet.set(true);
+        while followed(self.c) != 0 {
+            if started.elapsed() > SETTLE {
+                let n = followed(self.c);
+                self.fail(&format!(
+                    "{n} values still followed after {SETTLE:?} of flushes of db 0\n"
+                ));
+            }
+            self.select(0);
+            let mut pipe = redis::pipe();
+            pipe.atomic()
+                .cmd("FLUSHDB")
+                .arg(["SYNC", "ASYNC"][flushes % 2])
+                .ignore();
+            self.plain_keys_into(&mut pipe);
+            let _: () = pipe.query(self.c).expect("FLUSHDB and refill");
+            self.m.keys.retain(|(d, _), _| *d != 0);
+            flushes += 1;
+            std::thread::sleep(Duration::from_millis(300));
+        }
+        self.quiet.set(false);
+        format!("flushes: {renamed}, then db 0 flushed {flushes} times until it was found")
+    }
+
+    /// A value of ours renamed in db 3, then that db swapped with db 0
+    /// after 1, 3 and 9 seconds, while it is searched for (a search of db 0
+    /// is over by then, a search of every db in turn not yet).
+    fn swaps(&mut self) -> String {
+        let renamed = self.rename_owing(3..DBS);
+        for wait in [1, 2, 6] {
+            std::thread::sleep(Duration::from_secs(wait));
+            self.swap(0, 3);
+        }
+        format!("swaps: {renamed}, then SWAPDB 0 3 after 1, 3 and 9 s")
+    }
+
+    /// Renames a key of ours that surely owes work in one of `dbs` (made
+    /// first when there is none) to a free name with `RENAMENX`.
+    fn rename_owing(&mut self, dbs: std::ops::Range<i32>) -> String {
+        let now = now_ms();
+        let owing: Vec<Place> = (self.m.keys.iter())
+            .filter(|((db, _), v)| dbs.contains(db) && matches!(v.owes(now), Owes::Surely(_)))
+            .map(|(p, _)| p.clone())
+            .collect();
+        let from = if owing.is_empty() {
+            let p = (
+                dbs.end - 1,
+                self.free_name(&self.m.keys.clone(), dbs.end - 1),
+            );
+            self.select(p.0);
+            q_ok(self.c, &["ULIST.CREATE", &p.1, "VALUE", "v"]);
+            let _: i64 = q(self.c, &["ULIST.ADD", &p.1, "EXPIRE", "3600", "v", "x"]);
+            let v = Val::Ulist {
+                late: 1,
+                soon: Vec::new(),
+                never: 0,
+            };
+            self.m.keys.insert(p.clone(), v);
+            p
+        } else {
+            owing[self.rng.gen_range(0..owing.len())].clone()
+        };
+        let to = (from.0, self.free_name(&self.m.keys.clone(), from.0));
+        self.select(from.0);
+        let done: i64 = q(self.c, &[RENAMENX, &from.1, &to.1]);
+        self.renamed(&from, &to, true, done == 1);
+        format!("{RENAMENX} {from:?} -> {to:?}: {done}")
+    }
+
+    /// `DEBUG RELOAD`, sometimes followed by a MULTI of renames.
+    fn reload(&mut self) -> String {
+        q_ok(self.c, &["DEBUG", "RELOAD"]);
+        self.after_load("DEBUG RELOAD")
+    }
+
+    /// The AOF replayed: renames and moves of keys of ours that no callback
+    /// names the destination of.
     fn load_aof(&mut self) -> String {
         q_ok(self.c, &["DEBUG", "LOADAOF"]);
-        "DEBUG LOADAOF".into()
+        self.after_load("DEBUG LOADAOF")
+    }
+
+    fn after_load(&mut self, load: &str) -> String {
+        if self.rng.gen_bool(0.5) {
+            format!("{load}, then {}", self.multi_renames(true))
+        } else {
+            load.into()
+        }
     }
 
     /// Evicts some keys at random, then learns which went.
@@ -716,9 +561,11 @@ impl Run<'_> {
         let port = self.master.port.to_string();
         let mut aborted = false;
         // Slow loading that still serves clients, so the test sees it and
-        // the master can drop the link half-way.
+        // the master can drop the link half-way: 30 us a key, a few seconds
+        // for the plain keys (a load started again after the link drops
+        // runs as slowly, then ends).
         let slow = [
-            ("key-load-delay", "3000", "0"),
+            ("key-load-delay", "30", "0"),
             ("loading-process-events-interval-bytes", "1024", "2097152"),
         ];
         if abort {
@@ -733,6 +580,9 @@ impl Run<'_> {
             }
             let _: () = fill.query(self.c).expect("fillers");
         }
+        // The replica holds all the master wrote before it leaves (the
+        // stream of plain keys written after a flush can be long).
+        wait_for_sync(self.master, self.replica);
         q_ok(r, &["REPLICAOF", "NO", "ONE"]);
         q_ok(r, &["REPLICAOF", "127.0.0.1", &port]);
         if abort {
@@ -765,11 +615,11 @@ impl Run<'_> {
             aborted = loading;
             // The temporary db is freed in the background.
             std::thread::sleep(Duration::from_millis(300));
-            self.check_replica(r);
+            self.check_replica();
             q_ok(r, &["REPLICAOF", "127.0.0.1", &port]);
         }
         wait_for_sync(self.master, self.replica);
-        self.check_replica(r);
+        self.check_replica();
         match (abort, aborted) {
             (false, _) => "resync: the replica loaded in full".into(),
             (true, true) => "aborted-load: a load aborted, the replica checked, then loaded".into(),
@@ -777,184 +627,9 @@ impl Run<'_> {
         }
     }
 
-    /// Every key that surely owes work is scheduled on the replica too.
-    fn check_replica(&mut self, r: &mut Connection) {
-        let got = settled_schedules(r);
-        let entries = self.settled(got, "replica: ");
-        let wrong = self.missing(&entries, "replica missing", now_ms());
-        if !wrong.is_empty() {
-            self.fail(&wrong);
-        }
-    }
-
-    /// A server's schedule entries once it followed nothing in flight
-    /// ([`settled_schedules`]'s answer), or the failure.
-    fn settled(
-        &self,
-        got: Result<BTreeSet<(i32, String, String)>, i64>,
-        whose: &str,
-    ) -> BTreeSet<(i32, String, String)> {
-        got.unwrap_or_else(|followed| {
-            self.fail(&format!(
-                "{whose}{followed} values still followed after {SETTLE:?}\n"
-            ))
-        })
-    }
-
-    /// A line for each key the model says surely owes work at `now` and
-    /// `entries` lack.
-    fn missing(&self, entries: &BTreeSet<(i32, String, String)>, what: &str, now: i64) -> String {
-        let mut wrong = String::new();
-        for ((db, name), v) in &self.m.keys {
-            if let Owes::Surely(kind) = v.owes(now) {
-                if !entries.contains(&(*db, kind.into(), name.clone())) {
-                    let _ = writeln!(wrong, "{what}: db {db} {kind} {name} ({v:?})");
-                }
-            }
-        }
-        wrong
-    }
-
     fn tick(&mut self) -> String {
         let ms = self.rng.gen_range(1..120);
         std::thread::sleep(Duration::from_millis(ms));
         format!("sleep {ms} ms")
-    }
-
-    /// Compares the master's schedules with the model (see the module doc).
-    fn check(&mut self) {
-        let got = settled_schedules(self.c);
-        let entries = self.settled(got, "");
-        let now = now_ms();
-        let mut wrong = self.missing(&entries, "missing", now);
-        for (db, kind, name) in &entries {
-            let owes = self.m.keys.get(&(*db, name.clone())).map(|v| v.owes(now));
-            let allowed = match owes {
-                Some(Owes::Surely(k) | Owes::Maybe(k)) => k == kind,
-                _ => false,
-            };
-            if !allowed {
-                let _ = writeln!(
-                    wrong,
-                    "extra: db {db} {kind} {name} (model: {:?})",
-                    self.m.keys.get(&(*db, name.clone()))
-                );
-            }
-        }
-        if !wrong.is_empty() {
-            self.fail(&wrong);
-        }
-    }
-
-    fn fail(&self, what: &str) -> ! {
-        panic!(
-            "keyspace model, seed {} (FAULTS_SEED={} replays it), after step {}:\n{what}\
-             last steps:\n{}",
-            self.seed,
-            self.seed,
-            self.step,
-            self.log.join("\n")
-        );
-    }
-
-    /// Past every short expiry: every expired value is gone from memory,
-    /// and the schedules hold exactly the keys with work left.
-    fn finish(&mut self) {
-        let last_due = (self.m.keys.values())
-            .filter_map(|v| match v {
-                Val::Ulist { soon, .. } => soon.iter().max().copied(),
-                Val::Hcounter {
-                    short: true,
-                    alive_until,
-                    ..
-                } => Some(*alive_until),
-                _ => None,
-            })
-            .max()
-            .unwrap_or(0);
-        let places: Vec<(Place, Val)> = self.m.keys.clone().into_iter().collect();
-        let reclaimed = wait_until(SETTLE, || {
-            now_ms() > last_due + 1_000 && places.iter().all(|(p, v)| self.stored_is_live(p, v))
-        });
-        if !reclaimed {
-            let left: Vec<String> = places
-                .iter()
-                .filter(|(p, v)| !self.stored_is_live(p, v))
-                .map(|(p, v)| format!("{p:?}: {v:?}"))
-                .collect();
-            self.fail(&format!(
-                "expired values left in memory:\n{}\n",
-                left.join("\n")
-            ));
-        }
-        for v in self.m.keys.values_mut() {
-            match v {
-                Val::Ulist { soon, .. } => soon.clear(),
-                Val::Hcounter {
-                    short: true,
-                    partitions,
-                    ..
-                } => partitions.clear(),
-                _ => {}
-            }
-        }
-        self.step += 1;
-        self.log.push("past every expiry".into());
-        self.check();
-        wait_for_sync(self.master, self.replica);
-        self.check_replica(&mut self.replica.conn());
-    }
-
-    /// Whether the key at `p` stores only what has not expired.
-    fn stored_is_live(&mut self, p: &Place, v: &Val) -> bool {
-        self.select(p.0);
-        let field = |info: &[Value], name: &str| -> i64 {
-            let at = info
-                .iter()
-                .position(|f| reply_text(f) == name)
-                .unwrap_or_else(|| panic!("no {name} in {info:?}"));
-            redis::from_redis_value(&info[at + 1]).expect("an integer")
-        };
-        match v {
-            Val::Ulist { late, never, .. } => {
-                let info: Vec<Value> = q(self.c, &["ULIST.INFO", &p.1]);
-                field(&info, "values") == (late + never) as i64
-            }
-            Val::Hcounter { short: true, .. } => {
-                let info: Vec<Value> = q(self.c, &["HCOUNTER.INFO", &p.1]);
-                field(&info, "partitions") == 0
-            }
-            _ => true,
-        }
-    }
-}
-
-/// A server's schedule entries as (db, kind, name) (the test-only view),
-/// once it follows no value in flight; how many it still follows after
-/// [`SETTLE`] otherwise.
-fn settled_schedules(c: &mut Connection) -> Result<BTreeSet<(i32, String, String)>, i64> {
-    let deadline = std::time::Instant::now() + SETTLE;
-    loop {
-        let reply: Vec<String> = q(c, &["CONFIG", "GET", "recipes.test-schedules"]);
-        let text = reply.get(1).cloned().unwrap_or_default();
-        let mut entries = BTreeSet::new();
-        let mut followed = -1;
-        for line in text.lines() {
-            if let Some(n) = line.strip_prefix("followed ") {
-                followed = n.parse().expect("followed count");
-                continue;
-            }
-            let mut parts = line.splitn(3, ' ');
-            if let (Some(db), Some(kind), Some(name)) = (parts.next(), parts.next(), parts.next()) {
-                entries.insert((db.parse().expect("db"), kind.into(), name.into()));
-            }
-        }
-        if followed == 0 {
-            return Ok(entries);
-        }
-        if std::time::Instant::now() > deadline {
-            return Err(followed);
-        }
-        std::thread::sleep(Duration::from_millis(5));
     }
 }
