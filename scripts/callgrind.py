@@ -8,7 +8,6 @@ and keys-that-move.py (run from scripts/, so this module is on sys.path).
 
 import glob
 import os
-import random
 import re
 import socket
 import subprocess
@@ -71,7 +70,9 @@ class Server:
     instrumentation off; `out` is its output file once stopped."""
 
     def __init__(self, outdir, name, server_args, server="redis-server", valgrind_args=()):
-        self.port = random.randrange(20_000, 40_000)
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
         pattern = outdir / f"callgrind.{name}.%p"
         argv = ["valgrind", "--tool=callgrind", "--instr-atstart=no",
                 f"--callgrind-out-file={pattern}", *valgrind_args, server,
