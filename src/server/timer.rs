@@ -60,8 +60,9 @@ pub fn slowest_step_us() -> u64 {
     SLOWEST_STEP_US.load(Ordering::Relaxed)
 }
 
-/// The calling thread's CPU time so far, in microseconds.
-fn thread_cpu_us() -> u64 {
+/// The calling thread's CPU time so far, in microseconds (a system call:
+/// once a step, not in loops).
+pub fn thread_cpu_us() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
