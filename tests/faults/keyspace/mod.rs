@@ -6,7 +6,7 @@
 //! TOPN keys with upkeep) with every way Redis moves or drops a key: DEL,
 //! UNLINK, expiry, eviction, lazy frees, RENAME (also over a key of ours,
 //! from a script, chained on one name in a MULTI, and in a MULTI with many
-//! renames of other keys), RENAMENX (renamed by `rename-command`), MOVE,
+//! renames of other keys), RENAMENX (both renamed by `rename-command`), MOVE,
 //! COPY, RESTORE (REPLACE), SWAPDB, FLUSHDB and FLUSHALL (SYNC and ASYNC;
 //! also one db flushed again and again), DEBUG RELOAD and DEBUG LOADAOF
 //! (each sometimes followed by a MULTI of renames), and timer ticks; these
@@ -59,7 +59,9 @@ const SETTLE_EVERY: usize = 100;
 const FILLERS: usize = 200;
 /// A due time within this of now may already be reclaimed, or not yet.
 const MARGIN_MS: i64 = 300;
-/// What `RENAMENX` is called on these servers (`rename-command`).
+/// What `RENAME` and `RENAMENX` are called on these servers
+/// (`rename-command`): the module must not depend on a command's name.
+const RENAME: &str = "XRENAME";
 const RENAMENX: &str = "XRENAMENX";
 /// The most CPU time a timer step of the module may take.
 const STEP_BOUND_US: u64 = 1_000;
@@ -179,6 +181,7 @@ fn keyspace_server(binary: Option<&str>, replica: bool) -> Server {
         .config("appendonly", "yes")
         .config("auto-aof-rewrite-percentage", "0")
         .config("maxmemory-policy", "allkeys-random")
+        .args(&["--rename-command", "RENAME", RENAME])
         .args(&["--rename-command", "RENAMENX", RENAMENX]);
     if let Some(binary) = binary {
         b = b.binary(binary);

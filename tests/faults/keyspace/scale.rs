@@ -61,7 +61,7 @@ impl Run<'_> {
                 .arg(&name)
                 .arg(&["EXPIRE", "3600", "v", "x"])
                 .ignore();
-            pipe.cmd("RENAME")
+            pipe.cmd(RENAME)
                 .arg(&name)
                 .arg(format!("bulked:{i}"))
                 .ignore();

@@ -187,7 +187,7 @@ impl Run<'_> {
         let from = self.occupied();
         let to = (from.0, format!("k{}", self.rng.gen_range(0..NAMES)));
         let nx = self.rng.gen_bool(0.3);
-        let how = if nx { RENAMENX } else { "RENAME" };
+        let how = if nx { RENAMENX } else { RENAME };
         self.select(from.0);
         let done = self.query(&[how, &from.1, &to.1]);
         self.renamed(&from, &to, nx, done.is_ok());
@@ -306,8 +306,8 @@ impl Run<'_> {
         let from = self.occupied();
         let to = (from.0, format!("k{}", self.rng.gen_range(0..NAMES)));
         self.select(from.0);
-        let script = "return redis.call('RENAME', KEYS[1], KEYS[2])";
-        let done = self.query(&["EVAL", script, "2", &from.1, &to.1]);
+        let script = format!("return redis.call('{RENAME}', KEYS[1], KEYS[2])");
+        let done = self.query(&["EVAL", &script, "2", &from.1, &to.1]);
         self.renamed(&from, &to, false, done.is_ok());
         format!("EVAL RENAME {from:?} -> {to:?}: {done:?}")
     }
@@ -332,7 +332,7 @@ impl Run<'_> {
                       planned: &mut BTreeMap<Place, Val>,
                       from: &str,
                       to: &str| {
-            pipe.cmd("RENAME").arg(from).arg(to).ignore();
+            pipe.cmd(RENAME).arg(from).arg(to).ignore();
             let v = planned.remove(&(db, from.to_string())).expect("listed");
             planned.insert((db, to.to_string()), v);
             format!("RENAME {from} {to}")
@@ -377,7 +377,7 @@ impl Run<'_> {
         if flood {
             for i in 0..70 {
                 pipe.cmd("SET").arg(format!("flood{i}")).arg("x").ignore();
-                pipe.cmd("RENAME")
+                pipe.cmd(RENAME)
                     .arg(format!("flood{i}"))
                     .arg(format!("flooded{i}"))
                     .ignore();
