@@ -457,8 +457,8 @@ pub fn delay(now_ms: i64) -> Option<i64> {
 /// a second), the main thread spends at most 1% of a CPU more than idle,
 /// and only while a value waits for its probe or the search. What a search
 /// then looks at a second: docs/design.md.
-const STEP_BUDGET: Duration = Duration::from_micros(400);
-const PER_SECOND: Duration = Duration::from_millis(8);
+const STEP_BUDGET: Duration = Duration::from_micros(350);
+const PER_SECOND: Duration = Duration::from_micros(7_500);
 
 /// One timer step, on the main thread, not while loading: probes names,
 /// then searches, within the budget (see the module doc).
