@@ -1,5 +1,5 @@
 //! The keyspace model at the scale users run: thousands of random steps
-//! over several dbs, each holding 25,000 plain keys (so the search for a
+//! over several dbs, each holding 100,000 plain keys (so the search for a
 //! value renamed away spans many timer steps), mixing writes of every family
 //! that owes background work (ULIST values expiring in an hour or in a few
 //! seconds, HCOUNTER partitions with a TTL of an hour or of two seconds,
@@ -51,8 +51,8 @@ const DBS: i32 = 4;
 /// Names per db the steps pick from (`k0`..): few, so steps meet.
 const NAMES: usize = 10;
 /// How long the module may take to find what it follows (a settling check
-/// waits): the searches of every db, each a few seconds at this size.
-const SETTLE: Duration = Duration::from_secs(30);
+/// waits): the searches of every db in turn, each about 15 s at this size.
+const SETTLE: Duration = Duration::from_secs(120);
 /// Steps between checks that wait until nothing is followed.
 const SETTLE_EVERY: usize = 100;
 /// Plain keys added for a load to abort (3 ms each to load, then).

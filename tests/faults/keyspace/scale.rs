@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Plain keys in each db (`plain:<i>`): a search of a db spans many steps.
-const PLAIN_PER_DB: usize = 25_000;
+const PLAIN_PER_DB: usize = 100_000;
 /// Keys of ours renamed once each, then replayed from the AOF.
 const BULK: usize = 40_000;
 /// How long the module may take to find them all: a probe of every db for
