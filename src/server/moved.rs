@@ -177,6 +177,8 @@ struct State {
     /// steps used of it.
     second: i64,
     spent: Duration,
+    /// The most CPU time one step of following took (the test-only view).
+    slowest: Duration,
     /// `INFO recipes` counters.
     searched_keys: u64,
     passes: u64,
@@ -196,6 +198,7 @@ static STATE: LazyLock<Mutex<State>> = LazyLock::new(|| {
         turn: 0,
         second: 0,
         spent: Duration::ZERO,
+        slowest: Duration::ZERO,
         searched_keys: 0,
         passes: 0,
         missed: 0,
@@ -426,6 +429,12 @@ pub fn gauges() -> Vec<(&'static str, i64)> {
     ]
 }
 
+/// The most CPU time one step of following took, in microseconds (the
+/// test-only view).
+pub fn slowest_step_us() -> u64 {
+    state().slowest.as_micros() as u64
+}
+
 /// Values followed, and of them those waiting for the search (the
 /// test-only view).
 pub fn followed() -> (usize, usize) {
@@ -491,6 +500,7 @@ pub fn step(ctx: Ctx, follow: Follow) {
     let idle = {
         let mut st = state();
         st.spent += used;
+        st.slowest = st.slowest.max(used);
         st.end_idle_search()
     };
     // The cursor is destroyed outside the lock.

@@ -244,8 +244,8 @@ pub fn gauges() -> Vec<(&'static str, i64)> {
 }
 
 /// Every schedule entry, `db kind name` a line in order (kind `reclaim` or
-/// `upkeep`, the name printable), then `followed <n>`: the test-only view
-/// (`test_view`).
+/// `upkeep`, the name printable), then `followed <n>`, `searched-for <n>`
+/// and `slowest-follow-us <n>`: the test-only view (`test_view`).
 pub fn listing() -> String {
     let mut out = String::new();
     {
@@ -261,6 +261,7 @@ pub fn listing() -> String {
     let (followed, searched) = moved::followed();
     out += &format!("followed {followed}\n");
     out += &format!("searched-for {searched}\n");
+    out += &format!("slowest-follow-us {}\n", moved::slowest_step_us());
     out
 }
 
