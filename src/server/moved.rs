@@ -179,10 +179,6 @@ struct State {
     spent: Duration,
     /// The most CPU time one step of following took (the test-only view).
     slowest: Duration,
-    /// `INFO recipes` counters.
-    searched_keys: u64,
-    passes: u64,
-    missed: u64,
 }
 
 static STATE: LazyLock<Mutex<State>> = LazyLock::new(|| {
@@ -199,9 +195,6 @@ static STATE: LazyLock<Mutex<State>> = LazyLock::new(|| {
         second: 0,
         spent: Duration::ZERO,
         slowest: Duration::ZERO,
-        searched_keys: 0,
-        passes: 0,
-        missed: 0,
     })
 });
 
@@ -210,6 +203,13 @@ static STATE: LazyLock<Mutex<State>> = LazyLock::new(|| {
 static LOADED_ID: AtomicU64 = AtomicU64::new(0);
 /// Whether anything is followed: commands and `free` take the lock only then.
 static FOLLOWING: AtomicBool = AtomicBool::new(false);
+/// `INFO recipes` figures, read without the lock (the lazyfree thread may
+/// hold it a moment; a crash report may be taken while it is held): values
+/// followed, kept as the state changes, and what the searches did.
+static FOLLOWED_KEYS: AtomicU64 = AtomicU64::new(0);
+static SEARCHED_KEYS: AtomicU64 = AtomicU64::new(0);
+static SEARCH_PASSES: AtomicU64 = AtomicU64::new(0);
+static SEARCH_MISSED: AtomicU64 = AtomicU64::new(0);
 
 /// Never held across a call into Redis (which may call back).
 fn state() -> MutexGuard<'static, State> {
@@ -232,6 +232,7 @@ impl State {
             }
         }
         FOLLOWING.store(!self.followed.is_empty(), Ordering::Release);
+        FOLLOWED_KEYS.store(self.followed.len() as u64, Ordering::Relaxed);
         LOADED_ID.store(self.loaded.as_ref().map_or(0, |l| l.id), Ordering::Release);
     }
 
@@ -415,17 +416,14 @@ pub fn async_load_ended(completed: bool) {
 }
 
 /// `INFO recipes` fields: values followed (gauge), and what the search did
-/// (counters); none when the state is busy (a crash report taken while it
-/// was held).
+/// (counters), always there.
 pub fn gauges() -> Vec<(&'static str, i64)> {
-    let Ok(st) = STATE.try_lock() else {
-        return Vec::new();
-    };
+    let read = |n: &AtomicU64| n.load(Ordering::Relaxed) as i64;
     vec![
-        ("reclaim_followed_keys", st.followed.len() as i64),
-        ("reclaim_searched_keys", st.searched_keys as i64),
-        ("reclaim_search_passes", st.passes as i64),
-        ("reclaim_search_missed", st.missed as i64),
+        ("reclaim_followed_keys", read(&FOLLOWED_KEYS)),
+        ("reclaim_searched_keys", read(&SEARCHED_KEYS)),
+        ("reclaim_search_passes", read(&SEARCH_PASSES)),
+        ("reclaim_search_missed", read(&SEARCH_MISSED)),
     ]
 }
 
@@ -629,11 +627,11 @@ fn search(ctx: Ctx, deadline: Instant, follow: Follow) {
         let ended = {
             let mut st = state();
             let st = &mut *st;
-            st.searched_keys += step.looked;
+            SEARCHED_KEYS.fetch_add(step.looked, Ordering::Relaxed);
             let ended = st.search.take_if(|s| done && s.cursor.0 == cursor);
             if let Some(s) = &ended {
-                st.passes += 1;
-                st.missed += s.covered as u64;
+                SEARCH_PASSES.fetch_add(1, Ordering::Relaxed);
+                SEARCH_MISSED.fetch_add(s.covered as u64, Ordering::Relaxed);
                 st.turn = s.slot + 1;
             }
             ended

@@ -223,22 +223,22 @@ fn state() -> MutexGuard<'static, State> {
 }
 
 /// `INFO recipes` gauges: keys scheduled for reclaim and for upkeep, and
-/// about the bytes the schedules hold, over every db (none when the state is busy, e.g. in a crash report taken while
-/// it was held).
+/// about the bytes the schedules hold, over every db (none when the state
+/// is busy, e.g. in a crash report taken while it was held), then
+/// following's figures (always there).
 pub fn gauges() -> Vec<(&'static str, i64)> {
-    let Ok(st) = STATE.try_lock() else {
-        return Vec::new();
-    };
-    let count = |f: fn(&Owed) -> usize| st.served.0.iter().map(f).sum::<usize>() as i64;
-    let mut gauges = vec![
-        ("reclaim_scheduled_keys", count(|o| o.reclaim.len())),
-        ("reclaim_upkeep_keys", count(|o| o.upkeep.len())),
-        (
-            "reclaim_schedule_bytes",
-            count(|o| o.reclaim.heap_bytes() + o.upkeep.heap_bytes()),
-        ),
-    ];
-    drop(st);
+    let mut gauges = Vec::new();
+    if let Ok(st) = STATE.try_lock() {
+        let count = |f: fn(&Owed) -> usize| st.served.0.iter().map(f).sum::<usize>() as i64;
+        gauges = vec![
+            ("reclaim_scheduled_keys", count(|o| o.reclaim.len())),
+            ("reclaim_upkeep_keys", count(|o| o.upkeep.len())),
+            (
+                "reclaim_schedule_bytes",
+                count(|o| o.reclaim.heap_bytes() + o.upkeep.heap_bytes()),
+            ),
+        ];
+    }
     gauges.extend(moved::gauges());
     gauges
 }
