@@ -199,7 +199,8 @@ bench-plain-keys: build
 		echo "installing: valgrind"; \
 		$(SUDO) apt-get update -q && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends valgrind; }
-	$(PYTHON) scripts/plain-keys-instructions.py target/release/librecipes.so
+	$(PYTHON) scripts/plain-keys-instructions.py target/release/librecipes.so \
+		redis-server $$(scripts/compat-servers.sh path redis-8.2.3)
 
 # scripts/bench-compare.py says how (one bench binary, this tree's, drives
 # both modules).

@@ -92,7 +92,7 @@ fn register_families(
         for ty in family.types {
             ty.create_data_type(ctx)
                 .map_err(|e| format!("recipes: {e}"))?;
-            server::tag::adopt(ty);
+            server::identity::adopt(ty);
         }
     }
     for config in configs {

@@ -12,15 +12,15 @@
 //! payloads cannot flood the log.
 //!
 //! Soundness: Redis hands every callback the `value` pointer it got from
-//! [`Key::set_value`] (a `Box<Held<T>>` turned raw: the value behind its
-//! tag, `tag`) or from our `rdb_load`/`copy`, for the type those callbacks
-//! were registered with, so casting it back to `Held<T>` is sound; it is
-//! freed exactly once, by `free`.
+//! [`Key::set_value`] (a `Box<T>` turned raw) or from our `rdb_load`/`copy`,
+//! for the type those callbacks were registered with, so casting it back to
+//! `T` is sound; it is freed exactly once, by `free`. The pointer is also
+//! the value's identity (`identity`).
 
 use super::api::{api, copy_of, new_string, RStr};
 use super::fault;
+use super::identity::{self, id_of};
 use super::key::{Key, KeyKind};
-use super::tag::{tag_of, Held};
 use crate::args::{printable, CmdError};
 use crate::tuples::defrag::{Mover, Pass};
 use redis_module::native_types::RedisType;
@@ -142,7 +142,7 @@ fn guarded<R>(fallback: R, body: impl FnOnce() -> R) -> R {
 }
 
 unsafe fn value_ref<'a, T>(value: *const c_void) -> &'a T {
-    &(*value.cast::<Held<T>>()).value
+    &*value.cast::<T>()
 }
 
 /// The name of the key saved or loaded through `io`, when Redis gives one.
@@ -186,10 +186,12 @@ extern "C" fn rdb_load<T: ModuleValue>(rdb: *mut raw::RedisModuleIO, encver: c_i
         let bytes = unsafe { std::slice::from_raw_parts(buf.cast::<u8>(), len) };
         if bytes == super::unsaved::SAVE_PANICKED {
             api!(RedisModule_Free(buf.cast()));
-            let placeholder = Held::new(T::placeholder());
-            if super::unsaved::marker_loaded(rdb, placeholder.tag.id()) {
-                return Box::into_raw(Box::new(placeholder)).cast();
+            let placeholder = Box::into_raw(Box::new(T::placeholder()));
+            if super::unsaved::marker_loaded(rdb, id_of(placeholder.cast())) {
+                return placeholder.cast();
             }
+            // Sound: made just above, never handed to Redis.
+            drop(unsafe { Box::from_raw(placeholder) });
             log_refusal::<T>(
                 rdb,
                 encver,
@@ -207,9 +209,9 @@ extern "C" fn rdb_load<T: ModuleValue>(rdb: *mut raw::RedisModuleIO, encver: c_i
             }
         };
         let (reclaim_due, upkeep_due) = (value.next_due(), value.upkeep_due());
-        let held = Held::new(value);
-        super::reclaim::schedule_loaded(rdb, held.tag.id(), reclaim_due, upkeep_due);
-        Box::into_raw(Box::new(held)).cast()
+        let value = Box::into_raw(Box::new(value));
+        super::reclaim::schedule_loaded(rdb, id_of(value.cast()), reclaim_due, upkeep_due);
+        value.cast()
     })
 }
 
@@ -314,7 +316,7 @@ extern "C" fn digest<T: ModuleValue>(md: *mut raw::RedisModuleDigest, value: *mu
 
 extern "C" fn mem_usage<T: ModuleValue>(value: *const c_void) -> usize {
     guarded(0, || {
-        std::mem::size_of::<Held<T>>() + unsafe { value_ref::<T>(value) }.mem_usage()
+        std::mem::size_of::<T>() + unsafe { value_ref::<T>(value) }.mem_usage()
     })
 }
 
@@ -324,13 +326,12 @@ extern "C" fn mem_usage2<T: ModuleValue>(
     samples: usize,
 ) -> usize {
     guarded(0, || {
-        std::mem::size_of::<Held<T>>() + unsafe { value_ref::<T>(value) }.mem_usage_sampled(samples)
+        std::mem::size_of::<T>() + unsafe { value_ref::<T>(value) }.mem_usage_sampled(samples)
     })
 }
 
 extern "C" fn free_effort<T: ModuleValue>(_key: RStr, value: *const c_void) -> usize {
-    // Sound: see the module doc.
-    if unsafe { tag_of(value) }.is_poisoned() {
+    if identity::is_poisoned(id_of(value)) {
         return 1;
     }
     guarded(1, || unsafe { value_ref::<T>(value) }.free_effort())
@@ -342,16 +343,17 @@ extern "C" fn copy<T: ModuleValue>(
     value: *const c_void,
 ) -> *mut c_void {
     guarded(std::ptr::null_mut(), || {
-        let copy = Held::new(unsafe { value_ref::<T>(value) }.clone());
-        let (reclaim_due, upkeep_due) = (copy.value.next_due(), copy.value.upkeep_due());
+        let copy = unsafe { value_ref::<T>(value) }.clone();
+        let (reclaim_due, upkeep_due) = (copy.next_due(), copy.upkeep_due());
+        let copy = Box::into_raw(Box::new(copy));
         super::reclaim::schedule_copy(
             api!(RedisModule_GetToDbIdFromOptCtx(ctx)),
             api!(RedisModule_GetToKeyNameFromOptCtx(ctx)).cast_mut(),
-            copy.tag.id(),
+            id_of(copy.cast()),
             reclaim_due,
             upkeep_due,
         );
-        Box::into_raw(Box::new(copy)).cast()
+        copy.cast()
     })
 }
 
@@ -363,24 +365,36 @@ extern "C" fn unlink2<T: ModuleValue>(ctx: *mut raw::RedisModuleKeyOptCtx, value
         super::moved::unlinked(
             api!(RedisModule_GetKeyNameFromOptCtx(ctx)).cast_mut(),
             api!(RedisModule_GetDbIdFromOptCtx(ctx)),
-            // Sound: see the module doc.
-            unsafe { tag_of(value) },
+            id_of(value),
             super::reclaim::forget,
         );
     })
 }
 
+/// Active defrag of the value of `key`: its blocks may move, its own
+/// included, and what is kept about it by its identity follows
+/// (`reclaim::value_moved`).
 extern "C" fn defrag<T: ModuleValue>(
     ctx: *mut raw::RedisModuleDefragCtx,
-    _key: RStr,
+    key: RStr,
     value: *mut *mut c_void,
 ) -> c_int {
-    // Sound: Redis passes the callback's context and the key's value slot,
-    // which holds our `T`; nothing else holds a reference to it meanwhile.
-    guarded(0, || unsafe {
-        super::defrag::run(ctx, value, T::TYPE_NAME, |value, pass| {
-            (*value.cast::<Held<T>>()).value.defrag(pass)
-        })
+    guarded(0, || {
+        // Sound: Redis passes the callback's context and the key's value
+        // slot, which holds our `T`; nothing else holds a reference to it
+        // meanwhile.
+        let old = unsafe { *value };
+        let more = unsafe {
+            super::defrag::run(ctx, value, T::TYPE_NAME, |value, pass| {
+                (*value.cast::<T>()).defrag(pass)
+            })
+        };
+        let new = unsafe { *value };
+        if new != old {
+            let db = api!(RedisModule_GetDbIdFromDefragCtx(ctx));
+            super::reclaim::value_moved(db, key, id_of(old), id_of(new));
+        }
+        more
     })
 }
 
@@ -391,19 +405,21 @@ extern "C" fn defrag<T: ModuleValue>(
 /// the Redis API but the allocator, so either thread is fine.
 extern "C" fn free<T: ModuleValue>(value: *mut c_void) {
     guarded((), || {
-        // Sound: see the module doc; Redis calls free once per value.
-        let tag = unsafe { tag_of(value) };
-        super::moved::freed(tag, super::reclaim::forget_loaded);
+        // What is kept about the value by its identity goes first, so its
+        // address, once handed out again, is never taken for it.
+        let id = id_of(value);
+        super::moved::freed(id, super::reclaim::forget_loaded);
         // A value a panic left mid-change is leaked, never walked.
-        if tag.is_poisoned() {
-            let held = unsafe { &*value.cast::<Held<T>>() };
-            super::panics::leaked(std::mem::size_of::<Held<T>>(), || {
-                held.value.leaked();
-                held.value.mem_usage_sampled(SAMPLES_OF_LEAKED)
+        if identity::take_poisoned(id) {
+            // Sound: see the module doc; Redis calls free once per value.
+            let leaked = unsafe { value_ref::<T>(value) };
+            super::panics::leaked(std::mem::size_of::<T>(), || {
+                leaked.leaked();
+                leaked.mem_usage_sampled(SAMPLES_OF_LEAKED)
             });
             return;
         }
-        drop(unsafe { Box::from_raw(value.cast::<Held<T>>()) });
+        drop(unsafe { Box::from_raw(value.cast::<T>()) });
     })
 }
 
@@ -441,14 +457,13 @@ impl Key {
         if !self.raw().is_null()
             && api!(RedisModule_ModuleTypeGetType(self.raw())) == *ty.raw_type.borrow()
         {
-            let held = api!(RedisModule_ModuleTypeGetValue(self.raw())).cast::<Held<T>>();
-            // Sound: the key holds a `Held<T>` (its type checked above).
-            let tag = unsafe { &(*held).tag };
-            if tag.is_lost() {
+            let value = api!(RedisModule_ModuleTypeGetValue(self.raw()));
+            if super::moved::is_followed(id_of(value)) {
                 // Found under a name no callback told: scheduled here.
-                super::reclaim::relearn(self, tag);
+                super::reclaim::relearn(self, id_of(value));
             }
-            return Ok(Some(unsafe { &raw mut (*held).value }));
+            // Sound: the key holds a `T` (its type checked above).
+            return Ok(Some(value.cast::<T>()));
         }
         match self.kind() {
             KeyKind::Empty => Ok(None),
@@ -459,7 +474,7 @@ impl Key {
     /// Stores `value` in this (write-opened) key, replacing (and freeing) what
     /// was there: `&mut self`, so no borrow of the old value survives it.
     pub fn set_value<T: ModuleValue>(&mut self, ty: &RedisType, value: T) {
-        let ptr = Box::into_raw(Box::new(Held::new(value)));
+        let ptr = Box::into_raw(Box::new(value));
         api!(RedisModule_ModuleTypeSetValue(
             self.raw(),
             *ty.raw_type.borrow(),

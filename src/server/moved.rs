@@ -1,31 +1,40 @@
 //! Where a value of ours went when it left its name with work owed there.
-//! The type's own callbacks tell us, and they run only for our values, so
-//! keys of other types pay nothing (no keyspace-event subscription); a
-//! value is known by its tag's identity (`tag`), never by its address.
+//! The type's own callbacks tell us what they can, and they run only for
+//! our values, so keys of other types pay nothing: no command filter, no
+//! keyspace-event subscription. A value is known by its identity
+//! (`identity`).
 //!
 //! - `unlink2` (DEL, UNLINK, expiry, eviction, an overwrite, the source of
-//!   RENAME and MOVE) names the place the value leaves; its entries there
-//!   leave the schedules ([`unlinked`]), and if it had any, it is *followed*:
-//!   marked lost (its tag), with the places the command filter saw its name
-//!   sent to as candidates (`sent`: RENAME's new name, MOVE's db), then the
-//!   name it left (renamed back).
+//!   RENAME and MOVE) names the place a value leaves, never where it goes;
+//!   its entries there leave the schedules ([`unlinked`]), and if it had
+//!   any, or was followed already, it is *followed*: kept by identity with
+//!   the db and name it left.
 //! - `free` follows for a value that was deleted, at once or on the lazyfree
-//!   thread ([`freed`]): it is followed no more.
+//!   thread ([`freed`]): following ends there, and only there.
 //! - A value a load scheduled and then freed before it was stored (`RESTORE`
 //!   with a past expiry, an expired key in an RDB) takes its own entries out
 //!   again ([`loaded`], [`freed`]); entries of another value under that name
 //!   (one written since) stay.
 //!
-//! The next timer step checks each followed value's candidates (one open
-//! each): found, it is scheduled under its new name, O(1) for a rename or
-//! a move. What no filter saw (an AOF load replays commands without
-//! filters; a MULTI of more sends than `sent` keeps) is found, in order:
-//! by any of our commands touching the value under its new name (the tag
-//! says it is lost: `module_type`), by the same name in the other dbs (a
-//! MOVE), a few opens a step, and at last by a search of every db for lost
-//! values, a bounded slice a step within a budget of CPU time a second,
-//! unbounded only once, in the first step after a load. What each costs and
-//! how long a value may wait: docs/design.md.
+//! A followed value is found, in order: by any of our commands that meets
+//! it under its new name (`module_type` asks [`is_followed`] on every
+//! access while anything is followed); by its name in every other db (a
+//! MOVE; one open a db), a step after it left; else it is in the db it left
+//! under a name nothing told (a RENAME): a search of that db alone finds
+//! it. Every later move of the value is another `unlink2`, which starts
+//! this again from the new place, so the search looks where the value is.
+//!
+//! The dbs are followed as *slots*, each one db's keys wherever `SWAPDB`
+//! puts them (O(1) a swap, a search's cursor included); a flush starts a
+//! new epoch of its slot, so values searched for there are known to be gone
+//! (their `free` comes, maybe on the lazyfree thread), and a search of it
+//! ends. A search that goes through a slot without finding a value that
+//! was there all along counts it as missed and searches again: nothing is
+//! ever given up while the value lives.
+//!
+//! The search is bounded in each step and in CPU time a second, and runs
+//! only while a value is searched for. What each costs and how long a value
+//! may wait: docs/design.md "Keys that move".
 //!
 //! The schedules are `reclaim`'s, which uses this file: its caller passes how
 //! to take entries out and how to schedule a value found (`forget`,
@@ -33,34 +42,45 @@
 
 use super::api::{api, copy_of, RStr};
 use super::ctx::Ctx;
-use super::sent;
-use super::tag::{self, Tag};
+use super::identity::{self, Id};
+use super::timer;
 use redis_module::raw;
+use std::collections::{HashMap, VecDeque};
 use std::ffi::c_void;
 use std::os::raw::c_int;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{LazyLock, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+/// Where a followed value is looked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    /// Its name in the other dbs (a MOVE), from this slot on.
+    Probe { next: usize },
+    /// In its slot under a name nothing told (a RENAME), searched for since
+    /// `since` searches had started.
+    Search { since: u64 },
+    /// Gone with a flush of its slot (no probe found it elsewhere): its
+    /// `free` is awaited.
+    Flushed,
+}
+
 /// A value of ours that left its name with work owed, not found since.
-#[derive(Clone)]
 struct Followed {
-    id: u64,
-    /// Where it was last known to be.
-    db: i32,
+    /// The slot it left its name in, and that slot's epoch then.
+    slot: usize,
+    epoch: u64,
+    /// The name it left.
     name: Vec<u8>,
-    /// Places to check first, in order.
-    candidates: Vec<(i32, Vec<u8>)>,
-    /// The next db to probe for its name (a MOVE no filter saw); `None`
-    /// before its candidates are checked.
-    probe: Option<i32>,
-    /// The search pass it joined, once its probe is done.
-    joined: Option<u64>,
+    stage: Stage,
+    /// Matches its entry in the probe queue (a value that moves again is
+    /// queued again; the older entry is then stale).
+    ticket: u64,
 }
 
 /// The value a load scheduled last, until it is stored or freed unstored.
 pub struct Loaded {
-    pub id: u64,
+    pub id: Id,
     pub db: i32,
     pub name: Vec<u8>,
     /// Loaded into a diskless load's temporary db (its entries are the
@@ -68,12 +88,63 @@ pub struct Loaded {
     pub into_loading: bool,
 }
 
-/// A search of every db, from db 0, for lost values.
+/// The dbs' keys by slot: slot `s` starts as db `s`, and SWAPDB trades two
+/// dbs' slots.
+#[derive(Default)]
+struct Slots {
+    db_of: Vec<i32>,
+    of_db: Vec<usize>,
+    /// Flushes of each slot so far.
+    epoch: Vec<u64>,
+    /// Values searched for in each slot (stage `Search`, of its epoch).
+    waiting: Vec<usize>,
+}
+
+impl Slots {
+    /// Room for dbs `0..dbs`.
+    fn grow(&mut self, dbs: usize) {
+        while self.db_of.len() < dbs {
+            let n = self.db_of.len();
+            self.db_of.push(n as i32);
+            self.of_db.push(n);
+            self.epoch.push(0);
+            self.waiting.push(0);
+        }
+    }
+
+    fn of(&mut self, db: i32) -> usize {
+        let db = usize::try_from(db).unwrap_or(0);
+        self.grow(db + 1);
+        self.of_db[db]
+    }
+
+    fn swap(&mut self, a: i32, b: i32) {
+        let (a, b) = (
+            usize::try_from(a).unwrap_or(0),
+            usize::try_from(b).unwrap_or(0),
+        );
+        self.grow(a.max(b) + 1);
+        let (sa, sb) = (self.of_db[a], self.of_db[b]);
+        self.of_db.swap(a, b);
+        self.db_of[sa] = b as i32;
+        self.db_of[sb] = a as i32;
+    }
+
+    fn flush(&mut self, slot: usize) {
+        self.epoch[slot] += 1;
+        self.waiting[slot] = 0;
+    }
+}
+
+/// A search of one slot's keys for the values searched for there.
 struct Search {
-    db: i32,
+    slot: usize,
     cursor: Cursor,
-    /// Passes started; values given up after a whole pass missed them.
-    pass: u64,
+    /// Its number (searches started so far, itself included): values that
+    /// joined before it were in its slot all through it.
+    number: u64,
+    /// Of those, how many are not found yet (missed if it ends with some).
+    covered: usize,
 }
 
 /// A Redis scan cursor, only ever used on Redis' main thread.
@@ -90,36 +161,55 @@ impl Drop for Cursor {
 
 struct State {
     loaded: Option<Loaded>,
-    followed: Vec<Followed>,
+    followed: HashMap<Id, Followed>,
+    /// Values whose name waits to be probed in the other dbs, with tickets.
+    probes: VecDeque<(Id, u64)>,
+    next_ticket: u64,
+    slots: Slots,
+    /// The number of dbs, once a step counted them.
+    dbs: Option<usize>,
     search: Option<Search>,
-    /// Searched passes so far (a search that ends keeps the count).
-    passes: u64,
-    /// The second the search budget is counted in, and what it used of it.
+    /// Searches started so far.
+    searches: u64,
+    /// The slot whose turn to be searched is next.
+    turn: usize,
+    /// The second the budget is counted in, and the main thread's CPU time
+    /// steps used of it.
     second: i64,
     spent: Duration,
-    /// A load ended since the last step: the next search may take a whole
-    /// pass at once.
-    after_load: bool,
-    /// Values given up after a whole pass (`INFO recipes`).
-    given_up: i64,
+    /// The most CPU time one step of following took (the test-only view).
+    slowest: Duration,
 }
 
-static STATE: Mutex<State> = Mutex::new(State {
-    loaded: None,
-    followed: Vec::new(),
-    search: None,
-    passes: 0,
-    second: 0,
-    spent: Duration::ZERO,
-    after_load: false,
-    given_up: 0,
+static STATE: LazyLock<Mutex<State>> = LazyLock::new(|| {
+    Mutex::new(State {
+        loaded: None,
+        followed: HashMap::new(),
+        probes: VecDeque::new(),
+        next_ticket: 0,
+        slots: Slots::default(),
+        dbs: None,
+        search: None,
+        searches: 0,
+        turn: 0,
+        second: 0,
+        spent: Duration::ZERO,
+        slowest: Duration::ZERO,
+    })
 });
 
 /// The identity of [`State::loaded`] (0: none), so `free` takes no lock for
 /// other values.
 static LOADED_ID: AtomicU64 = AtomicU64::new(0);
-/// Whether anything is followed: `free` of a lost value takes the lock only then.
+/// Whether anything is followed: commands and `free` take the lock only then.
 static FOLLOWING: AtomicBool = AtomicBool::new(false);
+/// `INFO recipes` figures, read without the lock (the lazyfree thread may
+/// hold it a moment; a crash report may be taken while it is held): values
+/// followed, kept as the state changes, and what the searches did.
+static FOLLOWED_KEYS: AtomicU64 = AtomicU64::new(0);
+static SEARCHED_KEYS: AtomicU64 = AtomicU64::new(0);
+static SEARCH_PASSES: AtomicU64 = AtomicU64::new(0);
+static SEARCH_MISSED: AtomicU64 = AtomicU64::new(0);
 
 /// Never held across a call into Redis (which may call back).
 fn state() -> MutexGuard<'static, State> {
@@ -128,24 +218,53 @@ fn state() -> MutexGuard<'static, State> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// After a change of the state: the flags `free` reads, and no room held
-/// once nothing is followed (a burst of lazy frees can follow many values
-/// at once).
-fn update_flags(st: &mut State) {
-    if st.followed.is_empty() && st.followed.capacity() > 0 {
-        st.followed = Vec::new();
+impl State {
+    /// After a change: the flags others read without the lock, and no room
+    /// held once nothing is followed (a burst of lazy frees or an AOF of
+    /// renames can follow many values at once).
+    fn update_flags(&mut self) {
+        if self.followed.is_empty() {
+            if self.followed.capacity() > 0 {
+                self.followed = HashMap::new();
+            }
+            if self.probes.capacity() > 0 {
+                self.probes = VecDeque::new();
+            }
+        }
+        FOLLOWING.store(!self.followed.is_empty(), Ordering::Release);
+        FOLLOWED_KEYS.store(self.followed.len() as u64, Ordering::Relaxed);
+        LOADED_ID.store(self.loaded.as_ref().map_or(0, |l| l.id), Ordering::Release);
     }
-    FOLLOWING.store(!st.followed.is_empty(), Ordering::Release);
-    LOADED_ID.store(st.loaded.as_ref().map_or(0, |l| l.id), Ordering::Release);
+
+    /// Takes the value `id` out of following; its stage's counts with it.
+    fn unfollow(&mut self, id: Id) -> Option<Followed> {
+        let f = self.followed.remove(&id)?;
+        if let Stage::Search { since } = f.stage {
+            if self.slots.epoch[f.slot] == f.epoch {
+                self.slots.waiting[f.slot] -= 1;
+                if let Some(s) = self.search.as_mut() {
+                    if s.slot == f.slot && since < s.number {
+                        s.covered -= 1;
+                    }
+                }
+            }
+        }
+        Some(f)
+    }
+
+    /// The search, once its slot has nothing left to find: ended.
+    fn end_idle_search(&mut self) -> Option<Search> {
+        let slots = &self.slots;
+        self.search.take_if(|s| slots.waiting[s.slot] == 0)
+    }
 }
 
 /// Schedules what the value with identity `id` owes under the key `name`
-/// of db `db`, if the key holds it; clears its lost mark. True if found
-/// (`reclaim::follow_at`).
-pub type Follow = fn(Ctx, c_int, &[u8], u64) -> bool;
+/// of db `db`, if the key holds it. True if found (`reclaim::follow_at`).
+pub type Follow = fn(Ctx, c_int, &[u8], Id) -> bool;
 
 /// A load scheduled the value with identity `id` for the key `name` of `db`.
-pub fn loaded(id: u64, db: c_int, name: Vec<u8>, into_loading: bool) {
+pub fn loaded(id: Id, db: c_int, name: Vec<u8>, into_loading: bool) {
     let mut st = state();
     st.loaded = Some(Loaded {
         id,
@@ -153,63 +272,59 @@ pub fn loaded(id: u64, db: c_int, name: Vec<u8>, into_loading: bool) {
         name,
         into_loading,
     });
-    update_flags(&mut st);
+    st.update_flags();
 }
 
-/// `unlink2`: the value tagged `tag` left the key `name` of `db`. Its
-/// entries there leave the schedules (`forget` takes those of the value's
-/// identity out, true if there were any); if it had any, or was followed
-/// already, it is followed from here.
-pub fn unlinked(name: RStr, db: c_int, tag: &Tag, forget: impl FnOnce(c_int, RStr, u64) -> bool) {
-    let id = tag.id();
+/// Whether the value `id` is followed: one atomic load while nothing is.
+pub fn is_followed(id: Id) -> bool {
+    FOLLOWING.load(Ordering::Acquire) && state().followed.contains_key(&id)
+}
+
+/// `unlink2`: the value `id` left the key `name` of `db`. Its entries there
+/// leave the schedules (`forget` takes those of the value out, true if
+/// there were any); if it had any, or was followed already, it is followed
+/// from here: its name is probed in the other dbs at the next step.
+pub fn unlinked(name: RStr, db: c_int, id: Id, forget: impl FnOnce(c_int, RStr, Id) -> bool) {
     if LOADED_ID.load(Ordering::Acquire) == id {
         let mut st = state();
         st.loaded.take_if(|l| l.id == id);
-        update_flags(&mut st);
+        st.update_flags();
     }
-    if !forget(db, name, id) && !tag.is_lost() {
+    if !forget(db, name, id) && !is_followed(id) {
         return;
     }
-    tag.set_lost(true);
     let name = copy_of(name);
-    let mut candidates = sent::destinations(&name, db);
-    candidates.push((db, name.clone()));
     let mut st = state();
-    match st.followed.iter_mut().find(|f| f.id == id) {
-        Some(f) => {
-            f.db = db;
-            f.name = name;
-            f.candidates = candidates;
-            f.probe = None;
-            f.joined = None;
-        }
-        None => st.followed.push(Followed {
-            id,
-            db,
-            name,
-            candidates,
-            probe: None,
-            joined: None,
-        }),
-    }
-    update_flags(&mut st);
+    st.unfollow(id);
+    let slot = st.slots.of(db);
+    let ticket = st.next_ticket;
+    st.next_ticket += 1;
+    let followed = Followed {
+        slot,
+        epoch: st.slots.epoch[slot],
+        name,
+        stage: Stage::Probe { next: 0 },
+        ticket,
+    };
+    st.followed.insert(id, followed);
+    st.probes.push_back((id, ticket));
+    st.update_flags();
 }
 
-/// `free` (on the main or the lazyfree thread): the value tagged `tag` was
-/// deleted; it is followed no more. A value a load scheduled and that was
-/// never stored takes its own entries out again (`forget_loaded`).
-pub fn freed(tag: &Tag, forget_loaded: impl FnOnce(&Loaded)) {
-    let id = tag.id();
+/// `free` (on the main or the lazyfree thread), before the value's block
+/// goes: the value `id` was deleted; it is followed no more. A value a
+/// load scheduled and that was never stored takes its own entries out
+/// again (`forget_loaded`).
+pub fn freed(id: Id, forget_loaded: impl FnOnce(&Loaded)) {
     let was_loaded = LOADED_ID.load(Ordering::Acquire) == id;
-    let lost = tag.is_lost() && FOLLOWING.load(Ordering::Acquire);
-    if !was_loaded && !lost {
+    if !was_loaded && !FOLLOWING.load(Ordering::Acquire) {
         return;
     }
     let loaded = {
         let mut st = state();
         let loaded = st.loaded.take_if(|l| l.id == id);
-        st.followed.retain(|f| f.id != id);
-        update_flags(&mut st);
+        st.unfollow(id);
+        st.update_flags();
         loaded
     };
     if let Some(loaded) = loaded {
@@ -217,17 +332,37 @@ pub fn freed(tag: &Tag, forget_loaded: impl FnOnce(&Loaded)) {
     }
 }
 
-/// The value with identity `id` was found (scheduled where it is).
-pub fn found(id: u64) {
+/// The value `id` was found (scheduled where it is).
+pub fn found(id: Id) {
     if !FOLLOWING.load(Ordering::Acquire) {
         return;
     }
     let mut st = state();
-    st.followed.retain(|f| f.id != id);
-    update_flags(&mut st);
+    st.unfollow(id);
+    st.update_flags();
 }
 
-/// SWAPDB: what is followed in one db is followed in the other.
+/// Active defrag moved the value `old` to `new`: what is kept about it
+/// follows.
+pub fn value_moved(old: Id, new: Id) {
+    let loaded = LOADED_ID.load(Ordering::Acquire) == old;
+    if !loaded && !FOLLOWING.load(Ordering::Acquire) {
+        return;
+    }
+    let mut st = state();
+    if let Some(l) = st.loaded.as_mut().filter(|l| l.id == old) {
+        l.id = new;
+    }
+    if let Some(f) = st.followed.remove(&old) {
+        if matches!(f.stage, Stage::Probe { .. }) {
+            st.probes.push_back((new, f.ticket));
+        }
+        st.followed.insert(new, f);
+    }
+    st.update_flags();
+}
+
+/// SWAPDB: the two dbs trade their keys, so their slots.
 pub fn swap_dbs(first: i32, second: i32) {
     let swap = |db: &mut i32| {
         if *db == first {
@@ -237,266 +372,299 @@ pub fn swap_dbs(first: i32, second: i32) {
         }
     };
     let mut st = state();
-    for f in &mut st.followed {
-        swap(&mut f.db);
-        f.candidates.iter_mut().for_each(|(db, _)| swap(db));
-    }
+    st.slots.swap(first, second);
     if let Some(loaded) = &mut st.loaded {
         swap(&mut loaded.db);
     }
 }
 
-/// FLUSHDB (`db`) or FLUSHALL (`None`): the value last loaded there is
-/// gone, and a search of a flushed db starts that db again. Followed values
-/// stay followed: one last seen there may have moved on since (a MOVE no
-/// filter saw); those flushed are forgotten when freed.
+/// FLUSHDB (`db`) or FLUSHALL (`None`), also the emptying before a load or a
+/// full sync: the keys there are gone (their values freed, maybe later on
+/// the lazyfree thread), so the values searched for there are no more, and
+/// a search of them ends. Values still to be probed may have moved on
+/// before the flush (a MOVE): their probe says.
 pub fn flushed(db: Option<i32>) {
-    let hit = |d: i32| db.is_none_or(|db| db == d);
     let search = {
         let mut st = state();
-        st.loaded.take_if(|l| hit(l.db));
-        let search = st.search.take_if(|s| hit(s.db));
-        update_flags(&mut st);
+        let st = &mut *st;
+        st.loaded.take_if(|l| db.is_none_or(|db| db == l.db));
+        let hit: Vec<usize> = match db {
+            Some(db) => vec![st.slots.of(db)],
+            None => (0..st.slots.epoch.len()).collect(),
+        };
+        for &slot in &hit {
+            st.slots.flush(slot);
+        }
+        let search = st.search.take_if(|s| hit.contains(&s.slot));
+        st.update_flags();
         search
     };
     // The cursor is destroyed outside the lock.
     drop(search);
 }
 
-/// A diskless load's temporary db was dropped or became the served one:
-/// a value loaded there is no longer one to forget on its own.
-pub fn async_load_ended() {
+/// A diskless load's temporary db was dropped (`completed`: it became the
+/// served one, whose old keys go as with a FLUSHALL): a value loaded there
+/// is no longer one to forget on its own.
+pub fn async_load_ended(completed: bool) {
+    if completed {
+        flushed(None);
+    }
     let mut st = state();
     st.loaded.take_if(|l| l.into_loading);
-    update_flags(&mut st);
+    st.update_flags();
 }
 
-/// A load (RDB, AOF, a full sync) ended: lost values may be many (an AOF
-/// replays renames without filters), so the next search takes a whole pass.
-pub fn load_ended() {
-    state().after_load = true;
-}
-
-/// `INFO recipes` gauges: values followed, and given up after a whole
-/// search missed them (they keep their lost mark: a command finds them);
-/// none when the state is busy (a crash report taken while it was held).
+/// `INFO recipes` fields: values followed (gauge), and what the search did
+/// (counters), always there.
 pub fn gauges() -> Vec<(&'static str, i64)> {
-    let Ok(st) = STATE.try_lock() else {
-        return Vec::new();
-    };
+    let read = |n: &AtomicU64| n.load(Ordering::Relaxed) as i64;
     vec![
-        ("reclaim_followed_keys", st.followed.len() as i64),
-        ("reclaim_followed_given_up", st.given_up),
+        ("reclaim_followed_keys", read(&FOLLOWED_KEYS)),
+        ("reclaim_searched_keys", read(&SEARCHED_KEYS)),
+        ("reclaim_search_passes", read(&SEARCH_PASSES)),
+        ("reclaim_search_missed", read(&SEARCH_MISSED)),
     ]
 }
 
-/// How many values are followed (the test-only view).
-pub fn followed() -> usize {
-    state().followed.len()
+/// The most CPU time one step of following took, in microseconds (the
+/// test-only view).
+pub fn slowest_step_us() -> u64 {
+    state().slowest.as_micros() as u64
 }
 
-/// When the timer should come back for following: soon while candidates
-/// wait to be checked, at its idle pace while only searching, never at 0 ms.
-pub fn delay(idle_ms: i64) -> Option<i64> {
+/// Values followed, and of them those waiting for the search (the
+/// test-only view).
+pub fn followed() -> (usize, usize) {
     let st = state();
-    if st.followed.iter().any(|f| f.joined.is_none()) {
-        Some(CHECK_MS)
+    (st.followed.len(), st.slots.waiting.iter().sum())
+}
+
+/// When the timer should come back for following (`now_ms`: the server's
+/// clock): at once while a value waits for its probe or the search and this
+/// second's budget lasts (steps back to back, clients served between them:
+/// a search's slices then find the keys they look at warm in the caches),
+/// at the next second once it is spent, never while nothing waits.
+pub fn delay(now_ms: i64) -> Option<i64> {
+    let st = state();
+    if st.probes.is_empty() && !st.slots.waiting.iter().any(|&w| w > 0) {
+        return None;
+    }
+    let spent = st.second == now_ms.div_euclid(1000) && st.spent + STEP_BUDGET / 8 >= PER_SECOND;
+    Some(if spent {
+        1000 - now_ms.rem_euclid(1000)
     } else {
-        (!st.followed.is_empty()).then_some(idle_ms)
-    }
+        0
+    })
 }
 
-/// The timer's delay while candidates or probes wait.
-const CHECK_MS: i64 = 10;
-/// Values whose candidates or probe one step takes on.
-const BATCH: usize = 32;
-/// Time the search may take in one step, and in one second of steps: an
-/// idle server's main thread stays within half a point of its own idle use
-/// while a search runs (a pass over 2 million keys takes about 1.6 s of
-/// it: about 5 minutes).
-const SEARCH_STEP: Duration = Duration::from_micros(500);
-const SEARCH_PER_SECOND: Duration = Duration::from_millis(5);
+/// Time following may take in one step (wall clock: what the step holds
+/// the server for), and the main thread's CPU time its steps may take in
+/// one second. With the event loop's turns between the steps (about 20
+/// a second), the main thread spends at most 1% of a CPU more than idle,
+/// and only while a value waits for its probe or the search. What a search
+/// then looks at a second: docs/design.md.
+const STEP_BUDGET: Duration = Duration::from_micros(350);
+const PER_SECOND: Duration = Duration::from_micros(7_500);
 
-/// One timer step, on the main thread, not while loading: checks the
-/// candidates of followed values and probes for moves until `deadline`,
-/// then searches within its budget (see the module doc).
-pub fn step(ctx: Ctx, deadline: Instant, follow: Follow) {
-    // Copies: the lock is not held across the opens below.
-    let work: Vec<Followed> = {
-        let st = state();
-        st.followed
-            .iter()
-            .filter(|f| f.joined.is_none())
-            .take(BATCH)
-            .cloned()
-            .collect()
-    };
-    for Followed {
-        id,
-        name,
-        candidates,
-        probe,
-        ..
-    } in work
-    {
-        if Instant::now() >= deadline {
-            break;
-        }
-        let outcome = match probe {
-            None if candidates
-                .iter()
-                .any(|(db, name)| follow(ctx, *db, name, id)) =>
-            {
-                Probe::Found
-            }
-            None => Probe::From(0),
-            Some(db) => probe_dbs(ctx, db, &name, id, deadline, follow),
-        };
-        let mut st = state();
-        let Some(at) = st.followed.iter().position(|f| f.id == id) else {
-            continue;
-        };
-        match outcome {
-            Probe::Found => {
-                st.followed.swap_remove(at);
-            }
-            Probe::From(db) => {
-                st.followed[at].candidates.clear();
-                st.followed[at].probe = Some(db);
-            }
-            Probe::Done => {
-                // The first pass it is there for from the start.
-                let pass = st.search.as_ref().map_or(st.passes, |s| s.pass) + 1;
-                st.followed[at].joined = Some(pass);
-            }
-        }
-        update_flags(&mut st);
-    }
-    search(ctx, follow);
-}
-
-/// Where a probe of a name in the other dbs stands.
-enum Probe {
-    Found,
-    /// Go on from this db.
-    From(i32),
-    /// Every db probed: the value is searched for.
-    Done,
-}
-
-/// Opens `name` in db `from` on until `deadline` (the dbs are as many as
-/// `SELECT` takes): a MOVE that no filter saw.
-fn probe_dbs(
-    ctx: Ctx,
-    from: i32,
-    name: &[u8],
-    id: u64,
-    deadline: Instant,
-    follow: Follow,
-) -> Probe {
-    let mut db = from;
-    while select(ctx, db) {
-        if Instant::now() >= deadline {
-            return Probe::From(db);
-        }
-        if follow(ctx, db, name, id) {
-            return Probe::Found;
-        }
-        db += 1;
-    }
-    Probe::Done
-}
-
-fn select(ctx: Ctx, db: i32) -> bool {
-    api!(RedisModule_SelectDb(ctx.0, db)) == raw::REDISMODULE_OK as c_int
-}
-
-/// What one scan step collects: lost values of ours, by name and identity.
-struct ScanStep {
-    found: Vec<(Vec<u8>, u64)>,
-}
-
-/// A slice of the search for lost values that joined it, within the
-/// budget; a whole pass at once after a load.
-fn search(ctx: Ctx, follow: Follow) {
+/// One timer step, on the main thread, not while loading: probes names,
+/// then searches, within the budget (see the module doc).
+pub fn step(ctx: Ctx, follow: Follow) {
     let started = Instant::now();
-    let (db, cursor, budget) = {
+    let budget = {
         let mut st = state();
-        if !st.followed.iter().any(|f| f.joined.is_some()) {
+        if st.probes.is_empty() && st.search.is_none() && !st.slots.waiting.iter().any(|&w| w > 0) {
             return;
+        }
+        if st.dbs.is_none() {
+            let dbs = count_dbs(ctx);
+            st.slots.grow(dbs);
+            st.dbs = Some(dbs);
         }
         let second = ctx.now_ms().div_euclid(1000);
         if second != st.second {
             st.second = second;
             st.spent = Duration::ZERO;
         }
-        let budget = if std::mem::take(&mut st.after_load) {
-            Duration::MAX
-        } else {
-            SEARCH_STEP.min(SEARCH_PER_SECOND.saturating_sub(st.spent))
-        };
-        if st.search.is_none() {
-            st.passes += 1;
-            let pass = st.passes;
-            st.search = Some(Search {
-                db: 0,
-                cursor: Cursor(api!(RedisModule_ScanCursorCreate())),
-                pass,
-            });
-        }
-        let s = st.search.as_ref().expect("set above");
-        (s.db, s.cursor.0, budget)
+        STEP_BUDGET.min(PER_SECOND.saturating_sub(st.spent))
     };
-    if budget.is_zero() {
-        return;
+    let cpu_started = timer::thread_cpu_us();
+    if !budget.is_zero() {
+        let deadline = started + budget;
+        probe(ctx, deadline, follow);
+        search(ctx, deadline, follow);
     }
-    let deadline = started.checked_add(budget);
-    let mut step = ScanStep { found: Vec::new() };
-    let mut db_done = !select(ctx, db);
-    while !db_done && deadline.is_none_or(|d| Instant::now() < d) {
-        // Sound: the cursor lives in the state until the search ends, which
-        // only this step (on the same thread) or a flush ends, and a flush
-        // cannot run during this loop; `step` outlives the call.
-        db_done = unsafe {
-            raw::RedisModule_Scan.unwrap()(
-                ctx.0,
-                cursor,
-                Some(on_scanned),
-                (&mut step as *mut ScanStep).cast(),
-            )
-        } == 0;
-    }
-    let found: Vec<u64> = (step.found.iter())
-        .filter(|(name, id)| follow(ctx, db, name, *id))
-        .map(|&(_, id)| id)
-        .collect();
-    let next_db = db_done && select(ctx, db + 1);
-    let finished = {
+    let used = Duration::from_micros(timer::thread_cpu_us().saturating_sub(cpu_started));
+    let idle = {
         let mut st = state();
-        st.spent += started.elapsed();
-        st.followed.retain(|f| !found.contains(&f.id));
-        let mut finished = None;
-        if let Some(s) = st.search.as_mut().filter(|s| s.cursor.0 == cursor) {
-            if next_db {
-                s.db = db + 1;
-                api!(RedisModule_ScanCursorRestart(cursor));
-            } else if db_done {
-                // A pass ended: who was there all through it is nowhere.
-                let pass = s.pass;
-                let before = st.followed.len();
-                st.followed.retain(|f| f.joined.is_none_or(|j| j > pass));
-                st.given_up += (before - st.followed.len()) as i64;
-                finished = st.search.take();
-            }
-        }
-        if !st.followed.iter().any(|f| f.joined.is_some()) {
-            finished = finished.or_else(|| st.search.take());
-        }
-        update_flags(&mut st);
-        finished
+        st.spent += used;
+        st.slowest = st.slowest.max(used);
+        st.end_idle_search()
     };
     // The cursor is destroyed outside the lock.
-    drop(finished);
+    drop(idle);
+}
+
+/// How many dbs the server has (`databases`, fixed while it runs).
+fn count_dbs(ctx: Ctx) -> usize {
+    let mut n = 0;
+    while select(ctx, n) {
+        n += 1;
+    }
+    n as usize
+}
+
+fn select(ctx: Ctx, db: i32) -> bool {
+    api!(RedisModule_SelectDb(ctx.0, db)) == raw::REDISMODULE_OK as c_int
+}
+
+/// Probes queued names in the other dbs until `deadline`: one open a db
+/// with keys, resumed at the next step where the deadline stopped it.
+fn probe(ctx: Ctx, deadline: Instant, follow: Follow) {
+    while Instant::now() < deadline {
+        // A copy: the lock is not held across the opens below.
+        let (id, ticket, name, own, mut next, db_of) = {
+            let mut st = state();
+            let Some((id, ticket)) = st.probes.pop_front() else {
+                return;
+            };
+            let Some(f) = st.followed.get(&id).filter(|f| f.ticket == ticket) else {
+                continue;
+            };
+            let Stage::Probe { next } = f.stage else {
+                continue;
+            };
+            let (name, slot) = (f.name.clone(), f.slot);
+            (id, ticket, name, slot, next, st.slots.db_of.clone())
+        };
+        let mut found = false;
+        while next < db_of.len() {
+            if Instant::now() >= deadline {
+                break;
+            }
+            // An empty db (most are, on most servers) costs no open.
+            let db = db_of[next];
+            if next != own
+                && select(ctx, db)
+                && api!(RedisModule_DbSize(ctx.0)) > 0
+                && follow(ctx, db, &name, id)
+            {
+                found = true;
+                break;
+            }
+            next += 1;
+        }
+        let mut st = state();
+        let st = &mut *st;
+        if found {
+            st.unfollow(id);
+        } else if let Some(f) = st.followed.get_mut(&id).filter(|f| f.ticket == ticket) {
+            if next < db_of.len() {
+                f.stage = Stage::Probe { next };
+                st.probes.push_front((id, ticket));
+            } else if st.slots.epoch[f.slot] == f.epoch {
+                // Nowhere else: in its slot under another name.
+                f.stage = Stage::Search { since: st.searches };
+                st.slots.waiting[f.slot] += 1;
+            } else {
+                f.stage = Stage::Flushed;
+            }
+        }
+        st.update_flags();
+    }
+}
+
+/// Scan calls between two reads of the clock: a few microseconds of keys.
+const SCANS_A_CLOCK_READ: usize = 8;
+
+/// What one scan call collects: values of ours followed, by name and
+/// identity, and how many keys it looked at.
+struct ScanStep {
+    found: Vec<(Vec<u8>, Id)>,
+    looked: u64,
+}
+
+/// Searches slots where values wait, one at a time, each from its start to
+/// its end, until `deadline`.
+fn search(ctx: Ctx, deadline: Instant, follow: Follow) {
+    while Instant::now() < deadline {
+        let Some((db, cursor)) = next_scan() else {
+            return;
+        };
+        if !select(ctx, db) {
+            return;
+        }
+        let mut step = ScanStep {
+            found: Vec::new(),
+            looked: 0,
+        };
+        let mut done = false;
+        while !done && step.found.is_empty() && Instant::now() < deadline {
+            // A scan call looks at one bucket of the db, about one key: the
+            // clock is read every few calls, not every key.
+            for _ in 0..SCANS_A_CLOCK_READ {
+                // Sound: the cursor lives in the state until the search
+                // ends, which only a step (this one) or a flush ends, and
+                // neither runs during this call; `step` outlives the call.
+                done = unsafe {
+                    raw::RedisModule_Scan.unwrap()(
+                        ctx.0,
+                        cursor,
+                        Some(on_scanned),
+                        (&mut step as *mut ScanStep).cast(),
+                    )
+                } == 0;
+                if done || !step.found.is_empty() {
+                    break;
+                }
+            }
+        }
+        for (name, id) in &step.found {
+            if follow(ctx, db, name, *id) {
+                found(*id);
+            }
+        }
+        let ended = {
+            let mut st = state();
+            let st = &mut *st;
+            SEARCHED_KEYS.fetch_add(step.looked, Ordering::Relaxed);
+            let ended = st.search.take_if(|s| done && s.cursor.0 == cursor);
+            if let Some(s) = &ended {
+                SEARCH_PASSES.fetch_add(1, Ordering::Relaxed);
+                SEARCH_MISSED.fetch_add(s.covered as u64, Ordering::Relaxed);
+                st.turn = s.slot + 1;
+            }
+            ended
+        };
+        // The cursor is destroyed outside the lock.
+        drop(ended);
+    }
+}
+
+/// The db and cursor of the search to go on with: the one under way, unless
+/// all it looked for was found or freed since, else a new one of the next
+/// slot in turn where values wait; `None` when none does.
+fn next_scan() -> Option<(i32, *mut raw::RedisModuleScanCursor)> {
+    let mut st = state();
+    let st = &mut *st;
+    if let Some(idle) = st.end_idle_search() {
+        st.turn = idle.slot + 1;
+    }
+    if st.search.is_none() {
+        let n = st.slots.waiting.len();
+        let slot = (0..n)
+            .map(|i| (st.turn + i) % n)
+            .find(|&s| st.slots.waiting[s] > 0)?;
+        st.searches += 1;
+        st.search = Some(Search {
+            slot,
+            cursor: Cursor(api!(RedisModule_ScanCursorCreate())),
+            number: st.searches,
+            covered: st.slots.waiting[slot],
+        });
+    }
+    let s = st.search.as_ref()?;
+    Some((st.slots.db_of[s.slot], s.cursor.0))
 }
 
 extern "C" fn on_scanned(
@@ -506,15 +674,38 @@ extern "C" fn on_scanned(
     privdata: *mut c_void,
 ) {
     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let Some(tag) = tag::tag_in(key) else {
-            return;
-        };
-        if !tag.is_lost() {
-            return;
-        }
         // Sound: `privdata` is the `ScanStep` that `search` passed, alive
         // during the call that runs this callback.
         let step = unsafe { &mut *privdata.cast::<ScanStep>() };
-        step.found.push((copy_of(name), tag.id()));
+        step.looked += 1;
+        let Some(id) = identity::value_in(key) else {
+            return;
+        };
+        if is_followed(id) {
+            step.found.push((copy_of(name), id));
+        }
     }));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Slots;
+
+    /// A slot is one db's keys wherever SWAPDB puts them; a flush starts a
+    /// new epoch of it and clears what waits there.
+    #[test]
+    fn slots_follow_swaps_and_flushes() {
+        let mut s = Slots::default();
+        assert_eq!(s.of(2), 2);
+        s.swap(0, 2);
+        s.swap(2, 5);
+        assert_eq!((s.of(0), s.of(2), s.of(5)), (2, 5, 0));
+        assert_eq!((s.db_of[0], s.db_of[2], s.db_of[5]), (5, 0, 2));
+        s.swap(1, 1);
+        assert_eq!(s.of(1), 1);
+        s.waiting[2] = 3;
+        let slot = s.of(0);
+        s.flush(slot);
+        assert_eq!((s.epoch[2], s.waiting[2], s.epoch[0]), (1, 0, 0));
+    }
 }

@@ -7,7 +7,7 @@
 //!   the log, and what loading one does on a master and on a replica).
 //! - In a write command, after it may have changed its key: a value of ours
 //!   may be half-changed, so nothing reads it again: the key is deleted (the
-//!   value marked poisoned in its tag, and leaked by `free`, not freed
+//!   value marked poisoned (`identity`), and leaked by `free`, not freed
 //!   through its invariants; its bytes counted in `INFO recipes`
 //!   `panics_leaked_bytes`) and the master replicates the `DEL`, counted in
 //!   `panics_write_keys_dropped`. A sorted set or list (RV, TL), sound after
@@ -26,7 +26,7 @@ use super::api::{api, copy_of, free_string, new_string, RStr};
 use super::ctx::{Arg, Ctx, Word};
 use super::fault;
 use super::key::{Key, KeyKind};
-use super::{tag, unsaved};
+use super::{identity, unsaved};
 use crate::stats::Stat;
 use redis_module::raw;
 use std::os::raw::c_int;
@@ -55,7 +55,7 @@ pub fn enable(ctx: Ctx) {
 /// (about: estimated as `MEMORY USAGE` does, from a few items).
 static LEAKED_BYTES: Stat = Stat::new("panics_leaked_bytes");
 
-/// `free` of a value a panic left mid-change (its tag says so): it is
+/// `free` of a value a panic left mid-change (marked so): it is
 /// leaked, one value a bug, not dropped through its possibly broken
 /// invariants. `estimate` reads its size (and takes it out of the gauges
 /// that count it); `at_least` is what is counted if that panics too.
@@ -77,7 +77,7 @@ pub fn resync_after_panic(ctx: Ctx, name: RStr) {
     let mut key = Key::open(ctx, name, true);
     let (kind, expire_at) = (key.kind(), key.expire_at());
     if kind == KeyKind::Module {
-        let Some(tag) = tag::tag_in(key.raw()) else {
+        let Some(id) = identity::value_in(key.raw()) else {
             // Another module's value: our command changed nothing in it.
             redis_module::logging::log_warning(format!(
                 "recipes: a write to key \"{shown}\" panicked; the key holds another module's \
@@ -85,7 +85,7 @@ pub fn resync_after_panic(ctx: Ctx, name: RStr) {
             ));
             return;
         };
-        tag.poison();
+        identity::poison(id);
         key.delete();
         drop(key);
         if !replaying {

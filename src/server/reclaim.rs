@@ -24,9 +24,9 @@
 //! drops its dbs' schedules and SWAPDB swaps two dbs' (server events). These
 //! callbacks run only for our values: keys of other types pay nothing. A key
 //! whose value turned into another type's keeps no entry either (its old
-//! value was unlinked). An entry belongs to a value (its tag's identity,
-//! `tag`; 0 from a command: the value under the name): a value loaded or
-//! copied under a name before the one it replaces is unlinked keeps its
+//! value was unlinked). An entry belongs to a value (its identity,
+//! `identity`; 0 from a command: the value under the name): a value loaded
+//! or copied under a name before the one it replaces is unlinked keeps its
 //! entries, and one freed unstored takes out only its own.
 //!
 //! A diskless `swapdb` load fills a temporary database beside the served one:
@@ -35,10 +35,10 @@
 
 use super::api::{api, copy_of, free_string, new_string, RStr};
 use super::ctx::Ctx;
+use super::identity::{self, Id};
 use super::key::{Key, KeyKind};
 use super::slot_migration::{self, Change, SlotSet};
-use super::tag::{self, Tag};
-use super::{background_free, moved, sent, timer};
+use super::{background_free, moved, timer};
 use crate::args::printable;
 use crate::tuples::expiry::Schedule;
 use redis_module::native_types::RedisType;
@@ -114,10 +114,8 @@ impl Owed {
 struct Dbs(Vec<Owed>, usize);
 
 impl Dbs {
-    /// Db `db`'s schedules, about to take an entry: the command filter
-    /// that follows renames and moves runs from now on (`sent::need`).
+    /// Db `db`'s schedules, about to take an entry.
     fn db(&mut self, db: i32) -> &mut Owed {
-        sent::need();
         let i = usize::try_from(db).unwrap_or(0);
         if self.0.len() <= i {
             self.0.resize_with(i + 1, Owed::default);
@@ -225,29 +223,29 @@ fn state() -> MutexGuard<'static, State> {
 }
 
 /// `INFO recipes` gauges: keys scheduled for reclaim and for upkeep, and
-/// about the bytes the schedules hold, over every db (none when the state is busy, e.g. in a crash report taken while
-/// it was held).
+/// about the bytes the schedules hold, over every db (none when the state
+/// is busy, e.g. in a crash report taken while it was held), then
+/// following's figures (always there).
 pub fn gauges() -> Vec<(&'static str, i64)> {
-    let Ok(st) = STATE.try_lock() else {
-        return Vec::new();
-    };
-    let count = |f: fn(&Owed) -> usize| st.served.0.iter().map(f).sum::<usize>() as i64;
-    let mut gauges = vec![
-        ("reclaim_scheduled_keys", count(|o| o.reclaim.len())),
-        ("reclaim_upkeep_keys", count(|o| o.upkeep.len())),
-        (
-            "reclaim_schedule_bytes",
-            count(|o| o.reclaim.heap_bytes() + o.upkeep.heap_bytes()),
-        ),
-    ];
-    drop(st);
+    let mut gauges = Vec::new();
+    if let Ok(st) = STATE.try_lock() {
+        let count = |f: fn(&Owed) -> usize| st.served.0.iter().map(f).sum::<usize>() as i64;
+        gauges = vec![
+            ("reclaim_scheduled_keys", count(|o| o.reclaim.len())),
+            ("reclaim_upkeep_keys", count(|o| o.upkeep.len())),
+            (
+                "reclaim_schedule_bytes",
+                count(|o| o.reclaim.heap_bytes() + o.upkeep.heap_bytes()),
+            ),
+        ];
+    }
     gauges.extend(moved::gauges());
     gauges
 }
 
 /// Every schedule entry, `db kind name` a line in order (kind `reclaim` or
-/// `upkeep`, the name printable), then `followed <n>`: the test-only view
-/// (`test_view`).
+/// `upkeep`, the name printable), then `followed <n>`, `searched-for <n>`
+/// and `slowest-follow-us <n>`: the test-only view (`test_view`).
 pub fn listing() -> String {
     let mut out = String::new();
     {
@@ -260,7 +258,10 @@ pub fn listing() -> String {
             }
         }
     }
-    out += &format!("followed {}\n", moved::followed());
+    let (followed, searched) = moved::followed();
+    out += &format!("followed {followed}\n");
+    out += &format!("searched-for {searched}\n");
+    out += &format!("slowest-follow-us {}\n", moved::slowest_step_us());
     out
 }
 
@@ -272,8 +273,6 @@ const TICK_BUDGET: Duration = Duration::from_micros(500);
 const CHUNK: usize = 128;
 /// Upkeep still gets this much of a tick whose reclaim used the whole budget.
 const UPKEEP_MIN: Duration = Duration::from_micros(100);
-/// The share of a tick that finds where renamed and moved keys went.
-const FOLLOW_BUDGET: Duration = Duration::from_micros(200);
 
 /// Turns background reclaim on for `reclaimer`'s type (at module load).
 pub fn enable(ctx: Ctx, reclaimer: &'static Reclaimer) {
@@ -296,7 +295,6 @@ pub fn enable(ctx: Ctx, reclaimer: &'static Reclaimer) {
         let event = raw::RedisModuleEvent { id, dataver: 1 };
         api!(RedisModule_SubscribeToServerEvent(ctx.0, event, callback));
     }
-    sent::enable(ctx);
     let version = api!(RedisModule_GetServerVersion());
     LOAD_DB_UNKNOWN.store(version < 0x00_07_02_00, Ordering::Relaxed);
     timer::repeat(ctx, IDLE_MS, tick);
@@ -327,7 +325,7 @@ fn schedule_kind(ctx: Ctx, name: RStr, due: i64, everywhere: bool) {
 /// key in an RDB), `moved` takes its entries out again.
 pub fn schedule_loaded(
     io: *mut raw::RedisModuleIO,
-    id: u64,
+    id: Id,
     reclaim_due: Option<i64>,
     upkeep_due: Option<i64>,
 ) {
@@ -378,7 +376,7 @@ fn reclaimer_of(key: &Key, everywhere: bool) -> Option<&'static Reclaimer> {
 /// Takes the name's entries out unless another value owns them (one loaded
 /// or copied under the name just before, by `RESTORE` or `COPY ...
 /// REPLACE`); true if there were any of this one's.
-pub fn forget(db: c_int, name: RStr, id: u64) -> bool {
+pub fn forget(db: c_int, name: RStr, id: Id) -> bool {
     let mut st = state();
     let Some(owed) = usize::try_from(db)
         .ok()
@@ -390,6 +388,25 @@ pub fn forget(db: c_int, name: RStr, id: u64) -> bool {
         return false;
     }
     owed.remove_if(&copy_of(name), |owner| owner == 0 || owner == id)
+}
+
+/// Active defrag moved the value of ours in the key `name` of db `db` from
+/// `old` to `new`: the entries it owns (a load's or a copy's), and what
+/// `moved` keeps about it, follow it.
+pub fn value_moved(db: c_int, name: RStr, old: Id, new: Id) {
+    {
+        let mut st = state();
+        let owed = usize::try_from(db)
+            .ok()
+            .and_then(|db| st.served.0.get_mut(db))
+            .filter(|owed| !owed.is_empty());
+        if let Some(owed) = owed {
+            let name = copy_of(name);
+            owed.reclaim.reown(&name, old, new);
+            owed.upkeep.reown(&name, old, new);
+        }
+    }
+    moved::value_moved(old, new);
 }
 
 /// A value a load scheduled was dropped unstored: its own entries go.
@@ -414,7 +431,7 @@ pub fn forget_loaded(loaded: &moved::Loaded) {
 pub fn schedule_copy(
     db: c_int,
     name: RStr,
-    id: u64,
+    id: Id,
     reclaim_due: Option<i64>,
     upkeep_due: Option<i64>,
 ) {
@@ -429,40 +446,35 @@ pub fn schedule_copy(
 }
 
 /// Schedules what the key `name` of db `db` owes, if it holds our value
-/// `id`; clears the value's lost mark. True if it holds it (`moved`).
-pub fn follow_at(ctx: Ctx, db: c_int, name: &[u8], id: u64) -> bool {
+/// `id`. True if it holds it (`moved`).
+pub fn follow_at(ctx: Ctx, db: c_int, name: &[u8], id: Id) -> bool {
     if api!(RedisModule_SelectDb(ctx.0, db)) != raw::REDISMODULE_OK as c_int {
         return false;
     }
     let name = new_string(name);
     let key = Key::open_quiet(ctx, name);
-    let held = tag::tag_in(key.raw()).is_some_and(|t| t.id() == id);
+    let held = identity::value_in(key.raw()) == Some(id);
     if held {
-        schedule_found(&key, db);
+        schedule_found(&key, db, id);
     }
     drop(key);
     api!(RedisModule_FreeString(std::ptr::null_mut(), name));
     held
 }
 
-/// A command met a value of ours marked lost (`tag`) in `key`: where it is
+/// A command met the value of ours `id`, followed, in `key`: where it is
 /// now is known; it is scheduled there (`module_type`).
-pub fn relearn(key: &Key, tag: &Tag) {
+pub fn relearn(key: &Key, id: Id) {
     let (ctx, _) = key.opened_as();
     let db = api!(RedisModule_GetSelectedDb(ctx.0));
-    tag.set_lost(false);
-    schedule_found(key, db);
-    moved::found(tag.id());
+    schedule_found(key, db, id);
 }
 
-/// Schedules what the value of ours in `key` (of db `db`) owes there, for
-/// that value, and clears its lost mark.
-fn schedule_found(key: &Key, db: c_int) {
-    let Some(tag) = tag::tag_in(key.raw()) else {
-        return;
-    };
-    tag.set_lost(false);
-    let id = tag.id();
+/// Schedules what the value of ours `id`, in `key` (of db `db`), owes there,
+/// for that value, which is followed no more (first: reading what it owes
+/// is a command's access, which asks whether it is followed).
+fn schedule_found(key: &Key, db: c_int, id: Id) {
+    moved::found(id);
     let due = |everywhere| reclaimer_of(key, everywhere).and_then(|r| (r.next_due)(key));
     let (reclaim_due, upkeep_due) = (due(false), due(true));
     if reclaim_due.is_some() || upkeep_due.is_some() {
@@ -557,7 +569,7 @@ server_event!(on_async_load, |ctx, subevent, _data| {
         place(Ctx(ctx), placeless);
     }
     if subevent != raw::REDISMODULE_SUBEVENT_REPL_ASYNC_LOAD_STARTED {
-        moved::async_load_ended();
+        moved::async_load_ended(subevent == raw::REDISMODULE_SUBEVENT_REPL_ASYNC_LOAD_COMPLETED);
     }
 });
 
@@ -569,7 +581,7 @@ fn place(ctx: Ctx, placeless: Vec<Placeless>) {
         let mut db = 0;
         while api!(RedisModule_SelectDb(ctx.0, db)) == raw::REDISMODULE_OK as c_int {
             let key = Key::open_quiet(ctx, name);
-            let held = tag::tag_in(key.raw()).is_some_and(|t| t.id() == p.id);
+            let held = identity::value_in(key.raw()) == Some(p.id);
             drop(key);
             if held {
                 (state().served.db(db)).schedule(&p.name, p.id, p.reclaim, p.upkeep);
@@ -631,7 +643,7 @@ fn tick(ctx: Ctx) -> i64 {
         return IDLE_MS;
     }
     let started = Instant::now();
-    moved::step(ctx, started + FOLLOW_BUDGET, follow_at);
+    moved::step(ctx, follow_at);
     // A trim step, then the usual work: trimming never holds reclaim back.
     let trimming = trim_step();
     let now = ctx.now_ms();
@@ -645,25 +657,18 @@ fn tick(ctx: Ctx) -> i64 {
     }
     let deadline = (started + TICK_BUDGET).max(Instant::now() + UPKEEP_MIN);
     run(ctx, now, true, deadline);
-    let (reclaim_due, upkeep_due, idle) = {
+    let (reclaim_due, upkeep_due) = {
         let st = state();
         let reclaim = if reclaiming {
             st.served.next_due(false)
         } else {
             None
         };
-        let idle = st.served.0.iter().all(Owed::is_empty)
-            && st.loading.is_none()
-            && st.placeless.is_empty();
-        (reclaim, st.served.next_due(true), idle)
+        (reclaim, st.served.next_due(true))
     };
-    if idle && moved::delay(IDLE_MS).is_none() {
-        // Nothing owes work, nothing is followed: commands pay no filter.
-        sent::unneeded();
-    }
     let now = ctx.now_ms();
     let mut delay = if trimming { 0 } else { IDLE_MS };
-    if let Some(following) = moved::delay(IDLE_MS) {
+    if let Some(following) = moved::delay(now) {
         delay = delay.min(following);
     }
     if let Some(due) = reclaim_due {

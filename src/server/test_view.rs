@@ -2,14 +2,15 @@
 //! `RECIPES_TEST_SCHEDULES` in the server's environment, `CONFIG GET
 //! recipes.test-schedules` lists every schedule entry and how many values
 //! are being followed (`reclaim::listing`), so a model test can compare the
-//! set of keys with work scheduled to its own after every step. Not
+//! set of keys with work scheduled to its own after every step, and the
+//! most CPU time a timer step of the module took (`timer`). Not
 //! registered otherwise (as in production): no command, config or INFO field
 //! of the public surface shows key names. A config rather than a command:
 //! `CONFIG GET` of a hidden, immutable config is read-only and dispatches
 //! no key, so the view cannot change what it shows.
 
 use super::api::{api, new_string, RStr};
-use super::reclaim;
+use super::{reclaim, timer};
 use redis_module::raw;
 use std::ffi::c_void;
 use std::os::raw::{c_char, c_int};
@@ -41,11 +42,15 @@ pub fn register(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
     if registered != raw::REDISMODULE_OK as c_int {
         return Err("recipes: could not register test-schedules".into());
     }
+    timer::measure_steps();
     Ok(())
 }
 
 extern "C" fn get(_name: *const c_char, _privdata: *mut c_void) -> RStr {
-    let listing = std::panic::catch_unwind(reclaim::listing).unwrap_or_default();
+    let listing = std::panic::catch_unwind(|| {
+        reclaim::listing() + &format!("slowest-step-us {}\n", timer::slowest_step_us())
+    })
+    .unwrap_or_default();
     let s = new_string(listing.as_bytes());
     let old = SHOWN
         .lock()

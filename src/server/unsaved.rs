@@ -25,8 +25,8 @@
 
 use super::api::{api, copy_of, free_string, new_string, RStr};
 use super::ctx::{Arg, Ctx};
+use super::identity::{self, Id};
 use super::key::Key;
-use super::tag;
 use crate::args::printable;
 use crate::stats::Stat;
 use redis_module::raw;
@@ -52,7 +52,7 @@ static SERVER_PID: OnceLock<u32> = OnceLock::new();
 struct Placeholder {
     db: c_int,
     name: Vec<u8>,
-    id: u64,
+    id: Id,
 }
 
 /// The placeholders of the load in progress: dropped when it ends.
@@ -109,7 +109,7 @@ pub fn rewrite_panicked(name: &[u8]) {
 /// A marker is being loaded through `io` into a placeholder of identity
 /// `id`: while a file or a sync loads, the key is remembered for dropping
 /// (true); otherwise (`RESTORE`) the caller refuses the payload (false).
-pub fn marker_loaded(io: *mut raw::RedisModuleIO, id: u64) -> bool {
+pub fn marker_loaded(io: *mut raw::RedisModuleIO, id: Id) -> bool {
     let ctx = api!(RedisModule_GetContextFromIO(io));
     let flags = api!(RedisModule_GetContextFlags(ctx)) as u32;
     let loading = raw::REDISMODULE_CTX_FLAGS_LOADING | raw::REDISMODULE_CTX_FLAGS_ASYNC_LOADING;
@@ -144,7 +144,6 @@ extern "C" fn on_loading(
             LOADING_FROM.store(subevent, Ordering::Relaxed);
             return;
         }
-        super::moved::load_ended();
         let placeholders = std::mem::take(
             &mut *PLACEHOLDERS
                 .lock()
@@ -171,7 +170,7 @@ fn drop_placeholders(ctx: Ctx, placeholders: Vec<Placeholder>) {
                 break;
             }
             let mut key = Key::open(ctx, name, true);
-            if tag::tag_in(key.raw()).is_none_or(|t| t.id() != p.id) {
+            if identity::value_in(key.raw()) != Some(p.id) {
                 continue;
             }
             key.delete();

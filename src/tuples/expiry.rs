@@ -200,6 +200,13 @@ impl<K: Ord + Clone + AsRef<[u8]>> Schedule<K> {
         }
     }
 
+    /// The entry of `key` owned by `from` is owned by `to` from now on.
+    pub fn reown(&mut self, key: &K, from: u64, to: u64) {
+        if let Some((_, owner)) = self.due.get_mut(key).filter(|(_, o)| *o == from) {
+            *owner = to;
+        }
+    }
+
     /// Visits up to `budget` keys in key order from `from` on, removing those
     /// `keep` refuses; returns where to go on, `None` once past the last key.
     pub fn retain_from(
@@ -381,6 +388,24 @@ mod tests {
         assert_eq!(s.entries().collect::<Vec<_>>(), [(&"k", 90)]);
         assert!(!s.remove_if(&"k", |o| o == 7));
         assert!(s.remove_if(&"k", |o| o == 8));
+        assert!(s.is_empty());
+    }
+
+    /// An owner's entry passes to another owner (its value moved in
+    /// memory); entries of other owners stay theirs.
+    #[test]
+    fn an_entry_changes_owner_only_from_its_own() {
+        let mut s = Schedule::default();
+        s.schedule("a", 10, 7);
+        s.schedule("b", 20, 0);
+        s.reown(&"a", 8, 9);
+        s.reown(&"b", 7, 9);
+        s.reown(&"c", 7, 9);
+        assert!(!s.remove_if(&"a", |o| o == 9));
+        s.reown(&"a", 7, 9);
+        assert!(!s.remove_if(&"a", |o| o == 7));
+        assert!(s.remove_if(&"b", |o| o == 0));
+        assert!(s.remove_if(&"a", |o| o == 9));
         assert!(s.is_empty());
     }
 }
