@@ -177,8 +177,11 @@ struct State {
     /// steps used of it.
     second: i64,
     spent: Duration,
-    /// The most CPU time one step of following took (the test-only view).
+    /// The most CPU time one step of following took, and the most keys a
+    /// search looked at or opened between two reads of the clock (the
+    /// test-only view).
     slowest: Duration,
+    busiest_slice: u64,
 }
 
 static STATE: LazyLock<Mutex<State>> = LazyLock::new(|| {
@@ -195,6 +198,7 @@ static STATE: LazyLock<Mutex<State>> = LazyLock::new(|| {
         second: 0,
         spent: Duration::ZERO,
         slowest: Duration::ZERO,
+        busiest_slice: 0,
     })
 });
 
@@ -433,6 +437,13 @@ pub fn slowest_step_us() -> u64 {
     state().slowest.as_micros() as u64
 }
 
+/// The most keys a search looked at or opened between two reads of its
+/// clock (the test-only view): a step can pass its budget by that much
+/// work and no more. CPU time past it is the machine's (docs/design.md).
+pub fn busiest_slice_keys() -> u64 {
+    state().busiest_slice
+}
+
 /// Values followed, and of them those waiting for the search (the
 /// test-only view).
 pub fn followed() -> (usize, usize) {
@@ -577,11 +588,14 @@ fn probe(ctx: Ctx, deadline: Instant, follow: Follow) {
 /// Scan calls between two reads of the clock: a few microseconds of keys.
 const SCANS_A_CLOCK_READ: usize = 8;
 
-/// What one scan call collects: values of ours followed, by name and
-/// identity, and how many keys it looked at.
+/// What a step's scan calls collect: values of ours followed, by name and
+/// identity, and how many keys they looked at: in all, since the clock was
+/// last read (a slice), and in the step's busiest slice.
 struct ScanStep {
     found: Vec<(Vec<u8>, Id)>,
     looked: u64,
+    slice: u64,
+    busiest: u64,
 }
 
 /// Searches slots where values wait, one at a time, each from its start to
@@ -597,9 +611,13 @@ fn search(ctx: Ctx, deadline: Instant, follow: Follow) {
         let mut step = ScanStep {
             found: Vec::new(),
             looked: 0,
+            slice: 0,
+            busiest: 0,
         };
         let mut done = false;
         while !done && step.found.is_empty() && Instant::now() < deadline {
+            step.busiest = step.busiest.max(step.slice);
+            step.slice = 0;
             // A scan call looks at one bucket of the db, about one key: the
             // clock is read every few calls, not every key.
             for _ in 0..SCANS_A_CLOCK_READ {
@@ -619,15 +637,18 @@ fn search(ctx: Ctx, deadline: Instant, follow: Follow) {
                 }
             }
         }
+        // The values found are opened in the slice that found them.
         for (name, id) in &step.found {
             if follow(ctx, db, name, *id) {
                 found(*id);
             }
         }
+        step.slice += step.found.len() as u64;
         let ended = {
             let mut st = state();
             let st = &mut *st;
             SEARCHED_KEYS.fetch_add(step.looked, Ordering::Relaxed);
+            st.busiest_slice = st.busiest_slice.max(step.busiest.max(step.slice));
             let ended = st.search.take_if(|s| done && s.cursor.0 == cursor);
             if let Some(s) = &ended {
                 SEARCH_PASSES.fetch_add(1, Ordering::Relaxed);
@@ -678,6 +699,7 @@ extern "C" fn on_scanned(
         // during the call that runs this callback.
         let step = unsafe { &mut *privdata.cast::<ScanStep>() };
         step.looked += 1;
+        step.slice += 1;
         let Some(id) = identity::value_in(key) else {
             return;
         };

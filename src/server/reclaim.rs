@@ -244,8 +244,9 @@ pub fn gauges() -> Vec<(&'static str, i64)> {
 }
 
 /// Every schedule entry, `db kind name` a line in order (kind `reclaim` or
-/// `upkeep`, the name printable), then `followed <n>`, `searched-for <n>`
-/// and `slowest-follow-us <n>`: the test-only view (`test_view`).
+/// `upkeep`, the name printable), then `followed <n>`, `searched-for <n>`,
+/// `slowest-follow-us <n>` and `busiest-search-slice-keys <n>`: the
+/// test-only view (`test_view`).
 pub fn listing() -> String {
     let mut out = String::new();
     {
@@ -262,6 +263,10 @@ pub fn listing() -> String {
     out += &format!("followed {followed}\n");
     out += &format!("searched-for {searched}\n");
     out += &format!("slowest-follow-us {}\n", moved::slowest_step_us());
+    out += &format!(
+        "busiest-search-slice-keys {}\n",
+        moved::busiest_slice_keys()
+    );
     out
 }
 

@@ -25,7 +25,9 @@
 //! well. At the end, past every short expiry, every expired value is gone
 //! from memory (`ULIST.INFO`, `HCOUNTER.INFO`), the schedules hold exactly
 //! the keys with work left, no timer step of the module took more than 1 ms
-//! of the main thread's CPU on either server (the view's step timings), and
+//! of the main thread's CPU on either server (the view's step timings), no
+//! search looked at or opened more than a few buckets' keys between two
+//! reads of its clock (counted, so no stall of the machine passes it), and
 //! no value was given up nor missed by a whole search of its db (`INFO
 //! recipes`). A thread PINGs the master while the test waits, and the
 //! slowest answer is printed.
@@ -65,6 +67,11 @@ const RENAME: &str = "XRENAME";
 const RENAMENX: &str = "XRENAMENX";
 /// The most CPU time a timer step of the module may take.
 const STEP_BOUND_US: u64 = 1_000;
+/// The most keys a search may look at or open between two reads of its
+/// clock: 8 scan calls, each a bucket of the db (a few more while the db
+/// rehashes, or may not resize during a fork), and the values of ours they
+/// found. Counted work, which no stall of the machine changes.
+const SLICE_BOUND_KEYS: u64 = 256;
 
 #[derive(Clone, Debug)]
 enum Val {
@@ -305,13 +312,16 @@ fn run_model(srv: &Server, replica: &Server, seed: u64) -> usize {
 }
 
 /// What the test-only view shows: the schedule entries as (db, kind, name),
-/// how many values are followed, the slowest timer step and the slowest
-/// step of following in it (`None` from a build that does not time them).
+/// how many values are followed, the slowest timer step, the slowest step
+/// of following in it and the most keys a search looked at or opened
+/// between two reads of its clock (`None` from a build that does not show
+/// them).
 struct View {
     entries: BTreeSet<(i32, String, String)>,
     followed: i64,
     slowest_step_us: Option<u64>,
     slowest_follow_us: Option<u64>,
+    busiest_slice_keys: Option<u64>,
 }
 
 fn view(c: &mut Connection) -> View {
@@ -322,6 +332,7 @@ fn view(c: &mut Connection) -> View {
         followed: -1,
         slowest_step_us: None,
         slowest_follow_us: None,
+        busiest_slice_keys: None,
     };
     for line in text.lines() {
         let mut words = line.splitn(3, ' ');
@@ -332,6 +343,9 @@ fn view(c: &mut Connection) -> View {
             }
             (Some("slowest-follow-us"), Some(n), None) => {
                 v.slowest_follow_us = Some(n.parse().expect("following's step time"))
+            }
+            (Some("busiest-search-slice-keys"), Some(n), None) => {
+                v.busiest_slice_keys = Some(n.parse().expect("a search's slice"))
             }
             (Some(db), Some(kind), Some(name)) => {
                 v.entries
@@ -534,13 +548,31 @@ impl Run<'_> {
     }
 
     /// On both servers: no timer step took over [`STEP_BOUND_US`] of CPU,
-    /// no value was given up (a field older builds have) or missed by a
+    /// no search's slice over [`SLICE_BOUND_KEYS`], no value was given up (a field older builds have) or missed by a
     /// whole search of its db.
     fn check_bounds(&mut self) {
         let mut wrong = String::new();
         for (server, whose) in [(self.master, "master"), (self.replica, "replica")] {
             let v = view(&mut server.conn());
             let following = v.slowest_follow_us.map_or("?".into(), |us| us.to_string());
+            match v.busiest_slice_keys {
+                Some(keys) if keys <= SLICE_BOUND_KEYS => {
+                    eprintln!(
+                        "keyspace model: the {whose}'s busiest slice of a search between two \
+                         reads of its clock {keys} keys"
+                    );
+                }
+                Some(keys) => {
+                    let _ = writeln!(
+                        wrong,
+                        "{whose}: a search looked at or opened {keys} keys between two reads \
+                         of its clock"
+                    );
+                }
+                None => {
+                    let _ = writeln!(wrong, "{whose}: the view shows no search slices");
+                }
+            }
             match v.slowest_step_us {
                 Some(us) if us <= STEP_BOUND_US => {
                     eprintln!(
