@@ -160,6 +160,16 @@ const fn release_aof(release: &'static str, dir: &'static str, family: &'static 
     }
 }
 
+/// A release's rewrite of the keys the `keyword-names` build declared, then
+/// writes by those names ([`Sequence::KeywordNamesRewritten`]).
+const fn keyword_names_rewritten(release: &'static str, dir: &'static str) -> GoldenAof {
+    GoldenAof {
+        dir,
+        writer: Writer::Release(release),
+        sequence: Sequence::KeywordNamesRewritten,
+    }
+}
+
 const KEYWORD_NAMES_AOF: GoldenAof = GoldenAof {
     dir: "pre-0.1.0-keyword-names",
     writer: Writer::KeywordNamesBuild,
@@ -178,21 +188,13 @@ const GOLDEN_AOFS: &[GoldenAof] = &[
     release_aof("0.2.0", "0.2.0-topn", "TOPN"),
     release_aof("0.2.0", "0.2.0-ulist", "ULIST"),
     release_aof("0.2.0", "0.2.0-hcounter", "HCOUNTER"),
-    GoldenAof {
-        dir: "0.2.0-keyword-names",
-        writer: Writer::Release("0.2.0"),
-        sequence: Sequence::KeywordNamesRewritten,
-    },
+    keyword_names_rewritten("0.2.0", "0.2.0-keyword-names"),
     release_aof("0.3.0", "0.3.0-rv", "RV"),
     release_aof("0.3.0", "0.3.0-tl", "TL"),
     release_aof("0.3.0", "0.3.0-topn", "TOPN"),
     release_aof("0.3.0", "0.3.0-ulist", "ULIST"),
     release_aof("0.3.0", "0.3.0-hcounter", "HCOUNTER"),
-    GoldenAof {
-        dir: "0.3.0-keyword-names",
-        writer: Writer::Release("0.3.0"),
-        sequence: Sequence::KeywordNamesRewritten,
-    },
+    keyword_names_rewritten("0.3.0", "0.3.0-keyword-names"),
 ];
 
 /// A family's golden sequence: its sample on `<family>:sample` (and with
