@@ -6,6 +6,17 @@
 /// long (events a little late still land in its open table first).
 pub const SEAL_DELAY_MS: i64 = 1000;
 
+/// Where an event lands ([`Shape::landing`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Landing {
+    /// The event's bucket.
+    pub bucket: i64,
+    /// The clock after the event.
+    pub clock: i64,
+    /// The oldest bucket of the window ending at that clock: older ones leave.
+    pub lo: i64,
+}
+
 /// A key's shape and clock: what both layouts encode first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shape {
@@ -53,6 +64,33 @@ impl Shape {
         newest.saturating_sub(self.window as i64 - 1)
     }
 
+    /// The clock after an event in bucket `b`: the newest bucket ever written.
+    pub fn clock_after(&self, b: i64) -> i64 {
+        self.clock.map_or(b, |c| c.max(b))
+    }
+
+    /// Where an event at `at_ms` lands: its bucket, the clock after it and the oldest bucket
+    /// of the window ending there; `None` when the event is older than the key's own window
+    /// (a write ignores it). Every layout's write starts here.
+    pub fn landing(&self, at_ms: i64) -> Option<Landing> {
+        let bucket = self.bucket_of(at_ms);
+        if self.is_stale(bucket) {
+            return None;
+        }
+        let clock = self.clock_after(bucket);
+        Some(Landing {
+            bucket,
+            clock,
+            lo: self.live_lo(clock),
+        })
+    }
+
+    /// Whether bucket `idx` is older than the clock: a newer bucket exists, so it is sealed
+    /// whatever the server's time.
+    pub fn has_newer(&self, idx: i64) -> bool {
+        self.clock.is_some_and(|c| idx < c)
+    }
+
     /// Whether bucket `idx` is older than the key's own window (the window ending at its
     /// clock): stale, its data no longer read, freed by upkeep.
     pub fn is_stale(&self, idx: i64) -> bool {
@@ -92,8 +130,7 @@ impl Shape {
     /// Whether bucket `idx` takes no usual writes any more: older than the clock, or the
     /// newest once the server's time `now_ms` has sealed it.
     pub fn is_sealed(&self, idx: i64, now_ms: i64) -> bool {
-        self.clock
-            .is_some_and(|c| idx < c || self.sealed_at(c) <= now_ms)
+        self.has_newer(idx) || self.clock.is_some_and(|c| self.sealed_at(c) <= now_ms)
     }
 
     /// When the whole window has passed with no writes: the start of bucket

@@ -12,7 +12,7 @@ use crate::topn::encoding::write as write_encoding;
 use crate::topn::error::Overflow;
 use crate::topn::parse::Pair;
 use crate::topn::select::clamp_i64;
-use crate::topn::shape::Shape;
+use crate::topn::shape::{Landing, Shape};
 use crate::topn::views::Views;
 use crate::topn::window::{final_counts, Counted, Query, Row, Window};
 use crate::tuples::varint;
@@ -135,12 +135,7 @@ impl Compact {
     /// over the window at the clock the event sets, and its entry in the
     /// event's bucket (None: the event is older than the window).
     pub fn headroom(&self, member: &[u8], at_ms: i64) -> Option<(i128, i64)> {
-        if self.shape.is_older_than_window(at_ms) {
-            return None;
-        }
-        let b = self.shape.bucket_of(at_ms);
-        let clock = self.shape.clock.map_or(b, |c| c.max(b));
-        let lo = self.shape.live_lo(clock);
+        let Landing { bucket: b, lo, .. } = self.shape.landing(at_ms)?;
         let (mut live, mut entry) = (0i128, 0i64);
         for e in self
             .entries()
@@ -158,12 +153,14 @@ impl Compact {
     /// pass over the buffer; the caller checked that none overflows (one
     /// that would is skipped). An event older than the window changes nothing.
     pub fn incr_all(&mut self, pairs: &[Pair], at_ms: i64) {
-        if self.shape.is_older_than_window(at_ms) {
+        let Some(Landing {
+            bucket: b,
+            clock,
+            lo,
+        }) = self.shape.landing(at_ms)
+        else {
             return;
-        }
-        let b = self.shape.bucket_of(at_ms);
-        let clock = self.shape.clock.map_or(b, |c| c.max(b));
-        let lo = self.shape.live_lo(clock);
+        };
         let mut entries: Vec<Entry> = self.entries().collect();
         let stale = entries.partition_point(|e| e.bucket < lo);
         let retired = distinct_buckets(&entries[..stale]);

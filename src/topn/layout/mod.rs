@@ -313,7 +313,7 @@ impl Layout {
         let Layout::Capped(c) = self else {
             return Err(Error::NoCapacity);
         };
-        let clock = c.shape().clock.map_or(bucket, |k| k.max(bucket));
+        let clock = c.shape().clock_after(bucket);
         c.set_counter(clock, bucket, member, counted, evicted)
     }
 

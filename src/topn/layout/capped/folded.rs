@@ -31,6 +31,7 @@
 use std::collections::VecDeque;
 
 use super::summary::{hash, Summary};
+use crate::topn::shape::Shape;
 use crate::topn::storage::dispose_value;
 use crate::tuples::defrag::{Mover, Pass};
 use crate::tuples::table::Table;
@@ -178,19 +179,18 @@ impl Folded {
     }
 
     /// Whether there is work: counters leaving, or a sealed bucket (older
-    /// than `clock`) not folded whole, at `FOLD_FROM` buckets or once begun.
-    pub fn owes(&self, buckets: &Buckets, clock: Option<i64>) -> bool {
+    /// than the clock of `shape`) not folded whole, at `FOLD_FROM` buckets or
+    /// once begun.
+    pub fn owes(&self, buckets: &Buckets, shape: &Shape) -> bool {
         !self.leaving.is_empty()
             || ((self.started() || buckets.len() >= FOLD_FROM)
-                && buckets
-                    .get(self.whole)
-                    .is_some_and(|b| clock.is_some_and(|c| b.idx < c)))
+                && (buckets.get(self.whole)).is_some_and(|b| shape.has_newer(b.idx)))
     }
 
     /// Up to `budget` counters unfolded (leaving buckets first) or folded
-    /// (sealed buckets: older than `clock`); returns the work done, `<
-    /// budget` when nothing is left.
-    pub fn step(&mut self, buckets: &mut Buckets, clock: i64, budget: usize) -> usize {
+    /// (sealed buckets: older than the clock of `shape`); returns the work
+    /// done, `< budget` when nothing is left.
+    pub fn step(&mut self, buckets: &mut Buckets, shape: &Shape, budget: usize) -> usize {
         let mut done = 0;
         if !self.started() && buckets.len() < FOLD_FROM {
             return 0;
@@ -210,7 +210,10 @@ impl Folded {
                 done += 1;
                 continue;
             }
-            let Some(b) = buckets.get_mut(self.whole).filter(|b| b.idx < clock) else {
+            let Some(b) = buckets
+                .get_mut(self.whole)
+                .filter(|b| shape.has_newer(b.idx))
+            else {
                 break;
             };
             let floor = match b.folded_floor {

@@ -46,7 +46,7 @@ use crate::topn::error::Overflow;
 use crate::topn::error::{MAX_CAPACITY, MAX_NAME_BYTES, MAX_WINDOW};
 use crate::topn::parse::Pair;
 use crate::topn::select::clamp_i64;
-use crate::topn::shape::Shape;
+use crate::topn::shape::{Landing, Shape};
 use crate::topn::window::{Counted, Query, Row, Window};
 use folded::{Bucket, Buckets, Folded, FOLD_PER_WRITE};
 use older::Older;
@@ -142,20 +142,19 @@ impl Capped {
     /// counters freed at once). O(log CAPACITY) and a bounded share of the
     /// folding (`folded.rs`), whatever the number of buckets.
     pub fn incr(&mut self, member: &[u8], by: i64, at_ms: i64) -> Result<i64, Overflow> {
-        if self.shape.is_older_than_window(at_ms) {
+        let Some(at) = self.shape.landing(at_ms) else {
             return Ok(self.window_count(member));
-        }
-        let (b, h) = (self.shape.bucket_of(at_ms), hash(member));
+        };
+        let (b, h) = (at.bucket, hash(member));
         // Checked before anything changes. Any count is at most the counts'
         // sum, so only near the range's end is the member's count over the
         // new window looked up (the folded sums: O(1) once folded).
         if self.total + i128::from(by) > i128::from(i64::MAX) {
-            let clock = self.shape.clock.map_or(b, |c| c.max(b));
-            let count = self.count_over(member, h, clock);
+            let count = self.count_over(member, h, at.clock);
             i64::try_from(count + i128::from(by)).map_err(|_| Overflow)?;
         }
         let found = self.bucket(b).and_then(|x| x.summary.find(member, h));
-        let slot = self.add(member, h, found, by, b)?;
+        let slot = self.add(member, h, found, by, at)?;
         let newest = self.buckets.back().is_some_and(|x| x.idx == b);
         Ok(clamp_i64(self.reply_count(
             member,
@@ -224,9 +223,9 @@ impl Capped {
             .map(|x| &**x)
     }
 
-    /// Adds `by` to `member`'s counter in bucket `b` (`found`: its slot
-    /// there), the clock moving to `b` when it is newer and the buckets that
-    /// leave the window dropped, then folds a bounded share; returns the
+    /// Adds `by` to `member`'s counter in the bucket an event lands in
+    /// (`found`: its slot there), the clock moving to it when it is newer and
+    /// the buckets that leave the window dropped, then folds a bounded share; returns the
     /// slot that counts the member. Refused, changing nothing, when the
     /// counter would overflow.
     fn add(
@@ -235,8 +234,9 @@ impl Capped {
         h: u64,
         found: Option<usize>,
         by: i64,
-        b: i64,
+        at: Landing,
     ) -> Result<usize, Overflow> {
+        let b = at.bucket;
         let pos = self.place(b);
         let slot = match self.buckets.get(pos) {
             Some(bucket) if bucket.idx == b => self.add_in(pos, member, h, found, by)?,
@@ -250,17 +250,14 @@ impl Capped {
                 0
             }
         };
-        let clock = self.shape.clock.map_or(b, |c| c.max(b));
-        self.shape.clock = Some(clock);
+        self.shape.clock = Some(at.clock);
         self.total += i128::from(by);
         let stale = match self.buckets.front() {
-            Some(x) if x.idx < self.shape.live_lo(clock) => {
-                (self.buckets).partition_point(|x| x.idx < self.shape.live_lo(clock))
-            }
+            Some(x) if x.idx < at.lo => self.buckets.partition_point(|x| x.idx < at.lo),
             _ => 0,
         };
         self.drop_buckets(stale);
-        self.folded.step(&mut self.buckets, clock, FOLD_PER_WRITE);
+        (self.folded).step(&mut self.buckets, &self.shape, FOLD_PER_WRITE);
         Ok(slot)
     }
 
@@ -308,32 +305,30 @@ impl Capped {
     /// All or nothing: `Err(i)` when pair `i` would overflow, and then
     /// nothing changed.
     pub fn incr_all(&mut self, pairs: &[Pair], at_ms: i64) -> Result<Vec<i64>, usize> {
-        if self.shape.is_older_than_window(at_ms) {
+        let Some(at) = self.shape.landing(at_ms) else {
             return Ok(pairs.iter().map(|&(_, m)| self.window_count(m)).collect());
-        }
+        };
+        let b = at.bucket;
         if !self.surely_fits(pairs, at_ms) {
             // Near the range of counts (or of a bucket's member bytes): each
             // pair tried on the bucket it writes, nothing changed or copied
             // (`trial.rs`), so a refusal changes nothing.
-            let b = self.shape.bucket_of(at_ms);
-            let clock = self.shape.clock.map_or(b, |c| c.max(b));
             let base = self.bucket(b).map(|x| &x.summary);
             trial::check(base, self.capacity as usize, pairs, |m, h| {
                 let here = base.map_or(0, |s| part(s, m, h));
-                self.count_over(m, h, clock) - i128::from(here)
+                self.count_over(m, h, at.clock) - i128::from(here)
             })?;
         }
         // No count can pass the range now: each pair is its bucket's add
         // alone. The first may move the clock; the others add to the same
         // bucket, found once, and fold their shares at the end.
-        let b = self.shape.bucket_of(at_ms);
         let mut hashed = Hashed::with_capacity(pairs.len());
         let mut pos = 0;
         for (i, &(by, member)) in pairs.iter().enumerate() {
             let h = hash(member);
             let slot = if i == 0 {
                 let found = self.bucket(b).and_then(|x| x.summary.find(member, h));
-                let slot = self.add(member, h, found, by, b).map_err(|_| i)?;
+                let slot = self.add(member, h, found, by, at).map_err(|_| i)?;
                 pos = self.place(b);
                 slot
             } else {
@@ -350,9 +345,9 @@ impl Capped {
             };
             hashed.push((h, Some(slot)));
         }
-        if let (Some(clock), true) = (self.shape.clock, pairs.len() > 1) {
+        if pairs.len() > 1 {
             let share = FOLD_PER_WRITE.saturating_mul(pairs.len() - 1);
-            self.folded.step(&mut self.buckets, clock, share);
+            self.folded.step(&mut self.buckets, &self.shape, share);
         }
         if pos + 1 != self.buckets.len() {
             // The slots are the newest bucket's only.
@@ -695,17 +690,13 @@ impl Window for Capped {
 
     /// `Some(0)` while folding is owed (it follows the key's clock, not the server's time).
     fn upkeep_due_ms(&self) -> Option<i64> {
-        self.folded
-            .owes(&self.buckets, self.shape.clock)
-            .then_some(0)
+        self.folded.owes(&self.buckets, &self.shape).then_some(0)
     }
 
     /// Up to `budget` units of folding.
     fn upkeep(&mut self, budget: usize) -> usize {
-        match self.shape.clock {
-            Some(clock) => self.folded.step(&mut self.buckets, clock, budget.max(1)),
-            None => 0,
-        }
+        self.folded
+            .step(&mut self.buckets, &self.shape, budget.max(1))
     }
 
     fn upkeep_marker(&self) -> (Option<i64>, usize) {

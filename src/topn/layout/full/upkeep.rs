@@ -88,7 +88,7 @@ impl Full {
     /// after its sealing go to its late entries).
     fn seals_at(&self, b: &Bucket) -> i64 {
         let shape = &self.content.shape;
-        if shape.clock.is_some_and(|c| b.idx < c) {
+        if shape.has_newer(b.idx) {
             return i64::MIN;
         }
         let quiet = match b.written_ms {

@@ -6,6 +6,7 @@ use super::key::Full;
 use super::members::Members;
 use crate::topn::error::Overflow;
 use crate::topn::parse::Pair;
+use crate::topn::shape::Landing;
 
 /// Where an increment lands and what it starts from (`Full::prepare`).
 struct Prepared {
@@ -63,12 +64,11 @@ impl Full {
 
     fn prepare(&self, member: &[u8], at_ms: i64) -> Option<Prepared> {
         let shape = &self.content.shape;
-        if shape.is_older_than_window(at_ms) {
-            return None;
-        }
-        let b = shape.bucket_of(at_ms);
-        let clock = shape.clock.map_or(b, |c| c.max(b));
-        let lo = shape.live_lo(clock);
+        let Landing {
+            bucket: b,
+            clock,
+            lo,
+        } = shape.landing(at_ms)?;
         let advancing = shape.clock.is_none_or(|c| b > c);
         let all_stale = advancing && self.content.buckets.back().is_some_and(|x| x.idx < lo);
         let hash = Members::hash(member);
