@@ -11,7 +11,7 @@ use super::parse::{
 use super::shape::Shape;
 use super::value::{TopnValue, TOPN_TYPE};
 use super::views::Views;
-use super::window::{Counted, Query};
+use super::window::{Counted, Effects, Query};
 use crate::args::{int_in, CmdError};
 use crate::server::command::Args;
 use crate::server::{reclaim, Arg, Class, Ctx, Key, RStr, Word, WriteTime, AT};
@@ -270,12 +270,12 @@ fn write<R, E>(
     value: &mut TopnValue,
     now: i64,
     created: bool,
-    f: impl FnOnce(&mut Layout) -> Result<R, E>,
+    f: impl FnOnce(&mut Layout) -> Result<(R, Effects), E>,
 ) -> Result<(R, Done), E> {
     value.update(|core| {
         let moved = core.observe_time(now);
         let marker = core.window().upkeep_marker();
-        let out = f(core)?;
+        let (out, effects) = f(core)?;
         // Upkeep may be owed sooner only if the window moved, the clock moved or a bucket
         // came or went (skipped on the usual write: it costs a few searches).
         let reschedule = created || moved || core.window().upkeep_marker() != marker;
@@ -283,8 +283,7 @@ fn write<R, E>(
             out,
             Done {
                 expire_at: core.shape().expire_at_ms(),
-                retired: core.take_retired_buckets(),
-                aged: core.take_aged_buckets(),
+                effects,
                 upkeep_due: if reschedule {
                     core.window().upkeep_due_ms()
                 } else {
@@ -302,8 +301,7 @@ fn write<R, E>(
 /// event is inside the window at the server's time, so it is never in the
 /// past on the master).
 fn after_write(ctx: Ctx, key: &Key, name: RStr, created: bool, done: Done, event: &CStr) {
-    EXPIRED_BUCKETS.add(done.retired as i64);
-    AGED_BUCKETS.add(done.aged as i64);
+    count_effects(done.effects);
     if created {
         if let Ok(Some(value)) = key.value::<TopnValue>(&TOPN_TYPE) {
             replicate_create(ctx, name, value.get());
@@ -328,8 +326,7 @@ fn schedule(ctx: Ctx, name: RStr, done: Done) {
 #[derive(Clone, Copy)]
 struct Done {
     expire_at: Option<i64>,
-    retired: usize,
-    aged: usize,
+    effects: Effects,
     /// When upkeep is due, if it may have come sooner.
     upkeep_due: Option<i64>,
 }
@@ -342,14 +339,18 @@ pub fn upkeep(_ctx: Ctx, key: &mut Key, _name: RStr, now: i64, budget: usize) ->
     let Ok(Some(value)) = key.value_mut::<TopnValue>(&TOPN_TYPE) else {
         return 0;
     };
-    let (done, retired, aged) = value.update(|core| {
+    let (done, effects) = value.update(|core| {
         let _ = core.observe_time(now);
-        let done = core.upkeep(budget, COMPACT_MAX.count());
-        (done, core.take_retired_buckets(), core.take_aged_buckets())
+        core.upkeep(budget, COMPACT_MAX.count())
     });
-    EXPIRED_BUCKETS.add(retired as i64);
-    AGED_BUCKETS.add(aged as i64);
+    count_effects(effects);
     done
+}
+
+/// INFO's counters of what writes and upkeep did.
+fn count_effects(effects: Effects) {
+    EXPIRED_BUCKETS.add(effects.retired as i64);
+    AGED_BUCKETS.add(effects.aged as i64);
 }
 
 /// When the key's next upkeep is due (`Reclaimer::next_due`).
@@ -523,7 +524,7 @@ pub fn set_counter(ctx: Ctx, args: &Args) -> Result<(), CmdError> {
     let value = key
         .value_mut::<TopnValue>(&TOPN_TYPE)?
         .ok_or(Error::NoSuchKey)?;
-    value.update(|core| core.set_counter(bucket, member, (count, error), evicted))?;
+    count_effects(value.update(|core| core.set_counter(bucket, member, (count, error), evicted))?);
     ctx.replicate_verbatim();
     ctx.reply_ok();
     Ok(())

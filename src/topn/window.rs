@@ -32,6 +32,23 @@ impl Counted {
     }
 }
 
+/// What a write or a slice of upkeep did to a key besides its answer (INFO's counters):
+/// returned by the call that did it, never kept in the key.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Effects {
+    /// Buckets freed as the clock moved past them.
+    pub retired: usize,
+    /// Buckets taken out of the running total as the server's time moved.
+    pub aged: usize,
+}
+
+impl std::ops::AddAssign for Effects {
+    fn add_assign(&mut self, other: Effects) {
+        self.retired += other.retired;
+        self.aged += other.aged;
+    }
+}
+
 /// A member of a top and its count.
 pub type Row<'a> = (&'a [u8], Counted);
 
@@ -51,12 +68,14 @@ pub trait Window {
     /// A member's count over the window ending at the clock: a write's reply.
     fn count_at_clock(&self, member: &[u8]) -> i64;
     /// Counts an event at `at_ms` (one older than the window changes nothing); returns the
-    /// member's count over the window at the clock after it. Nothing changes on an overflow.
-    fn incr(&mut self, member: &[u8], by: i64, at_ms: i64) -> Result<i64, Overflow>;
+    /// member's count over the window at the clock after it, and what else the write did.
+    /// Nothing changes on an overflow.
+    fn incr(&mut self, member: &[u8], by: i64, at_ms: i64) -> Result<(i64, Effects), Overflow>;
     /// Applies `(increment, member)` pairs all at `at_ms` (inside the key's window), in order,
-    /// as as many `incr`s would; returns each pair's member's count after the call. All or
-    /// nothing: `Err(i)` when pair `i` would overflow, and then nothing changed.
-    fn incr_many(&mut self, pairs: &[Pair], at_ms: i64) -> Result<Vec<i64>, usize>;
+    /// as as many `incr`s would; returns each pair's member's count after the call, and what
+    /// else the call did. All or nothing: `Err(i)` when pair `i` would overflow, and then
+    /// nothing changed.
+    fn incr_many(&mut self, pairs: &[Pair], at_ms: i64) -> Result<(Vec<i64>, Effects), usize>;
     /// Members held (`TOPN.INFO`).
     fn members(&self) -> usize;
     /// Buckets of the window ending at the clock that hold entries.
@@ -76,20 +95,15 @@ pub trait Window {
     fn upkeep_due_ms(&self) -> Option<i64> {
         None
     }
-    /// Up to `budget` units of upkeep; returns the work done (`< budget` when nothing is left).
-    fn upkeep(&mut self, _budget: usize) -> usize {
-        0
+    /// Up to `budget` units of upkeep; returns the work done (`< budget` when nothing is left)
+    /// and what it did.
+    fn upkeep(&mut self, _budget: usize) -> (usize, Effects) {
+        (0, Effects::default())
     }
     /// What upkeep's due time depends on besides its progress: a write that changes none of it
     /// leaves the due time where it was.
     fn upkeep_marker(&self) -> (Option<i64>, usize) {
         (self.shape().clock, 0)
-    }
-    /// Buckets freed as the clock moved, since the last take.
-    fn take_retired_buckets(&mut self) -> usize;
-    /// Buckets taken out of the running total as the server's time moved, since the last take.
-    fn take_aged_buckets(&mut self) -> usize {
-        0
     }
 }
 

@@ -14,7 +14,7 @@ use crate::topn::parse::Pair;
 use crate::topn::select::clamp_i64;
 use crate::topn::shape::{Landing, Shape};
 use crate::topn::views::Views;
-use crate::topn::window::{final_counts, Counted, Query, Row, Window};
+use crate::topn::window::{final_counts, Counted, Effects, Query, Row, Window};
 use crate::tuples::varint;
 use std::collections::BTreeMap;
 
@@ -33,8 +33,6 @@ pub struct Compact {
     /// varint(len), member, zigzag varint(count)`: never a zero count, never
     /// a bucket outside the window ending at the clock.
     buf: Vec<u8>,
-    /// Buckets dropped as the clock moved, since the last take.
-    retired: u32,
     /// Views declared: their k lead `buf`, a `u32` each (so a key without views is no
     /// bigger). Declared only: reads of a compact key are cheap without running totals,
     /// which the full layout makes when the key goes full.
@@ -46,7 +44,6 @@ impl Compact {
         Compact {
             shape,
             buf: Vec::new(),
-            retired: 0,
             views: 0,
         }
     }
@@ -151,15 +148,16 @@ impl Compact {
 
     /// Applies `(increment, member)` pairs all at `at_ms`, in order, in one
     /// pass over the buffer; the caller checked that none overflows (one
-    /// that would is skipped). An event older than the window changes nothing.
-    pub fn incr_all(&mut self, pairs: &[Pair], at_ms: i64) {
+    /// that would is skipped). An event older than the window changes nothing. Returns the
+    /// buckets that left the window.
+    pub fn incr_all(&mut self, pairs: &[Pair], at_ms: i64) -> Effects {
         let Some(Landing {
             bucket: b,
             clock,
             lo,
         }) = self.shape.landing(at_ms)
         else {
-            return;
+            return Effects::default();
         };
         let mut entries: Vec<Entry> = self.entries().collect();
         let stale = entries.partition_point(|e| e.bucket < lo);
@@ -196,7 +194,7 @@ impl Compact {
         };
         self.buf = buf;
         self.shape.clock = Some(clock);
-        self.retired += retired as u32;
+        Effects { retired, aged: 0 }
     }
 
     /// The content as the full layout replays it: `(member, by, at)` by
@@ -261,20 +259,18 @@ impl Window for Compact {
     }
 
     /// Applies an increment at `at_ms` (as the full layout's `incr`).
-    fn incr(&mut self, member: &[u8], by: i64, at_ms: i64) -> Result<i64, Overflow> {
+    fn incr(&mut self, member: &[u8], by: i64, at_ms: i64) -> Result<(i64, Effects), Overflow> {
         let Some((live, entry)) = self.headroom(member, at_ms) else {
-            return Ok(self.count_at_clock(member));
+            return Ok((self.count_at_clock(member), Effects::default()));
         };
         let live = i64::try_from(live + i128::from(by)).map_err(|_| Overflow)?;
         entry.checked_add(by).ok_or(Overflow)?;
-        self.incr_all(&[(by, member)], at_ms);
-        Ok(live)
+        Ok((live, self.incr_all(&[(by, member)], at_ms)))
     }
 
-    fn incr_many(&mut self, pairs: &[Pair], at_ms: i64) -> Result<Vec<i64>, usize> {
+    fn incr_many(&mut self, pairs: &[Pair], at_ms: i64) -> Result<(Vec<i64>, Effects), usize> {
         let counts = final_counts(pairs, |m| self.headroom(m, at_ms))?;
-        self.incr_all(pairs, at_ms);
-        Ok(counts)
+        Ok((counts, self.incr_all(pairs, at_ms)))
     }
 
     /// Distinct members stored.
@@ -310,11 +306,6 @@ impl Window for Compact {
             }
         }
         write_encoding(&self.shape, &self.views(), &names, &buckets)
-    }
-
-    /// Buckets dropped as the clock moved since the last call.
-    fn take_retired_buckets(&mut self) -> usize {
-        std::mem::take(&mut self.retired) as usize
     }
 }
 

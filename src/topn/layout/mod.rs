@@ -21,7 +21,7 @@ use super::parse::Pair;
 use super::shape::Shape;
 use super::storage::dispose_value;
 use super::views::Views;
-use super::window::{final_counts, Counted, Query, Row, Window};
+use super::window::{final_counts, Counted, Effects, Query, Row, Window};
 use crate::tuples::defrag::{Mover, Pass};
 use capped::{BucketCounters, Capped, ENCODING_VERSION_CAPPED};
 use compact::{packed_bytes, Compact};
@@ -217,32 +217,35 @@ impl Layout {
         matches!(self, Layout::Compact(_))
     }
 
-    /// Applies an increment, then settles the layout for `compact_max`.
+    /// Applies an increment, then settles the layout for `compact_max`; returns the member's
+    /// count and what else the write did.
     pub fn incr(
         &mut self,
         member: &[u8],
         by: i64,
         at_ms: i64,
         compact_max: usize,
-    ) -> Result<i64, Overflow> {
-        let count = self.window_mut().incr(member, by, at_ms)?;
+    ) -> Result<(i64, Effects), Overflow> {
+        let written = self.window_mut().incr(member, by, at_ms)?;
         self.settle(compact_max / 2, compact_max);
-        Ok(count)
+        Ok(written)
     }
 
     /// Applies `(increment, member)` pairs all at `at_ms`, in order, as as
     /// many [`Layout::incr`]s would, and settles the layout once; returns each
-    /// pair's member's count over the window after the call. All or
-    /// nothing: `Err(i)` when pair `i` would overflow, and then nothing
-    /// changed. A capped key takes increments >= 1 only (the caller checks).
+    /// pair's member's count over the window after the call, and what else
+    /// the call did. All or nothing: `Err(i)` when pair `i` would overflow,
+    /// and then nothing changed. A capped key takes increments >= 1 only
+    /// (the caller checks).
     pub fn incr_many(
         &mut self,
         pairs: &[Pair],
         at_ms: i64,
         compact_max: usize,
-    ) -> Result<Vec<i64>, usize> {
-        if self.shape().is_older_than_window(at_ms) {
-            return Ok(pairs.iter().map(|(_, m)| self.count_at_clock(m)).collect());
+    ) -> Result<(Vec<i64>, Effects), usize> {
+        if self.shape().landing(at_ms).is_none() {
+            let counts = pairs.iter().map(|(_, m)| self.count_at_clock(m));
+            return Ok((counts.collect(), Effects::default()));
         }
         // A compact key that may pass its limit turns full first (its writes
         // rewrite the whole buffer), once the call is known to fit.
@@ -252,9 +255,9 @@ impl Layout {
                 self.make_full();
             }
         }
-        let counts = self.window_mut().incr_many(pairs, at_ms)?;
+        let written = self.window_mut().incr_many(pairs, at_ms)?;
         self.settle(compact_max / 2, compact_max);
-        Ok(counts)
+        Ok(written)
     }
 
     pub fn count_at_clock(&self, member: &[u8]) -> i64 {
@@ -301,15 +304,15 @@ impl Layout {
     }
 
     /// Sets a capped key's counter (`TOPN.SETCOUNTER`, an AOF rewrite's), the
-    /// clock moving to its bucket when that is newer; nothing changes on an
-    /// error.
+    /// clock moving to its bucket when that is newer; returns the buckets
+    /// that left. Nothing changes on an error.
     pub fn set_counter(
         &mut self,
         bucket: i64,
         member: &[u8],
         counted: (i64, i64),
         evicted: bool,
-    ) -> Result<(), Error> {
+    ) -> Result<Effects, Error> {
         let Layout::Capped(c) = self else {
             return Err(Error::NoCapacity);
         };
@@ -322,19 +325,12 @@ impl Layout {
         self.window_mut().observe_time(now_ms)
     }
 
-    /// Up to `budget` units of upkeep; a full key that shrank turns compact.
-    pub fn upkeep(&mut self, budget: usize, compact_max: usize) -> usize {
+    /// Up to `budget` units of upkeep, and what they did; a full key that shrank turns
+    /// compact.
+    pub fn upkeep(&mut self, budget: usize, compact_max: usize) -> (usize, Effects) {
         let done = self.window_mut().upkeep(budget);
         self.settle(compact_max / 2, compact_max);
         done
-    }
-
-    pub fn take_retired_buckets(&mut self) -> usize {
-        self.window_mut().take_retired_buckets()
-    }
-
-    pub fn take_aged_buckets(&mut self) -> usize {
-        self.window_mut().take_aged_buckets()
     }
 
     pub fn defrag<M: Mover>(&mut self, pass: &mut Pass<M>) {

@@ -47,7 +47,7 @@ use crate::topn::error::{MAX_CAPACITY, MAX_NAME_BYTES, MAX_WINDOW};
 use crate::topn::parse::Pair;
 use crate::topn::select::clamp_i64;
 use crate::topn::shape::{Landing, Shape};
-use crate::topn::window::{Counted, Query, Row, Window};
+use crate::topn::window::{Counted, Effects, Query, Row, Window};
 use folded::{Bucket, Buckets, Folded, FOLD_PER_WRITE};
 use older::Older;
 use summary::{hash, Summary};
@@ -78,8 +78,6 @@ pub struct Capped {
     capacity: u32,
     /// The window's buckets, ascending (boxed: `folded::Buckets`).
     buckets: Buckets,
-    /// Buckets dropped as the clock moved, since the last take.
-    retired: usize,
     /// The buckets' counts summed: any count over any window is at most it.
     total: i128,
     /// The buckets' counters (kept: a write reports them for INFO).
@@ -124,7 +122,6 @@ impl Capped {
             shape,
             capacity: capacity.clamp(1, MAX_CAPACITY),
             buckets: VecDeque::new(),
-            retired: 0,
             total: 0,
             counters: 0,
             folded: Folded::default(),
@@ -140,10 +137,11 @@ impl Capped {
     /// window ending at the clock. An event older than that window changes
     /// nothing; buckets leave as the clock moves (at most WINDOW x CAPACITY
     /// counters freed at once). O(log CAPACITY) and a bounded share of the
-    /// folding (`folded.rs`), whatever the number of buckets.
-    pub fn incr(&mut self, member: &[u8], by: i64, at_ms: i64) -> Result<i64, Overflow> {
+    /// folding (`folded.rs`), whatever the number of buckets. Also returns the buckets that
+    /// left.
+    pub fn incr(&mut self, member: &[u8], by: i64, at_ms: i64) -> Result<(i64, Effects), Overflow> {
         let Some(at) = self.shape.landing(at_ms) else {
-            return Ok(self.window_count(member));
+            return Ok((self.window_count(member), Effects::default()));
         };
         let (b, h) = (at.bucket, hash(member));
         // Checked before anything changes. Any count is at most the counts'
@@ -154,13 +152,10 @@ impl Capped {
             i64::try_from(count + i128::from(by)).map_err(|_| Overflow)?;
         }
         let found = self.bucket(b).and_then(|x| x.summary.find(member, h));
-        let slot = self.add(member, h, found, by, at)?;
+        let (slot, fx) = self.add(member, h, found, by, at)?;
         let newest = self.buckets.back().is_some_and(|x| x.idx == b);
-        Ok(clamp_i64(self.reply_count(
-            member,
-            h,
-            newest.then_some(slot),
-        )))
+        let count = self.reply_count(member, h, newest.then_some(slot));
+        Ok((clamp_i64(count), fx))
     }
 
     /// The member's count over the window at the clock, for a write's
@@ -225,9 +220,9 @@ impl Capped {
 
     /// Adds `by` to `member`'s counter in the bucket an event lands in
     /// (`found`: its slot there), the clock moving to it when it is newer and
-    /// the buckets that leave the window dropped, then folds a bounded share; returns the
-    /// slot that counts the member. Refused, changing nothing, when the
-    /// counter would overflow.
+    /// the buckets that leave the window dropped, then folds a bounded share;
+    /// returns the slot that counts the member and the buckets that left.
+    /// Refused, changing nothing, when the counter would overflow.
     fn add(
         &mut self,
         member: &[u8],
@@ -235,7 +230,7 @@ impl Capped {
         found: Option<usize>,
         by: i64,
         at: Landing,
-    ) -> Result<usize, Overflow> {
+    ) -> Result<(usize, Effects), Overflow> {
         let b = at.bucket;
         let pos = self.place(b);
         let slot = match self.buckets.get(pos) {
@@ -256,9 +251,9 @@ impl Capped {
             Some(x) if x.idx < at.lo => self.buckets.partition_point(|x| x.idx < at.lo),
             _ => 0,
         };
-        self.drop_buckets(stale);
+        let fx = self.drop_buckets(stale);
         (self.folded).step(&mut self.buckets, &self.shape, FOLD_PER_WRITE);
-        Ok(slot)
+        Ok((slot, fx))
     }
 
     /// Adds `by` to `member`'s counter in the bucket at `pos` (`found`: its
@@ -301,12 +296,13 @@ impl Capped {
 
     /// Applies `(increment, member)` pairs (each >= 1) all at `at_ms`, in
     /// order, as as many `incr`s would; returns each pair's member's count
-    /// over the window after the call, each distinct member summed once.
-    /// All or nothing: `Err(i)` when pair `i` would overflow, and then
-    /// nothing changed.
-    pub fn incr_all(&mut self, pairs: &[Pair], at_ms: i64) -> Result<Vec<i64>, usize> {
+    /// over the window after the call, each distinct member summed once,
+    /// and the buckets that left. All or nothing: `Err(i)` when pair `i`
+    /// would overflow, and then nothing changed.
+    pub fn incr_all(&mut self, pairs: &[Pair], at_ms: i64) -> Result<(Vec<i64>, Effects), usize> {
         let Some(at) = self.shape.landing(at_ms) else {
-            return Ok(pairs.iter().map(|&(_, m)| self.window_count(m)).collect());
+            let counts = pairs.iter().map(|&(_, m)| self.window_count(m));
+            return Ok((counts.collect(), Effects::default()));
         };
         let b = at.bucket;
         if !self.surely_fits(pairs, at_ms) {
@@ -323,12 +319,13 @@ impl Capped {
         // alone. The first may move the clock; the others add to the same
         // bucket, found once, and fold their shares at the end.
         let mut hashed = Hashed::with_capacity(pairs.len());
-        let mut pos = 0;
+        let (mut pos, mut fx) = (0, Effects::default());
         for (i, &(by, member)) in pairs.iter().enumerate() {
             let h = hash(member);
             let slot = if i == 0 {
                 let found = self.bucket(b).and_then(|x| x.summary.find(member, h));
-                let slot = self.add(member, h, found, by, at).map_err(|_| i)?;
+                let slot;
+                (slot, fx) = self.add(member, h, found, by, at).map_err(|_| i)?;
                 pos = self.place(b);
                 slot
             } else {
@@ -353,7 +350,7 @@ impl Capped {
             // The slots are the newest bucket's only.
             hashed.iter_mut().for_each(|x| x.1 = None);
         }
-        Ok(self.replies(pairs, &hashed))
+        Ok((self.replies(pairs, &hashed), fx))
     }
 
     /// Each pair's member's count over the window, a member repeated in
@@ -541,8 +538,9 @@ impl Capped {
     /// Sets a counter as an encoding or a rewrite holds it (`evicted`: the
     /// bucket's floor is its smallest count), the key's clock then at
     /// `clock` (a rewrite's counters move it; a decoded key's name its own).
-    /// Refused, changing nothing, past the capacity or outside the window
-    /// ending at `clock`, or with a clock going back.
+    /// Returns the buckets that left the window. Refused, changing nothing,
+    /// past the capacity or outside the window ending at `clock`, or with a
+    /// clock going back.
     pub fn set_counter(
         &mut self,
         clock: i64,
@@ -550,7 +548,7 @@ impl Capped {
         member: &[u8],
         (count, error): (i64, i64),
         evicted: bool,
-    ) -> Result<(), Error> {
+    ) -> Result<Effects, Error> {
         if count < 1 || error < 0 || error > count {
             return Err(Error::CounterRange);
         }
@@ -581,8 +579,7 @@ impl Capped {
         }
         self.shape.clock = Some(clock);
         let stale = self.buckets.partition_point(|x| x.idx < lo);
-        self.drop_buckets(stale);
-        Ok(())
+        Ok(self.drop_buckets(stale))
     }
 
     /// Entries the folded sums hold.
@@ -609,10 +606,14 @@ impl Capped {
     /// of them piecewise (`folded.rs`). When every bucket but the one a
     /// write just made leaves (a key written again after a whole window),
     /// they go in one piece, not looked at one by one (that took 38 ms at
-    /// 100,000 buckets).
-    fn drop_buckets(&mut self, n: usize) {
+    /// 100,000 buckets). Returns them as retired.
+    fn drop_buckets(&mut self, n: usize) -> Effects {
+        let fx = Effects {
+            retired: n,
+            aged: 0,
+        };
         if n == 0 {
-            return;
+            return fx;
         }
         self.older.forget();
         if n + 1 >= self.buckets.len() {
@@ -621,16 +622,15 @@ impl Capped {
             let counters = self.counters;
             self.total = (self.buckets.iter()).map(|x| x.summary.sum()).sum();
             self.counters = self.buckets.iter().map(|x| x.summary.len()).sum();
-            self.retired += n;
             self.folded
                 .all_left(gone, counters - self.counters, &mut self.buckets);
-            return;
+            return fx;
         }
         let gone: Buckets = self.buckets.drain(..n).collect();
         self.total -= gone.iter().map(|x| x.summary.sum()).sum::<i128>();
         self.counters -= gone.iter().map(|x| x.summary.len()).sum::<usize>();
-        self.retired += n;
         self.folded.left(gone, &mut self.buckets);
+        fx
     }
 }
 
@@ -651,11 +651,11 @@ impl Window for Capped {
         self.window_count(member)
     }
 
-    fn incr(&mut self, member: &[u8], by: i64, at_ms: i64) -> Result<i64, Overflow> {
+    fn incr(&mut self, member: &[u8], by: i64, at_ms: i64) -> Result<(i64, Effects), Overflow> {
         Capped::incr(self, member, by, at_ms)
     }
 
-    fn incr_many(&mut self, pairs: &[Pair], at_ms: i64) -> Result<Vec<i64>, usize> {
+    fn incr_many(&mut self, pairs: &[Pair], at_ms: i64) -> Result<(Vec<i64>, Effects), usize> {
         self.incr_all(pairs, at_ms)
     }
 
@@ -694,17 +694,13 @@ impl Window for Capped {
     }
 
     /// Up to `budget` units of folding.
-    fn upkeep(&mut self, budget: usize) -> usize {
-        self.folded
-            .step(&mut self.buckets, &self.shape, budget.max(1))
+    fn upkeep(&mut self, budget: usize) -> (usize, Effects) {
+        let done = (self.folded).step(&mut self.buckets, &self.shape, budget.max(1));
+        (done, Effects::default())
     }
 
     fn upkeep_marker(&self) -> (Option<i64>, usize) {
         (self.shape.clock, self.buckets.len())
-    }
-
-    fn take_retired_buckets(&mut self) -> usize {
-        std::mem::take(&mut self.retired)
     }
 }
 

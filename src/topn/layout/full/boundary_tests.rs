@@ -95,7 +95,7 @@ fn writes_across_boundaries_do_bounded_work() {
         // Idle for 3 buckets: upkeep walks the window's sum out of them.
         let now = 31 * H;
         w.t.observe_time(now);
-        while w.t.upkeep(300) >= 300 {}
+        while w.t.upkeep(300).0 >= 300 {}
         // Late writes at the clock, then at the server's time again.
         for i in 0..2_000 {
             w.write(27 * H + i, now + i);
@@ -107,7 +107,7 @@ fn writes_across_boundaries_do_bounded_work() {
             w.bucket(b, 5_000);
         }
         check_invariants(&w.t);
-        while w.t.upkeep(1_000) >= 1_000 {}
+        while w.t.upkeep(1_000).0 >= 1_000 {}
         assert!(w.t.is_settled(), "views {views:?}");
         check_invariants(&w.t);
     }

@@ -11,7 +11,7 @@ use crate::topn::error::Overflow;
 use crate::topn::parse::Pair;
 use crate::topn::shape::Shape;
 use crate::topn::views::Views;
-use crate::topn::window::{final_counts, Counted, Query, Row, Window};
+use crate::topn::window::{final_counts, Counted, Effects, Query, Row, Window};
 use crate::tuples::table::IdMap;
 
 /// Units of upkeep per write by default (entries walked; an index operation costs more).
@@ -96,9 +96,6 @@ pub(super) struct Upkeep {
     /// Entries of the stale front bucket freed so far.
     pub(super) freed: usize,
     pub(super) graveyards: Vec<Graveyard>,
-    /// Buckets freed, and buckets the window's sum walked out of, since the last take.
-    pub(super) retired: usize,
-    pub(super) aged: usize,
     /// Units of upkeep a write does, and what the last write did.
     pub(super) budget: usize,
     pub(super) last_work: usize,
@@ -110,8 +107,6 @@ impl Upkeep {
             now_ms,
             freed: 0,
             graveyards: Vec::new(),
-            retired: 0,
-            aged: 0,
             budget: DEFAULT_RETIRE_BUDGET,
             last_work: 0,
         }
@@ -258,14 +253,13 @@ impl Window for Full {
         Full::count_at_clock(self, member)
     }
 
-    fn incr(&mut self, member: &[u8], by: i64, at_ms: i64) -> Result<i64, Overflow> {
+    fn incr(&mut self, member: &[u8], by: i64, at_ms: i64) -> Result<(i64, Effects), Overflow> {
         Full::incr(self, member, by, at_ms)
     }
 
-    fn incr_many(&mut self, pairs: &[Pair], at_ms: i64) -> Result<Vec<i64>, usize> {
+    fn incr_many(&mut self, pairs: &[Pair], at_ms: i64) -> Result<(Vec<i64>, Effects), usize> {
         let counts = final_counts(pairs, |m| self.headroom(m, at_ms))?;
-        self.incr_all(pairs, at_ms);
-        Ok(counts)
+        Ok((counts, self.incr_all(pairs, at_ms)))
     }
 
     /// Distinct members stored (also ones only in buckets not freed yet).
@@ -300,20 +294,12 @@ impl Window for Full {
         Full::upkeep_due_ms(self)
     }
 
-    fn upkeep(&mut self, budget: usize) -> usize {
+    fn upkeep(&mut self, budget: usize) -> (usize, Effects) {
         Full::upkeep(self, budget)
     }
 
     fn upkeep_marker(&self) -> (Option<i64>, usize) {
         (self.content.shape.clock, self.content.buckets.len())
-    }
-
-    fn take_retired_buckets(&mut self) -> usize {
-        std::mem::take(&mut self.upkeep.retired)
-    }
-
-    fn take_aged_buckets(&mut self) -> usize {
-        std::mem::take(&mut self.upkeep.aged)
     }
 }
 

@@ -13,10 +13,10 @@ fn bucket_arithmetic_and_window_bounds() {
     assert_eq!(t.bucket_of(0), 0);
     assert_eq!(t.bucket_of(999), 0);
     assert_eq!(t.bucket_of(1000), 1);
-    assert_eq!(t.incr(b"a", 1, 999).unwrap(), 1); // bucket 0
-    assert_eq!(t.incr(b"a", 10, 1000).unwrap(), 11); // bucket 1
-    assert_eq!(t.incr(b"a", 100, 2999).unwrap(), 111); // bucket 2
-                                                       // Window ending in bucket 2 = buckets 0..=2.
+    assert_eq!(t.incr(b"a", 1, 999).unwrap().0, 1); // bucket 0
+    assert_eq!(t.incr(b"a", 10, 1000).unwrap().0, 11); // bucket 1
+    assert_eq!(t.incr(b"a", 100, 2999).unwrap().0, 111); // bucket 2
+                                                         // Window ending in bucket 2 = buckets 0..=2.
     assert_eq!(t.count(b"a", 2000), 111);
     assert_eq!(t.count(b"a", 2999), 111);
     // Bucket 3: buckets 1..=3.
@@ -59,9 +59,9 @@ fn ties_zero_and_negative() {
     assert_eq!(top, expect);
     assert_eq!(top_owned(&t, 3, 10), expect[..3].to_vec());
     // Zero counts are hidden; negatives listed last.
-    assert_eq!(t.incr(b"z", -3, 10).unwrap(), 0);
-    assert_eq!(t.incr(b"neg", -4, 1010).unwrap(), -4);
-    assert_eq!(t.incr(b"neg2", -1, 1010).unwrap(), -1);
+    assert_eq!(t.incr(b"z", -3, 10).unwrap().0, 0);
+    assert_eq!(t.incr(b"neg", -4, 1010).unwrap().0, -4);
+    assert_eq!(t.incr(b"neg2", -1, 1010).unwrap().0, -1);
     let top = top_owned(&t, 100, 1010);
     assert_eq!(top.len(), 8);
     assert_eq!(top[6], row("neg2", -1));
@@ -88,13 +88,13 @@ fn overflow_rejected_and_nothing_changed() {
     assert_eq!(t.incr(b"a", 1, 1000), Err(Overflow));
     assert_eq!(t.encode(), before, "clock must not advance either");
     assert_eq!(t.count(b"a", 1000), i64::MAX);
-    assert_eq!(t.incr(b"a", -1, 1000).unwrap(), i64::MAX - 1);
-    assert_eq!(t.incr(b"b", i64::MIN, 1000).unwrap(), i64::MIN);
+    assert_eq!(t.incr(b"a", -1, 1000).unwrap().0, i64::MAX - 1);
+    assert_eq!(t.incr(b"b", i64::MIN, 1000).unwrap().0, i64::MIN);
     assert_eq!(t.incr(b"b", -1, 1000), Err(Overflow));
     assert_eq!(t.incr(b"b", -1, 2000), Err(Overflow));
     assert_eq!(t.count(b"b", 2000), i64::MIN);
     // Once bucket 0 has left the window, a = MAX-1 ... only bucket 1 (-1) remains.
-    assert_eq!(t.incr(b"a", i64::MAX, 3000).unwrap(), i64::MAX - 1);
+    assert_eq!(t.incr(b"a", i64::MAX, 3000).unwrap().0, i64::MAX - 1);
     assert_eq!(t.count(b"a", 3000), i64::MAX - 1);
     assert_eq!(t.top(1, 3000), vec![(&b"a"[..], i64::MAX - 1)]);
     check_invariants(&t);
@@ -123,22 +123,26 @@ fn late_counts_swing_across_the_range_at_every_stage() {
         }
         let stage = t.sealed()[0];
         let low = 7 + big + big;
-        assert_eq!(t.incr(b"a", big, 20).unwrap(), 7 + big);
-        assert_eq!(t.incr(b"a", big, 30).unwrap(), low, "steps {steps}");
+        assert_eq!(t.incr(b"a", big, 20).unwrap().0, 7 + big);
+        assert_eq!(t.incr(b"a", big, 30).unwrap().0, low, "steps {steps}");
         assert_eq!(t.incr(b"a", -10, 40), Err(Overflow));
-        assert_eq!(t.incr(b"a", 1, 40).unwrap(), low + 1);
+        assert_eq!(t.incr(b"a", 1, 40).unwrap().0, low + 1);
         check_invariants(&t);
         assert_eq!(t.count(b"a", 1010), low + 1);
         assert_eq!(t.top_in(100, 999, 1).last(), Some(&(&b"a"[..], low + 1)));
         t.incr(b"a", -big, 50).unwrap();
-        assert_eq!(t.incr(b"a", -big, 50).unwrap(), 8, "sealed before: {stage}");
+        assert_eq!(
+            t.incr(b"a", -big, 50).unwrap().0,
+            8,
+            "sealed before: {stage}"
+        );
         while !t.is_settled() {
             t.incr(b"q", 1, 1010).unwrap();
             check_invariants(&t);
         }
         assert_eq!(t.count(b"a", 1010), 8);
         t.incr(b"a", big, 60).unwrap();
-        assert_eq!(t.incr(b"a", big, 60).unwrap(), low + 1);
+        assert_eq!(t.incr(b"a", big, 60).unwrap().0, low + 1);
         assert_eq!(t.top_in(100, 999, 1).last(), Some(&(&b"a"[..], low + 1)));
         assert_eq!(
             Full::decode(&t.encode()).unwrap().count(b"a", 1010),
@@ -159,7 +163,7 @@ fn aggregate_overflow_with_stale_bucket_pending() {
     t.incr(b"a", i64::MAX, 0).unwrap();
     t.incr(b"b", 1, 1000).unwrap();
     // Bucket 0 becomes stale, bucket 1 stays live: not a full reset.
-    assert_eq!(t.incr(b"a", i64::MAX, 2000).unwrap(), i64::MAX);
+    assert_eq!(t.incr(b"a", i64::MAX, 2000).unwrap().0, i64::MAX);
     assert!(!t.is_settled());
     assert_eq!(t.count(b"a", 2000), i64::MAX);
     assert_eq!(t.top(1, 2000), vec![(&b"a"[..], i64::MAX)]);
@@ -176,13 +180,13 @@ fn late_events_and_reads_around_the_clock() {
     let mut t = Full::new(10, 3);
     t.incr(b"a", 1, 100).unwrap(); // bucket 10 -> clock 10, live 8..=10
     assert_eq!(
-        t.incr(b"a", 5, 79).unwrap(),
+        t.incr(b"a", 5, 79).unwrap().0,
         1,
         "bucket 7 is older than the window"
     );
-    assert_eq!(t.incr(b"b", 5, 79).unwrap(), 0);
+    assert_eq!(t.incr(b"b", 5, 79).unwrap().0, 0);
     assert_eq!(t.members(), 1);
-    assert_eq!(t.incr(b"a", 2, 80).unwrap(), 3, "bucket 8 is live");
+    assert_eq!(t.incr(b"a", 2, 80).unwrap().0, 3, "bucket 8 is live");
     assert_eq!(t.count(b"a", 100), 3);
     assert_eq!(t.count(b"a", 80), 2);
     assert_eq!(t.count(b"a", 79), 0);
@@ -193,7 +197,7 @@ fn late_events_and_reads_around_the_clock() {
     assert!(t.top(5, 79).is_empty());
     assert!(t.top(5, 1_000_000).is_empty());
     // A write far in the future resets everything.
-    assert_eq!(t.incr(b"c", 1, 10_000).unwrap(), 1);
+    assert_eq!(t.incr(b"c", 1, 10_000).unwrap().0, 1);
     assert_eq!(t.members(), 1);
     assert_eq!(t.count(b"a", 10_000), 0);
     assert_eq!(t.count(b"a", 100), 0, "old buckets are gone for all reads");
@@ -206,11 +210,11 @@ fn late_events_and_reads_around_the_clock() {
 fn by_zero_advances_clock_only() {
     let mut t = Full::new(10, 3);
     t.incr(b"a", 4, 0).unwrap();
-    assert_eq!(t.incr(b"a", 0, 25).unwrap(), 4);
+    assert_eq!(t.incr(b"a", 0, 25).unwrap().0, 4);
     assert_eq!(t.clock(), Some(2));
-    assert_eq!(t.incr(b"new", 0, 25).unwrap(), 0);
+    assert_eq!(t.incr(b"new", 0, 25).unwrap().0, 0);
     assert_eq!(t.members(), 1);
-    assert_eq!(t.incr(b"a", 0, 30).unwrap(), 0);
+    assert_eq!(t.incr(b"a", 0, 30).unwrap().0, 0);
     assert_eq!(t.expire_at_ms(), Some(60));
     let ev: Vec<_> = t.replay_events();
     assert_eq!(ev, vec![(&b""[..], 0, 30)]);
@@ -261,8 +265,12 @@ fn upkeep_follows_the_servers_time() {
     assert_eq!(t.upkeep_due_ms(), Some(0), "bucket 10 is due now");
     assert!(!t.is_settled());
     let before = top_owned(&t, 5, 11_000);
-    let mut steps = 0;
-    while t.upkeep(16) == 16 {
+    let (mut steps, mut aged) = (0, 0);
+    while {
+        let (work, effects) = t.upkeep(16);
+        aged += effects.aged;
+        work == 16
+    } {
         steps += 1;
         check_invariants(&t);
         // Exact in every state, at the server's time and before.
@@ -272,7 +280,7 @@ fn upkeep_follows_the_servers_time() {
     }
     assert!(steps >= 300 / 16, "aging was not spread: {steps} steps");
     assert!(t.is_settled());
-    assert_eq!(t.take_aged_buckets(), 1);
+    assert_eq!(aged, 1, "the window's sum left one bucket");
     assert_eq!(t.upkeep_due_ms(), Some(14_000));
     assert_eq!(t.members(), 300, "aging keeps the data");
     // A read at the server's time now walks a plain index.
@@ -281,7 +289,7 @@ fn upkeep_follows_the_servers_time() {
     t.observe_time(0);
     assert_eq!(t.upkeep_due_ms(), Some(14_000));
     t.observe_time(100_000);
-    while t.upkeep(64) == 64 {}
+    while t.upkeep(64).0 == 64 {}
     assert_eq!(t.upkeep_due_ms(), None);
     assert_eq!(
         t.count(b"m7", 11_000),
@@ -335,7 +343,7 @@ fn totals_beyond_i64_stay_exact() {
     assert_eq!(t.count_in(b"a", 3000, 2), 5);
     // Aging by time goes through the same exact totals.
     t.observe_time(4000);
-    while t.upkeep(1) == 1 {}
+    while t.upkeep(1).0 == 1 {}
     check_invariants(&t);
     assert_eq!(t.top(1, 4000), vec![(&b"b"[..], i64::MAX - 1)]);
     assert_eq!(t.count(b"a", 4000), 5);
@@ -352,7 +360,7 @@ fn retirement_is_bounded_and_completes() {
     t.incr(b"one", 1, 1000).unwrap();
     assert_eq!(t.members(), 100_001);
     // Bucket 2: bucket 0 falls out while bucket 1 stays.
-    assert_eq!(t.incr(b"one", 1, 2000).unwrap(), 2);
+    assert_eq!(t.incr(b"one", 1, 2000).unwrap().0, 2);
     assert!(t.last_retire_work() <= 64 && t.last_retire_work() > 0);
     assert!(!t.is_settled());
     assert_eq!(t.top(3, 2000), vec![(&b"one"[..], 2)]);

@@ -12,6 +12,7 @@ use super::key::{Full, Reach};
 use super::members::Members;
 use crate::topn::shape::SEAL_DELAY_MS;
 use crate::topn::storage::dispose_value;
+use crate::topn::window::Effects;
 use crate::tuples::table::IdMap;
 
 impl Full {
@@ -52,9 +53,10 @@ impl Full {
     }
 
     /// Up to `budget` units of upkeep (the timer's); returns the work done (`< budget` when
-    /// nothing is left to do now).
-    pub fn upkeep(&mut self, budget: usize) -> usize {
-        self.retire(budget.max(1))
+    /// nothing is left to do now) and what it did.
+    pub fn upkeep(&mut self, budget: usize) -> (usize, Effects) {
+        let mut fx = Effects::default();
+        (self.retire(budget.max(1), &mut fx), fx)
     }
 
     /// When upkeep has work: `Some(0)` when it has some now, else when a bucket may be sealed or
@@ -124,8 +126,9 @@ impl Full {
     }
 
     /// Up to `budget` units of upkeep, in order: graveyards, the stale front bucket, the sums'
-    /// walks, sealing; returns the work done. A write does a slice of it, the timer the rest.
-    pub(super) fn retire(&mut self, budget: usize) -> usize {
+    /// walks, sealing; returns the work done, and adds what it did to `fx`. A write does a slice
+    /// of it, the timer the rest.
+    pub(super) fn retire(&mut self, budget: usize, fx: &mut Effects) -> usize {
         let mut done = 0;
         while done < budget {
             if let Some(g) = self.upkeep.graveyards.last_mut() {
@@ -136,10 +139,10 @@ impl Full {
                 continue;
             }
             if !self.holds_only_live() {
-                done += self.free_front(budget - done);
+                done += self.free_front(budget - done, fx);
                 continue;
             }
-            done += self.leave(budget - done);
+            done += self.leave(budget - done, fx);
             if done < budget {
                 match self.seal(budget - done) {
                     0 => break,
@@ -152,8 +155,8 @@ impl Full {
 
     /// Frees the stale front bucket, an entry at a time from its last position down: each entry
     /// leaves the sums that hold it, and its member loses a ref (freed with its last). Up to
-    /// `budget` units.
-    fn free_front(&mut self, budget: usize) -> usize {
+    /// `budget` units; a bucket freed is added to `fx`.
+    fn free_front(&mut self, budget: usize, fx: &mut Effects) -> usize {
         let (c, sums, up) = (&mut self.content, &mut self.sums, &mut self.upkeep);
         let Some(front) = c.buckets.front() else {
             return 0;
@@ -214,14 +217,15 @@ impl Full {
             *r = Reach::from(idx + 1);
         }
         up.freed = 0;
-        up.retired += 1;
+        fx.retired += 1;
         charged
     }
 
     /// Walks each sum out of the buckets below its target, from each one's last position down,
     /// up to `budget` units. A walk goes at any stage of its bucket: the entries a write adds
-    /// meanwhile come after the positions it holds, and the bucket's sealing waits for it.
-    fn leave(&mut self, budget: usize) -> usize {
+    /// meanwhile come after the positions it holds, and the bucket's sealing waits for it. A
+    /// bucket the window's sum leaves is added to `fx`.
+    fn leave(&mut self, budget: usize, fx: &mut Effects) -> usize {
         let (c, sums, up) = (&mut self.content, &mut self.sums, &mut self.upkeep);
         let cost = c.members.index_op_cost();
         let mut done = 0;
@@ -256,7 +260,7 @@ impl Full {
                 sums.reach[s] = Reach { lo: b.idx, end };
                 if end == 0 {
                     sums.reach[s] = Reach::from(b.idx + 1);
-                    up.aged += usize::from(s == 0);
+                    fx.aged += usize::from(s == 0);
                 }
             }
         }
@@ -288,10 +292,11 @@ impl Full {
         work
     }
 
-    /// Moves the whole state to a graveyard (the clock just moved past every stored bucket).
-    pub(super) fn bury(&mut self) {
+    /// Moves the whole state to a graveyard (the clock just moved past every stored bucket);
+    /// returns the buckets it held.
+    pub(super) fn bury(&mut self) -> usize {
         let (c, sums, up) = (&mut self.content, &mut self.sums, &mut self.upkeep);
-        up.retired += c.buckets.len();
+        let retired = c.buckets.len();
         up.freed = 0;
         let members = std::mem::replace(&mut c.members, Members::new(sums.ks.len()));
         let buckets = std::mem::take(&mut c.buckets);
@@ -304,5 +309,6 @@ impl Full {
         if !grave.is_empty() {
             up.graveyards.push(grave);
         }
+        retired
     }
 }

@@ -7,6 +7,7 @@ use super::members::Members;
 use crate::topn::error::Overflow;
 use crate::topn::parse::Pair;
 use crate::topn::shape::Landing;
+use crate::topn::window::Effects;
 
 /// Where an increment lands and what it starts from (`Full::prepare`).
 struct Prepared {
@@ -26,33 +27,35 @@ impl Full {
     /// key's clock (which this call may advance). An event older than the window changes nothing
     /// and returns the current count. A zero `by` stores nothing but still advances the clock.
     /// On overflow nothing changes.
-    pub fn incr(&mut self, member: &[u8], by: i64, at_ms: i64) -> Result<i64, Overflow> {
+    pub fn incr(&mut self, member: &[u8], by: i64, at_ms: i64) -> Result<(i64, Effects), Overflow> {
         self.upkeep.last_work = 0;
         let Some(p) = self.prepare(member, at_ms) else {
-            return Ok(self.count_at_clock(member));
+            return Ok((self.count_at_clock(member), Effects::default()));
         };
         let live = i64::try_from(p.live + i128::from(by)).map_err(|_| Overflow)?;
         p.entry.checked_add(by).ok_or(Overflow)?;
-        self.commit(member, &p, by);
-        self.upkeep.last_work = self.retire(self.upkeep.budget);
-        Ok(live)
+        let mut fx = self.commit(member, &p, by);
+        self.upkeep.last_work = self.retire(self.upkeep.budget, &mut fx);
+        Ok((live, fx))
     }
 
     /// Applies `(increment, member)` pairs all at `at_ms`, in order, as as many `incr`s would,
     /// with one share of upkeep for the call; the caller checked that none overflows (one that
     /// would is skipped). An event older than the window changes nothing.
-    pub fn incr_all(&mut self, pairs: &[Pair], at_ms: i64) {
+    pub fn incr_all(&mut self, pairs: &[Pair], at_ms: i64) -> Effects {
         self.upkeep.last_work = 0;
+        let mut fx = Effects::default();
         for &(by, member) in pairs {
             let Some(p) = self.prepare(member, at_ms) else {
-                return;
+                return fx;
             };
             let fits = i64::try_from(p.live + i128::from(by)).is_ok();
             if fits && p.entry.checked_add(by).is_some() {
-                self.commit(member, &p, by);
+                fx += self.commit(member, &p, by);
             }
         }
-        self.upkeep.last_work = self.retire(self.upkeep.budget);
+        self.upkeep.last_work = self.retire(self.upkeep.budget, &mut fx);
+        fx
     }
 
     /// What an increment of `member` at `at_ms` would start from: its count over the window at
@@ -117,16 +120,18 @@ impl Full {
     }
 
     /// Stores a prepared increment: the clock moved first (a jump past the whole window buries
-    /// the old state), then the member's entry and every sum that holds it.
-    fn commit(&mut self, member: &[u8], p: &Prepared, by: i64) {
+    /// the old state), then the member's entry and every sum that holds it; returns the buckets
+    /// a burial freed.
+    fn commit(&mut self, member: &[u8], p: &Prepared, by: i64) -> Effects {
+        let mut fx = Effects::default();
         if self.content.shape.clock.is_none_or(|c| p.clock > c) {
             self.content.shape.clock = Some(p.clock);
             if p.all_stale {
-                self.bury();
+                fx.retired = self.bury();
             }
         }
         if by == 0 {
-            return;
+            return fx;
         }
         let (c, sums) = (&mut self.content, &mut self.sums);
         let id = p.id.unwrap_or_else(|| c.members.intern(member, p.hash));
@@ -173,5 +178,6 @@ impl Full {
                 sums.add(&mut c.members, s, id, change);
             }
         }
+        fx
     }
 }
