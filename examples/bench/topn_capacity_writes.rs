@@ -6,7 +6,10 @@
 //! (`topn/layout/capped/folded.rs`), so its time should not grow with the
 //! buckets in use. Also the slowest `TOPN.INCR` of a bucket of `CAPACITY
 //! 10000` filled with members of 1 KB, then evicting: a write copies and
-//! hashes about its own member, whatever the bucket's member bytes.
+//! hashes about its own member, whatever the bucket's member bytes. And the
+//! slowest `TOPN.INCR` of a `WINDOW 100000 CAPACITY 100` key of 50,000 buckets
+//! whose clock one write moves 75,000 buckets, and of the writes after it:
+//! the buckets leave by segment, and the ones that stay stay summed.
 
 use crate::control::Conn;
 use crate::group::{cmp, goal, Goal, Group, Measure, Role, Unit};
@@ -30,6 +33,24 @@ fn id(buckets: u64, capped: bool) -> &'static str {
     }
 }
 
+/// Fills `key` (of one-second buckets) with `events` a bucket, written with AT,
+/// into its `buckets` seconds up to now; returns the first bucket.
+fn fill(c: &mut Conn, key: &str, buckets: u64, events: u64) -> Result<u64, String> {
+    let first = now_ms() / 1000 - buckets;
+    c.load("TOPN capacity fill", buckets * events, |i, out| {
+        let (b, m) = (first + i / events, (i * 7 + i / events) % MEMBERS);
+        let args = [
+            A::S("TOPN.INCR"),
+            A::S(key),
+            A::K("m", m),
+            A::S("AT"),
+            A::U(b * 1000),
+        ];
+        enc(out, &args);
+    })?;
+    Ok(first)
+}
+
 /// The median server-side time of `TOPN.INCR` on a key of `buckets`
 /// buckets in use.
 fn incr_time(buckets: u64, capped: bool) -> Measure {
@@ -47,18 +68,7 @@ fn incr_time(buckets: u64, capped: bool) -> Measure {
             c.cmd(&format!(
                 "TOPN.CREATE {key} BUCKET 1 WINDOW 86400{capacity}"
             ))?;
-            let first = now_ms() / 1000 - buckets;
-            c.load("TOPN capacity fill", buckets * 3, |i, out| {
-                let (b, m) = (first + i / 3, (i * 7 + i / 3) % MEMBERS);
-                let args = [
-                    A::S("TOPN.INCR"),
-                    A::S(key),
-                    A::K("m", m),
-                    A::S("AT"),
-                    A::U(b * 1000),
-                ];
-                enc(out, &args);
-            })?;
+            fill(c, key, buckets, 3)?;
             let mut us: Vec<f64> = slowlog_op_us(c, WRITES, Duration::ZERO, |i| {
                 vec![format!("TOPN.INCR {key} m{}", i as u64 * 13 % MEMBERS)]
             })?
@@ -116,6 +126,56 @@ fn long_members_time() -> Measure {
     .param("member_bytes", 1_000)
 }
 
+/// Buckets in use, and events a bucket, before the clock moves.
+const JUMP_BUCKETS: u64 = 50_000;
+const JUMP_EVENTS: u64 = 10;
+/// Buckets the clock moves, and writes timed from that one on.
+const JUMP: u64 = 75_000;
+const JUMP_WRITES: usize = 2_000;
+
+/// The slowest server-side time of `TOPN.INCR` on a key of `BUCKET 1 WINDOW
+/// 100000 CAPACITY 100` with 50,000 buckets in use, over the write that moves
+/// its clock 75,000 buckets (two thirds of them leave) and the writes of new
+/// members after it.
+fn long_jump_time() -> Measure {
+    Measure::new(
+        "cap INCR clock jump max",
+        Role::Module,
+        "TOPN.INCR, CAPACITY 100, WINDOW 100000, 50,000 buckets in use: the write that moves \
+         the clock 75,000 buckets and the 2,000 after it, slowest",
+        Unit::Micros,
+        |c| {
+            let key = "topn:capw-jump";
+            c.cmd(&format!("DEL {key}"))?;
+            c.cmd(&format!(
+                "TOPN.CREATE {key} BUCKET 1 WINDOW 100000 CAPACITY 100"
+            ))?;
+            let first = fill(c, key, JUMP_BUCKETS, JUMP_EVENTS)?;
+            let at = (first + JUMP_BUCKETS - 1 + JUMP) * 1000;
+            let mut us: Vec<f64> = slowlog_op_us(c, JUMP_WRITES, Duration::ZERO, |i| {
+                vec![format!("TOPN.INCR {key} n{i} AT {at}")]
+            })?
+            .into_iter()
+            .map(|x| x as f64)
+            .collect();
+            let in_use = info_buckets(c, key)?;
+            c.cmd(&format!("UNLINK {key}"))?;
+            let jump = us.first().copied().unwrap_or(0.0);
+            let max = us.iter().copied().fold(0.0, f64::max);
+            let med = median(&mut us).ok_or("no writes")?;
+            Ok((
+                max,
+                format!("max of {JUMP_WRITES}; the jump {jump:.0} us, median {med:.0} us; {in_use} buckets after"),
+            )
+                .into())
+        },
+    )
+    .requires(&["topn.incr"])
+    .param("capacity", 100)
+    .param("buckets", JUMP_BUCKETS)
+    .param("jump", JUMP)
+}
+
 /// `buckets` of `TOPN.INFO key`.
 fn info_buckets(c: &mut Conn, key: &str) -> Result<i64, String> {
     let info: Vec<redis::Value> = c.query(redis::cmd("TOPN.INFO").arg(key))?;
@@ -132,7 +192,7 @@ pub(crate) fn group(_s: &Settings) -> Group {
         measures: [3_000, 20_000]
             .into_iter()
             .flat_map(|b| [incr_time(b, true), incr_time(b, false)])
-            .chain([long_members_time()])
+            .chain([long_members_time(), long_jump_time()])
             .collect(),
         compares: vec![
             // Whatever the buckets in use: the time at 20,000 as at 3,000,
@@ -154,12 +214,14 @@ pub(crate) fn group(_s: &Settings) -> Group {
             ),
             // No write above 1 ms, whatever the bucket's member bytes.
             goal("cap INCR 1 KB members max", Goal::AtMost(1_000.0)),
+            // No write above 1 ms when the clock moves past most of a long window.
+            goal("cap INCR clock jump max", Goal::AtMost(1_000.0)),
         ],
         ..Group::new(
             "topn-capacity-writes",
             "TOPN.INCR server-side time (SLOWLOG, median) on BUCKET 1 WINDOW 86400, with CAPACITY \
              100 and without, at 3,000 and 20,000 buckets in use; the slowest of 1 KB members \
-             into CAPACITY 10000",
+             into CAPACITY 10000, and across a clock moved past most of WINDOW 100000",
         )
     }
 }

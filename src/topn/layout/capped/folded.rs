@@ -1,15 +1,18 @@
 //! What makes a capped key's write cost O(log CAPACITY) whatever its number of
-//! buckets: the sealed buckets' counts summed once, so a write's reply (the
-//! member's count over the window) looks up one table and a few buckets
-//! instead of every bucket. Derived state: rebuilt after a load, never encoded,
-//! no answer depends on how far it got. Pure Rust, no FFI.
+//! buckets, and whatever number of them leave at once: the buckets counted by
+//! segment (each `SEGMENT` bucket indexes: their counts and counters summed),
+//! and the sealed buckets' counts summed per segment, so a write's reply (the
+//! member's count over the window) looks up one table a segment and a few
+//! buckets instead of every bucket, and buckets leaving take whole segments
+//! out at once. The sums are derived state: rebuilt after a load, never
+//! encoded, no answer depends on how far they got. Pure Rust, no FFI.
 //!
 //! A member's count over the window is `sum(present ? count : floor)` over its
 //! buckets. Over a set of *folded* buckets that is `floors + excess[member]`:
 //! `floors` sums their floors, `excess[member]` their `count - floor` where
 //! the member is present (never negative: a floor is a smallest count; an entry
-//! at 0 is dropped). So a reply is that plus the unfolded buckets looked up
-//! directly.
+//! at 0 is dropped). So a reply is that, summed over the segments, plus the
+//! unfolded buckets looked up directly.
 //!
 //! - Buckets fold oldest first, a counter a unit of work ([`Folded::step`]: a
 //!   bounded share on each write, the rest by the upkeep timer), once sealed
@@ -19,10 +22,14 @@
 //!   (its first `done` slots; slots are stable, an eviction reuses its slot);
 //!   the rest is unfolded. So a write looks up the buckets from `whole` on:
 //!   the clock's and the ones not folded yet, one or two once upkeep keeps up.
-//! - A bucket leaving the window takes its floor out at once and its counters
-//!   piecewise (`leaving`, looked up until done, to take out what is still
-//!   in). When more counters leave than stay folded, the table is dropped
-//!   instead (freed off the main thread) and the staying buckets fold again.
+//! - Buckets leave the window oldest first. A segment all of whose buckets
+//!   left goes whole (its table freed off the main thread): O(1), however
+//!   many buckets it held. Of the segment the window now starts in, the
+//!   buckets that left (fewer than `SEGMENT`) take their floors out at once
+//!   and their counters piecewise (`leaving`, looked up until done, to take
+//!   out what is still in). So a clock moved past most of a long window costs
+//!   a write O(segments + SEGMENT) lookups, and the staying buckets stay
+//!   folded.
 //! - A late event (`AT`) into a folded bucket updates its counter's excess in
 //!   O(1); when it moves the bucket's floor (an eviction at a full bucket),
 //!   every folded counter of the bucket is fixed at once: O(CAPACITY) lookups,
@@ -49,6 +56,21 @@ const FOLD_FROM: usize = 32;
 #[cfg(test)]
 const FOLD_FROM: usize = 4;
 
+/// Bucket indexes a segment spans: a reply looks up a table a segment (98
+/// at `WINDOW 100000`), and a move of the clock handles fewer buckets than
+/// this one by one (and looks up fewer leaving ones until they are out).
+/// Keys of up to 1,024 buckets have one or two segments. Tests use segments
+/// of a few buckets, so that small windows span several.
+#[cfg(not(test))]
+pub const SEGMENT: i64 = 1024;
+#[cfg(test)]
+pub const SEGMENT: i64 = 4;
+
+/// The segment of bucket `idx`.
+fn segment_of(idx: i64) -> i64 {
+    idx.div_euclid(SEGMENT)
+}
+
 /// The window's buckets, ascending. Boxed, so that the deque's growth, or a bucket put in its
 /// middle, moves pointers (8 bytes a bucket), never the buckets.
 pub type Buckets = VecDeque<Box<Bucket>>;
@@ -58,10 +80,10 @@ pub type Buckets = VecDeque<Box<Bucket>>;
 pub struct Bucket {
     pub idx: i64,
     pub summary: Summary,
-    /// The floor counted in `floors`, once folding began: always the
-    /// summary's floor (a move fixes the folded counters at once).
+    /// The floor counted in its segment's `floors`, once folding began:
+    /// always the summary's floor (a move fixes the folded counters at once).
     folded_floor: Option<i64>,
-    /// Slots summed into `excess` (the first ones).
+    /// Slots summed into its segment's `excess` (the first ones).
     done: usize,
 }
 
@@ -81,10 +103,11 @@ impl Bucket {
     }
 }
 
-/// A bucket that left the window with counters still summed: slots
-/// `next..end` are in `excess` with `count - floor`.
+/// A bucket that left the window with counters still summed in segment
+/// `segment`: slots `next..end` are in its `excess` with `count - floor`.
 #[derive(Clone, Debug)]
 struct Leaving {
+    segment: i64,
     summary: Summary,
     floor: i64,
     next: usize,
@@ -94,27 +117,27 @@ struct Leaving {
 /// A member's summed `count - floor` over the folded buckets holding it.
 type Excess = (Box<[u8]>, i128);
 
-#[derive(Clone, Debug, Default)]
-pub struct Folded {
-    /// The folded buckets' floors summed.
-    floors: i128,
-    excess: Table<Excess>,
-    /// Bytes of the members in `excess`.
-    name_bytes: usize,
-    /// The window's first buckets folded whole.
-    whole: usize,
-    /// Slots of the window's buckets summed into `excess`.
-    summed: usize,
-    leaving: VecDeque<Leaving>,
-    /// Slots of `leaving` still summed.
-    leaving_summed: usize,
-}
-
 fn excess_hash(e: &Excess) -> u64 {
     hash(&e.0)
 }
 
-impl Folded {
+/// The buckets of one segment: what they count, and the sums of those folded.
+#[derive(Clone, Debug, Default)]
+struct Segment {
+    key: i64,
+    /// The counts of its buckets summed, and their counters (every bucket).
+    total: i128,
+    counters: usize,
+    /// Its folded buckets' floors summed.
+    floors: i128,
+    excess: Table<Excess>,
+    /// Bytes of the members in `excess`.
+    name_bytes: usize,
+    /// Slots of its buckets in the window summed into `excess`.
+    summed: usize,
+}
+
+impl Segment {
     /// Adds `delta` to `member`'s excess (`h`: its hash).
     fn bump(&mut self, member: &[u8], h: u64, delta: i128) {
         if delta == 0 {
@@ -135,11 +158,84 @@ impl Folded {
         self.name_bytes += member.len();
     }
 
+    /// Its sums dropped (the tallies kept); returns the table.
+    fn unfold(&mut self) -> Table<Excess> {
+        (self.floors, self.name_bytes, self.summed) = (0, 0, 0);
+        std::mem::take(&mut self.excess)
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.excess.allocation_size() + self.name_bytes
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Folded {
+    /// The segments that hold buckets of the window, ascending.
+    segments: VecDeque<Segment>,
+    /// Every segment's `total` and `counters` summed.
+    total: i128,
+    counters: usize,
+    /// The window's first buckets folded whole.
+    whole: usize,
+    /// Slots of the window's buckets summed (every segment's `summed`).
+    summed: usize,
+    leaving: VecDeque<Leaving>,
+    /// Slots of `leaving` still summed.
+    leaving_summed: usize,
+}
+
+impl Folded {
+    /// Where segment `key` is or would go.
+    fn place(&self, key: i64) -> usize {
+        match self.segments.back() {
+            Some(s) if s.key == key => self.segments.len() - 1,
+            Some(s) if s.key < key => self.segments.len(),
+            _ => self.segments.partition_point(|s| s.key < key),
+        }
+    }
+
+    /// The segment of bucket `idx`, made when it has none yet.
+    fn segment_mut(&mut self, idx: i64) -> &mut Segment {
+        let key = segment_of(idx);
+        let pos = self.place(key);
+        if self.segments.get(pos).is_none_or(|s| s.key != key) {
+            let segment = Segment {
+                key,
+                ..Segment::default()
+            };
+            self.segments.insert(pos, segment);
+        }
+        &mut self.segments[pos]
+    }
+
+    /// Bucket `idx` gained `total` in counts and `counters` counters.
+    pub fn tally(&mut self, idx: i64, total: i128, counters: usize) {
+        let s = self.segment_mut(idx);
+        s.total += total;
+        s.counters += counters;
+        self.total += total;
+        self.counters += counters;
+    }
+
+    /// The window's counts summed: any count over any window is at most it.
+    pub fn total(&self) -> i128 {
+        self.total
+    }
+
+    /// The window's counters.
+    pub fn counters(&self) -> usize {
+        self.counters
+    }
+
     /// `member`'s count over the window's `buckets` (`h`: its hash).
     pub fn count(&self, buckets: &Buckets, member: &[u8], h: u64) -> i128 {
-        let mut count = self.floors;
-        if let Some(e) = self.excess.find(h, |e| *e.0 == *member) {
-            count += e.1;
+        let mut count = 0;
+        for s in &self.segments {
+            count += s.floors;
+            if let Some(e) = s.excess.find(h, |e| *e.0 == *member) {
+                count += e.1;
+            }
         }
         for b in buckets.range(self.whole.min(buckets.len())..) {
             let slot = b.summary.find(member, h);
@@ -166,7 +262,7 @@ impl Folded {
     /// it over-counts).
     pub fn floors(&self, buckets: &Buckets) -> i128 {
         let rest = buckets.range(self.whole.min(buckets.len())..);
-        self.floors
+        self.segments.iter().map(|s| s.floors).sum::<i128>()
             + rest
                 .filter(|b| b.folded_floor.is_none())
                 .map(|b| i128::from(b.summary.floor()))
@@ -202,7 +298,9 @@ impl Folded {
                     let (member, delta) = (member.to_vec(), i128::from(count - l.floor));
                     l.next += 1;
                     self.leaving_summed -= 1;
-                    self.bump(&member, hash(&member), -delta);
+                    let key = l.segment;
+                    let pos = self.place(key);
+                    self.segments[pos].bump(&member, hash(&member), -delta);
                 } else if let Some(l) = self.leaving.pop_front() {
                     let bytes = l.summary.heap_bytes();
                     dispose_value(l.summary, bytes);
@@ -216,18 +314,21 @@ impl Folded {
             else {
                 break;
             };
+            let pos = self.place(segment_of(b.idx));
+            let segment = &mut self.segments[pos];
             let floor = match b.folded_floor {
                 Some(f) => f,
                 None => {
                     let f = b.summary.floor();
                     b.folded_floor = Some(f);
-                    self.floors += i128::from(f);
+                    segment.floors += i128::from(f);
                     f
                 }
             };
             let (member, count) = b.summary.entry(b.done);
-            self.bump(member, hash(member), i128::from(count - floor));
+            segment.bump(member, hash(member), i128::from(count - floor));
             b.done += 1;
+            segment.summed += 1;
             self.summed += 1;
             if b.done == b.summary.len() {
                 self.whole += 1;
@@ -237,8 +338,9 @@ impl Folded {
         done
     }
 
-    /// A bucket inserted at `pos` of the window (late, or the clock's): folded
-    /// at once (it holds one counter) when it lands among the folded ones.
+    /// A bucket inserted at `pos` of the window (late, or the clock's), once
+    /// tallied: folded at once (it holds one counter) when it lands among the
+    /// folded ones.
     pub fn inserted(&mut self, buckets: &mut Buckets, pos: usize) {
         let among = pos < self.whole
             || (pos == self.whole
@@ -249,15 +351,17 @@ impl Folded {
             return;
         }
         let b = &mut buckets[pos];
+        let segment = self.segment_mut(b.idx);
         let floor = b.summary.floor();
         b.folded_floor = Some(floor);
-        self.floors += i128::from(floor);
+        segment.floors += i128::from(floor);
         let n = b.summary.len();
         for s in 0..n {
             let (m, c) = b.summary.entry(s);
-            self.bump(m, hash(m), i128::from(c - floor));
+            segment.bump(m, hash(m), i128::from(c - floor));
         }
         b.done = n;
+        segment.summed += n;
         self.summed += n;
         self.whole += 1;
     }
@@ -276,6 +380,8 @@ impl Folded {
         let Some(floor) = bucket.folded_floor else {
             return change(&mut bucket.summary);
         };
+        let pos = self.place(segment_of(bucket.idx));
+        let segment = &mut self.segments[pos];
         let (done, len) = (bucket.done, bucket.summary.len());
         let summed = |b: &Bucket, f: i64| {
             let (m, c) = b.summary.entry(slot);
@@ -283,13 +389,13 @@ impl Folded {
         };
         let before = (slot < done).then(|| summed(bucket, floor));
         if let Some((m, delta)) = &before {
-            self.bump(m, hash(m), -delta);
+            segment.bump(m, hash(m), -delta);
         }
         let out = match change(&mut bucket.summary) {
             Ok(out) => out,
             Err(e) => {
                 if let Some((m, delta)) = &before {
-                    self.bump(m, hash(m), *delta);
+                    segment.bump(m, hash(m), *delta);
                 }
                 return Err(e);
             }
@@ -299,87 +405,116 @@ impl Folded {
             let moved = i128::from(new_floor - floor);
             for s in (0..done).filter(|&s| s != slot) {
                 let m = bucket.summary.entry(s).0;
-                self.bump(m, hash(m), -moved);
+                segment.bump(m, hash(m), -moved);
             }
-            self.floors += moved;
+            segment.floors += moved;
             bucket.folded_floor = Some(new_floor);
         }
         // A new slot of a bucket folded whole is folded at once.
         let pushed = slot == len && bucket.summary.len() > len && done == len;
         if pushed {
             bucket.done += 1;
+            segment.summed += 1;
             self.summed += 1;
         }
         if slot < done || pushed {
             let (m, delta) = summed(bucket, new_floor);
-            self.bump(&m, hash(&m), delta);
+            segment.bump(&m, hash(&m), delta);
         }
         Ok(out)
     }
 
-    /// The window's first `gone` buckets left it: their floors out now,
-    /// their summed counters piecewise; or, when more would leave than stay
-    /// summed, every sum dropped and the staying `buckets` to fold again
-    /// (or not: below half of `FOLD_FROM` buckets). What is freed (the
-    /// summaries no longer needed, the buckets' boxes) goes to the
-    /// background dropper in one piece.
+    /// The window's first buckets, `gone`, left it; `buckets` (at least one)
+    /// stay. The segments they emptied go whole, off the main thread; of the
+    /// segment the window now starts in, the buckets that left (fewer than
+    /// `SEGMENT`) take their tallies and floors out now and their summed
+    /// counters piecewise. Below half of `FOLD_FROM` buckets every sum is
+    /// dropped. O(segments + SEGMENT), whatever the number of buckets gone.
     pub fn left(&mut self, mut gone: Buckets, buckets: &mut Buckets) {
-        let mut free = Vec::new();
-        for b in gone.iter_mut() {
-            self.whole = self.whole.saturating_sub(1);
-            let summary = std::mem::take(&mut b.summary);
+        self.whole = self.whole.saturating_sub(gone.len());
+        let counters = self.counters;
+        let first = buckets.front().map_or(i64::MAX, |b| segment_of(b.idx));
+        let mut emptied = Vec::new();
+        while let Some(s) = self.segments.front().filter(|s| s.key < first) {
+            (self.total, self.counters) = (self.total - s.total, self.counters - s.counters);
+            self.summed -= s.summed;
+            emptied.extend(self.segments.pop_front());
+        }
+        let (stay, out): (VecDeque<Leaving>, VecDeque<Leaving>) =
+            (self.leaving.drain(..)).partition(|l| l.segment >= first);
+        self.leaving = stay;
+        self.leaving_summed -= out.iter().map(|l| l.end - l.next).sum::<usize>();
+        let split = gone.partition_point(|b| segment_of(b.idx) < first);
+        for b in gone.range_mut(split..) {
+            let segment = &mut self.segments[0];
+            let (total, counters) = (b.summary.sum(), b.summary.len());
+            (segment.total, segment.counters) =
+                (segment.total - total, segment.counters - counters);
+            (self.total, self.counters) = (self.total - total, self.counters - counters);
             let Some(floor) = b.folded_floor else {
-                free.push(summary);
                 continue;
             };
-            self.floors -= i128::from(floor);
+            segment.floors -= i128::from(floor);
+            segment.summed -= b.done;
             self.summed -= b.done;
-            if b.done == 0 {
-                free.push(summary);
-                continue;
+            if b.done > 0 {
+                self.leaving_summed += b.done;
+                self.leaving.push_back(Leaving {
+                    segment: first,
+                    summary: std::mem::take(&mut b.summary),
+                    floor,
+                    next: 0,
+                    end: b.done,
+                });
             }
-            self.leaving_summed += b.done;
-            self.leaving.push_back(Leaving {
-                summary,
-                floor,
-                next: 0,
-                end: b.done,
-            });
         }
-        let few = buckets.len() < FOLD_FROM / 2 && self.started();
-        if self.leaving_summed > self.summed || few {
-            for b in buckets.range_mut(..(self.whole + 1).min(buckets.len())) {
-                (b.folded_floor, b.done) = (None, 0);
-            }
-            free.extend(self.leaving.drain(..).map(|l| l.summary));
-            let old = std::mem::take(self);
-            let bytes = old.heap_bytes();
-            dispose_value(old, bytes);
+        if buckets.len() < FOLD_FROM / 2 && self.started() {
+            self.unfold(buckets);
         }
-        let bytes = free.iter().map(Summary::heap_bytes).sum::<usize>()
-            + gone.len() * std::mem::size_of::<Bucket>();
-        dispose_value((free, gone), bytes);
+        // About 40 bytes a counter and its bucket's own (`summary.rs`).
+        let bytes = (counters - self.counters) * 40
+            + gone.len() * std::mem::size_of::<Bucket>()
+            + emptied.iter().map(Segment::heap_bytes).sum::<usize>();
+        dispose_value((gone, emptied, out), bytes);
     }
 
-    /// Every bucket but `kept`'s (at most one) left the window: `gone`
-    /// (holding `counters`) and every sum dropped in one piece, off the main
-    /// thread, and the kept bucket to fold again. O(1): `gone` is not
-    /// looked at.
-    pub fn all_left(&mut self, gone: Buckets, counters: usize, kept: &mut Buckets) {
+    /// Every sum dropped, off the main thread (the tallies kept), and the
+    /// window's `buckets` to fold again.
+    fn unfold(&mut self, buckets: &mut Buckets) {
+        for b in buckets.range_mut(..(self.whole + 1).min(buckets.len())) {
+            (b.folded_floor, b.done) = (None, 0);
+        }
+        let tables: Vec<_> = self.segments.iter_mut().map(Segment::unfold).collect();
+        let leaving: Vec<_> = self.leaving.drain(..).map(|l| l.summary).collect();
+        (self.whole, self.summed, self.leaving_summed) = (0, 0, 0);
+        let bytes = leaving.iter().map(Summary::heap_bytes).sum::<usize>()
+            + tables.iter().map(Table::allocation_size).sum::<usize>();
+        dispose_value((tables, leaving), bytes);
+    }
+
+    /// Every bucket but `kept`'s (at most one) left the window: `gone` and
+    /// every sum dropped in one piece, off the main thread, and the kept
+    /// bucket tallied, to fold again. O(1): `gone` is not looked at.
+    pub fn all_left(&mut self, gone: Buckets, kept: &mut Buckets) {
         debug_assert!(kept.len() <= 1);
         for b in kept.iter_mut() {
             (b.folded_floor, b.done) = (None, 0);
         }
         let old = std::mem::take(self);
+        for b in kept.iter() {
+            self.tally(b.idx, b.summary.sum(), b.summary.len());
+        }
         // About 40 bytes a counter and its bucket's own (`summary.rs`).
-        let bytes = old.heap_bytes() + counters * 40 + gone.len() * std::mem::size_of::<Bucket>();
+        let bytes = old.heap_bytes()
+            + (old.counters - self.counters) * 40
+            + gone.len() * std::mem::size_of::<Bucket>();
         dispose_value((gone, old), bytes);
     }
 
-    /// Heap bytes held: the sums and the leaving buckets.
+    /// Heap bytes held: the segments, their sums and the leaving buckets.
     pub fn heap_bytes(&self) -> usize {
-        self.excess.allocation_size()
-            + self.name_bytes
+        self.segments.capacity() * std::mem::size_of::<Segment>()
+            + self.segments.iter().map(Segment::heap_bytes).sum::<usize>()
             + self.leaving.capacity() * std::mem::size_of::<Leaving>()
             + self
                 .leaving
@@ -388,15 +523,17 @@ impl Folded {
                 .sum::<usize>()
     }
 
-    /// Entries held (members with an excess).
+    /// Entries held (members with an excess, once a segment).
     pub fn len(&self) -> usize {
-        self.excess.len()
+        self.segments.iter().map(|s| s.excess.len()).sum()
     }
 
-    /// Offers the table (and its members' blocks) and the leaving buckets'
-    /// blocks to a defrag pass.
+    /// Offers the tables (and their members' blocks) and the leaving
+    /// buckets' blocks to a defrag pass.
     pub fn defrag<M: Mover>(&mut self, pass: &mut Pass<M>) {
-        self.excess.defrag_with(pass, |e, m| m.slice(&mut e.0));
+        for s in self.segments.iter_mut() {
+            s.excess.defrag_with(pass, |e, m| m.slice(&mut e.0));
+        }
         for l in self.leaving.iter_mut() {
             pass.work(|m| l.summary.defrag(m));
         }
@@ -410,11 +547,12 @@ impl Folded {
         (self.whole, self.summed, self.leaving.len())
     }
 
-    /// Every sum recomputed from the buckets' state.
+    /// Every tally and sum recomputed from the buckets' state.
     pub fn check(&self, buckets: &Buckets) {
         use hashbrown::HashMap;
-        let mut want: HashMap<Vec<u8>, i128> = HashMap::new();
-        let (mut floors, mut summed) = (0i128, 0usize);
+        type Want = (i128, usize, i128, usize, HashMap<Vec<u8>, i128>);
+        let mut want: HashMap<i64, Want> = HashMap::new();
+        let mut summed = 0;
         for (pos, b) in buckets.iter().enumerate() {
             assert_eq!(
                 pos < self.whole,
@@ -422,34 +560,58 @@ impl Folded {
                 "bucket {pos} of whole {}",
                 self.whole
             );
+            let w = want.entry(segment_of(b.idx)).or_default();
+            w.0 += b.summary.sum();
+            w.1 += b.summary.len();
             match b.folded_floor {
                 None => assert_eq!(b.done, 0),
                 Some(f) => {
                     assert!(pos <= self.whole, "a folded bucket past the frontier");
                     assert_eq!(f, b.summary.floor());
-                    floors += i128::from(f);
+                    w.2 += i128::from(f);
+                    w.3 += b.done;
                     summed += b.done;
                     for s in 0..b.done {
                         let (m, c) = b.summary.entry(s);
-                        *want.entry(m.to_vec()).or_default() += i128::from(c - f);
+                        *w.4.entry(m.to_vec()).or_default() += i128::from(c - f);
                     }
                 }
             }
         }
         for l in &self.leaving {
+            let w = want
+                .get_mut(&l.segment)
+                .expect("a leaving bucket's segment");
             for s in l.next..l.end {
                 let (m, c) = l.summary.entry(s);
-                *want.entry(m.to_vec()).or_default() += i128::from(c - l.floor);
+                *w.4.entry(m.to_vec()).or_default() += i128::from(c - l.floor);
             }
         }
-        want.retain(|_, v| *v != 0);
-        assert_eq!((self.floors, self.summed), (floors, summed));
-        assert_eq!(self.excess.len(), want.len());
-        for (m, v) in &want {
-            let got = self.excess.find(hash(m), |e| *e.0 == **m).map(|e| e.1);
-            assert_eq!(got, Some(*v));
+        assert_eq!(self.summed, summed);
+        assert_eq!(self.segments.len(), want.len(), "a segment without buckets");
+        assert!(self
+            .segments
+            .iter()
+            .zip(self.segments.iter().skip(1))
+            .all(|(a, b)| a.key < b.key));
+        let (mut total, mut counters) = (0, 0);
+        for s in &self.segments {
+            let w = want.get_mut(&s.key).expect("a segment of the window");
+            w.4.retain(|_, v| *v != 0);
+            assert_eq!(
+                (s.total, s.counters, s.floors, s.summed),
+                (w.0, w.1, w.2, w.3)
+            );
+            assert_eq!(s.excess.len(), w.4.len());
+            for (m, v) in &w.4 {
+                let got = s.excess.find(hash(m), |e| *e.0 == **m).map(|e| e.1);
+                assert_eq!(got, Some(*v));
+            }
+            let names: usize = w.4.keys().map(Vec::len).sum();
+            assert_eq!(s.name_bytes, names);
+            total += s.total;
+            counters += s.counters;
         }
-        let names: usize = want.keys().map(Vec::len).sum();
-        assert_eq!(self.name_bytes, names);
+        assert_eq!((self.total, self.counters), (total, counters));
     }
 }

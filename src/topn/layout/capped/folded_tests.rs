@@ -2,6 +2,7 @@
 //! answered before them): random INCR / INCRBY / late events / clock jumps /
 //! rewrites' counters, with upkeep at random budgets, never, or always done.
 
+use super::folded::SEGMENT;
 use super::*;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -191,4 +192,42 @@ fn a_write_looks_up_few_buckets_at_many() {
     // table between half and 7/8 full), and its name.
     let per = (loaded.mem_usage() - unfolded) as f64 / loaded.folded_entries() as f64;
     assert!((32.0..80.0).contains(&per), "{per:.1} B a member summed");
+}
+
+/// A clock moved past most of a long window: the buckets that stay stay
+/// folded, so the write that moves it and every write after look up at most
+/// a segment's buckets besides the clock's, however many stay (the sums
+/// were dropped when more left than stayed, and every staying bucket looked
+/// up on each write until they were folded again).
+#[test]
+fn a_clock_moved_past_most_of_a_long_window_keeps_writes_bounded() {
+    let mut key = Capped::new(Shape::of_seconds(2_000), 20);
+    for b in 0..1_000i64 {
+        for i in 0..5 {
+            let m = format!("m{}", (b * 3 + i) % 60);
+            key.incr(m.as_bytes(), 1, b * 1000).unwrap();
+        }
+    }
+    while key.upkeep(1_000).0 == 1_000 {}
+    assert_eq!(key.folded.progress().0, 999, "every sealed bucket folded");
+    // Buckets 0..750 leave; 250 stay.
+    let at = (999 + 1_750) * 1000;
+    let looked_up = |k: &Capped| {
+        let (whole, _, leaving) = k.folded.progress();
+        k.buckets.len() - whole + leaving
+    };
+    let (mut most, mut writes) = (0, 0);
+    for i in 0..300 {
+        let m = format!("n{}", i % 40);
+        let reply = key.incr(m.as_bytes(), 1, at).unwrap().0;
+        assert_eq!(reply, key.count_at_clock(m.as_bytes()).count, "write {i}");
+        most = most.max(looked_up(&key));
+        writes += 1;
+    }
+    assert_eq!(key.buckets_in_use(), 251);
+    assert!(
+        most <= SEGMENT as usize + 1,
+        "{most} buckets looked up by a write of {writes}"
+    );
+    key.folded.check(&key.buckets);
 }

@@ -78,11 +78,8 @@ pub struct Capped {
     capacity: u32,
     /// The window's buckets, ascending (boxed: `folded::Buckets`).
     buckets: Buckets,
-    /// The buckets' counts summed: any count over any window is at most it.
-    total: i128,
-    /// The buckets' counters (kept: a write reports them for INFO).
-    counters: usize,
-    /// The sealed buckets' counts summed, for writes (derived, `folded.rs`).
+    /// The buckets' counts and counters by segment, and the sealed buckets'
+    /// counts summed, for writes (derived, `folded.rs`).
     folded: Folded,
     /// For each slot of the newest bucket, its member's count over the
     /// other buckets of the window, and which members those may hold
@@ -107,7 +104,7 @@ type Hashed = SmallVec<[(u64, Option<usize>); 16]>;
 /// Equal when they hold the same counters, whatever their derived state.
 impl PartialEq for Capped {
     fn eq(&self, other: &Capped) -> bool {
-        let content = |c: &Capped| (c.shape, c.capacity, c.total, c.buckets.len());
+        let content = |c: &Capped| (c.shape, c.capacity, c.folded.total(), c.buckets.len());
         content(self) == content(other)
             && (self.buckets.iter().zip(&other.buckets))
                 .all(|(a, b)| a.idx == b.idx && a.summary == b.summary)
@@ -122,8 +119,6 @@ impl Capped {
             shape,
             capacity: capacity.clamp(1, MAX_CAPACITY),
             buckets: VecDeque::new(),
-            total: 0,
-            counters: 0,
             folded: Folded::default(),
             older: Older::default(),
         }
@@ -147,7 +142,7 @@ impl Capped {
         // Checked before anything changes. Any count is at most the counts'
         // sum, so only near the range's end is the member's count over the
         // new window looked up (the folded sums: O(1) once folded).
-        if self.total + i128::from(by) > i128::from(i64::MAX) {
+        if self.folded.total() + i128::from(by) > i128::from(i64::MAX) {
             let count = self.count_over(member, h, at.clock);
             i64::try_from(count + i128::from(by)).map_err(|_| Overflow)?;
         }
@@ -179,7 +174,7 @@ impl Capped {
         // Unfolded, the buckets would be looked up one by one; a member
         // none of the older ones holds is counted their floors there.
         let unfolded = !self.folded.started();
-        let filtered = unfolded && self.counters - newest.len() <= FILTERED_MOST;
+        let filtered = unfolded && self.folded.counters() - newest.len() <= FILTERED_MOST;
         let older = if filtered && self.older.surely_absent(&self.buckets, h) {
             let older = self.buckets.range(..self.buckets.len() - 1);
             older.map(|b| i128::from(b.summary.floor())).sum()
@@ -240,13 +235,12 @@ impl Capped {
                 s.add(member, h, None, by, self.capacity as usize)?;
                 self.older.forget();
                 self.insert_bucket(pos, Box::new(Bucket::new(b, s)));
+                self.folded.tally(b, i128::from(by), 1);
                 self.folded.inserted(&mut self.buckets, pos);
-                self.counters += 1;
                 0
             }
         };
         self.shape.clock = Some(at.clock);
-        self.total += i128::from(by);
         let stale = match self.buckets.front() {
             Some(x) if x.idx < at.lo => self.buckets.partition_point(|x| x.idx < at.lo),
             _ => 0,
@@ -257,8 +251,8 @@ impl Capped {
     }
 
     /// Adds `by` to `member`'s counter in the bucket at `pos` (`found`: its
-    /// slot there), the counts' sum left to the caller; returns the slot
-    /// that counts the member. Refused, changing nothing, on an overflow.
+    /// slot there); returns the slot that counts the member. Refused,
+    /// changing nothing, on an overflow.
     fn add_in(
         &mut self,
         pos: usize,
@@ -273,7 +267,8 @@ impl Capped {
         let (slot, len) = (bucket.summary.target(found, capacity), bucket.summary.len());
         (self.older).changing(newest, found.is_none().then_some(slot), h);
         (self.folded).change(bucket, slot, |s| s.add(member, h, found, by, capacity))?;
-        self.counters += bucket.summary.len() - len;
+        let added = bucket.summary.len() - len;
+        self.folded.tally(bucket.idx, i128::from(by), added);
         Ok(slot)
     }
 
@@ -332,7 +327,6 @@ impl Capped {
                 let summary = &self.buckets[pos].summary;
                 let (found, len) = (summary.find(member, h), summary.len());
                 let slot = self.add_in(pos, member, h, found, by).map_err(|_| i)?;
-                self.total += i128::from(by);
                 if found.is_none() && slot < len {
                     // An eviction: the slot no longer counts the earlier
                     // pairs' member it held.
@@ -408,7 +402,7 @@ impl Capped {
         let names: usize = pairs.iter().map(|(_, m)| m.len()).sum();
         let b = self.shape.bucket_of(at_ms);
         let held = self.bucket(b).map_or(0, |x| x.summary.name_bytes());
-        self.total + added <= i128::from(i64::MAX) && held + names <= MAX_NAME_BYTES
+        self.folded.total() + added <= i128::from(i64::MAX) && held + names <= MAX_NAME_BYTES
     }
 
     fn read(&self, lo: i64, hi: i64) -> impl Iterator<Item = &Summary> + '_ {
@@ -518,7 +512,7 @@ impl Capped {
     }
 
     pub fn counters(&self) -> usize {
-        self.counters
+        self.folded.counters()
     }
 
     /// Every counter as `(bucket, member, count, error)`, by bucket then
@@ -565,16 +559,16 @@ impl Capped {
                 let found = x.summary.find(member, hash(member));
                 let slot = found.unwrap_or(len);
                 (self.folded).change(x, slot, |s| s.set(member, counter, evicted, capacity))?;
-                self.total += x.summary.sum() - before;
-                self.counters += x.summary.len() - len;
+                let (total, added) = (x.summary.sum() - before, x.summary.len() - len);
+                self.folded.tally(bucket, total, added);
             }
             _ => {
                 let mut s = Summary::default();
                 s.set(member, counter, evicted, capacity)?;
-                self.total += s.sum();
+                let total = s.sum();
                 self.insert_bucket(pos, Box::new(Bucket::new(bucket, s)));
+                self.folded.tally(bucket, total, 1);
                 self.folded.inserted(&mut self.buckets, pos);
-                self.counters += 1;
             }
         }
         self.shape.clock = Some(clock);
@@ -600,13 +594,11 @@ impl Capped {
         self.folded.defrag(pass);
     }
 
-    /// Drops the `n` oldest buckets; many counters are freed off the main
-    /// thread (as big values are), so a write that moves the clock far does
-    /// not free WINDOW x CAPACITY counters at once; the folded sums let go
-    /// of them piecewise (`folded.rs`). When every bucket but the one a
-    /// write just made leaves (a key written again after a whole window),
-    /// they go in one piece, not looked at one by one (that took 38 ms at
-    /// 100,000 buckets). Returns them as retired.
+    /// Drops the `n` oldest buckets, not looked at one by one (that took 38
+    /// ms at 100,000 buckets): many counters are freed off the main thread
+    /// (as big values are), and the folded sums let go of them by segment
+    /// (`folded.rs`), so a write that moves the clock far costs
+    /// O(segments). Returns them as retired.
     fn drop_buckets(&mut self, n: usize) -> Effects {
         let fx = Effects {
             retired: n,
@@ -619,16 +611,10 @@ impl Capped {
         if n + 1 >= self.buckets.len() {
             let kept = self.buckets.split_off(n);
             let gone = std::mem::replace(&mut self.buckets, kept);
-            let counters = self.counters;
-            self.total = (self.buckets.iter()).map(|x| x.summary.sum()).sum();
-            self.counters = self.buckets.iter().map(|x| x.summary.len()).sum();
-            self.folded
-                .all_left(gone, counters - self.counters, &mut self.buckets);
+            self.folded.all_left(gone, &mut self.buckets);
             return fx;
         }
         let gone: Buckets = self.buckets.drain(..n).collect();
-        self.total -= gone.iter().map(|x| x.summary.sum()).sum::<i128>();
-        self.counters -= gone.iter().map(|x| x.summary.len()).sum::<usize>();
         self.folded.left(gone, &mut self.buckets);
         fx
     }
@@ -662,7 +648,7 @@ impl Window for Capped {
     /// Members held, once per bucket that holds them (the counters: a count of distinct
     /// members across buckets would cost a scan of them all).
     fn members(&self) -> usize {
-        self.counters
+        self.folded.counters()
     }
 
     fn buckets_in_use(&self) -> usize {
@@ -681,7 +667,7 @@ impl Window for Capped {
     }
 
     fn free_effort(&self) -> usize {
-        1 + self.counters + self.folded.len()
+        1 + self.folded.counters() + self.folded.len()
     }
 
     fn encode(&self) -> Vec<u8> {
