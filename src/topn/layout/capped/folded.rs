@@ -56,13 +56,13 @@ const FOLD_FROM: usize = 32;
 #[cfg(test)]
 const FOLD_FROM: usize = 4;
 
-/// Bucket indexes a segment spans: a reply looks up a table a segment (98
+/// Bucket indexes a segment spans: a reply looks up a table a segment (49
 /// at `WINDOW 100000`), and a move of the clock handles fewer buckets than
 /// this one by one (and looks up fewer leaving ones until they are out).
-/// Keys of up to 1,024 buckets have one or two segments. Tests use segments
+/// Keys of up to 2,048 buckets have one or two segments. Tests use segments
 /// of a few buckets, so that small windows span several.
 #[cfg(not(test))]
-pub const SEGMENT: i64 = 1024;
+pub const SEGMENT: i64 = 2048;
 #[cfg(test)]
 pub const SEGMENT: i64 = 4;
 
