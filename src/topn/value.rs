@@ -1,4 +1,5 @@
-//! The TOPN module type: a [`Full`] in a key, with its persistence callbacks.
+//! The TOPN module type: a [`Layout`] (compact, full or capped) in a key, with its
+//! persistence callbacks.
 
 use super::config::COMPACT_MAX;
 use super::declaration::Token;
@@ -20,7 +21,7 @@ pub static TOPN_TYPE: RedisType = RedisType::new(
     type_methods::<TopnValue>(),
 );
 
-/// The first encoding (`Full::encode`, which also starts with its own
+/// The first encoding (a layout's `encode`, which also starts with its own
 /// version byte). Data written with it must always load.
 pub const TOPN_ENCODING_V1: c_int = 1;
 

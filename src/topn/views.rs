@@ -1,6 +1,6 @@
 //! A TOPN key's declared views (`TOPN.CREATE ... VIEWS k [k ...]`): windows of the k newest
 //! buckets whose per-member totals a full key keeps running beside the whole window's
-//! (`layout/full/views.rs`). Part of the declaration, kept as a set (ascending, each k once), so
+//! (`layout/full/key.rs`'s `Sums`). Part of the declaration, kept as a set (ascending, each k once), so
 //! `VIEWS 12 6` and `VIEWS 6 12` declare the same key. Pure Rust, no FFI.
 
 use super::error::{Error, MAX_VIEWS};

@@ -66,7 +66,8 @@ use crate::tuples::defrag::{Mover, Pass};
 
 const _: () = assert!(MAX_CAPACITY as usize <= summary::MAX_COUNTERS);
 
-/// The first byte of a capped key's encoding (an exact key's are 1 and 2).
+/// The first byte of a capped key's encoding (an exact key's are 1, 2 and 4:
+/// `topn/encoding.rs`).
 pub const ENCODING_VERSION_CAPPED: u8 = 3;
 
 /// A bucket's counters as written: `(bucket, evicted, [(member, count, error)])`.
