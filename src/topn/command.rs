@@ -252,7 +252,7 @@ fn open_for_event(key: &mut Key, at: i64, time: WriteTime) -> Result<Option<bool
     if let Some(value) = key.value::<TopnValue>(&TOPN_TYPE)? {
         let core = value.get();
         let shape = core.shape();
-        let late = shape.is_older_than_window(at) || (!replaying && shape.is_late_at(at, now));
+        let late = shape.landing(at).is_none() || (!replaying && shape.is_late_at(at, now));
         return Ok((!late).then_some(false));
     }
     let (bucket_s, window) = (DEFAULT_BUCKET.get(), DEFAULT_WINDOW.get());

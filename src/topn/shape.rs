@@ -97,11 +97,6 @@ impl Shape {
         self.clock.is_some_and(|c| idx < self.live_lo(c))
     }
 
-    /// Whether an event at `at_ms` is older than the key's own window: a write ignores it.
-    pub fn is_older_than_window(&self, at_ms: i64) -> bool {
-        self.is_stale(self.bucket_of(at_ms))
-    }
-
     /// Whether an event at `at_ms` is outside the window at the server's time `now_ms` (a
     /// late or backfilled event): for a key that does not exist yet as for one that does.
     pub fn is_late_at(&self, at_ms: i64, now_ms: i64) -> bool {

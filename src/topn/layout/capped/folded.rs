@@ -200,6 +200,11 @@ impl Folded {
         let key = segment_of(idx);
         let pos = self.place(key);
         if self.segments.get(pos).is_none_or(|s| s.key != key) {
+            // Grown from one (a key of up to 2,048 buckets has one or two).
+            let len = self.segments.len();
+            if len == self.segments.capacity() {
+                self.segments.reserve_exact(len.max(1));
+            }
             let segment = Segment {
                 key,
                 ..Segment::default()

@@ -58,7 +58,7 @@ impl Full {
     }
 
     pub fn is_older_than_window(&self, at_ms: i64) -> bool {
-        self.content.shape.is_older_than_window(at_ms)
+        self.content.shape.landing(at_ms).is_none()
     }
 
     pub fn expire_at_ms(&self) -> Option<i64> {
