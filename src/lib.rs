@@ -63,7 +63,7 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
         | redis_module::raw::REDISMODULE_OPTIONS_HANDLE_REPL_ASYNC_LOAD
         | server::slot_migration::enable(server::Ctx(raw_ctx));
     server::api!(RedisModule_SetModuleOptions(raw_ctx, options as i32));
-    server::panics::enable(server::Ctx(raw_ctx));
+    server::panics::enable();
     // Replaces the crate's default INFO callback with our section.
     info::register(raw_ctx, FAMILIES);
     for family in FAMILIES {

@@ -47,8 +47,8 @@ pub static STATS: &[&Stat] = &[
 
 /// At load: what a value that cannot be saved leaves behind is followed
 /// (`unsaved`).
-pub fn enable(ctx: Ctx) {
-    unsaved::enable(ctx);
+pub fn enable() {
+    unsaved::enable();
 }
 
 /// `INFO recipes`: bytes of values left mid-change by a panic and leaked

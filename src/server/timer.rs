@@ -75,32 +75,26 @@ pub fn thread_cpu_us() -> u64 {
 /// What runs when the server forks.
 static ON_FORK: OnceLock<fn()> = OnceLock::new();
 
-/// Runs `f` on Redis' main thread each time the server forks a child (a
-/// save, a replica's sync, an AOF rewrite), in the parent; one hook a module.
-pub fn on_fork(ctx: Ctx, f: fn()) {
+/// Runs `f` each time the server forks a child (a save, a replica's sync,
+/// an AOF rewrite), in the parent, on the thread that forked: Redis' main
+/// thread. A `pthread_atfork` handler, not a server-event subscription:
+/// since Redis 7.2 the server walks every module's subscriptions for each
+/// key it deletes, so each one costs plain keys. One hook a module.
+pub fn on_fork(f: fn()) {
     if ON_FORK.set(f).is_err() {
         return;
     }
-    let event = raw::RedisModuleEvent {
-        id: raw::REDISMODULE_EVENT_FORK_CHILD,
-        dataver: 1,
-    };
-    api!(RedisModule_SubscribeToServerEvent(
-        ctx.0,
-        event,
-        Some(forked)
-    ));
+    // Sound: `forked` is a plain function of this library, which stays
+    // mapped for the life of the process (Redis refuses to unload a module
+    // that registered data types, and every build of ours registers them);
+    // it takes no lock a forking thread may hold (see `forked`).
+    unsafe { libc::pthread_atfork(None, Some(forked), None) };
 }
 
-extern "C" fn forked(
-    _ctx: *mut raw::RedisModuleCtx,
-    _eid: raw::RedisModuleEvent,
-    subevent: u64,
-    _data: *mut c_void,
-) {
-    if subevent == raw::REDISMODULE_SUBEVENT_FORK_CHILD_BORN {
-        if let Some(f) = ON_FORK.get() {
-            let _ = catch_unwind(f);
-        }
+/// After a fork, in the parent. `f` touches only the forking thread's own
+/// state (a thread-local), so it is safe whichever thread forked.
+extern "C" fn forked() {
+    if let Some(f) = ON_FORK.get() {
+        let _ = catch_unwind(f);
     }
 }

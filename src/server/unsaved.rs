@@ -32,7 +32,7 @@ use crate::stats::Stat;
 use redis_module::raw;
 use std::ffi::{c_void, CStr, CString};
 use std::os::raw::c_int;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 /// What a save writes for a value whose encoding panicked: no encoding of
@@ -57,19 +57,32 @@ struct Placeholder {
 
 /// The placeholders of the load in progress: dropped when it ends.
 static PLACEHOLDERS: Mutex<Vec<Placeholder>> = Mutex::new(Vec::new());
-/// How the load in progress started (a `REDISMODULE_SUBEVENT_LOADING_*`).
-static LOADING_FROM: AtomicU64 = AtomicU64::new(0);
+/// Whether the load that holds placeholders is a replica's sync from its
+/// master (not its own file).
+static LOADING_FROM_MASTER: AtomicBool = AtomicBool::new(false);
+/// Whether loads are followed (from the first placeholder on).
+static FOLLOWING_LOADS: AtomicBool = AtomicBool::new(false);
 
 /// At module load: the server's pid (a save in another process is a
-/// fork's), and the loads followed.
-pub fn enable(ctx: Ctx) {
+/// fork's).
+pub fn enable() {
     let _ = SERVER_PID.set(std::process::id());
+}
+
+/// Follows the ends of loads from the first placeholder on, for good. Not
+/// from module load: since Redis 7.2 the server walks every module's
+/// subscriptions for each key it deletes, so each one costs plain keys,
+/// and only a server that met a marker needs this one.
+fn follow_loads(ctx: *mut raw::RedisModuleCtx) {
+    if FOLLOWING_LOADS.swap(true, Ordering::Relaxed) {
+        return;
+    }
     let event = raw::RedisModuleEvent {
         id: raw::REDISMODULE_EVENT_LOADING,
         dataver: 1,
     };
     api!(RedisModule_SubscribeToServerEvent(
-        ctx.0,
+        ctx,
         event,
         Some(on_loading)
     ));
@@ -119,6 +132,9 @@ pub fn marker_loaded(io: *mut raw::RedisModuleIO, id: Id) -> bool {
     }
     let name = copy_of(name.cast_mut());
     let db = api!(RedisModule_GetDbIdFromIO(io));
+    let from_master = flags & raw::REDISMODULE_CTX_FLAGS_REPLICA_IS_TRANSFERRING != 0;
+    LOADING_FROM_MASTER.store(from_master, Ordering::Relaxed);
+    follow_loads(ctx);
     redis_module::logging::log_warning(format!(
         "recipes: key \"{}\" could not be saved (its encoding panicked, logged then); the \
          other keys load, and this one is dropped when the load ends",
@@ -141,7 +157,6 @@ extern "C" fn on_loading(
         if subevent != raw::REDISMODULE_SUBEVENT_LOADING_ENDED
             && subevent != raw::REDISMODULE_SUBEVENT_LOADING_FAILED
         {
-            LOADING_FROM.store(subevent, Ordering::Relaxed);
             return;
         }
         let placeholders = std::mem::take(
@@ -160,8 +175,7 @@ extern "C" fn on_loading(
 fn drop_placeholders(ctx: Ctx, placeholders: Vec<Placeholder>) {
     let flags = api!(RedisModule_GetContextFlags(ctx.0)) as u32;
     let master = flags & raw::REDISMODULE_CTX_FLAGS_MASTER != 0;
-    let from_master =
-        LOADING_FROM.load(Ordering::Relaxed) == raw::REDISMODULE_SUBEVENT_LOADING_REPL_START;
+    let from_master = LOADING_FROM_MASTER.load(Ordering::Relaxed);
     for p in placeholders {
         let name = new_string(&p.name);
         let dbs = std::iter::once(p.db).chain((0..).filter(|&db| db != p.db));

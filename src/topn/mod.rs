@@ -211,7 +211,7 @@ fn on_load(ctx: Ctx) {
         layout::full::tend_read_buffers(ctx.now_ms())
     });
     // After a fork the timer writes their pages again (copied then, not by a read).
-    timer::on_fork(ctx, layout::full::read_buffers_forked);
+    timer::on_fork(layout::full::read_buffers_forked);
     // Old hash tables (megabytes on a big key) are freed off the main thread.
     storage::set_disposer(background_free::drop_later);
 }
