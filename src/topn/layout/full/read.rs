@@ -3,8 +3,9 @@
 //! counts by *fixes*: the stored buckets it holds outside the window, subtracted, and what it
 //! does not hold of the window's buckets, added. A top is a walk of the sum's order index when
 //! it needs no fix; else a walk that corrects each candidate by lookups, taken only when its
-//! first keys prove it stops within a quarter of the cheapest sum; else that sum, into dense
-//! accumulators.
+//! first keys prove it stops within a quarter of the cheapest sum (tried first down a sum that
+//! holds the whole read window, whose fixes add nothing to a bound, then down the one of the
+//! fewest fixes); else that sum, into dense accumulators.
 //!
 //! Costs, in units of an entry added to an accumulator (about a nanosecond): a lookup of a
 //! member in a bucket 40 (a cache miss, or a binary search in a sealed bucket), a step of an
@@ -237,6 +238,22 @@ impl Full {
             .unwrap_or((0, usize::MAX))
     }
 
+    /// The indexed sum that holds every entry of `sp`'s buckets with the fewest fixes, if any.
+    /// Its fixes only subtract what it holds besides, so a candidate's bound is its total (no
+    /// slack when no count is negative) and its walk stops at the read's n-th best, where a sum
+    /// missing some of the read window's buckets must allow each member the most they add: a
+    /// read in the past of a key whose views have moved on to the server's time, `AT <t> LAST k`
+    /// once a view of k holds newer buckets only in part.
+    fn holding(&self, sp: &Span) -> Option<usize> {
+        let holds = |s: usize| {
+            let (j, end) = self.held_from(s);
+            j < sp.i0 || (j == sp.i0 && !self.in_part(j, end))
+        };
+        (0..self.sums.clock_sum())
+            .filter(|&s| holds(s))
+            .min_by_key(|&s| self.fix_count(sp, s))
+    }
+
     /// Member `id`'s exact count over `sp`: a sum's total corrected (the clock's too), or the
     /// span's buckets summed, whichever takes fewer lookups.
     #[inline]
@@ -289,23 +306,11 @@ impl Full {
         let buckets = &self.content.buckets;
         let has_neg = buckets.range(sp.i0..sp.i1).any(|b| b.min < 0);
         let (s, nfix) = self.closest(&sp);
-        let fixes = match nfix {
-            0 => Vec::new(),
-            _ => self.fixes(&sp, s),
-        };
-        let mut walk = Walk {
-            s,
-            fixes: &fixes,
-            want,
-            cap: usize::MAX,
-            has_neg,
-            count_in: None,
-            slack: fixes.iter().map(|f| f.slack()).sum(),
-            step: INDEX_STEP_COST,
-        };
-        if fixes.is_empty() {
+        if nfix == 0 {
+            let walk = self.walk_of(s, &[], want, has_neg);
             return self.walk(&walk, &[]).unwrap_or_default();
         }
+        let fixes = self.fixes(&sp, s);
         // The cheapest sum: the read window's buckets, or the totals of sum `s` or the clock's
         // (copying them reads a slot each; a selection over them with no fix, none) corrected
         // by scans of their fixes' buckets.
@@ -321,20 +326,29 @@ impl Full {
             false => (s, &fixes[..], own_cost),
         };
         let direct = self.direct_cost(&sp);
-        walk.cap = direct.min(via) / WALK_SHARE;
-        // A candidate is counted by its fixes or by the read window's buckets, whichever takes
-        // fewer lookups.
-        walk.count_in = (sp.i1 - sp.i0 < fixes.len()).then_some((sp.i0, sp.i1));
-        let lookups = walk.count_in.map_or(fixes.len(), |(i0, i1)| i1 - i0);
-        walk.step = INDEX_STEP_COST + LOOKUP_COST * lookups;
-        if let Some(head) = self.proven(&walk) {
-            #[cfg(test)]
-            super::seen::note(&super::seen::WALKS, 1);
-            if let Some(rows) = self.walk(&walk, &head) {
-                return rows;
+        let cap = direct.min(via) / WALK_SHARE;
+        // Walks tried: down the index of a sum that holds the read window whole, then down the
+        // one of the fewest fixes (see `holding`).
+        let holding = self.holding(&sp).filter(|&h| h != s);
+        let held_fixes = holding.map(|h| (h, self.fixes(&sp, h)));
+        let tried = held_fixes.iter().map(|(h, f)| (*h, &f[..]));
+        for (w, w_fixes) in tried.chain([(s, &fixes[..])]) {
+            let mut walk = self.walk_of(w, w_fixes, want, has_neg);
+            walk.cap = cap;
+            // A candidate is counted by its fixes or by the read window's buckets, whichever
+            // takes fewer lookups.
+            walk.count_in = (sp.i1 - sp.i0 < w_fixes.len()).then_some((sp.i0, sp.i1));
+            let lookups = walk.count_in.map_or(w_fixes.len(), |(i0, i1)| i1 - i0);
+            walk.step = INDEX_STEP_COST + LOOKUP_COST * lookups;
+            if let Some(head) = self.proven(&walk) {
+                #[cfg(test)]
+                super::seen::note(&super::seen::WALKS, 1);
+                if let Some(rows) = self.walk(&walk, &head) {
+                    return rows;
+                }
+                #[cfg(test)]
+                super::seen::note(&super::seen::GAVE_UP, 1);
             }
-            #[cfg(test)]
-            super::seen::note(&super::seen::GAVE_UP, 1);
         }
         if via < direct {
             if let Some(rows) = self.top_via(want, base, base_fixes) {
@@ -342,6 +356,21 @@ impl Full {
             }
         }
         self.top_direct(want, &sp)
+    }
+
+    /// A walk down sum `s`'s index corrected by `fixes`, uncapped, each candidate counted by
+    /// its fixes.
+    fn walk_of<'f>(&self, s: usize, fixes: &'f [Fix<'f>], want: usize, has_neg: bool) -> Walk<'f> {
+        Walk {
+            s,
+            fixes,
+            want,
+            cap: usize::MAX,
+            has_neg,
+            count_in: None,
+            slack: fixes.iter().map(|f| f.slack()).sum(),
+            step: INDEX_STEP_COST,
+        }
     }
 
     /// A candidate's exact count in a walk.

@@ -190,3 +190,56 @@ fn a_backfill_costs_a_view_its_own_buckets_only() {
         "index operations: {with} with views, {plain} without, {owed} owed to the views"
     );
 }
+
+/// A key read at a time in the past, its views walked on to the server's time since (an idle
+/// key, a replica after its sync): `AT <newest bucket> LAST k` of a declared k, a few buckets
+/// later, on the `topn-reads` shape (a skewed head, popularity reversing half-way). Each read
+/// walks the index of a sum that holds its whole window (corrected by the buckets it holds
+/// besides, which take nothing from the bound) and sums no bucket: counted in walks, none given
+/// up; every answer as the read window's buckets summed.
+#[test]
+fn a_view_read_in_the_past_walks() {
+    use super::seen::{get, GAVE_UP, WALKS};
+    let (buckets, events, members, head) = (24i64, 10_000, 40_000, 1_000);
+    let views = Views::new(&[2, 6, 12], 24).unwrap();
+    let mut t = Full::new(1000, 24).with_views(&views);
+    let mut rng = StdRng::seed_from_u64(24);
+    let first = 1_000i64;
+    // Written ahead of the server's clock, oldest bucket first.
+    t.observe_time(first * 1000 - 1000);
+    for b in 0..buckets {
+        for e in 0..events {
+            let rank = match e < head {
+                true => (200.0 * rng.gen::<f64>().powi(3)) as i64,
+                false => rng.gen_range(0..members),
+            };
+            let m = if b < buckets / 2 {
+                rank
+            } else {
+                members - 1 - rank
+            };
+            let at = (first + b) * 1000 + 1;
+            t.incr(format!("m{m}").as_bytes(), 1, at).unwrap();
+        }
+    }
+    let newest = (first + buckets - 1) * 1000;
+    t.observe_time(newest + 3_000);
+    while t.upkeep(1000).0 >= 1000 {}
+    check_invariants(&t);
+    for k in views.iter() {
+        let q = Query {
+            at_ms: newest + 500,
+            last: k,
+            n: 10,
+        };
+        let sp = t.span(&q).unwrap();
+        let (walks, gave_up) = (get(&WALKS), get(&GAVE_UP));
+        let rows = owned(t.top_of(&q));
+        assert_eq!(
+            (get(&WALKS) - walks, get(&GAVE_UP) - gave_up),
+            (1, 0),
+            "LAST {k}: a walk, not a sum"
+        );
+        assert_eq!(rows, owned(t.top_direct(10, &sp)), "LAST {k}");
+    }
+}
