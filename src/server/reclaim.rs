@@ -291,36 +291,18 @@ pub fn enable(ctx: Ctx, reclaimer: &'static Reclaimer) {
     if !first {
         return;
     }
-    subscribe(ctx, raw::REDISMODULE_EVENT_SWAPDB, Some(on_swapdb));
-    subscribe(ctx, raw::REDISMODULE_EVENT_FLUSHDB, Some(on_flush));
-    follow_async_loads(ctx, api!(RedisModule_GetContextFlags(ctx.0)) as u32);
+    let events: [(u64, raw::RedisModuleEventCallback); 3] = [
+        (raw::REDISMODULE_EVENT_SWAPDB, Some(on_swapdb)),
+        (raw::REDISMODULE_EVENT_FLUSHDB, Some(on_flush)),
+        (raw::REDISMODULE_EVENT_REPL_ASYNC_LOAD, Some(on_async_load)),
+    ];
+    for (id, callback) in events {
+        let event = raw::RedisModuleEvent { id, dataver: 1 };
+        api!(RedisModule_SubscribeToServerEvent(ctx.0, event, callback));
+    }
     let version = api!(RedisModule_GetServerVersion());
     LOAD_DB_UNKNOWN.store(version < 0x00_07_02_00, Ordering::Relaxed);
     timer::repeat(ctx, IDLE_MS, tick);
-}
-
-fn subscribe(ctx: Ctx, id: u64, callback: raw::RedisModuleEventCallback) {
-    let event = raw::RedisModuleEvent { id, dataver: 1 };
-    api!(RedisModule_SubscribeToServerEvent(ctx.0, event, callback));
-}
-
-/// Whether diskless `swapdb` loads are followed.
-static FOLLOWING_ASYNC_LOADS: AtomicBool = AtomicBool::new(false);
-
-/// Follows diskless `swapdb` loads while the server is a replica, the only
-/// server that loads that way: since Redis 7.2 the server walks every
-/// module's subscriptions for each key it deletes, so a master, which
-/// deletes most, holds none it does not need. Called at module load and
-/// each timer step with the server's flags, and by a load that found no
-/// load followed (a replica's sync that began before a step saw the role).
-fn follow_async_loads(ctx: Ctx, flags: u32) {
-    let replica = flags & raw::REDISMODULE_CTX_FLAGS_SLAVE != 0;
-    let loading = flags & raw::REDISMODULE_CTX_FLAGS_ASYNC_LOADING != 0;
-    let wanted = replica || loading || state().loading.is_some();
-    if FOLLOWING_ASYNC_LOADS.swap(wanted, Ordering::Relaxed) != wanted {
-        let callback = wanted.then_some(on_async_load as _);
-        subscribe(ctx, raw::REDISMODULE_EVENT_REPL_ASYNC_LOAD, callback);
-    }
 }
 
 /// The key `name` of the calling command's db has an item due at `due`.
@@ -361,13 +343,6 @@ pub fn schedule_loaded(
     }
     let db = api!(RedisModule_GetDbIdFromIO(io));
     let name = copy_of(name.cast_mut());
-    let ctx = api!(RedisModule_GetContextFromIO(io));
-    let flags = api!(RedisModule_GetContextFlags(ctx)) as u32;
-    let async_loading = flags & raw::REDISMODULE_CTX_FLAGS_ASYNC_LOADING != 0;
-    if async_loading && !FOLLOWING_ASYNC_LOADS.load(Ordering::Relaxed) {
-        state().loading.get_or_insert_with(Dbs::default);
-        follow_async_loads(Ctx(ctx), flags);
-    }
     let into_loading = {
         let mut st = state();
         let st = &mut *st;
@@ -672,7 +647,6 @@ fn tick(ctx: Ctx) -> i64 {
     if flags & raw::REDISMODULE_CTX_FLAGS_LOADING != 0 {
         return IDLE_MS;
     }
-    follow_async_loads(ctx, flags);
     let started = Instant::now();
     moved::step(ctx, follow_at);
     // A trim step, then the usual work: trimming never holds reclaim back.
