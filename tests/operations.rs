@@ -430,6 +430,31 @@ fn schedules_follow_keys_through_every_way_they_go() {
     assert_eq!(scheduled(r), scheduled(m), "replica");
 }
 
+/// Every fork (BGSAVE, BGREWRITEAOF) runs the module's fork hook, which sends
+/// TOPN's read buffers to be written again: no event of the server tells a
+/// module of a fork without costing every delete, and nothing a user sees
+/// would tell a lost hook (only a slower first read after a save).
+#[test]
+fn every_fork_runs_the_fork_hook() {
+    let srv = Server::builder().env("RECIPES_TEST_SCHEDULES", "1").start();
+    let c = &mut srv.conn();
+    let forks_seen = |c: &mut Connection| -> u64 {
+        let reply: Vec<String> = q(c, &["CONFIG", "GET", "recipes.test-schedules"]);
+        let text = reply.get(1).cloned().unwrap_or_default();
+        text.lines()
+            .find_map(|l| l.strip_prefix("forks-seen "))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no forks-seen line in {text:?}"))
+    };
+    assert_eq!(forks_seen(c), 0);
+    let _: Value = q(c, &["BGSAVE"]);
+    wait_for_bg_done(&srv);
+    assert_eq!(forks_seen(c), 1);
+    let _: Value = q(c, &["BGREWRITEAOF"]);
+    wait_for_bg_done(&srv);
+    assert_eq!(forks_seen(c), 2);
+}
+
 /// A value whose encoding panics (the module's test-only fault hook): BGSAVE
 /// and BGREWRITEAOF (its RDB part) succeed, the key written as a marker and
 /// named in the log, so no failed save stops the master's writes; a restart

@@ -3,7 +3,8 @@
 //! recipes.test-schedules` lists every schedule entry and how many values
 //! are being followed (`reclaim::listing`), so a model test can compare the
 //! set of keys with work scheduled to its own after every step, and the
-//! most CPU time a timer step of the module took (`timer`). Not
+//! most CPU time a timer step of the module took and the forks its fork
+//! hook ran after (`timer`). Not
 //! registered otherwise (as in production): no command, config or INFO field
 //! of the public surface shows key names. A config rather than a command:
 //! `CONFIG GET` of a hidden, immutable config is read-only and dispatches
@@ -48,7 +49,12 @@ pub fn register(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
 
 extern "C" fn get(_name: *const c_char, _privdata: *mut c_void) -> RStr {
     let listing = std::panic::catch_unwind(|| {
-        reclaim::listing() + &format!("slowest-step-us {}\n", timer::slowest_step_us())
+        reclaim::listing()
+            + &format!(
+                "slowest-step-us {}\nforks-seen {}\n",
+                timer::slowest_step_us(),
+                timer::forks_seen()
+            )
     })
     .unwrap_or_default();
     let s = new_string(listing.as_bytes());

@@ -72,8 +72,10 @@ pub fn thread_cpu_us() -> u64 {
     ts.tv_sec as u64 * 1_000_000 + ts.tv_nsec as u64 / 1_000
 }
 
-/// What runs when the server forks.
+/// What runs when the server forks, and how many forks it ran after (the
+/// test-only view shows it: nothing else would tell a lost hook).
 static ON_FORK: OnceLock<fn()> = OnceLock::new();
+static FORKS_SEEN: AtomicU64 = AtomicU64::new(0);
 
 /// Runs `f` each time the server forks a child (a save, a replica's sync,
 /// an AOF rewrite), in the parent, on the thread that forked: Redis' main
@@ -95,6 +97,12 @@ pub fn on_fork(f: fn()) {
 /// state (a thread-local), so it is safe whichever thread forked.
 extern "C" fn forked() {
     if let Some(f) = ON_FORK.get() {
+        FORKS_SEEN.fetch_add(1, Ordering::Relaxed);
         let _ = catch_unwind(f);
     }
+}
+
+/// Forks the hook has run after since the module loaded.
+pub fn forks_seen() -> u64 {
+    FORKS_SEEN.load(Ordering::Relaxed)
 }
