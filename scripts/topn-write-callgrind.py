@@ -32,7 +32,7 @@ their ratio to the floor's.
 Batch rows (the `topn-capacity` group's Zipf stream, s = 1.5 over 1,000,000
 members, hourly buckets of 50,000 events, TOPN_CG_BATCH events a call,
 default 10): cap-batch, `TOPN.INCRBY key AT ms n member ...` into
-`CAPACITY 117`; topk-batch, `TOPK.INCRBY key member n ...` into
+`CAPACITY 117` (TOPN_CG_CAPACITY); topk-batch, `TOPK.INCRBY key member n ...` into
 `TOPK.RESERVE k 10 2000 7 0.925` (RedisBloom: TOPN_CG_BLOOM, default the
 cached redisbloom-2.8.2 of scripts/compat-servers.sh). Per event they also
 print the module's handler and the key's update with its replies (TOPN:
@@ -213,6 +213,7 @@ def run(row, create, warm_hours, calls, kind):
 def main():
     warm_hours = int(os.environ.get("TOPN_CG_WARM_HOURS", "8"))
     calls = int(os.environ.get("TOPN_CG_CALLS", "20000"))
+    capacity = int(os.environ.get("TOPN_CG_CAPACITY", "117"))
     rows = {
         "write": ("TOPN.CREATE k BUCKET 3600 WINDOW 36", False),
         "floor": ("TOPN.CREATE k BUCKET 3600 WINDOW 36", True),
@@ -222,7 +223,7 @@ def main():
         "pool-views": ("TOPN.CREATE k BUCKET 3600 WINDOW 24 VIEWS 6 12", None),
         "backfill": ("TOPN.CREATE k BUCKET 3600 WINDOW 24", "backfill"),
         "backfill-views": ("TOPN.CREATE k BUCKET 3600 WINDOW 24 VIEWS 6 12", "backfill"),
-        "cap-batch": ("TOPN.CREATE k BUCKET 3600 WINDOW 24 CAPACITY 117", "topn"),
+        "cap-batch": (f"TOPN.CREATE k BUCKET 3600 WINDOW 24 CAPACITY {capacity}", "topn"),
         "exact-batch": ("TOPN.CREATE k BUCKET 3600 WINDOW 24", "exact"),
         "topk-batch": ("TOPK.RESERVE k 10 2000 7 0.925", "topk"),
     }

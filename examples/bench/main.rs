@@ -43,6 +43,8 @@
 //!   `ulist_small.rs`, `hcounter.rs`, `latency.rs`, `plain_keys.rs`).
 //! - `BENCH_LATENCY`: comma-separated prefixes of the latency group's scenarios
 //!   to run, e.g. `topn-reads` (all when unset); `$` ends a whole id (`topn$`).
+//! - `BENCH_TOPN_COMPACT_MAX`: `recipes.topn-compact-max` for the `topn-small`
+//!   group's TOPN keys (unset: the server's default), e.g. 0 for the full layout.
 //! - `BENCH_JSON_DIR`: where the group files go (default `target/bench`).
 //! - `RECIPES_MODULE`: the .so (default: `librecipes.so` of this build);
 //!   `REDIS_SERVER`: the server binary (default `redis-server`);

@@ -15,6 +15,9 @@ pub(crate) struct Settings {
     pub module: PathBuf,
     /// `RECIPES_MODULE` unset: the build's own module (checked for staleness).
     pub module_is_default: bool,
+    /// `BENCH_TOPN_COMPACT_MAX`: `recipes.topn-compact-max` for the `topn-small` keys (unset:
+    /// the server's), e.g. 0 to measure them without the compact layout.
+    pub topn_compact_max: Option<u64>,
 }
 
 fn env_num(name: &str, default: u64, min: u64) -> Result<u64, String> {
@@ -46,6 +49,10 @@ impl Settings {
                 .collect(),
             module,
             module_is_default: std::env::var_os("RECIPES_MODULE").is_none(),
+            topn_compact_max: match std::env::var_os("BENCH_TOPN_COMPACT_MAX") {
+                Some(_) => Some(env_num("BENCH_TOPN_COMPACT_MAX", 0, 0)?),
+                None => None,
+            },
         })
     }
 
@@ -64,6 +71,9 @@ impl Settings {
         }
         if !self.module_is_default {
             s += &format!(" RECIPES_MODULE={}", self.module.display());
+        }
+        if let Some(n) = self.topn_compact_max {
+            s += &format!(" BENCH_TOPN_COMPACT_MAX={n}");
         }
         s + " cargo run --release --example bench"
     }

@@ -7,6 +7,8 @@
 //! the events in one hourly bucket or spread over 24: TOPN.INCR ... AT
 //! against ZINCRBY into the bucket's zset. MEMORY USAGE ... SAMPLES 0 summed
 //! over the keys (every zset of the recipe); goal: at most 1.5x the recipe.
+//! `BENCH_TOPN_COMPACT_MAX` sets `recipes.topn-compact-max` for the TOPN keys
+//! (0: the full layout from the first event, what the compact layout saves).
 
 use crate::group::{cmp, Goal, Group, Measure, Role, Unit};
 use crate::memory::{mem_measure, AllocBytes};
@@ -34,9 +36,13 @@ fn small_measure(
     (per, spread): (u64, u64),
     alloc: &AllocBytes,
     zset_per_bucket: bool,
+    compact_max: Option<u64>,
 ) -> Measure {
     let alloc = alloc.clone();
     Measure::new(id, role, label, Unit::BytesPerValue, move |c| {
+        if let Some(n) = compact_max.filter(|_| !zset_per_bucket) {
+            c.cmd(&format!("CONFIG SET recipes.topn-compact-max {n}"))?;
+        }
         let users = EVENTS / per;
         let hour = now_ms() / HOUR_MS * HOUR_MS;
         let key = |user: u64, back: u64| match zset_per_bucket {
@@ -77,7 +83,7 @@ fn small_measure(
     .param("by", "MEMORY USAGE")
 }
 
-pub(crate) fn group(_s: &Settings) -> Group {
+pub(crate) fn group(s: &Settings) -> Group {
     let a: AllocBytes = Default::default();
     let (mut measures, mut compares) = (Vec::new(), Vec::new());
     let rows: [(u64, u64, &'static str, &'static str); 8] = [
@@ -100,6 +106,7 @@ pub(crate) fn group(_s: &Settings) -> Group {
                 (per, spread),
                 &a,
                 false,
+                s.topn_compact_max,
             )
             .requires(&TOPN),
             small_measure(
@@ -109,6 +116,7 @@ pub(crate) fn group(_s: &Settings) -> Group {
                 (per, spread),
                 &a,
                 true,
+                None,
             ),
         ]);
         compares.push(cmp(topn, zsets, Some(Goal::AtMost(1.5))));
