@@ -6,8 +6,8 @@
 //! Two passes over the candidates: the first finds the n-th highest count (counts above the
 //! n-th highest so far are buffered, and the buffer is cut back to the n highest when full:
 //! amortized O(1) a candidate in any order), the second collects the rows above it and the
-//! members tied with it. [`top_positive`] is the fast case of dense sums: it reads plain
-//! `i64` counts, where a zero or negative count costs one well-predicted comparison.
+//! members tied with it. [`top_dense`] is the fast case of dense sums: it reads plain counts a
+//! chunk at a time, where a zero or negative count costs one well-predicted comparison.
 
 use std::collections::BinaryHeap;
 
@@ -60,53 +60,13 @@ pub(super) fn top_rows<'a, I: Iterator<Item = (i128, u32)>>(
     finish(n, threshold, rows, tied, name)
 }
 
-/// [`top_rows`] when at least `n` (`>= 1`) of the counts are positive, `None` otherwise (then
-/// the rows may hold negative counts: ask `top_rows`). Counts `<= 0` are skipped.
-pub(super) fn top_positive<'a, I: Iterator<Item = (i64, u32)>>(
-    n: usize,
-    candidates: impl Fn() -> I,
-    name: impl Fn(u32) -> &'a [u8],
-) -> Option<Rows<'a>> {
-    let desc = |a: &i64, b: &i64| b.cmp(a);
-    let full = n.saturating_mul(2).saturating_add(BUFFER_SLACK);
-    let mut buf: Vec<i64> = Vec::new();
-    let mut floor = 0i64;
-    candidates().for_each(|(c, _)| {
-        if c > floor {
-            buf.push(c);
-            if buf.len() >= full {
-                buf.select_nth_unstable_by(n - 1, desc);
-                buf.truncate(n);
-                floor = buf[n - 1];
-            }
-        }
-    });
-    if buf.len() < n {
-        return None;
-    }
-    buf.select_nth_unstable_by(n - 1, desc);
-    let t = buf[n - 1];
-    drop(buf);
-    let mut rows: Vec<(i128, u32)> = Vec::new();
-    let mut tied: Vec<u32> = Vec::new();
-    candidates().for_each(|(c, id)| {
-        if c >= t {
-            if c == t {
-                tied.push(id);
-            } else {
-                rows.push((c as i128, id));
-            }
-        }
-    });
-    Some(finish(n, Some(t as i128), rows, tied, name))
-}
-
 /// Counts a chunk of [`top_dense`] holds: its maximum is a vectorized pass, and a chunk whose
 /// maximum is below the n-th best so far is skipped whole.
 pub(super) const CHUNK: usize = 64;
 
-/// [`top_positive`] over dense counts (`counts[id]`, given as consecutive parts, each but the
-/// last a whole number of `CHUNK`s): the same rows, chunk by chunk, a chunk read one count at a
+/// [`top_rows`] over dense counts (`counts[id]`, given as consecutive parts, each but the
+/// last a whole number of `CHUNK`s) when at least `n` (`>= 1`) of them are positive, `None`
+/// otherwise (then ask `top_rows`): the same rows, chunk by chunk, a chunk read one count at a
 /// time only when its maximum can reach the n-th best so far (on a dense sum over 200,000
 /// members, a few hundred of them once the first chunks set the floor).
 pub(super) fn top_dense<'a, T: Copy + Ord + Default + Into<i64>>(

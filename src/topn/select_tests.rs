@@ -58,11 +58,6 @@ fn selections_match_a_full_sort() {
             );
             assert_eq!(generic, want, "top_rows n={n} round={round}");
             let positives = counts.iter().filter(|c| **c > 0).count();
-            let fast = top_positive(
-                n,
-                || counts.iter().enumerate().map(|(i, c)| (*c, i as u32)),
-                name,
-            );
             let dense = top_dense(n, &[&counts], name);
             let narrow: Vec<i32> = counts.iter().map(|&c| c as i32).collect();
             let dense_32 = top_dense(n, &[&narrow], name);
@@ -70,11 +65,9 @@ fn selections_match_a_full_sort() {
             let parts: Vec<&[i64]> = counts.chunks(CHUNK * 3).collect();
             assert_eq!(top_dense(n, &parts, name), dense, "in parts n={n}");
             if positives >= n {
-                assert_eq!(fast, Some(want.clone()), "top_positive n={n} round={round}");
                 assert_eq!(dense, Some(want.clone()), "top_dense n={n} round={round}");
                 assert_eq!(dense_32, Some(want), "top_dense i32 n={n} round={round}");
             } else {
-                assert_eq!(fast, None);
                 assert_eq!(dense, None);
                 assert_eq!(dense_32, None);
             }

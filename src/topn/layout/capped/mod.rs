@@ -89,10 +89,6 @@ pub struct Capped {
     older: Older,
 }
 
-/// Counters of the older buckets up to which the filter of their members
-/// (`older.rs`) is built, at most a few hundred thousand instructions.
-const FILTERED_MOST: usize = 8_192;
-
 /// What `member` counts in a bucket: its counter, else the bucket's floor.
 fn part(s: &Summary, member: &[u8], h: u64) -> i64 {
     s.get(member, h).map_or(s.floor(), |(count, _)| count)
@@ -175,8 +171,7 @@ impl Capped {
         // Unfolded, the buckets would be looked up one by one; a member
         // none of the older ones holds is counted their floors there.
         let unfolded = !self.folded.started();
-        let filtered = unfolded && self.folded.counters() - newest.len() <= FILTERED_MOST;
-        let older = if filtered && self.older.surely_absent(&self.buckets, h) {
+        let older = if unfolded && self.older.surely_absent(&self.buckets, h) {
             let older = self.buckets.range(..self.buckets.len() - 1);
             older.map(|b| i128::from(b.summary.floor())).sum()
         } else {

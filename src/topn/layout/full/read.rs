@@ -18,7 +18,7 @@ use super::accumulator::{with_accumulator, Acc, Kept};
 use super::bucket::Bucket;
 use super::key::{Full, Reach};
 use super::members::Members;
-use crate::topn::select::{self, clamp_i64, top_dense, top_positive, top_rows, Rows};
+use crate::topn::select::{self, clamp_i64, top_dense, top_rows, Rows};
 use crate::topn::storage::Key;
 use crate::topn::window::Query;
 use crate::tuples::chunked;
@@ -483,9 +483,6 @@ impl Full {
     /// The model's cost of `top_direct` over `sp`.
     fn direct_cost(&self, sp: &Span) -> usize {
         let entries: usize = self.span_buckets(sp).map(|b| b.len()).sum();
-        if self.one_bucket(sp).is_some() {
-            return SLOT_COST * entries;
-        }
         match self.dense_sum(entries) {
             true => entries + SLOT_COST * self.m().slots(),
             false => MAP_ENTRY_COST * entries,
@@ -569,9 +566,6 @@ impl Full {
 
     /// Top `n` by summing the buckets of `sp` directly.
     pub(super) fn top_direct(&self, n: usize, sp: &Span) -> Rows<'_> {
-        if let Some(b) = self.one_bucket(sp) {
-            return self.top_of_bucket(n, b);
-        }
         let entries: usize = self.span_buckets(sp).map(|b| b.len()).sum();
         if !self.dense_sum(entries) {
             let mut acc: hashbrown::HashMap<u32, i128> = hashbrown::HashMap::new();
@@ -608,24 +602,6 @@ impl Full {
             let overflow =
                 (self.span_buckets(sp)).fold(false, |o, b| o | b.scan(0, usize::MAX, false, acc));
             (!overflow).then(|| self.select_dense(n, &[acc]))
-        })
-    }
-
-    /// The read window's one bucket: a member's count is in one of its entries (`bucket.rs`),
-    /// so its top is a selection over its entries (`top_of_bucket`), no sum.
-    fn one_bucket(&self, sp: &Span) -> Option<&Bucket> {
-        (sp.i1 - sp.i0 == 1).then(|| &*self.content.buckets[sp.i0])
-    }
-
-    /// Top `n` of one bucket: a selection over its nonzero entries (a member's other entry, if
-    /// any, is 0), no sum. Candidates are positions; names are read for the rows returned and
-    /// the ties.
-    fn top_of_bucket<'a>(&'a self, n: usize, b: &'a Bucket) -> Rows<'a> {
-        let name = |pos: u32| self.m().name(b.at(pos as usize).0);
-        let all = || (0..b.len()).map(|p| (b.at(p).1, p as u32));
-        top_positive(n, all, name).unwrap_or_else(|| {
-            let nonzero = || all().filter(|c| c.0 != 0).map(|(v, p)| (i128::from(v), p));
-            top_rows(n, nonzero, name)
         })
     }
 }
