@@ -2,7 +2,7 @@
 //!
 //! - *open* while it takes the usual writes: its entries in the order they came, found by id
 //!   (`entries.rs`);
-//! - *sealing* once a newer bucket exists or the server's time has sealed it (`Shape::is_sealed`):
+//! - *sealing* once a newer bucket exists or the server's time has sealed it (`Shape::seals_at`):
 //!   those entries frozen while the upkeep timer sorts them a slice at a time (`sealed.rs`);
 //! - *sealed*: sorted by id, 12 bytes an entry.
 //!

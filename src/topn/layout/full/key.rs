@@ -268,38 +268,15 @@ impl Window for Full {
     }
 
     fn buckets_in_use(&self) -> usize {
-        let shape = &self.content.shape;
-        let buckets = &self.content.buckets;
-        buckets.len() - buckets.partition_point(|b| shape.is_stale(b.idx))
+        self.content.buckets.len() - self.stale_buckets()
     }
 
     fn mem_usage(&self) -> usize {
         self.heap_bytes()
     }
 
-    fn free_effort(&self) -> usize {
-        let graves: usize = self.upkeep.graveyards.iter().map(Graveyard::effort).sum();
-        1 + self.content.members.effort() + self.content.buckets.len() * 3 + graves
-    }
-
     fn encode(&self) -> Vec<u8> {
         Full::encode(self)
-    }
-
-    fn observe_time(&mut self, now_ms: i64) -> bool {
-        Full::observe_time(self, now_ms)
-    }
-
-    fn upkeep_due_ms(&self) -> Option<i64> {
-        Full::upkeep_due_ms(self)
-    }
-
-    fn upkeep(&mut self, budget: usize) -> (usize, Effects) {
-        Full::upkeep(self, budget)
-    }
-
-    fn upkeep_marker(&self) -> (Option<i64>, usize) {
-        (self.content.shape.clock, self.content.buckets.len())
     }
 }
 
