@@ -14,6 +14,8 @@
 //! from its last down, while writes go on (`upkeep.rs`), and the sealing (which changes
 //! positions) ends only once no walk is half-way through it. Pure Rust, no FFI.
 
+use std::collections::VecDeque;
+
 use super::accumulator::Acc;
 use super::entries::{Entries, Entry};
 use super::sealed::{Packer, Sealed, Step};
@@ -49,6 +51,11 @@ pub(super) struct Written {
     pub(super) inserted: bool,
     /// The main entry whose count the write moved to `pos` (its position, the count).
     pub(super) moved: Option<(usize, i64)>,
+}
+
+/// Heap bytes of stored buckets, each boxed (the deque's own room aside).
+pub(super) fn boxed_bytes(buckets: &VecDeque<Box<Bucket>>) -> usize {
+    buckets.iter().map(|b| Bucket::SIZE + b.heap_bytes()).sum()
 }
 
 impl Bucket {

@@ -17,7 +17,7 @@ use crate::tuples::table::IdMap;
 impl Upkept for Full {
     fn free_effort(&self) -> usize {
         let graves: usize = self.upkeep.graveyards.iter().map(Graveyard::effort).sum();
-        1 + self.content.members.effort() + self.content.buckets.len() * 3 + graves
+        1 + self.content.effort() + graves
     }
 
     /// Tells the key the server's time (times going backwards are ignored); its sums then
