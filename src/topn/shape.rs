@@ -155,3 +155,7 @@ impl Shape {
         Some(self.bucket_start(c.saturating_add(self.window as i64)))
     }
 }
+
+#[cfg(test)]
+#[path = "shape_tests.rs"]
+mod tests;
