@@ -2,8 +2,8 @@
 //! first), the window rules that follow from them (which bucket a time falls in, which buckets
 //! a key's window and a read hold, when a bucket is sealed). Pure Rust, no FFI.
 
-/// After its end, the newest bucket is sealed once the server's time has been past it this
-/// long (events a little late still land in its open table first).
+/// The newest bucket is sealed once the server's time has been past its end and its last write
+/// this long ([`Shape::seals_at`]).
 pub const SEAL_DELAY_MS: i64 = 1000;
 
 /// Where an event lands ([`Shape::landing`]).
@@ -97,6 +97,26 @@ impl Shape {
         self.clock.is_some_and(|c| idx < self.live_lo(c))
     }
 
+    /// Retirement, the one rule by which stored buckets leave a key: how many at the front of
+    /// `len` stored items (a layout's buckets, or its entries; ascending by bucket, `idx(i)`
+    /// the bucket of item `i`) are stale at the clock. Each layout frees them its way: at once
+    /// (compact, capped) or a slice at a time (full's upkeep).
+    pub fn stale_front(&self, len: usize, idx: impl Fn(usize) -> i64) -> usize {
+        let Some(clock) = self.clock else {
+            return 0;
+        };
+        let lo = self.live_lo(clock);
+        let (mut stale, mut live) = (0, len);
+        while stale < live {
+            let mid = stale + (live - stale) / 2;
+            match idx(mid) < lo {
+                true => stale = mid + 1,
+                false => live = mid,
+            }
+        }
+        stale
+    }
+
     /// Whether an event at `at_ms` is outside the window at the server's time `now_ms` (a
     /// late or backfilled event): for a key that does not exist yet as for one that does.
     pub fn is_late_at(&self, at_ms: i64, now_ms: i64) -> bool {
@@ -115,17 +135,17 @@ impl Shape {
         (last > 0 && lo <= hi).then_some((lo, hi))
     }
 
-    /// When bucket `idx` is sealed, if it is the newest: once the server's time has been past
-    /// its end for `SEAL_DELAY_MS`. An older bucket is sealed as soon as a newer one exists.
-    pub fn sealed_at(&self, idx: i64) -> i64 {
-        self.bucket_start(idx.saturating_add(1))
-            .saturating_add(SEAL_DELAY_MS)
-    }
-
-    /// Whether bucket `idx` takes no usual writes any more: older than the clock, or the
-    /// newest once the server's time `now_ms` has sealed it.
-    pub fn is_sealed(&self, idx: i64, now_ms: i64) -> bool {
-        self.has_newer(idx) || self.clock.is_some_and(|c| self.sealed_at(c) <= now_ms)
+    /// When bucket `idx`, last written at the server's time `written_ms` (`i64::MIN`: unknown),
+    /// is sealed, the one rule of sealing: at once when a newer bucket exists
+    /// ([`Shape::has_newer`]); the newest once the server's time has been past its end, and past
+    /// its last write, for `SEAL_DELAY_MS` (events a little late, and a backfill still writing
+    /// it, keep it open).
+    pub fn seals_at(&self, idx: i64, written_ms: i64) -> i64 {
+        if self.has_newer(idx) {
+            return i64::MIN;
+        }
+        let end = self.bucket_start(idx.saturating_add(1));
+        end.max(written_ms).saturating_add(SEAL_DELAY_MS)
     }
 
     /// When the whole window has passed with no writes: the start of bucket
@@ -135,3 +155,7 @@ impl Shape {
         Some(self.bucket_start(c.saturating_add(self.window as i64)))
     }
 }
+
+#[cfg(test)]
+#[path = "shape_tests.rs"]
+mod tests;

@@ -52,8 +52,9 @@ impl std::ops::AddAssign for Effects {
 /// A member of a top and its count.
 pub type Row<'a> = (&'a [u8], Counted);
 
-/// A key's window, whatever its layout.
-pub trait Window {
+/// A key's window, whatever its layout: its data, what every layout answers and does. What
+/// the server's upkeep does with it besides is [`Upkept`].
+pub trait Window: Upkept {
     /// The shape and clock.
     fn shape(&self) -> &Shape;
     /// The declared views.
@@ -82,11 +83,16 @@ pub trait Window {
     fn buckets_in_use(&self) -> usize;
     /// Estimate of the heap bytes held.
     fn mem_usage(&self) -> usize;
+    fn encode(&self) -> Vec<u8>;
+}
+
+/// The server's plumbing around a key's data: its freeing, and the upkeep its timer does (a
+/// layout with no derived state to keep takes the defaults: no upkeep ever due).
+pub trait Upkept {
     /// About the number of allocations freeing it takes.
     fn free_effort(&self) -> usize {
         1
     }
-    fn encode(&self) -> Vec<u8>;
     /// Tells the key the server's time (internal state only); true if its window moved.
     fn observe_time(&mut self, _now_ms: i64) -> bool {
         false
@@ -101,9 +107,10 @@ pub trait Window {
         (0, Effects::default())
     }
     /// What upkeep's due time depends on besides its progress: a write that changes none of it
-    /// leaves the due time where it was.
+    /// leaves the due time where it was (the clock and the stored buckets, where upkeep
+    /// follows them).
     fn upkeep_marker(&self) -> (Option<i64>, usize) {
-        (self.shape().clock, 0)
+        (None, 0)
     }
 }
 

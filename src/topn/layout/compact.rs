@@ -14,7 +14,7 @@ use crate::topn::parse::Pair;
 use crate::topn::select::clamp_i64;
 use crate::topn::shape::{Landing, Shape};
 use crate::topn::views::Views;
-use crate::topn::window::{final_counts, Counted, Effects, Query, Row, Window};
+use crate::topn::window::{final_counts, Counted, Effects, Query, Row, Upkept, Window};
 use crate::tuples::varint;
 use std::collections::BTreeMap;
 
@@ -152,15 +152,17 @@ impl Compact {
     /// buckets that left the window.
     pub fn incr_all(&mut self, pairs: &[Pair], at_ms: i64) -> Effects {
         let Some(Landing {
-            bucket: b,
-            clock,
-            lo,
+            bucket: b, clock, ..
         }) = self.shape.landing(at_ms)
         else {
             return Effects::default();
         };
+        let after = Shape {
+            clock: Some(clock),
+            ..self.shape
+        };
         let mut entries: Vec<Entry> = self.entries().collect();
-        let stale = entries.partition_point(|e| e.bucket < lo);
+        let stale = after.stale_front(entries.len(), |i| entries[i].bucket);
         let retired = distinct_buckets(&entries[..stale]);
         entries.drain(..stale);
         for &(by, member) in pairs {
@@ -193,7 +195,7 @@ impl Compact {
             }
         };
         self.buf = buf;
-        self.shape.clock = Some(clock);
+        self.shape = after;
         Effects { retired, aged: 0 }
     }
 
@@ -308,6 +310,8 @@ impl Window for Compact {
         write_encoding(&self.shape, &self.views(), &names, &buckets)
     }
 }
+
+impl Upkept for Compact {}
 
 fn distinct_buckets(entries: &[Entry]) -> usize {
     let mut n = 0;

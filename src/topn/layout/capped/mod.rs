@@ -47,7 +47,7 @@ use crate::topn::error::{MAX_CAPACITY, MAX_NAME_BYTES, MAX_WINDOW};
 use crate::topn::parse::Pair;
 use crate::topn::select::clamp_i64;
 use crate::topn::shape::{Landing, Shape};
-use crate::topn::window::{Counted, Effects, Query, Row, Window};
+use crate::topn::window::{Counted, Effects, Query, Row, Upkept, Window};
 use folded::{Bucket, Buckets, Folded, FOLD_PER_WRITE};
 use older::Older;
 use summary::{hash, Summary};
@@ -237,11 +237,7 @@ impl Capped {
             }
         };
         self.shape.clock = Some(at.clock);
-        let stale = match self.buckets.front() {
-            Some(x) if x.idx < at.lo => self.buckets.partition_point(|x| x.idx < at.lo),
-            _ => 0,
-        };
-        let fx = self.drop_buckets(stale);
+        let fx = self.retire();
         (self.folded).step(&mut self.buckets, &self.shape, FOLD_PER_WRITE);
         Ok((slot, fx))
     }
@@ -568,8 +564,7 @@ impl Capped {
             }
         }
         self.shape.clock = Some(clock);
-        let stale = self.buckets.partition_point(|x| x.idx < lo);
-        Ok(self.drop_buckets(stale))
+        Ok(self.retire())
     }
 
     /// Entries the folded sums hold.
@@ -590,12 +585,12 @@ impl Capped {
         self.folded.defrag(pass);
     }
 
-    /// Drops the `n` oldest buckets, not looked at one by one (that took 38
-    /// ms at 100,000 buckets): many counters are freed off the main thread
-    /// (as big values are), and the folded sums let go of them by segment
-    /// (`folded.rs`), so a write that moves the clock far costs
-    /// O(segments). Returns them as retired.
-    fn drop_buckets(&mut self, n: usize) -> Effects {
+    /// Drops the buckets the clock left behind (`Shape::stale_front`), not looked at one by
+    /// one (that took 38 ms at 100,000 buckets): many counters are freed off the main thread
+    /// (as big values are), and the folded sums let go of them by segment (`folded.rs`), so a
+    /// write that moves the clock far costs O(segments). Returns them as retired.
+    fn retire(&mut self) -> Effects {
+        let n = (self.shape).stale_front(self.buckets.len(), |i| self.buckets[i].idx);
         let fx = Effects {
             retired: n,
             aged: 0,
@@ -662,12 +657,14 @@ impl Window for Capped {
             + self.older.heap_bytes()
     }
 
-    fn free_effort(&self) -> usize {
-        1 + self.folded.counters() + self.folded.len()
-    }
-
     fn encode(&self) -> Vec<u8> {
         Capped::encode(self)
+    }
+}
+
+impl Upkept for Capped {
+    fn free_effort(&self) -> usize {
+        1 + self.folded.counters() + self.folded.len()
     }
 
     /// `Some(0)` while folding is owed (it follows the key's clock, not the server's time).

@@ -5,6 +5,7 @@ use super::key::*;
 use super::seen::{get, INDEX_OPS};
 use super::tests::check_invariants;
 use crate::topn::views::Views;
+use crate::topn::window::Upkept;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 

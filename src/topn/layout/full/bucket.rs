@@ -2,7 +2,7 @@
 //!
 //! - *open* while it takes the usual writes: its entries in the order they came, found by id
 //!   (`entries.rs`);
-//! - *sealing* once a newer bucket exists or the server's time has sealed it (`Shape::is_sealed`):
+//! - *sealing* once a newer bucket exists or the server's time has sealed it (`Shape::seals_at`):
 //!   those entries frozen while the upkeep timer sorts them a slice at a time (`sealed.rs`);
 //! - *sealed*: sorted by id, 12 bytes an entry.
 //!
@@ -13,6 +13,8 @@
 //! a stage, and a new entry takes the next one: a running sum walks out of a bucket by position,
 //! from its last down, while writes go on (`upkeep.rs`), and the sealing (which changes
 //! positions) ends only once no walk is half-way through it. Pure Rust, no FFI.
+
+use std::collections::VecDeque;
 
 use super::accumulator::Acc;
 use super::entries::{Entries, Entry};
@@ -49,6 +51,11 @@ pub(super) struct Written {
     pub(super) inserted: bool,
     /// The main entry whose count the write moved to `pos` (its position, the count).
     pub(super) moved: Option<(usize, i64)>,
+}
+
+/// Heap bytes of stored buckets, each boxed (the deque's own room aside).
+pub(super) fn boxed_bytes(buckets: &VecDeque<Box<Bucket>>) -> usize {
+    buckets.iter().map(|b| Bucket::SIZE + b.heap_bytes()).sum()
 }
 
 impl Bucket {

@@ -8,6 +8,7 @@
 
 use super::key::*;
 use super::tests::{beyond_i64, check_invariants, same_answers};
+use crate::topn::window::Upkept;
 use crate::topn::window::Window;
 use crate::tuples::defrag::model::{in_slices, MoveAll};
 use crate::tuples::defrag::{Pass, Resume, REBUILD_MAX};

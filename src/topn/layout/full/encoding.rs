@@ -201,7 +201,7 @@ impl Full {
                 return Err(Error::Invalid("duplicate entry"));
             }
             entries += n;
-            let bucket = match shape.is_sealed(idx, now) {
+            let bucket = match shape.seals_at(idx, i64::MIN) <= now {
                 true => {
                     let (ids, counts) = counts.into_iter().unzip();
                     Bucket::sealed(idx, Sealed::from_sorted(ids, counts))

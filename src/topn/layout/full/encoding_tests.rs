@@ -5,6 +5,7 @@ use super::key::*;
 use super::tests::*;
 use crate::topn::encoding::ENCODING_VERSION;
 use crate::topn::error::Error;
+use crate::topn::window::Upkept;
 use crate::topn::window::Window;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

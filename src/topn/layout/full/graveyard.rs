@@ -3,7 +3,7 @@
 
 use std::collections::VecDeque;
 
-use super::bucket::Bucket;
+use super::bucket::{boxed_bytes, Bucket};
 use super::members::Members;
 use crate::topn::storage::dispose_value;
 use crate::tuples::defrag::{vec_deque, Mover, Pass};
@@ -43,12 +43,7 @@ impl Graveyard {
     }
 
     pub(super) fn heap_bytes(&self) -> usize {
-        let buckets: usize = self
-            .buckets
-            .iter()
-            .map(|b| Bucket::SIZE + b.heap_bytes())
-            .sum();
-        self.members.heap_bytes() + self.members.sums_heap_bytes() + buckets
+        self.members.heap_bytes() + self.members.sums_heap_bytes() + boxed_bytes(&self.buckets)
     }
 
     pub(super) fn effort(&self) -> usize {

@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 use std::fmt;
 
-use super::bucket::Bucket;
+use super::bucket::{boxed_bytes, Bucket};
 use super::graveyard::Graveyard;
 use super::members::Members;
 use crate::topn::error::Overflow;
@@ -24,7 +24,8 @@ pub struct Full {
     pub(super) upkeep: Upkeep,
 }
 
-/// What the encoding writes.
+/// What the encoding writes (a clone leaves the sums beside the names out: `Members`' clone).
+#[derive(Clone)]
 pub(super) struct Content {
     pub(super) shape: Shape,
     pub(super) views: Views,
@@ -117,16 +118,7 @@ impl Clone for Full {
     /// The key as a load makes it: the content copied, the sums rebuilt from it at the server's
     /// time seen, no upkeep under way (a stale bucket waiting to be freed comes along).
     fn clone(&self) -> Full {
-        let c = &self.content;
-        let content = Content {
-            shape: c.shape,
-            views: c.views,
-            members: c.members.copy(),
-            buckets: c.buckets.clone(),
-            entries: c.entries,
-            unsealed: c.unsealed,
-        };
-        let mut copy = Full::built(content, self.upkeep.now_ms);
+        let mut copy = Full::built(self.content.clone(), self.upkeep.now_ms);
         copy.upkeep.freed = self.upkeep.freed;
         copy
     }
@@ -204,22 +196,8 @@ impl Full {
 
     /// Estimate of the heap bytes held: the content's, the sums', upkeep's.
     fn heap_bytes(&self) -> usize {
-        let c = &self.content;
-        let content = c.members.heap_bytes()
-            + c.buckets.capacity() * std::mem::size_of::<Box<Bucket>>()
-            + c.buckets
-                .iter()
-                .map(|b| Bucket::SIZE + b.heap_bytes())
-                .sum::<usize>();
-        let big: usize = self.sums.big.iter().map(IdMap::allocation_size).sum();
-        let sums = c.members.sums_heap_bytes() + big;
-        let graves: usize = self
-            .upkeep
-            .graveyards
-            .iter()
-            .map(Graveyard::heap_bytes)
-            .sum();
-        std::mem::size_of::<Full>() + content + sums + graves
+        let sums = self.sums.heap_bytes(&self.content.members);
+        std::mem::size_of::<Full>() + self.content.heap_bytes() + sums + self.upkeep.heap_bytes()
     }
 
     /// Heap bytes of view `v` (its sum's share: totals and index).
@@ -268,42 +246,46 @@ impl Window for Full {
     }
 
     fn buckets_in_use(&self) -> usize {
-        let shape = &self.content.shape;
-        let buckets = &self.content.buckets;
-        buckets.len() - buckets.partition_point(|b| shape.is_stale(b.idx))
+        self.content.buckets.len() - self.stale_buckets()
     }
 
     fn mem_usage(&self) -> usize {
         self.heap_bytes()
     }
 
-    fn free_effort(&self) -> usize {
-        let graves: usize = self.upkeep.graveyards.iter().map(Graveyard::effort).sum();
-        1 + self.content.members.effort() + self.content.buckets.len() * 3 + graves
-    }
-
     fn encode(&self) -> Vec<u8> {
         Full::encode(self)
     }
+}
 
-    fn observe_time(&mut self, now_ms: i64) -> bool {
-        Full::observe_time(self, now_ms)
+impl Content {
+    /// Heap bytes of the names, refs and buckets.
+    fn heap_bytes(&self) -> usize {
+        let ring = self.buckets.capacity() * std::mem::size_of::<Box<Bucket>>();
+        self.members.heap_bytes() + ring + boxed_bytes(&self.buckets)
     }
 
-    fn upkeep_due_ms(&self) -> Option<i64> {
-        Full::upkeep_due_ms(self)
+    /// About the number of allocations freeing it takes.
+    pub(super) fn effort(&self) -> usize {
+        self.members.effort() + self.buckets.len() * 3
     }
+}
 
-    fn upkeep(&mut self, budget: usize) -> (usize, Effects) {
-        Full::upkeep(self, budget)
-    }
-
-    fn upkeep_marker(&self) -> (Option<i64>, usize) {
-        (self.content.shape.clock, self.content.buckets.len())
+impl Upkeep {
+    /// Heap bytes of the graveyards.
+    fn heap_bytes(&self) -> usize {
+        self.graveyards.iter().map(Graveyard::heap_bytes).sum()
     }
 }
 
 impl Sums {
+    /// Heap bytes of the totals and order indexes (beside the names in `members`) and of the
+    /// exact totals beyond i64.
+    fn heap_bytes(&self, members: &Members) -> usize {
+        let big: usize = self.big.iter().map(IdMap::allocation_size).sum();
+        members.sums_heap_bytes() + big
+    }
+
     /// The clock's sum (the last).
     #[inline]
     pub(super) fn clock_sum(&self) -> usize {

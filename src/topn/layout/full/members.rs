@@ -40,6 +40,20 @@ fn spread(hash: u32) -> u64 {
     u64::from(hash).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
+impl Clone for Members {
+    /// The names (the same ids) and refs, with no sum counted nor indexed: the sums are derived,
+    /// and a copy rebuilds them (`Full::built`).
+    fn clone(&self) -> Members {
+        Members {
+            names: self.names.copy_names(),
+            lookup: self.lookup.clone(),
+            free_ids: self.free_ids.clone(),
+            live: self.live,
+            name_bytes: self.name_bytes,
+        }
+    }
+}
+
 impl Members {
     /// No members; names kept with `indexed` running sums with an order index and the clock's
     /// sum (totals only).
@@ -194,18 +208,6 @@ impl Members {
 
     pub(super) fn is_freed(&self) -> bool {
         self.names.is_freed() && self.lookup.is_empty() && self.free_ids.heap_bytes() == 0
-    }
-
-    /// The names (the same ids) and refs, with no sum counted nor indexed: what a copy starts
-    /// from.
-    pub(super) fn copy(&self) -> Members {
-        Members {
-            names: self.names.copy_names(),
-            lookup: self.lookup.clone(),
-            free_ids: self.free_ids.clone(),
-            live: self.live,
-            name_bytes: self.name_bytes,
-        }
     }
 
     /// The free ids and the lookup table, then the name table.

@@ -7,6 +7,7 @@ use super::tests::{check_invariants, top_owned};
 use crate::topn::error::Overflow;
 use crate::topn::select::clamp_i64;
 use crate::topn::window::Query;
+use crate::topn::window::Upkept;
 use crate::topn::window::Window;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

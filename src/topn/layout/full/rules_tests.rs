@@ -5,6 +5,7 @@ use super::key::*;
 use super::tests::*;
 use crate::topn::error::Overflow;
 use crate::topn::shape::Shape;
+use crate::topn::window::Upkept;
 use crate::topn::window::Window;
 
 #[test]

@@ -7,6 +7,7 @@ use super::seen::{get, GAVE_UP, WALKS};
 use crate::topn::shape::Shape;
 use crate::topn::views::Views;
 use crate::topn::window::Query;
+use crate::topn::window::Upkept;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::HashMap;

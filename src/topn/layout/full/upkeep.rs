@@ -10,10 +10,57 @@ use super::bucket::Bucket;
 use super::graveyard::{charge, Graveyard};
 use super::key::{Full, Reach};
 use super::members::Members;
-use crate::topn::shape::SEAL_DELAY_MS;
 use crate::topn::storage::dispose_value;
-use crate::topn::window::Effects;
+use crate::topn::window::{Effects, Upkept};
 use crate::tuples::table::IdMap;
+
+impl Upkept for Full {
+    fn free_effort(&self) -> usize {
+        let graves: usize = self.upkeep.graveyards.iter().map(Graveyard::effort).sum();
+        1 + self.content.effort() + graves
+    }
+
+    /// Tells the key the server's time (times going backwards are ignored); its sums then
+    /// follow the window at that time, which makes reads at it cheap. Internal state only: no
+    /// answer depends on it. True if a sum's target moved.
+    fn observe_time(&mut self, now_ms: i64) -> bool {
+        let before = self.upkeep.now_ms;
+        self.upkeep.now_ms = before.max(now_ms);
+        let shape = &self.content.shape;
+        before == i64::MIN || shape.bucket_of(now_ms) > shape.bucket_of(before)
+    }
+
+    /// Up to `budget` units of upkeep (the timer's); returns the work done (`< budget` when
+    /// nothing is left to do now) and what it did.
+    fn upkeep(&mut self, budget: usize) -> (usize, Effects) {
+        let mut fx = Effects::default();
+        (self.retire(budget.max(1), &mut fx), fx)
+    }
+
+    /// When upkeep has work: `Some(0)` when it has some now, else when a bucket may be sealed or
+    /// the server's time moves a sum's target past a stored bucket; `None` when nothing is
+    /// stored.
+    fn upkeep_due_ms(&self) -> Option<i64> {
+        if self.work_now() {
+            return Some(0);
+        }
+        let c = &self.content;
+        let unsealed = c.buckets.iter().filter(|b| !b.is_sealed());
+        let seals = unsealed.map(|b| c.shape.seals_at(b.idx, b.written_ms));
+        // The server's time moves the targets of the indexed sums (the clock's follows writes).
+        let leaves = (0..self.sums.ks.len()).filter_map(|s| {
+            let lo = self.sums.reach[s].lo;
+            let b = c.buckets.get(c.buckets.partition_point(|b| b.idx < lo))?;
+            let k = self.sums.ks[s].into();
+            Some(c.shape.bucket_start(b.idx.saturating_add(k)))
+        });
+        seals.chain(leaves).min()
+    }
+
+    fn upkeep_marker(&self) -> (Option<i64>, usize) {
+        (self.content.shape.clock, self.content.buckets.len())
+    }
+}
 
 impl Full {
     /// Units of upkeep per write (>= 1).
@@ -31,9 +78,13 @@ impl Full {
     /// True when no stale bucket or graveyard waits to be freed: all the key holds is in its
     /// window.
     pub fn holds_only_live(&self) -> bool {
+        self.upkeep.graveyards.is_empty() && self.stale_buckets() == 0
+    }
+
+    /// Stored buckets the clock left behind (`Shape::stale_front`), freed a slice at a time.
+    pub(super) fn stale_buckets(&self) -> usize {
         let c = &self.content;
-        self.upkeep.graveyards.is_empty()
-            && c.buckets.front().is_none_or(|b| !c.shape.is_stale(b.idx))
+        (c.shape).stale_front(c.buckets.len(), |i| c.buckets[i].idx)
     }
 
     /// True when upkeep has nothing to do at the server's time seen.
@@ -42,70 +93,18 @@ impl Full {
         !self.work_now()
     }
 
-    /// Tells the key the server's time (times going backwards are ignored); its sums then
-    /// follow the window at that time, which makes reads at it cheap. Internal state only: no
-    /// answer depends on it. True if a sum's target moved.
-    pub fn observe_time(&mut self, now_ms: i64) -> bool {
-        let before = self.upkeep.now_ms;
-        self.upkeep.now_ms = before.max(now_ms);
-        let shape = &self.content.shape;
-        before == i64::MIN || shape.bucket_of(now_ms) > shape.bucket_of(before)
-    }
-
-    /// Up to `budget` units of upkeep (the timer's); returns the work done (`< budget` when
-    /// nothing is left to do now) and what it did.
-    pub fn upkeep(&mut self, budget: usize) -> (usize, Effects) {
-        let mut fx = Effects::default();
-        (self.retire(budget.max(1), &mut fx), fx)
-    }
-
-    /// When upkeep has work: `Some(0)` when it has some now, else when a bucket may be sealed or
-    /// the server's time moves a sum's target past a stored bucket; `None` when nothing is
-    /// stored.
-    pub fn upkeep_due_ms(&self) -> Option<i64> {
-        if self.work_now() {
-            return Some(0);
-        }
-        let c = &self.content;
-        let unsealed = c.buckets.iter().filter(|b| !b.is_sealed());
-        let seals = unsealed.map(|b| self.seals_at(b));
-        // The server's time moves the targets of the indexed sums (the clock's follows writes).
-        let leaves = (0..self.sums.ks.len()).filter_map(|s| {
-            let lo = self.sums.reach[s].lo;
-            let b = c.buckets.get(c.buckets.partition_point(|b| b.idx < lo))?;
-            let k = self.sums.ks[s].into();
-            Some(c.shape.bucket_start(b.idx.saturating_add(k)))
-        });
-        seals.chain(leaves).min()
-    }
-
     /// Whether upkeep can do something now.
     fn work_now(&self) -> bool {
         !self.holds_only_live() || self.sealing_owed().is_some() || self.leaving_owed()
     }
 
-    /// When bucket `b` may be sealed: once a newer one exists; the newest once the server's
-    /// time has sealed it (`Shape::is_sealed`) and no write landed in it for `SEAL_DELAY_MS` (a
-    /// backfill or a stream of late events still writing it keeps it open: writes that come
-    /// after its sealing go to its late entries).
-    fn seals_at(&self, b: &Bucket) -> i64 {
-        let shape = &self.content.shape;
-        if shape.has_newer(b.idx) {
-            return i64::MIN;
-        }
-        let quiet = match b.written_ms {
-            i64::MIN => i64::MIN,
-            at => at.saturating_add(SEAL_DELAY_MS),
-        };
-        quiet.max(shape.sealed_at(b.idx))
-    }
-
-    /// The first bucket to seal now: live, not sealed, and sealable (`seals_at`).
+    /// The first bucket to seal now: live, not sealed, and sealable (`Shape::seals_at`; writes
+    /// that come after its sealing go to its late entries).
     fn sealing_owed(&self) -> Option<usize> {
         let c = &self.content;
         let now = self.upkeep.now_ms;
-        let owed =
-            |b: &Bucket| !b.is_sealed() && !c.shape.is_stale(b.idx) && self.seals_at(b) <= now;
+        let sealable = |b: &Bucket| c.shape.seals_at(b.idx, b.written_ms) <= now;
+        let owed = |b: &Bucket| !b.is_sealed() && !c.shape.is_stale(b.idx) && sealable(b);
         // The usual: none unsealed but the newest, which is not sealable yet.
         let newest_waits = c.buckets.back().is_some_and(|b| !b.is_sealed() && !owed(b));
         if c.unsealed == usize::from(newest_waits) {

@@ -7,6 +7,7 @@ use super::key::*;
 use super::tests::check_invariants;
 use crate::topn::views::Views;
 use crate::topn::window::Query;
+use crate::topn::window::Upkept;
 use crate::topn::window::Window;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
