@@ -29,8 +29,8 @@ release build, interleaved, and each row's ratio new/old.
 - BENCH_COMPARE_CALLGRIND=<runs> (default 3 when valgrind is installed, 0
   otherwise) adds rows that no other load on the machine can move: instructions per call (valgrind --tool=callgrind, counted inside
   Redis's call(), so I/O, parsing and the command lookup are left out) of
-  ULIST.ADD and HCOUNTER.INCR as the write groups send them, and of SADD and
-  HINCRBY on the same layouts, on each build, after a warm-up that gives the
+  ULIST.ADD, HCOUNTER.INCR and TOPN.INCR as the write groups send them, and of
+  SADD, HINCRBY and ZINCRBY on the same layouts, on each build, after a warm-up that gives the
   lists and cells their steady state; each run a fresh server per build
   (Redis seeds its hash tables at random, and RM_Replicate looks the command
   up by name in one, so a count moves by up to ~1% between servers: 3 runs
@@ -113,7 +113,8 @@ def run_bench(module, only, keys, outdir, log):
 
 # Callgrind workloads: (setup, warm-up, measured) command lists, as the
 # write groups send them (ulist-write: 10,000 lists, 9-digit ids;
-# hcounter-write: 30 dates x 300 companies, the gem's hashes for HINCRBY).
+# hcounter-write: 30 dates x 300 companies, the gem's hashes for HINCRBY;
+# topn-write: a pool of 10,000 members, ZINCRBY on the recipe's zset).
 CALLS = 20_000
 DAYS = [f"2024-05-{d:02d}" for d in range(1, 31)]
 
@@ -131,6 +132,11 @@ def hcounter_incr(rng, cmd):
     return ("HINCRBY", f"hw:{day}", company, 1)
 
 
+def topn_incr(rng, cmd):
+    member = f"m:{rng.randrange(10_000)}"
+    return ("TOPN.INCR", "tw", member) if cmd == "TOPN.INCR" else ("ZINCRBY", "zw", 1, member)
+
+
 def workloads():
     ulist_setup = [("ULIST.CREATE", f"uw:{k}", "VALUE", "user") for k in range(SMALL_KEYS)]
     hc_setup = [("HCOUNTER.CREATE", "hcw", "PARTITION", "date", "GROUP", "company_id")]
@@ -140,6 +146,8 @@ def workloads():
         ("SADD", [], ulist_add, 200_000),
         ("HCOUNTER.INCR", hc_setup, hcounter_incr, 9_000),
         ("HINCRBY", [], hcounter_incr, 9_000),
+        ("TOPN.INCR", [], topn_incr, 20_000),
+        ("ZINCRBY", [], topn_incr, 20_000),
     ]
 
 
@@ -169,7 +177,7 @@ def instruction_rows(builds, runs, outdir):
                 say(f"callgrind {run + 1}/{runs}: {command} on {build}")
                 n = callgrind_calls(module, command, setup, gen, warm, outdir)
                 counts.setdefault((command, build), []).append(n)
-    plain = {"ULIST.ADD": "SADD", "HCOUNTER.INCR": "HINCRBY"}
+    plain = {"ULIST.ADD": "SADD", "HCOUNTER.INCR": "HINCRBY", "TOPN.INCR": "ZINCRBY"}
     rows = []
     for command, *_ in workloads():
         old, new = counts[(command, "old")], counts[(command, "new")]
