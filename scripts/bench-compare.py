@@ -162,10 +162,8 @@ def callgrind_calls(module, command, setup, gen, warm, outdir):
         server.conn.pipeline(measured)
         server.instrument(False)
         path = server.stop()
-    call = callgrind.inclusive(callgrind.annotate(path), "call")
-    if call is None:
-        sys.exit(f"bench-compare: no call() in {path}")
-    return call / callgrind.calls_of(path, "call")
+    _, call, counted = callgrind.commands(path)
+    return call / counted
 
 
 def instruction_rows(builds, runs, outdir):

@@ -13,7 +13,15 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def module_arg():
+    """The module the script's first argument names, else this tree's release build."""
+    return Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "target" / "release" / "librecipes.so"
 
 def fail(msg):
     sys.exit(f"{os.path.basename(sys.argv[0])}: {msg}")
@@ -124,6 +132,16 @@ def inclusive(text, function):
     text (None if it never ran)."""
     m = re.search(rf"^\s*([\d,]+) \(\s*[\d.]+%\)\s+\S*:{function} \[", text, re.M)
     return int(m.group(1).replace(",", "")) if m else None
+
+
+def commands(path):
+    """`annotate`'s text of `path`, the instructions inside Redis's call(),
+    and how many calls they span; fails if call() never ran."""
+    text = annotate(path)
+    call = inclusive(text, "call")
+    if call is None:
+        fail(f"no call() in {path}")
+    return text, call, calls_of(path, "call")
 
 
 def calls_of(path, function):

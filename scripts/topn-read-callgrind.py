@@ -24,12 +24,12 @@ import os
 import random
 import sys
 import time
-from pathlib import Path
 
 import callgrind
 
-ROOT = Path(__file__).resolve().parent.parent
-MODULE = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "target" / "release" / "librecipes.so"
+from callgrind import ROOT
+
+MODULE = callgrind.module_arg()
 OUT = ROOT / "target" / "topn-read-callgrind"
 HOUR_MS = 3_600_000
 BUCKETS = 24
@@ -84,11 +84,7 @@ def run(row, reads):
             server.conn.cmd(*READS[row])
         server.instrument(False)
         path = server.stop()
-    text = callgrind.annotate(path)
-    call = callgrind.inclusive(text, "call")
-    if call is None:
-        callgrind.fail(f"no call() in {path}")
-    counted = callgrind.calls_of(path, "call")
+    _, call, counted = callgrind.commands(path)
     return call / counted, first[:2], path
 
 

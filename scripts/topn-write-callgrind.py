@@ -52,12 +52,12 @@ import random
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import callgrind
 
-ROOT = Path(__file__).resolve().parent.parent
-MODULE = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "target" / "release" / "librecipes.so"
+from callgrind import ROOT
+
+MODULE = callgrind.module_arg()
 OUT = ROOT / "target" / "topn-write-callgrind"
 HOUR_MS = 3_600_000
 PER_HOUR = 50_000
@@ -187,13 +187,9 @@ def run(row, create, warm_hours, calls, kind):
         server.conn.pipeline(measured)
         server.instrument(False)
         path = server.stop()
-    text = callgrind.annotate(path)
-    call = callgrind.inclusive(text, "call")
-    if call is None:
-        sys.exit(f"topn-write-callgrind: no call() in {path}")
+    text, call, counted = callgrind.commands(path)
     # serverCron runs by the clock, and valgrind's clock runs slow: left out.
     cron = callgrind.inclusive(text, "serverCron") or 0
-    counted = callgrind.calls_of(path, "call")
     per = counted
     parts = {}
     if kind in ("topn", "exact", "topk"):
